@@ -1,0 +1,222 @@
+//! Backend selection: which kernel table runs a conversion.
+//!
+//! Detection runs once. The chosen backend's table is cached in an atomic pointer, so the
+//! per-call cost of dispatch is one relaxed load, a null check and an indirect call.
+//! With `std`, the environment variable `VCVT_BACKEND` forces a backend by name.
+
+use core::fmt;
+use core::str::FromStr;
+use core::sync::atomic::{AtomicPtr, Ordering};
+
+use crate::arch::{self, Kernels};
+use crate::error::ParseBackendError;
+
+/// An implementation of every conversion for one instruction-set tier.
+///
+/// Every backend produces exactly the same bits as [`Backend::Scalar`] for every input.
+/// Each variant has a stable lowercase [`name`](Backend::name), which `VCVT_BACKEND`,
+/// [`FromStr`] and [`Display`](fmt::Display) use.
+///
+/// ```
+/// use vcvt::Backend;
+/// assert!(Backend::available().any(|b| b == Backend::Scalar));
+/// assert!(Backend::active().is_available());
+/// assert_eq!("scalar".parse::<Backend>(), Ok(Backend::Scalar));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Backend {
+    /// Portable code, one element at a time; available everywhere. Name: `scalar`.
+    Scalar,
+}
+
+/// A backend with its kernels, in a static so that a pointer to it can be cached.
+pub(crate) struct Entry {
+    backend: Backend,
+    pub(crate) kernels: &'static Kernels,
+}
+
+static SCALAR: Entry = Entry {
+    backend: Backend::Scalar,
+    kernels: &arch::scalar::KERNELS,
+};
+
+impl Backend {
+    /// Every backend compiled into this build for this target, best first. Not all of them
+    /// need be usable on this CPU: see [`Backend::available`].
+    pub const ALL: &'static [Backend] = &[Backend::Scalar];
+
+    /// The backend's stable lowercase name.
+    ///
+    /// ```
+    /// assert_eq!(vcvt::Backend::Scalar.name(), "scalar");
+    /// ```
+    pub const fn name(self) -> &'static str {
+        match self {
+            Backend::Scalar => "scalar",
+        }
+    }
+
+    /// The backend with this name (exact, lowercase), if this build has it.
+    pub fn from_name(name: &str) -> Option<Backend> {
+        Backend::ALL.iter().copied().find(|b| b.name() == name)
+    }
+
+    /// Whether this CPU can run the backend.
+    pub fn is_available(self) -> bool {
+        match self {
+            Backend::Scalar => true,
+        }
+    }
+
+    /// Every backend this CPU can run, best first; [`Backend::Scalar`] is always last.
+    ///
+    /// ```
+    /// for b in vcvt::Backend::available() {
+    ///     println!("{b}");
+    /// }
+    /// ```
+    pub fn available() -> impl Iterator<Item = Backend> + Clone {
+        Backend::ALL.iter().copied().filter(|b| b.is_available())
+    }
+
+    /// The backend that [`convert_slice`](crate::convert_slice) and the other entry points
+    /// without a backend argument use: the best available one, unless `VCVT_BACKEND` names
+    /// another.
+    ///
+    /// # Panics
+    /// On its first use in a process (by this function or any conversion), if `VCVT_BACKEND`
+    /// is set to a name that is not a backend, or to a backend this CPU cannot run. A forced
+    /// backend is never ignored silently.
+    pub fn active() -> Backend {
+        active_entry().backend
+    }
+
+    /// The backend `VCVT_BACKEND` asks for: `Ok(None)` when it is unset or empty, an error
+    /// when it names no backend or one this CPU cannot run. Reads the environment each time;
+    /// the dispatcher reads it once.
+    #[cfg(feature = "std")]
+    pub fn from_env() -> Result<Option<Backend>, BackendEnvError> {
+        let Some(value) = std::env::var_os(ENV_VAR) else {
+            return Ok(None);
+        };
+        let Some(value) = value.to_str() else {
+            return Err(BackendEnvError::Unknown(
+                value.to_string_lossy().into_owned(),
+            ));
+        };
+        if value.is_empty() {
+            return Ok(None);
+        }
+        match Backend::from_name(value) {
+            None => Err(BackendEnvError::Unknown(value.into())),
+            Some(b) if !b.is_available() => Err(BackendEnvError::Unavailable(b)),
+            Some(b) => Ok(Some(b)),
+        }
+    }
+
+    pub(crate) fn entry(self) -> &'static Entry {
+        match self {
+            Backend::Scalar => &SCALAR,
+        }
+    }
+}
+
+/// The environment variable that forces a backend.
+#[cfg(feature = "std")]
+pub const ENV_VAR: &str = "VCVT_BACKEND";
+
+/// Why `VCVT_BACKEND` could not be honoured.
+#[cfg(feature = "std")]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BackendEnvError {
+    /// The value names no backend of this build.
+    Unknown(std::string::String),
+    /// The named backend cannot run on this CPU.
+    Unavailable(Backend),
+}
+
+#[cfg(feature = "std")]
+impl fmt::Display for BackendEnvError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BackendEnvError::Unknown(v) => write!(
+                f,
+                "{ENV_VAR}={v:?} names no vcvt backend (known: {})",
+                NameList(Backend::ALL.iter().copied())
+            ),
+            BackendEnvError::Unavailable(b) => write!(
+                f,
+                "{ENV_VAR}={} names a backend this CPU cannot run (available: {})",
+                b.name(),
+                NameList(Backend::available())
+            ),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for BackendEnvError {}
+
+struct NameList<I>(I);
+
+impl<I: Iterator<Item = Backend> + Clone> fmt::Display for NameList<I> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, b) in self.0.clone().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            f.write_str(b.name())?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Backend {
+    type Err = ParseBackendError;
+    fn from_str(s: &str) -> Result<Backend, ParseBackendError> {
+        Backend::from_name(s).ok_or(ParseBackendError(()))
+    }
+}
+
+/// The cached choice; null until the first conversion.
+static ACTIVE: AtomicPtr<Entry> = AtomicPtr::new(core::ptr::null_mut());
+
+/// The active backend's entry: one relaxed load on every call after the first.
+#[inline(always)]
+pub(crate) fn active_entry() -> &'static Entry {
+    let p = ACTIVE.load(Ordering::Relaxed);
+    if p.is_null() {
+        return init_active();
+    }
+    // SAFETY: ACTIVE only ever holds null or a pointer made from a `&'static Entry` in
+    // `init_active`; entries are immutable statics, so the reference is valid forever and
+    // needs no synchronisation beyond the atomic load of the pointer itself.
+    unsafe { &*p }
+}
+
+#[cold]
+#[inline(never)]
+fn init_active() -> &'static Entry {
+    let entry = choose().entry();
+    // Racing initialisations all compute the same choice, so any winner is fine.
+    ACTIVE.store(core::ptr::from_ref(entry).cast_mut(), Ordering::Relaxed);
+    entry
+}
+
+fn choose() -> Backend {
+    #[cfg(feature = "std")]
+    match Backend::from_env() {
+        Ok(Some(b)) => return b,
+        Ok(None) => {}
+        Err(e) => panic!("vcvt: {e}"),
+    }
+    Backend::available().next().unwrap_or(Backend::Scalar)
+}

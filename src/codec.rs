@@ -1,0 +1,205 @@
+//! The scalar reference codec shared by every format: the specification that every
+//! SIMD kernel must reproduce bit for bit.
+//!
+//! All four formats are IEEE-style binary formats (sign, biased exponent, fraction with
+//! an implicit leading one for normal numbers, subnormals at the lowest exponent). They
+//! differ only in their field widths, in how the largest exponent is used (E4M3 spends it
+//! on finite values and keeps a single NaN code per sign; the others have Inf and NaN),
+//! and in their NaN policy. [`Format`] captures those differences as constants, and the
+//! functions below are written once against it.
+//!
+//! # Narrowing (round to nearest, ties to even, from the source value)
+//!
+//! A finite source magnitude `a` (its bits with the sign cleared) is handled in one of two
+//! ways:
+//!
+//! * If its exponent is at or above the target's smallest normal exponent, subtracting the
+//!   difference of the biases (shifted into the exponent field) turns `a` into the target
+//!   encoding with too many fraction bits. Dropping the extra bits with round-to-nearest-even
+//!   on the *integer* `(r + half - 1 + lsb) >> shift` is exact: a carry out of the fraction
+//!   moves into the exponent, which is what rounding up to the next binade must do, and a
+//!   carry out of the largest exponent yields a code above `MAX`, which is overflow.
+//! * Otherwise the result is subnormal (or zero, or the smallest normal after rounding up):
+//!   the significand with its implicit bit, shifted right by the distance between the source
+//!   exponent and the target's subnormal quantum, again with the integer rounding above.
+//!   Shifts are clamped below the word size; a clamped shift still rounds to zero because the
+//!   significand is then smaller than half the quantum.
+//!
+//! Overflow is decided on the rounded code (`> MAX`), so for E4M3 464 rounds to 448 and only
+//! values above 464 overflow. f64 sources take the same path on 64-bit words, which rounds
+//! exactly once: there is no intermediate f32.
+//!
+//! # Widening
+//!
+//! Widening is exact. Normal codes re-bias their exponent; subnormal codes are normalised with
+//! a leading-zero count; NaN codes follow each format's rule ([`Format::nan_to_f32`]). Widening
+//! to f64 is defined as widening to f32 followed by the exact IEEE f32→f64 conversion (payload
+//! kept, quiet bit set on a NaN), which is what `VCVTPS2PD` and `FCVTL` do.
+
+use crate::Overflow;
+
+/// Field widths and special-value rules of a narrow format.
+pub(crate) trait Format {
+    /// Exponent field width.
+    const EXP_BITS: u32;
+    /// Fraction field width.
+    const MAN_BITS: u32;
+    /// Exponent bias (always `2^(EXP_BITS-1) - 1` for the formats here).
+    const BIAS: i32 = (1 << (Self::EXP_BITS - 1)) - 1;
+    /// Magnitude code of the largest finite value.
+    const MAX: u32;
+    /// Magnitude code produced by overflow under [`Overflow::NonSaturating`]
+    /// (Inf where the format has it, NaN for E4M3).
+    const OVERFLOW_NONSAT: u32;
+    /// Whether the all-ones exponent with a zero fraction is infinity.
+    const HAS_INF: bool;
+    /// Overflow policy used when the caller does not choose one.
+    const DEFAULT_OVERFLOW: Overflow;
+
+    /// Total width in bits.
+    const BITS: u32 = 1 + Self::EXP_BITS + Self::MAN_BITS;
+    /// Mask of the magnitude (everything but the sign).
+    const MAG_MASK: u32 = (1 << (Self::BITS - 1)) - 1;
+
+    /// Whether a magnitude code is NaN.
+    fn mag_is_nan(mag: u32) -> bool;
+    /// NaN magnitude code for an f32 NaN whose magnitude bits are `a`.
+    fn nan_from_f32(a: u32) -> u32;
+    /// NaN magnitude code for an f64 NaN whose magnitude bits are `a`.
+    fn nan_from_f64(a: u64) -> u32;
+    /// f32 magnitude bits for a NaN magnitude code.
+    fn nan_to_f32(mag: u32) -> u32;
+}
+
+/// Conversion between an element type and its code held in a `u32`.
+pub(crate) trait Code: Copy {
+    /// The element with this code (the high bits of `c` beyond the format's width are zero).
+    fn from_code(c: u32) -> Self;
+    /// The element's code.
+    fn code(self) -> u32;
+}
+
+/// The magnitude code that an overflowing value (or an infinity) becomes.
+#[inline(always)]
+pub(crate) fn overflow_code<F: Format>(overflow: Overflow) -> u32 {
+    match overflow {
+        Overflow::Saturate => F::MAX,
+        Overflow::NonSaturating => F::OVERFLOW_NONSAT,
+    }
+}
+
+/// Integer round-to-nearest-even of `r / 2^s` for `1 <= s <= 31`.
+#[inline(always)]
+fn rne_shift_u32(r: u32, s: u32) -> u32 {
+    // half - 1 + lsb: below half rounds down, above rounds up, exactly half rounds up only
+    // when the kept part is odd.
+    (r + ((1 << (s - 1)) - 1) + ((r >> s) & 1)) >> s
+}
+
+/// Integer round-to-nearest-even of `r / 2^s` for `1 <= s <= 63`.
+#[inline(always)]
+fn rne_shift_u64(r: u64, s: u32) -> u64 {
+    (r + ((1 << (s - 1)) - 1) + ((r >> s) & 1)) >> s
+}
+
+/// Narrows f32 bits to the format's code.
+#[inline(always)]
+pub(crate) fn narrow_f32<F: Format>(x: u32, overflow: Overflow) -> u32 {
+    let sign = (x >> 31) << (F::BITS - 1);
+    let a = x & 0x7FFF_FFFF;
+    if a >= 0x7F80_0000 {
+        return sign
+            | if a > 0x7F80_0000 {
+                F::nan_from_f32(a)
+            } else {
+                overflow_code::<F>(overflow)
+            };
+    }
+    let e = (a >> 23) as i32;
+    let mag = if e - 127 + F::BIAS >= 1 {
+        // Normal in the target: re-bias and drop 23 - MAN_BITS fraction bits.
+        let r = a - (((127 - F::BIAS) as u32) << 23);
+        rne_shift_u32(r, 23 - F::MAN_BITS)
+    } else {
+        // Subnormal in the target: value = m * 2^(e_eff - 150), quantum 2^(1 - BIAS - MAN_BITS).
+        let m = (a & 0x007F_FFFF) | if e != 0 { 0x0080_0000 } else { 0 };
+        let e_eff = if e != 0 { e } else { 1 };
+        let s = (151 - F::BIAS - F::MAN_BITS as i32 - e_eff).min(31) as u32;
+        rne_shift_u32(m, s)
+    };
+    sign | if mag > F::MAX {
+        overflow_code::<F>(overflow)
+    } else {
+        mag
+    }
+}
+
+/// Narrows f64 bits to the format's code with a single rounding.
+#[inline(always)]
+pub(crate) fn narrow_f64<F: Format>(x: u64, overflow: Overflow) -> u32 {
+    let sign = ((x >> 63) as u32) << (F::BITS - 1);
+    let a = x & 0x7FFF_FFFF_FFFF_FFFF;
+    if a >= 0x7FF0_0000_0000_0000 {
+        return sign
+            | if a > 0x7FF0_0000_0000_0000 {
+                F::nan_from_f64(a)
+            } else {
+                overflow_code::<F>(overflow)
+            };
+    }
+    let e = (a >> 52) as i32;
+    let mag = if e - 1023 + F::BIAS >= 1 {
+        let r = a - (((1023 - F::BIAS) as u64) << 52);
+        rne_shift_u64(r, 52 - F::MAN_BITS)
+    } else {
+        let m = (a & 0x000F_FFFF_FFFF_FFFF) | if e != 0 { 1 << 52 } else { 0 };
+        let e_eff = if e != 0 { e } else { 1 };
+        let s = (1076 - F::BIAS - F::MAN_BITS as i32 - e_eff).min(63) as u32;
+        rne_shift_u64(m, s)
+    };
+    // Anything that does not fit in 32 bits is far above MAX.
+    let mag = u32::try_from(mag).unwrap_or(u32::MAX);
+    sign | if mag > F::MAX {
+        overflow_code::<F>(overflow)
+    } else {
+        mag
+    }
+}
+
+/// Widens a code to f32 bits, exactly.
+#[inline(always)]
+pub(crate) fn widen_f32<F: Format>(c: u32) -> u32 {
+    let sign = (c >> (F::BITS - 1)) << 31;
+    let mag = c & F::MAG_MASK;
+    let exp = mag >> F::MAN_BITS;
+    let man = mag & ((1 << F::MAN_BITS) - 1);
+    let bits = if F::mag_is_nan(mag) {
+        F::nan_to_f32(mag)
+    } else if F::HAS_INF && exp == (1 << F::EXP_BITS) - 1 {
+        0x7F80_0000
+    } else if exp == 0 {
+        if man == 0 {
+            0
+        } else {
+            // man * 2^(1 - BIAS - MAN_BITS); its leading one is at bit p.
+            let p = 31 - man.leading_zeros();
+            let e32 = (1 - F::BIAS - F::MAN_BITS as i32 + p as i32 + 127) as u32;
+            (e32 << 23) | ((man << (23 - p)) & 0x007F_FFFF)
+        }
+    } else {
+        ((exp + 127 - F::BIAS as u32) << 23) | (man << (23 - F::MAN_BITS))
+    };
+    sign | bits
+}
+
+/// The exact IEEE conversion of f32 bits to f64 bits (a NaN keeps its sign and payload and
+/// becomes quiet).
+#[inline(always)]
+pub(crate) fn f32_bits_to_f64_bits(x: u32) -> u64 {
+    if x & 0x7FFF_FFFF > 0x7F80_0000 {
+        // Rust does not promise NaN payloads through `as`, so move them by hand.
+        ((x as u64 >> 31) << 63) | 0x7FF8_0000_0000_0000 | ((x as u64 & 0x003F_FFFF) << 29)
+    } else {
+        (f32::from_bits(x) as f64).to_bits()
+    }
+}

@@ -1,0 +1,117 @@
+//! Exact, fast conversion of slices between `f32`/`f64` and the narrow float formats of
+//! machine-learning inference: IEEE binary16 ([`F16`]), bfloat16 ([`BF16`]) and the OCP fp8
+//! formats E4M3 ([`F8E4M3`]) and E5M2 ([`F8E5M2`]).
+//!
+//! ```
+//! use vcvt::{BF16, F16};
+//!
+//! let src = [1.0f32, -2.5, 65520.0, 1.0e-7];
+//! let mut half = [F16::ZERO; 4];
+//! vcvt::convert_slice(&src, &mut half);
+//! assert_eq!(half[1].to_f32(), -2.5);
+//! assert!(half[2].is_infinite()); // 65520 is the tie above F16::MAX: IEEE rounds it up
+//!
+//! let mut back = [0.0f32; 4];
+//! vcvt::convert_slice(&half, &mut back);
+//!
+//! // Weights in a memory-mapped file: unaligned little-endian bytes, no copy.
+//! let bytes: &[u8] = &[0x80, 0x3F, 0x40, 0xC0]; // bf16 1.0 and -3.0
+//! let mut w = [0.0f32; 2];
+//! vcvt::convert_from_bytes::<BF16, f32>(bytes, &mut w)?;
+//! assert_eq!(w, [1.0, -3.0]);
+//! # Ok::<(), vcvt::Error>(())
+//! ```
+//!
+//! # The conversion contract
+//!
+//! Every backend, on every CPU, gives exactly these bits. The [`Backend::Scalar`] codec is
+//! the specification; the tests compare every backend with it and with an independent
+//! oracle, over all 2^32 f32 inputs.
+//!
+//! | | F16 | BF16 | F8E4M3 | F8E5M2 |
+//! |---|---|---|---|---|
+//! | layout (sign.exp.frac, bias) | 1.5.10, 15 | 1.8.7, 127 | 1.4.3, 7 | 1.5.2, 15 |
+//! | largest finite | 65504 | ≈3.39e38 | 448 | 57344 |
+//! | Inf | yes | yes | **no** | yes |
+//! | NaN codes | exp all ones, frac ≠ 0 | exp all ones, frac ≠ 0 | `S.1111.111` only | exp all ones, frac ≠ 0 |
+//! | narrowing | round to nearest, ties to even, once, from the f32 or f64 value | same | same | same |
+//! | subnormals | kept both ways | kept both ways | kept both ways | kept both ways |
+//! | default overflow | `NonSaturating` | `NonSaturating` | `Saturate` | `Saturate` |
+//! | overflow, `Saturate` | ±65504 | ±MAX | ±448 | ±57344 |
+//! | overflow, `NonSaturating` | ±Inf | ±Inf | NaN (`0x7F`/`0xFF`) | ±Inf |
+//! | ±Inf source | as overflow | as overflow | as overflow | as overflow |
+//! | NaN source → | sign, top 10 payload bits, quiet bit set | sign, top 7 payload bits, quiet bit set | `0x7F \| sign` | `0x7E \| sign` |
+//! | NaN → f32 | quiet bit set, payload kept (as `VCVTPH2PS`) | plain 16-bit shift (bits kept) | `0x7FC00000 \| sign` | as the F16 `code << 8` |
+//! | → f64 | exact: to f32, then IEEE f32→f64 (NaN payload kept, quiet bit set) | same | same | same |
+//!
+//! Details:
+//! * Overflow is decided on the rounded value: for E4M3, 464 rounds to 448 and only values
+//!   above 464 overflow; for F16, 65520 (the tie above 65504) overflows.
+//! * f64 sources are rounded once. `65520 − 2^-30` gives `F16::MAX`, not +Inf as it would
+//!   through a plain f32 rounding.
+//! * Signed zero is kept. Results do not depend on MXCSR/FPCR (flush-to-zero, DAZ, rounding
+//!   mode): no kernel reads them.
+//! * Overflow policy: see [`Overflow`]; choose one per call with [`Options`].
+//!
+//! # API
+//!
+//! * [`convert_slice`], [`convert_slice_with`], [`try_convert_slice`]: `copy_from_slice`-like.
+//! * [`convert_slice_on`]: on a chosen [`Backend`].
+//! * [`convert_slice_uninit`]: into `&mut [MaybeUninit<D>]`; [`convert_to_vec`]: into a new `Vec`.
+//! * [`convert_from_bytes`], [`convert_to_bytes`]: unaligned little-endian bytes, such as a
+//!   memory-mapped safetensors file.
+//!
+//! Supported pairs are `f32` and `f64` to and from each of the four formats (and
+//! `half::f16`/`half::bf16` with the `half` feature). Any other pair is a compile error
+//! (see [`ConvertTo`]).
+//!
+//! # Backends
+//!
+//! [`Backend::available`] lists the backends this CPU can run, [`Backend::active`] the one
+//! the entry points use. The choice is made once per process and cached. With the `std`
+//! feature (default), `VCVT_BACKEND=<name>` forces a backend; a name that is unknown or not
+//! runnable here makes the first conversion panic with a message that says so. Without
+//! `std`, the choice comes from the target features enabled at compile time.
+//!
+//! # Features
+//!
+//! * `std` (default): runtime CPU detection, `VCVT_BACKEND`, [`convert_to_vec`] (via `alloc`).
+//! * `alloc`: [`convert_to_vec`] without `std`.
+//! * `half`: `half::f16` and `half::bf16` slices work wherever [`F16`]/[`BF16`] slices do, and
+//!   `From` converts between the types.
+#![no_std]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+#[macro_use]
+mod macros;
+
+mod arch;
+mod backend;
+mod bf16;
+mod codec;
+mod element;
+mod error;
+mod f16;
+mod f8e4m3;
+mod f8e5m2;
+mod options;
+mod slice;
+
+pub use backend::Backend;
+#[cfg(feature = "std")]
+pub use backend::{BackendEnvError, ENV_VAR};
+pub use bf16::BF16;
+pub use element::{ConvertTo, Element};
+pub use error::{Error, ParseBackendError};
+pub use f8e4m3::F8E4M3;
+pub use f8e5m2::F8E5M2;
+pub use f16::F16;
+pub use options::{Options, Overflow};
+pub use slice::*;

@@ -1,0 +1,214 @@
+//! The part of every narrow element type that does not depend on the format: generated
+//! once here so that the four types cannot drift apart.
+
+macro_rules! narrow_type {
+    (
+        $(#[$meta:meta])*
+        $name:ident($bits:ty), example = $example:literal
+    ) => {
+        $(#[$meta])*
+        #[repr(transparent)]
+        #[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
+        pub struct $name($bits);
+
+        impl_code!($name($bits));
+
+        impl $name {
+            /// Positive zero.
+            pub const ZERO: Self = Self(0);
+            /// Negative zero.
+            pub const NEG_ZERO: Self = Self(1 << (<Self as crate::codec::Format>::BITS - 1));
+            /// One.
+            pub const ONE: Self = Self(
+                ((<Self as crate::codec::Format>::BIAS as u32)
+                    << <Self as crate::codec::Format>::MAN_BITS) as $bits,
+            );
+            /// The largest finite value.
+            pub const MAX: Self = Self(<Self as crate::codec::Format>::MAX as $bits);
+            /// The most negative finite value (`-MAX`).
+            pub const MIN: Self = Self(
+                (<Self as crate::codec::Format>::MAX
+                    | (1 << (<Self as crate::codec::Format>::BITS - 1))) as $bits,
+            );
+            /// The smallest positive normal value.
+            pub const MIN_POSITIVE: Self = Self(1 << <Self as crate::codec::Format>::MAN_BITS);
+            /// The smallest positive subnormal value.
+            pub const MIN_POSITIVE_SUBNORMAL: Self = Self(1);
+            /// Machine epsilon: the difference between 1.0 and the next larger value.
+            pub const EPSILON: Self = Self(
+                (((<Self as crate::codec::Format>::BIAS as u32)
+                    - <Self as crate::codec::Format>::MAN_BITS)
+                    << <Self as crate::codec::Format>::MAN_BITS) as $bits,
+            );
+            /// Number of significant binary digits, counting the implicit leading one.
+            pub const MANTISSA_DIGITS: u32 = <Self as crate::codec::Format>::MAN_BITS + 1;
+            /// The overflow policy that [`Self::from_f32`], [`Self::from_f64`] and the slice
+            /// functions use when the caller does not choose one.
+            pub const DEFAULT_OVERFLOW: crate::Overflow =
+                <Self as crate::codec::Format>::DEFAULT_OVERFLOW;
+
+            /// Builds a value from its bit pattern.
+            #[inline]
+            pub const fn from_bits(bits: $bits) -> Self {
+                Self(bits)
+            }
+
+            /// The value's bit pattern.
+            #[inline]
+            pub const fn to_bits(self) -> $bits {
+                self.0
+            }
+
+            #[doc = concat!("Rounds an `f32` to the nearest `", stringify!($name), "`, ties to even, with the format's")]
+            /// default overflow policy ([`Self::DEFAULT_OVERFLOW`]).
+            ///
+            /// ```
+            #[doc = concat!("use vcvt::", stringify!($name), ";")]
+            #[doc = concat!("let x = ", stringify!($name), "::from_f32(", $example, ");")]
+            #[doc = concat!("assert_eq!(x.to_f32(), ", $example, ");")]
+            /// ```
+            #[inline]
+            pub fn from_f32(x: f32) -> Self {
+                Self::from_f32_with(x, Self::DEFAULT_OVERFLOW)
+            }
+
+            /// Rounds an `f32` to the nearest value, ties to even, with the given overflow policy.
+            #[inline]
+            pub fn from_f32_with(x: f32, overflow: crate::Overflow) -> Self {
+                Self(crate::codec::narrow_f32::<Self>(x.to_bits(), overflow) as $bits)
+            }
+
+            /// Rounds an `f64` to the nearest value with a single rounding (never through `f32`),
+            /// ties to even, with the format's default overflow policy.
+            ///
+            /// ```
+            #[doc = concat!("use vcvt::", stringify!($name), ";")]
+            #[doc = concat!("let x = ", stringify!($name), "::from_f64(", $example, ");")]
+            #[doc = concat!("assert_eq!(x.to_f64(), ", $example, ");")]
+            /// ```
+            #[inline]
+            pub fn from_f64(x: f64) -> Self {
+                Self::from_f64_with(x, Self::DEFAULT_OVERFLOW)
+            }
+
+            /// Rounds an `f64` to the nearest value with a single rounding, ties to even, with
+            /// the given overflow policy.
+            #[inline]
+            pub fn from_f64_with(x: f64, overflow: crate::Overflow) -> Self {
+                Self(crate::codec::narrow_f64::<Self>(x.to_bits(), overflow) as $bits)
+            }
+
+            /// Widens to `f32`, exactly.
+            #[inline]
+            pub fn to_f32(self) -> f32 {
+                f32::from_bits(crate::codec::widen_f32::<Self>(self.0 as u32))
+            }
+
+            /// Widens to `f64`, exactly.
+            #[inline]
+            pub fn to_f64(self) -> f64 {
+                f64::from_bits(crate::codec::f32_bits_to_f64_bits(
+                    crate::codec::widen_f32::<Self>(self.0 as u32),
+                ))
+            }
+
+            /// Whether the value is NaN.
+            #[inline]
+            pub fn is_nan(self) -> bool {
+                <Self as crate::codec::Format>::mag_is_nan(
+                    self.0 as u32 & <Self as crate::codec::Format>::MAG_MASK,
+                )
+            }
+
+            /// Whether the value is positive or negative infinity (never, for formats without one).
+            #[inline]
+            pub fn is_infinite(self) -> bool {
+                <Self as crate::codec::Format>::HAS_INF
+                    && self.0 as u32 & <Self as crate::codec::Format>::MAG_MASK
+                        == <Self as crate::codec::Format>::OVERFLOW_NONSAT
+            }
+
+            /// Whether the value is neither infinite nor NaN.
+            #[inline]
+            pub fn is_finite(self) -> bool {
+                self.0 as u32 & <Self as crate::codec::Format>::MAG_MASK
+                    <= <Self as crate::codec::Format>::MAX
+            }
+
+            /// Whether the sign bit is set (including on `-0.0` and on NaNs with a negative sign).
+            #[inline]
+            pub fn is_sign_negative(self) -> bool {
+                self.0 >> (<Self as crate::codec::Format>::BITS - 1) != 0
+            }
+
+            /// Whether the sign bit is clear.
+            #[inline]
+            pub fn is_sign_positive(self) -> bool {
+                !self.is_sign_negative()
+            }
+        }
+
+        impl PartialEq for $name {
+            /// IEEE equality: NaN is equal to nothing, `-0 == +0`.
+            #[inline]
+            fn eq(&self, other: &Self) -> bool {
+                !self.is_nan()
+                    && !other.is_nan()
+                    && (self.0 == other.0
+                        || (self.0 | other.0) as u32 & <Self as crate::codec::Format>::MAG_MASK
+                            == 0)
+            }
+        }
+
+        impl PartialOrd for $name {
+            /// IEEE ordering: NaN is unordered, `-0 == +0`.
+            #[inline]
+            fn partial_cmp(&self, other: &Self) -> Option<core::cmp::Ordering> {
+                // Widening is exact, so comparing the f32 values compares the values.
+                self.to_f32().partial_cmp(&other.to_f32())
+            }
+        }
+
+        impl core::fmt::Debug for $name {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                core::fmt::Debug::fmt(&self.to_f32(), f)
+            }
+        }
+
+        impl core::fmt::Display for $name {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                core::fmt::Display::fmt(&self.to_f32(), f)
+            }
+        }
+
+        impl From<$name> for f32 {
+            #[inline]
+            fn from(x: $name) -> f32 {
+                x.to_f32()
+            }
+        }
+
+        impl From<$name> for f64 {
+            #[inline]
+            fn from(x: $name) -> f64 {
+                x.to_f64()
+            }
+        }
+    };
+}
+
+/// Implements [`crate::codec::Code`] for an element type.
+macro_rules! impl_code {
+    ($name:ident($bits:ty)) => {
+        impl crate::codec::Code for $name {
+            #[inline(always)]
+            fn from_code(c: u32) -> Self {
+                Self(c as $bits)
+            }
+            #[inline(always)]
+            fn code(self) -> u32 {
+                self.0 as u32
+            }
+        }
+    };
+}

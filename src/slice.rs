@@ -1,0 +1,435 @@
+//! The slice entry points.
+
+use core::mem::{MaybeUninit, size_of};
+
+use crate::backend::{Entry, active_entry};
+use crate::element::resolve_overflow;
+use crate::{Backend, ConvertTo, Element, Error, Options};
+
+/// Runs pair `S -> D` of `entry` over `len` elements.
+///
+/// # Safety
+/// `src` must be valid for reading `len` `S` values and `dst` for writing `len` `D` values
+/// (alignment not required), without overlap, and `entry`'s backend must be available on
+/// this CPU.
+#[inline(always)]
+unsafe fn run<S: ConvertTo<D>, D: Element>(
+    entry: &Entry,
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+    options: Options,
+) {
+    let pair = S::PAIR;
+    let kernel = entry.kernels.0[pair.index];
+    let overflow = resolve_overflow(pair, options.overflow_policy());
+    // SAFETY: forwarded from this function's contract, which is the kernel's.
+    unsafe { kernel(src, dst, len, overflow) }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn length_mismatch(what: &str, src: usize, dst: usize) -> ! {
+    panic!("vcvt::{what}: source has {src} elements but destination has {dst}")
+}
+
+/// Converts `src` into `dst`, element by element, with each format's default overflow policy.
+///
+/// Like [`slice::copy_from_slice`](slice::copy_from_slice), but converting.
+///
+/// # Panics
+/// If the slices have different lengths (the message names both), or see
+/// [`Backend::active`] for the `VCVT_BACKEND` override.
+///
+/// ```
+/// use vcvt::F8E4M3;
+/// let src = [0.5f32, 1000.0, f32::NAN];
+/// let mut dst = [F8E4M3::ZERO; 3];
+/// vcvt::convert_slice(&src, &mut dst);
+/// assert_eq!(dst[0].to_f32(), 0.5);
+/// assert_eq!(dst[1], F8E4M3::MAX); // fp8 saturates by default
+/// assert!(dst[2].is_nan());
+/// ```
+#[inline]
+#[track_caller]
+pub fn convert_slice<S: ConvertTo<D>, D: Element>(src: &[S], dst: &mut [D]) {
+    if src.len() != dst.len() {
+        length_mismatch("convert_slice", src.len(), dst.len());
+    }
+    // SAFETY: both slices hold `src.len()` elements and cannot overlap (one is `&mut`); the
+    // active entry is always an available backend (`Backend::active` checks it).
+    unsafe {
+        run::<S, D>(
+            active_entry(),
+            src.as_ptr().cast(),
+            dst.as_mut_ptr().cast(),
+            src.len(),
+            Options::new(),
+        )
+    }
+}
+
+/// Converts `src` into `dst` with the given options.
+///
+/// # Panics
+/// If the slices have different lengths.
+///
+/// ```
+/// use vcvt::{F16, Options, Overflow};
+/// let src = [1.0e6f32];
+/// let mut dst = [F16::ZERO];
+/// vcvt::convert_slice_with(&src, &mut dst, Options::new().overflow(Overflow::Saturate));
+/// assert_eq!(dst[0], F16::MAX);
+/// ```
+#[inline]
+#[track_caller]
+pub fn convert_slice_with<S: ConvertTo<D>, D: Element>(src: &[S], dst: &mut [D], options: Options) {
+    if src.len() != dst.len() {
+        length_mismatch("convert_slice_with", src.len(), dst.len());
+    }
+    // SAFETY: as in `convert_slice`.
+    unsafe {
+        run::<S, D>(
+            active_entry(),
+            src.as_ptr().cast(),
+            dst.as_mut_ptr().cast(),
+            src.len(),
+            options,
+        )
+    }
+}
+
+/// Converts `src` into `dst`, or returns [`Error::LengthMismatch`] if their lengths differ.
+///
+/// ```
+/// use vcvt::BF16;
+/// let mut dst = [BF16::ZERO; 2];
+/// assert!(vcvt::try_convert_slice(&[1.0f32, 2.0], &mut dst).is_ok());
+/// assert!(vcvt::try_convert_slice(&[1.0f32], &mut dst).is_err());
+/// ```
+#[inline]
+pub fn try_convert_slice<S: ConvertTo<D>, D: Element>(
+    src: &[S],
+    dst: &mut [D],
+) -> Result<(), Error> {
+    try_convert_slice_with(src, dst, Options::new())
+}
+
+/// Converts `src` into `dst` with the given options, or returns
+/// [`Error::LengthMismatch`] if their lengths differ.
+#[inline]
+pub fn try_convert_slice_with<S: ConvertTo<D>, D: Element>(
+    src: &[S],
+    dst: &mut [D],
+    options: Options,
+) -> Result<(), Error> {
+    check_len(src.len(), dst.len())?;
+    // SAFETY: as in `convert_slice`.
+    unsafe {
+        run::<S, D>(
+            active_entry(),
+            src.as_ptr().cast(),
+            dst.as_mut_ptr().cast(),
+            src.len(),
+            options,
+        )
+    };
+    Ok(())
+}
+
+/// Converts `src` into `dst` on the given backend.
+///
+/// Every backend gives the same bits; this is for tests, benchmarks and callers who pin one.
+/// Returns [`Error::BackendUnavailable`] if this CPU cannot run `backend`, and
+/// [`Error::LengthMismatch`] if the lengths differ.
+///
+/// ```
+/// use vcvt::{Backend, F8E5M2, Options};
+/// let src = [3.0f32, -0.25];
+/// let mut dst = [F8E5M2::ZERO; 2];
+/// vcvt::convert_slice_on(Backend::Scalar, &src, &mut dst, Options::new())?;
+/// assert_eq!(dst[0].to_f32(), 3.0);
+/// # Ok::<(), vcvt::Error>(())
+/// ```
+#[inline]
+pub fn convert_slice_on<S: ConvertTo<D>, D: Element>(
+    backend: Backend,
+    src: &[S],
+    dst: &mut [D],
+    options: Options,
+) -> Result<(), Error> {
+    let entry = available_entry(backend)?;
+    check_len(src.len(), dst.len())?;
+    // SAFETY: lengths checked equal, slices cannot overlap, and `available_entry` checked
+    // that the CPU can run the backend.
+    unsafe {
+        run::<S, D>(
+            entry,
+            src.as_ptr().cast(),
+            dst.as_mut_ptr().cast(),
+            src.len(),
+            options,
+        )
+    };
+    Ok(())
+}
+
+#[inline]
+fn available_entry(backend: Backend) -> Result<&'static Entry, Error> {
+    if backend.is_available() {
+        Ok(backend.entry())
+    } else {
+        Err(Error::BackendUnavailable { backend })
+    }
+}
+
+#[inline]
+fn check_len(src: usize, dst: usize) -> Result<(), Error> {
+    if src == dst {
+        Ok(())
+    } else {
+        Err(Error::LengthMismatch { src, dst })
+    }
+}
+
+/// Converts `src` into an uninitialized destination and returns it, now initialized.
+///
+/// This fills a buffer without zeroing it first, e.g. a `Vec`'s spare capacity.
+///
+/// # Panics
+/// If the slices have different lengths.
+///
+/// ```
+/// use vcvt::F16;
+/// let src = [1.0f32, 2.0, 3.0];
+/// let mut v: Vec<F16> = Vec::with_capacity(src.len());
+/// let out = vcvt::convert_slice_uninit(&src, &mut v.spare_capacity_mut()[..3]);
+/// assert_eq!(out[2].to_f32(), 3.0);
+/// // SAFETY: the three elements were just initialized.
+/// unsafe { v.set_len(3) };
+/// ```
+#[inline]
+#[track_caller]
+pub fn convert_slice_uninit<'d, S: ConvertTo<D>, D: Element>(
+    src: &[S],
+    dst: &'d mut [MaybeUninit<D>],
+) -> &'d mut [D] {
+    convert_slice_uninit_with(src, dst, Options::new())
+}
+
+/// Like [`convert_slice_uninit`], with options.
+///
+/// # Panics
+/// If the slices have different lengths.
+#[inline]
+#[track_caller]
+pub fn convert_slice_uninit_with<'d, S: ConvertTo<D>, D: Element>(
+    src: &[S],
+    dst: &'d mut [MaybeUninit<D>],
+    options: Options,
+) -> &'d mut [D] {
+    if src.len() != dst.len() {
+        length_mismatch("convert_slice_uninit", src.len(), dst.len());
+    }
+    let len = dst.len();
+    let out = dst.as_mut_ptr().cast::<D>();
+    // SAFETY: as in `convert_slice`; `MaybeUninit<D>` has `D`'s layout, and the kernel writes
+    // without reading the destination.
+    unsafe {
+        run::<S, D>(
+            active_entry(),
+            src.as_ptr().cast(),
+            out.cast(),
+            len,
+            options,
+        )
+    };
+    // SAFETY: the kernel wrote all `len` elements, so they are initialized; the pointer and
+    // lifetime come from `dst`, which stays mutably borrowed for 'd.
+    unsafe { core::slice::from_raw_parts_mut(out, len) }
+}
+
+/// Converts `src` into a new `Vec`.
+///
+/// ```
+/// use vcvt::BF16;
+/// let v: Vec<BF16> = vcvt::convert_to_vec(&[1.0f32, 0.5]);
+/// assert_eq!(v[1].to_f32(), 0.5);
+/// ```
+#[cfg(feature = "alloc")]
+#[inline]
+pub fn convert_to_vec<S: ConvertTo<D>, D: Element>(src: &[S]) -> alloc::vec::Vec<D> {
+    convert_to_vec_with(src, Options::new())
+}
+
+/// Converts `src` into a new `Vec` with options.
+#[cfg(feature = "alloc")]
+pub fn convert_to_vec_with<S: ConvertTo<D>, D: Element>(
+    src: &[S],
+    options: Options,
+) -> alloc::vec::Vec<D> {
+    let mut v = alloc::vec::Vec::with_capacity(src.len());
+    convert_slice_uninit_with(src, &mut v.spare_capacity_mut()[..src.len()], options);
+    // SAFETY: the first `src.len()` elements were initialized just above, and the capacity is
+    // at least that.
+    unsafe { v.set_len(src.len()) };
+    v
+}
+
+/// Converts little-endian bytes holding `S` values (at any alignment) into `dst`.
+///
+/// This reads weights straight from a memory-mapped file without copying them first.
+/// Returns [`Error::ByteLength`] if `bytes` is not a whole number of `S` values, and
+/// [`Error::LengthMismatch`] if it holds a different number of values than `dst`.
+///
+/// ```
+/// use vcvt::F16;
+/// let bytes = [0x00, 0x3C, 0x00, 0xC0]; // f16 1.0 and -2.0, little-endian
+/// let mut out = [0.0f32; 2];
+/// vcvt::convert_from_bytes::<F16, f32>(&bytes, &mut out)?;
+/// assert_eq!(out, [1.0, -2.0]);
+/// assert!(vcvt::convert_from_bytes::<F16, f32>(&bytes[..3], &mut out[..1]).is_err());
+/// # Ok::<(), vcvt::Error>(())
+/// ```
+#[inline]
+pub fn convert_from_bytes<S: ConvertTo<D>, D: Element>(
+    bytes: &[u8],
+    dst: &mut [D],
+) -> Result<(), Error> {
+    convert_from_bytes_with::<S, D>(bytes, dst, Options::new())
+}
+
+/// Like [`convert_from_bytes`], with options.
+pub fn convert_from_bytes_with<S: ConvertTo<D>, D: Element>(
+    bytes: &[u8],
+    dst: &mut [D],
+    options: Options,
+) -> Result<(), Error> {
+    let n = whole_elements::<S>(bytes.len())?;
+    check_len(n, dst.len())?;
+    let entry = active_entry();
+    if cfg!(target_endian = "little") {
+        // SAFETY: `bytes` holds exactly `n` little-endian `S` values (kernels read unaligned),
+        // `dst` holds `n` elements, they cannot overlap, and the active backend is available.
+        unsafe { run::<S, D>(entry, bytes.as_ptr(), dst.as_mut_ptr().cast(), n, options) };
+    } else {
+        from_swapped_bytes::<S, D>(entry, bytes, dst, options);
+    }
+    Ok(())
+}
+
+/// Converts `src` into little-endian bytes holding `D` values (at any alignment).
+///
+/// Returns [`Error::ByteLength`] if `bytes` is not a whole number of `D` values, and
+/// [`Error::LengthMismatch`] if it holds a different number of values than `src`.
+///
+/// ```
+/// use vcvt::BF16;
+/// let mut bytes = [0u8; 4];
+/// vcvt::convert_to_bytes::<f32, BF16>(&[1.0, -3.0], &mut bytes)?;
+/// assert_eq!(bytes, [0x80, 0x3F, 0x40, 0xC0]);
+/// # Ok::<(), vcvt::Error>(())
+/// ```
+#[inline]
+pub fn convert_to_bytes<S: ConvertTo<D>, D: Element>(
+    src: &[S],
+    bytes: &mut [u8],
+) -> Result<(), Error> {
+    convert_to_bytes_with::<S, D>(src, bytes, Options::new())
+}
+
+/// Like [`convert_to_bytes`], with options.
+pub fn convert_to_bytes_with<S: ConvertTo<D>, D: Element>(
+    src: &[S],
+    bytes: &mut [u8],
+    options: Options,
+) -> Result<(), Error> {
+    let n = whole_elements::<D>(bytes.len())?;
+    check_len(src.len(), n)?;
+    // SAFETY: `src` holds `n` values, `bytes` has room for exactly `n` `D` values (kernels
+    // write unaligned), they cannot overlap, and the active backend is available.
+    unsafe {
+        run::<S, D>(
+            active_entry(),
+            src.as_ptr().cast(),
+            bytes.as_mut_ptr(),
+            n,
+            options,
+        )
+    };
+    if cfg!(target_endian = "big") {
+        swap_each::<D>(bytes);
+    }
+    Ok(())
+}
+
+fn whole_elements<T>(bytes: usize) -> Result<usize, Error> {
+    let element_size = size_of::<T>();
+    if bytes % element_size == 0 {
+        Ok(bytes / element_size)
+    } else {
+        Err(Error::ByteLength {
+            bytes,
+            element_size,
+        })
+    }
+}
+
+/// Reverses the bytes of each `T`-sized element of `bytes` in place.
+fn swap_each<T>(bytes: &mut [u8]) {
+    for e in bytes.chunks_exact_mut(size_of::<T>()) {
+        e.reverse();
+    }
+}
+
+/// The big-endian path of [`convert_from_bytes_with`]: byte-swap through a stack buffer.
+/// Compiled (and unit-tested) on every target so that it cannot rot.
+fn from_swapped_bytes<S: ConvertTo<D>, D: Element>(
+    entry: &Entry,
+    bytes: &[u8],
+    dst: &mut [D],
+    options: Options,
+) {
+    const BUF: usize = 512;
+    let size = size_of::<S>();
+    let per = BUF / size;
+    let mut buf = [0u8; BUF];
+    for (chunk, out) in bytes.chunks(per * size).zip(dst.chunks_mut(per)) {
+        let tmp = &mut buf[..chunk.len()];
+        tmp.copy_from_slice(chunk);
+        swap_each::<S>(tmp);
+        // SAFETY: `tmp` holds `out.len()` whole `S` values (`chunk` is `per` values, or the
+        // remainder, and `bytes` holds as many values as `dst`); `out` has room for them; the
+        // caller's entry is an available backend.
+        unsafe {
+            run::<S, D>(
+                entry,
+                tmp.as_ptr(),
+                out.as_mut_ptr().cast(),
+                out.len(),
+                options,
+            )
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::F16;
+
+    #[test]
+    fn swapped_bytes_path_converts_big_endian_input() {
+        let vals: [f32; 300] = core::array::from_fn(|i| i as f32 * 0.75 - 100.0);
+        let mut be = [0u8; 1200];
+        for (c, v) in be.chunks_exact_mut(4).zip(vals) {
+            c.copy_from_slice(&v.to_be_bytes());
+        }
+        let mut out = [F16::ZERO; 300];
+        from_swapped_bytes::<f32, F16>(active_entry(), &be, &mut out, Options::new());
+        for (o, v) in out.iter().zip(vals) {
+            assert_eq!(o.to_bits(), F16::from_f32(v).to_bits());
+        }
+    }
+}
