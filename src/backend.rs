@@ -28,6 +28,19 @@ use crate::error::ParseBackendError;
 pub enum Backend {
     /// Portable code, one element at a time; available everywhere. Name: `scalar`.
     Scalar,
+    /// x86-64 with AVX2, FMA and F16C (Haswell, Zen 1 and later). Name: `avx2`.
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    /// x86-64 with AVX-512 F, BW, VL and DQ (Skylake-X, Zen 4 and later); uses AVX512_BF16
+    /// inside where the CPU has it. Name: `avx512`.
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
+    /// aarch64 base AdvSIMD (every ARMv8-A core). Name: `neon`.
+    #[cfg(target_arch = "aarch64")]
+    Neon,
+    /// aarch64 AdvSIMD with FEAT_BF16 (`BFCVTN`). Name: `neon-bf16`.
+    #[cfg(target_arch = "aarch64")]
+    NeonBf16,
 }
 
 /// A backend with its kernels, in a static so that a pointer to it can be cached.
@@ -40,11 +53,41 @@ static SCALAR: Entry = Entry {
     backend: Backend::Scalar,
     kernels: &arch::scalar::KERNELS,
 };
+#[cfg(target_arch = "x86_64")]
+static AVX2: Entry = Entry {
+    backend: Backend::Avx2,
+    kernels: &arch::x86_64::avx2::KERNELS,
+};
+#[cfg(target_arch = "x86_64")]
+static AVX512: Entry = Entry {
+    backend: Backend::Avx512,
+    kernels: &arch::x86_64::avx512::KERNELS,
+};
+#[cfg(target_arch = "aarch64")]
+static NEON: Entry = Entry {
+    backend: Backend::Neon,
+    kernels: &arch::aarch64::neon::KERNELS,
+};
+#[cfg(target_arch = "aarch64")]
+static NEON_BF16: Entry = Entry {
+    backend: Backend::NeonBf16,
+    kernels: &arch::aarch64::neon_bf16::KERNELS,
+};
 
 impl Backend {
     /// Every backend compiled into this build for this target, best first. Not all of them
     /// need be usable on this CPU: see [`Backend::available`].
-    pub const ALL: &'static [Backend] = &[Backend::Scalar];
+    pub const ALL: &'static [Backend] = &[
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx512,
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2,
+        #[cfg(target_arch = "aarch64")]
+        Backend::NeonBf16,
+        #[cfg(target_arch = "aarch64")]
+        Backend::Neon,
+        Backend::Scalar,
+    ];
 
     /// The backend's stable lowercase name.
     ///
@@ -54,6 +97,14 @@ impl Backend {
     pub const fn name(self) -> &'static str {
         match self {
             Backend::Scalar => "scalar",
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => "avx2",
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512 => "avx512",
+            #[cfg(target_arch = "aarch64")]
+            Backend::Neon => "neon",
+            #[cfg(target_arch = "aarch64")]
+            Backend::NeonBf16 => "neon-bf16",
         }
     }
 
@@ -66,6 +117,14 @@ impl Backend {
     pub fn is_available(self) -> bool {
         match self {
             Backend::Scalar => true,
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => arch::x86_64::avx2_available(),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512 => arch::x86_64::avx512_available(),
+            #[cfg(target_arch = "aarch64")]
+            Backend::Neon => arch::aarch64::neon_available(),
+            #[cfg(target_arch = "aarch64")]
+            Backend::NeonBf16 => arch::aarch64::neon_bf16_available(),
         }
     }
 
@@ -118,6 +177,14 @@ impl Backend {
     pub(crate) fn entry(self) -> &'static Entry {
         match self {
             Backend::Scalar => &SCALAR,
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => &AVX2,
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512 => &AVX512,
+            #[cfg(target_arch = "aarch64")]
+            Backend::Neon => &NEON,
+            #[cfg(target_arch = "aarch64")]
+            Backend::NeonBf16 => &NEON_BF16,
         }
     }
 }

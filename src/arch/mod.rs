@@ -19,4 +19,8 @@ pub(crate) type RawKernel = unsafe fn(src: *const u8, dst: *mut u8, len: usize, 
 /// A backend's kernels, indexed by pair.
 pub(crate) struct Kernels(pub(crate) [RawKernel; PAIRS]);
 
+#[cfg(target_arch = "aarch64")]
+pub(crate) mod aarch64;
 pub(crate) mod scalar;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod x86_64;
