@@ -180,8 +180,12 @@ pub(crate) fn widen_f32<F: Format>(c: u32) -> u32 {
     } else if exp == 0 {
         if man == 0 {
             0
+        } else if F::BIAS == 127 {
+            // BF16 shares f32's exponent range: its subnormals are f32 subnormals.
+            man << (23 - F::MAN_BITS)
         } else {
-            // man * 2^(1 - BIAS - MAN_BITS); its leading one is at bit p.
+            // man * 2^(1 - BIAS - MAN_BITS), a normal f32 for the narrower exponent ranges;
+            // its leading one is at bit p.
             let p = 31 - man.leading_zeros();
             let e32 = (1 - F::BIAS - F::MAN_BITS as i32 + p as i32 + 127) as u32;
             (e32 << 23) | ((man << (23 - p)) & 0x007F_FFFF)
