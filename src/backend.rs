@@ -226,8 +226,10 @@ impl fmt::Display for BackendEnvError {
 #[cfg(feature = "std")]
 impl std::error::Error for BackendEnvError {}
 
+#[cfg(feature = "std")]
 struct NameList<I>(I);
 
+#[cfg(feature = "std")]
 impl<I: Iterator<Item = Backend> + Clone> fmt::Display for NameList<I> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, b) in self.0.clone().enumerate() {

@@ -366,7 +366,7 @@ pub fn convert_to_bytes_with<S: ConvertTo<D>, D: Element>(
 
 fn whole_elements<T>(bytes: usize) -> Result<usize, Error> {
     let element_size = size_of::<T>();
-    if bytes % element_size == 0 {
+    if bytes.is_multiple_of(element_size) {
         Ok(bytes / element_size)
     } else {
         Err(Error::ByteLength {
