@@ -6,7 +6,7 @@
 
 use core::fmt;
 use core::str::FromStr;
-use core::sync::atomic::{AtomicPtr, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
 use crate::arch::{self, Kernels};
 use crate::error::ParseBackendError;
@@ -114,7 +114,18 @@ impl Backend {
     }
 
     /// Whether this CPU can run the backend.
+    #[inline]
     pub fn is_available(self) -> bool {
+        // One relaxed load after the first call: detection is cached as a bit set.
+        let mut mask = AVAILABLE.load(Ordering::Relaxed);
+        if mask == 0 {
+            mask = detect_available();
+        }
+        mask & (1 << self as u32) != 0
+    }
+
+    /// Runs the CPU detection for this backend (uncached).
+    fn detect(self) -> bool {
         match self {
             Backend::Scalar => true,
             #[cfg(target_arch = "x86_64")]
@@ -253,6 +264,24 @@ impl FromStr for Backend {
     fn from_str(s: &str) -> Result<Backend, ParseBackendError> {
         Backend::from_name(s).ok_or(ParseBackendError(()))
     }
+}
+
+/// Bit `b as u32` is set when backend `b` is available; bit 31 marks the set as computed,
+/// so 0 means "not yet detected".
+static AVAILABLE: AtomicU32 = AtomicU32::new(0);
+
+#[cold]
+#[inline(never)]
+fn detect_available() -> u32 {
+    let mut mask = 1 << 31;
+    for &b in Backend::ALL {
+        if b.detect() {
+            mask |= 1 << b as u32;
+        }
+    }
+    // Racing detections compute the same set.
+    AVAILABLE.store(mask, Ordering::Relaxed);
+    mask
 }
 
 /// The cached choice; null until the first conversion.
