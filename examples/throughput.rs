@@ -1,0 +1,854 @@
+//! Conversion throughput of every vcvt backend this CPU can run, next to a memcpy.
+//!
+//! ```text
+//! cargo run --release --example throughput                    # everything (about a minute)
+//! cargo run --release --example throughput -- --quick         # skip the DRAM-sized slices
+//! cargo run --release --example throughput -- --backend avx2 --pair f32_to_f16
+//! ```
+//!
+//! For each of the 16 pairs (f32 and f64 to and from F16, BF16, F8E4M3 and F8E5M2), each
+//! available backend and three slice lengths (1 Ki elements: L1-sized, 64 Ki: L2-sized,
+//! 16 Mi: DRAM-sized) it prints elements per nanosecond and GB/s, where GB/s counts the
+//! bytes read from the source plus the bytes written to the destination.
+//!
+//! The memcpy reference is `copy_from_slice` of as many bytes as the conversion's source
+//! holds (n × source element size), timed right after each row's conversions (so that
+//! both see the same machine load); its GB/s counts its reads plus
+//! its writes (2 × the source's bytes), so both GB/s figures measure memory traffic.
+//!
+//! Before any timing, every backend's output is compared bit for bit with
+//! [`Backend::Scalar`] (the specification) on random values spread over the format's range,
+//! specials (±0, ±Inf, NaNs with payloads, ±MAX and the overflow boundary), subnormals of
+//! both formats, exact rounding ties and their neighbours, random bit patterns and, for
+//! widening, every code of the narrow format; under every overflow policy, and on short
+//! unaligned sub-slices. The timed buffers are checked too. Any mismatch aborts the run.
+//!
+//! Timing: a batch repeats the conversion until it has run for at least 20 ms; a
+//! measurement is the median of 7 batches (5 for the DRAM size), after a warm-up call.
+//! Inputs are random finite values spread over the destination format's range (narrowing)
+//! or random finite codes (widening), so the work is realistic, not a stream of zeros.
+
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::io::Write as _;
+use std::mem::size_of;
+use std::process::exit;
+use std::time::{Duration, Instant};
+
+use vcvt::{BF16, Backend, ConvertTo, Element, F8E4M3, F8E5M2, F16, Options, Overflow};
+
+// ---------------------------------------------------------------------------------------
+// Element traits used by the harness.
+
+/// An element type: its name and raw bits (for bit-exact comparison).
+trait Elem: Element + Default {
+    const NAME: &'static str;
+    fn raw(self) -> u64;
+}
+
+/// `f32` or `f64`: a wide source or destination.
+trait Wide: Elem {
+    /// Rounds an f64 to this type (exact for every value the harness passes, except the
+    /// deliberately rounded random mantissas).
+    fn from_f64(v: f64) -> Self;
+    fn from_raw(bits: u64) -> Self;
+    /// Mantissa bits (23 or 52).
+    const MAN_BITS: u32;
+    /// NaNs, infinities, subnormals and extremes of the wide type, as raw bits.
+    fn special_bits() -> Vec<u64>;
+}
+
+/// A narrow format.
+trait Narrow: Elem {
+    /// Number of codes (256 or 65536).
+    const CODES: u32;
+    fn from_code(c: u32) -> Self;
+    fn code(self) -> u32;
+    fn finite(self) -> bool;
+    fn value(self) -> f64;
+    fn max_value() -> f64;
+    fn min_subnormal() -> f64;
+}
+
+impl Elem for f32 {
+    const NAME: &'static str = "f32";
+    fn raw(self) -> u64 {
+        self.to_bits().into()
+    }
+}
+
+impl Elem for f64 {
+    const NAME: &'static str = "f64";
+    fn raw(self) -> u64 {
+        self.to_bits()
+    }
+}
+
+impl Wide for f32 {
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+    fn from_raw(bits: u64) -> Self {
+        f32::from_bits(bits as u32)
+    }
+    const MAN_BITS: u32 = 23;
+    fn special_bits() -> Vec<u64> {
+        [
+            0x0000_0000u32, // +0
+            0x8000_0000,    // -0
+            0x7F80_0000,    // +Inf
+            0xFF80_0000,    // -Inf
+            0x7FC0_0000,    // canonical quiet NaN
+            0xFFC0_0001,    // negative quiet NaN, low payload bit only
+            0x7F80_0001,    // signalling NaN, lowest payload bit
+            0x7FA0_0000,    // signalling NaN, high payload bit
+            0xFFBF_FFFF,    // negative signalling NaN, full payload
+            0x7FFF_E000,    // quiet NaN, payload in the bits F16 keeps
+            0x0000_0001,    // smallest f32 subnormal
+            0x807F_FFFF,    // largest negative f32 subnormal
+            0x0040_0000,    // mid subnormal
+            0x0080_0000,    // smallest normal
+            0x7F7F_FFFF,    // f32::MAX
+            0xFF7F_FFFF,    // f32::MIN
+            0x7F7F_8000,    // f32 value that rounds to the BF16 overflow boundary
+        ]
+        .iter()
+        .map(|&b| u64::from(b))
+        .collect()
+    }
+}
+
+impl Wide for f64 {
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+    fn from_raw(bits: u64) -> Self {
+        f64::from_bits(bits)
+    }
+    const MAN_BITS: u32 = 52;
+    fn special_bits() -> Vec<u64> {
+        vec![
+            0x0000_0000_0000_0000, // +0
+            0x8000_0000_0000_0000, // -0
+            0x7FF0_0000_0000_0000, // +Inf
+            0xFFF0_0000_0000_0000, // -Inf
+            0x7FF8_0000_0000_0000, // canonical quiet NaN
+            0xFFF8_0000_0000_0001, // negative quiet NaN, low payload bit only
+            0x7FF0_0000_0000_0001, // signalling NaN, lowest payload bit
+            0x7FF4_0000_0000_0000, // signalling NaN, high payload bit
+            0xFFF7_FFFF_FFFF_FFFF, // negative signalling NaN, full payload
+            0x0000_0000_0000_0001, // smallest f64 subnormal
+            0x800F_FFFF_FFFF_FFFF, // largest negative f64 subnormal
+            0x0010_0000_0000_0000, // smallest normal
+            0x7FEF_FFFF_FFFF_FFFF, // f64::MAX
+            0xFFEF_FFFF_FFFF_FFFF, // f64::MIN
+            0x380F_FFFF_FFFF_FFFF, // just below the f32 normal range
+            0x47EF_FFFF_F000_0000, // near f32::MAX (BF16 overflow boundary region)
+        ]
+    }
+}
+
+macro_rules! narrow_elem {
+    ($t:ty, $name:literal, $bits:ty, $codes:expr) => {
+        impl Elem for $t {
+            const NAME: &'static str = $name;
+            fn raw(self) -> u64 {
+                self.to_bits().into()
+            }
+        }
+        impl Narrow for $t {
+            const CODES: u32 = $codes;
+            fn from_code(c: u32) -> Self {
+                <$t>::from_bits(c as $bits)
+            }
+            fn code(self) -> u32 {
+                self.to_bits().into()
+            }
+            fn finite(self) -> bool {
+                self.is_finite()
+            }
+            fn value(self) -> f64 {
+                self.to_f64()
+            }
+            fn max_value() -> f64 {
+                <$t>::MAX.to_f64()
+            }
+            fn min_subnormal() -> f64 {
+                <$t>::MIN_POSITIVE_SUBNORMAL.to_f64()
+            }
+        }
+    };
+}
+narrow_elem!(F16, "f16", u16, 1 << 16);
+narrow_elem!(BF16, "bf16", u16, 1 << 16);
+narrow_elem!(F8E4M3, "f8e4m3", u8, 1 << 8);
+narrow_elem!(F8E5M2, "f8e5m2", u8, 1 << 8);
+
+// ---------------------------------------------------------------------------------------
+// Random inputs.
+
+/// SplitMix64: tiny, fast and good enough for test inputs; seeded per pair so that runs
+/// are repeatable.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `lo..=hi`.
+    fn range(&mut self, lo: i32, hi: i32) -> i32 {
+        let span = (hi - lo) as u64 + 1;
+        lo + (self.next_u64() % span) as i32
+    }
+}
+
+/// 2^e as an f64 (exact; `e` within the normal f64 range).
+fn pow2(e: i32) -> f64 {
+    debug_assert!((-1022..=1023).contains(&e));
+    f64::from_bits(((e + 1023) as u64) << 52)
+}
+
+/// A random finite value for narrowing to `N`: random sign, a binade chosen uniformly from
+/// one below the smallest subnormal of `N` up to its top binade, a random full-precision
+/// mantissa; magnitude at most `N`'s largest finite value.
+fn random_narrowing_input<W: Wide, N: Narrow>(rng: &mut Rng) -> W {
+    let lo = N::min_subnormal().log2() as i32 - 1;
+    let hi = N::max_value().log2().floor() as i32;
+    loop {
+        let r = rng.next_u64();
+        // 52 random mantissa bits; the harness's own rounding to f32 (for f32 sources) is
+        // part of generating the input, not of the conversion under test.
+        let m = 1.0 + (r >> 12) as f64 / pow2(52);
+        let v = m * pow2(rng.range(lo, hi));
+        if v <= N::max_value() {
+            return W::from_f64(if r & 1 == 1 { -v } else { v });
+        }
+    }
+}
+
+/// A random finite code of `N`.
+fn random_widening_input<N: Narrow>(rng: &mut Rng) -> N {
+    loop {
+        let x = N::from_code(rng.next_u64() as u32 & (N::CODES - 1));
+        if x.finite() {
+            return x;
+        }
+    }
+}
+
+/// The check inputs for narrowing `W -> N`.
+fn narrowing_check_input<W: Wide, N: Narrow>(rng: &mut Rng) -> Vec<W> {
+    let mut v: Vec<W> = (0..4096)
+        .map(|_| random_narrowing_input::<W, N>(rng))
+        .collect();
+    v.extend(W::special_bits().into_iter().map(W::from_raw));
+    // Boundaries of N: its extremes, the overflow tie and its neighbours, subnormal ties.
+    let max = N::max_value();
+    let sub = N::min_subnormal();
+    // The gap below MAX: MAX minus the next smaller finite value.
+    let top_ulp = {
+        let max_code = (0..N::CODES / 2)
+            .rev()
+            .find(|&k| N::from_code(k).finite())
+            .expect("a format has finite codes");
+        max - N::from_code(max_code - 1).value()
+    };
+    for x in [
+        max,
+        max + top_ulp / 2.0,
+        max + top_ulp / 4.0,
+        max + top_ulp * 0.75,
+        max + top_ulp,
+        max * 2.0,
+        sub,
+        sub / 2.0,
+        sub / 4.0,
+        sub * 0.75,
+        sub * 1.5,
+        sub * 2.5,
+        1.0,
+        65520.0,
+        464.0,
+        61440.0,
+    ] {
+        v.push(W::from_f64(x));
+        v.push(W::from_f64(-x));
+    }
+    // Exact ties between two consecutive finite codes, and the wide values next to them
+    // (which must not round like the tie).
+    for _ in 0..2048 {
+        let c = random_widening_input::<N>(rng).code();
+        let sign = N::CODES / 2;
+        // Skip pairs that cross the sign bit or reach a non-finite code.
+        if c + 1 >= N::CODES || (c + 1) & sign != c & sign || !N::from_code(c + 1).finite() {
+            continue;
+        }
+        let next = N::from_code(c + 1);
+        let mid = (N::from_code(c).value() + next.value()) / 2.0;
+        let w = W::from_f64(mid);
+        v.push(w);
+        v.push(W::from_raw(w.raw().wrapping_add(1)));
+        v.push(W::from_raw(w.raw().wrapping_sub(1)));
+    }
+    // Random bit patterns: every exponent of W, including NaNs and subnormals.
+    for _ in 0..2048 {
+        let r = rng.next_u64();
+        v.push(W::from_raw(if W::MAN_BITS == 23 { r >> 32 } else { r }));
+    }
+    v
+}
+
+/// The check inputs for widening `N -> W`: every code, then random codes.
+fn widening_check_input<N: Narrow>(rng: &mut Rng) -> Vec<N> {
+    let mut v: Vec<N> = (0..N::CODES).map(N::from_code).collect();
+    v.extend((0..1000).map(|_| N::from_code(rng.next_u64() as u32 & (N::CODES - 1))));
+    v
+}
+
+// ---------------------------------------------------------------------------------------
+// Timing.
+
+#[derive(Clone, Copy)]
+struct Budget {
+    batches: usize,
+    batch: Duration,
+}
+
+/// Median time of one call of `f`, in nanoseconds.
+fn measure(budget: Budget, mut f: impl FnMut()) -> f64 {
+    // Warm-up and calibration: run for at least 5 ms (at least once).
+    let start = Instant::now();
+    let mut calls = 0u64;
+    while calls == 0 || start.elapsed() < Duration::from_millis(5) {
+        f();
+        calls += 1;
+    }
+    let per_call = start.elapsed().as_secs_f64() / calls as f64;
+    let reps = ((budget.batch.as_secs_f64() / per_call).ceil() as u64).max(1);
+    let mut times: Vec<f64> = (0..budget.batches)
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..reps {
+                f();
+            }
+            t.elapsed().as_secs_f64() * 1e9 / reps as f64
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
+
+// ---------------------------------------------------------------------------------------
+// Checking against Scalar.
+
+fn policies() -> [(Options, &'static str); 3] {
+    [
+        (Options::new(), "default"),
+        (Options::new().overflow(Overflow::Saturate), "Saturate"),
+        (
+            Options::new().overflow(Overflow::NonSaturating),
+            "NonSaturating",
+        ),
+    ]
+}
+
+/// Converts `src` on `backend`; panics only on a harness bug (lengths, availability).
+fn convert_on<S: ConvertTo<D>, D: Element>(b: Backend, src: &[S], dst: &mut [D], o: Options) {
+    vcvt::convert_slice_on(b, src, dst, o).expect("backend is available and lengths match");
+}
+
+/// Aborts the program if `got` differs from `want` anywhere.
+fn require_same<S: Elem, D: Elem>(what: &str, backend: Backend, src: &[S], want: &[D], got: &[D]) {
+    let bad: Vec<usize> = (0..want.len())
+        .filter(|&i| want[i].raw() != got[i].raw())
+        .collect();
+    if bad.is_empty() {
+        return;
+    }
+    eprintln!();
+    eprintln!(
+        "MISMATCH: backend {backend} differs from scalar on {} of {} elements ({what}, {} -> {}):",
+        bad.len(),
+        want.len(),
+        S::NAME,
+        D::NAME
+    );
+    for &i in bad.iter().take(10) {
+        eprintln!(
+            "  [{i}] src bits {:#x}: scalar {:#x}, {backend} {:#x}",
+            src[i].raw(),
+            want[i].raw(),
+            got[i].raw()
+        );
+    }
+    eprintln!("aborting: a backend that disagrees with the specification must not be timed");
+    exit(1);
+}
+
+/// Compares `backend` with Scalar on `input` under every overflow policy, whole and on
+/// short sub-slices at every offset 0..4 (tails, unaligned starts).
+fn check_backend<S: Elem + ConvertTo<D>, D: Elem>(backend: Backend, input: &[S]) {
+    let mut want = vec![D::default(); input.len()];
+    let mut got = vec![D::default(); input.len()];
+    for (o, name) in policies() {
+        convert_on(Backend::Scalar, input, &mut want, o);
+        convert_on(backend, input, &mut got, o);
+        require_same(
+            &format!("check input, overflow {name}"),
+            backend,
+            input,
+            &want,
+            &got,
+        );
+        for off in 0..4 {
+            for len in 0..=70.min(input.len() - off) {
+                let src = &input[off..off + len];
+                convert_on(Backend::Scalar, src, &mut want[..len], o);
+                convert_on(backend, src, &mut got[off..off + len], o);
+                require_same(
+                    &format!("sub-slice {off}..{}, overflow {name}", off + len),
+                    backend,
+                    src,
+                    &want[..len],
+                    &got[off..off + len],
+                );
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The run.
+
+struct Size {
+    label: &'static str,
+    n: usize,
+    budget: Budget,
+}
+
+struct Config {
+    sizes: Vec<Size>,
+    /// Backends to time (Scalar is still used as the reference).
+    backends: Vec<Backend>,
+    /// Substrings of pair names to run; empty = all.
+    pairs: Vec<String>,
+}
+
+/// Median time of a memcpy (`copy_from_slice`) of `bytes` bytes, in nanoseconds.
+fn memcpy_ns(bytes: usize, budget: Budget) -> f64 {
+    let src: Vec<u8> = (0..bytes).map(|i| (i * 7 + 3) as u8).collect();
+    let mut dst = vec![0u8; bytes];
+    measure(budget, || {
+        black_box(&mut dst[..]).copy_from_slice(black_box(&src[..]));
+    })
+}
+
+/// Formats a number with about three significant digits.
+fn num(x: f64) -> String {
+    // Thresholds just below each power of ten, so that 0.9996 prints as "1.00", not "1.000".
+    if x >= 99.95 {
+        format!("{x:.0}")
+    } else if x >= 9.995 {
+        format!("{x:.1}")
+    } else if x >= 0.9995 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+const PAIR_W: usize = 16;
+const COL_W: usize = 15;
+
+fn print_header(cfg: &Config, size: &Size) {
+    println!();
+    println!(
+        "{} slices: {} elements  (median of {} batches of >= {} ms)",
+        size.label,
+        size.n,
+        size.budget.batches,
+        size.budget.batch.as_millis()
+    );
+    let mut l1 = format!("{:<PAIR_W$}", "pair");
+    let mut l2 = format!("{:<PAIR_W$}", "");
+    let active = Backend::active();
+    let names = cfg.backends.iter().map(|&b| {
+        if b == active {
+            format!("{b}*")
+        } else {
+            b.name().to_string()
+        }
+    });
+    for b in names.chain(["memcpy".to_string()]) {
+        let _ = write!(l1, "{:>COL_W$}", b);
+        let _ = write!(l2, "{:>COL_W$}", "el/ns   GB/s");
+    }
+    let _ = write!(l1, "{:>9}", "best/");
+    let _ = write!(l2, "{:>9}", "memcpy");
+    println!("{l1}");
+    println!("{l2}");
+}
+
+fn run_pair<S: Elem + ConvertTo<D>, D: Elem>(
+    cfg: &Config,
+    size: &Size,
+    seed: u64,
+    random: impl Fn(&mut Rng) -> S,
+) {
+    let name = format!("{}_to_{}", S::NAME, D::NAME);
+    let n = size.n;
+    let mut rng = Rng::new(seed ^ n as u64);
+    let src: Vec<S> = (0..n).map(|_| random(&mut rng)).collect();
+    let mut want = vec![D::default(); n];
+    convert_on(Backend::Scalar, &src, &mut want, Options::new());
+    let bytes_moved = (n * (size_of::<S>() + size_of::<D>())) as f64;
+    let mut line = format!("{name:<PAIR_W$}");
+    let mut best = 0.0f64;
+    let mut dst = vec![D::default(); n];
+    for &b in &cfg.backends {
+        // The timed buffers themselves must match Scalar.
+        dst.fill(D::default());
+        convert_on(b, &src, &mut dst, Options::new());
+        require_same("timed input", b, &src, &want, &dst);
+        let ns = measure(size.budget, || {
+            convert_on(
+                b,
+                black_box(&src[..]),
+                black_box(&mut dst[..]),
+                Options::new(),
+            );
+        });
+        let gbs = bytes_moved / ns;
+        best = best.max(gbs);
+        let _ = write!(
+            line,
+            "{:>COL_W$}",
+            format!("{:>6} {:>6}", num(n as f64 / ns), num(gbs))
+        );
+    }
+    drop((src, want, dst));
+    // Measured right after the conversions, so that both see the same machine load.
+    let mc = memcpy_ns(n * size_of::<S>(), size.budget);
+    let mc_gbs = 2.0 * (n * size_of::<S>()) as f64 / mc;
+    let _ = write!(
+        line,
+        "{:>COL_W$}{:>9}",
+        format!("{:>6} {:>6}", num(n as f64 / mc), num(mc_gbs)),
+        format!("{:.2}", best / mc_gbs)
+    );
+    println!("{line}");
+}
+
+/// Runs (or only checks) one pair, if the `--pair` filter selects it.
+enum Phase<'a> {
+    Check,
+    Time(&'a Size),
+}
+
+fn selected(cfg: &Config, name: &str) -> bool {
+    cfg.pairs.is_empty() || cfg.pairs.iter().any(|p| name.contains(p.as_str()))
+}
+
+fn narrow_pair<W: Wide + ConvertTo<N>, N: Narrow>(cfg: &Config, phase: &mut Phase, seed: u64) {
+    let name = format!("{}_to_{}", W::NAME, N::NAME);
+    if !selected(cfg, &name) {
+        return;
+    }
+    match phase {
+        Phase::Check => {
+            let input = narrowing_check_input::<W, N>(&mut Rng::new(seed));
+            for &b in cfg.backends.iter().filter(|&&b| b != Backend::Scalar) {
+                check_backend::<W, N>(b, &input);
+            }
+        }
+        Phase::Time(size) => {
+            run_pair::<W, N>(cfg, size, seed, |r| random_narrowing_input::<W, N>(r))
+        }
+    }
+}
+
+fn widen_pair<N: Narrow + ConvertTo<W>, W: Wide>(cfg: &Config, phase: &mut Phase, seed: u64) {
+    let name = format!("{}_to_{}", N::NAME, W::NAME);
+    if !selected(cfg, &name) {
+        return;
+    }
+    match phase {
+        Phase::Check => {
+            let input = widening_check_input::<N>(&mut Rng::new(seed));
+            for &b in cfg.backends.iter().filter(|&&b| b != Backend::Scalar) {
+                check_backend::<N, W>(b, &input);
+            }
+        }
+        Phase::Time(size) => run_pair::<N, W>(cfg, size, seed, |r| random_widening_input::<N>(r)),
+    }
+}
+
+/// Every pair, in a fixed order.
+fn all_pairs(cfg: &Config, phase: &mut Phase) {
+    narrow_pair::<f32, F16>(cfg, phase, 1);
+    narrow_pair::<f32, BF16>(cfg, phase, 2);
+    narrow_pair::<f32, F8E4M3>(cfg, phase, 3);
+    narrow_pair::<f32, F8E5M2>(cfg, phase, 4);
+    narrow_pair::<f64, F16>(cfg, phase, 5);
+    narrow_pair::<f64, BF16>(cfg, phase, 6);
+    narrow_pair::<f64, F8E4M3>(cfg, phase, 7);
+    narrow_pair::<f64, F8E5M2>(cfg, phase, 8);
+    widen_pair::<F16, f32>(cfg, phase, 9);
+    widen_pair::<BF16, f32>(cfg, phase, 10);
+    widen_pair::<F8E4M3, f32>(cfg, phase, 11);
+    widen_pair::<F8E5M2, f32>(cfg, phase, 12);
+    widen_pair::<F16, f64>(cfg, phase, 13);
+    widen_pair::<BF16, f64>(cfg, phase, 14);
+    widen_pair::<F8E4M3, f64>(cfg, phase, 15);
+    widen_pair::<F8E5M2, f64>(cfg, phase, 16);
+}
+
+const PAIR_NAMES: [&str; 16] = [
+    "f32_to_f16",
+    "f32_to_bf16",
+    "f32_to_f8e4m3",
+    "f32_to_f8e5m2",
+    "f64_to_f16",
+    "f64_to_bf16",
+    "f64_to_f8e4m3",
+    "f64_to_f8e5m2",
+    "f16_to_f32",
+    "bf16_to_f32",
+    "f8e4m3_to_f32",
+    "f8e5m2_to_f32",
+    "f16_to_f64",
+    "bf16_to_f64",
+    "f8e4m3_to_f64",
+    "f8e5m2_to_f64",
+];
+
+// ---------------------------------------------------------------------------------------
+// CPU description.
+
+#[cfg(target_arch = "x86_64")]
+fn cpu_features() -> Vec<(&'static str, bool)> {
+    use std::arch::is_x86_feature_detected as has;
+    vec![
+        ("sse2", has!("sse2")),
+        ("sse4.1", has!("sse4.1")),
+        ("avx", has!("avx")),
+        ("avx2", has!("avx2")),
+        ("fma", has!("fma")),
+        ("f16c", has!("f16c")),
+        ("avx512f", has!("avx512f")),
+        ("avx512bw", has!("avx512bw")),
+        ("avx512vl", has!("avx512vl")),
+        ("avx512dq", has!("avx512dq")),
+        ("avx512vbmi", has!("avx512vbmi")),
+        ("avx512bf16", has!("avx512bf16")),
+        ("avx512fp16", has!("avx512fp16")),
+        ("gfni", has!("gfni")),
+    ]
+}
+
+#[cfg(target_arch = "aarch64")]
+fn cpu_features() -> Vec<(&'static str, bool)> {
+    use std::arch::is_aarch64_feature_detected as has;
+    vec![
+        ("neon", has!("neon")),
+        ("fp16", has!("fp16")),
+        ("bf16", has!("bf16")),
+        ("fhm", has!("fhm")),
+        ("dotprod", has!("dotprod")),
+        ("i8mm", has!("i8mm")),
+        ("sve", has!("sve")),
+        ("sve2", has!("sve2")),
+    ]
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+fn cpu_features() -> Vec<(&'static str, bool)> {
+    Vec::new()
+}
+
+fn cpu_model() -> Option<String> {
+    let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("model name"))?;
+    Some(line.split_once(':')?.1.trim().to_string())
+}
+
+// ---------------------------------------------------------------------------------------
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: throughput [--quick] [--backend NAME]... [--pair NAME]...\n\
+         \n  --quick         skip the DRAM-sized (16 Mi element) slices\
+         \n  --backend NAME  time only this backend (repeatable; comma lists work); Scalar\
+         \n                  is still the reference of the correctness check\
+         \n  --pair NAME     run only pairs whose name contains NAME (repeatable), e.g.\
+         \n                  f32_to_f16, bf16, _to_f64\
+         \n\nbackends available here: {}\npairs: {}",
+        Backend::available()
+            .map(|b| b.name())
+            .collect::<Vec<_>>()
+            .join(", "),
+        PAIR_NAMES.join(", ")
+    );
+    exit(2)
+}
+
+fn parse_args() -> Config {
+    let mut quick = false;
+    let mut backends = Vec::new();
+    let mut pairs = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--quick" => quick = true,
+            "--backend" | "--pair" => {
+                let Some(v) = args.next() else { usage() };
+                for item in v.split(',').filter(|s| !s.is_empty()) {
+                    if a == "--pair" {
+                        if !PAIR_NAMES.iter().any(|p| p.contains(item)) {
+                            eprintln!("error: no pair name contains {item:?}");
+                            usage();
+                        }
+                        pairs.push(item.to_string());
+                        continue;
+                    }
+                    match Backend::from_name(item) {
+                        Some(b) if b.is_available() => backends.push(b),
+                        Some(b) => {
+                            eprintln!("error: this CPU cannot run backend {b}");
+                            usage();
+                        }
+                        None => {
+                            eprintln!("error: unknown backend {item:?}");
+                            usage();
+                        }
+                    }
+                }
+            }
+            "--bench" => {} // passed by `cargo bench --example`-style runners; ignore
+            "-h" | "--help" => usage(),
+            _ => {
+                eprintln!("error: unknown argument {a:?}");
+                usage();
+            }
+        }
+    }
+    if backends.is_empty() {
+        backends = Backend::available().collect();
+    }
+    // Best first, as `Backend::ALL` lists them.
+    backends.sort_by_key(|b| Backend::ALL.iter().position(|x| x == b));
+    backends.dedup();
+    let batch = Duration::from_millis(20);
+    let mut sizes = vec![
+        Size {
+            label: "L1-sized",
+            n: 1 << 10,
+            budget: Budget { batches: 7, batch },
+        },
+        Size {
+            label: "L2-sized",
+            n: 1 << 16,
+            budget: Budget { batches: 7, batch },
+        },
+    ];
+    if !quick {
+        sizes.push(Size {
+            label: "DRAM-sized",
+            n: 1 << 24,
+            budget: Budget { batches: 5, batch },
+        });
+    }
+    Config {
+        sizes,
+        backends,
+        pairs,
+    }
+}
+
+fn main() {
+    let cfg = parse_args();
+    let started = Instant::now();
+
+    println!(
+        "vcvt {} throughput ({}, {} build)",
+        env!("CARGO_PKG_VERSION"),
+        std::env::consts::ARCH,
+        if cfg!(debug_assertions) {
+            "DEBUG -- numbers are meaningless, use --release"
+        } else {
+            "release"
+        }
+    );
+    if let Some(m) = cpu_model() {
+        println!("CPU: {m}");
+    }
+    let feats = cpu_features();
+    let list = |want: bool| {
+        let v: Vec<&str> = feats.iter().filter(|f| f.1 == want).map(|f| f.0).collect();
+        if v.is_empty() {
+            "-".to_string()
+        } else {
+            v.join(" ")
+        }
+    };
+    println!("CPU features: {}", list(true));
+    println!("  not present: {}", list(false));
+    let env = match std::env::var(vcvt::ENV_VAR) {
+        Ok(v) if !v.is_empty() => format!("forced by {}={v}", vcvt::ENV_VAR),
+        _ => "auto-detected".to_string(),
+    };
+    println!(
+        "backends available: {}; active: {} ({env}); timing: {}",
+        Backend::available()
+            .map(|b| b.name())
+            .collect::<Vec<_>>()
+            .join(", "),
+        Backend::active(),
+        cfg.backends
+            .iter()
+            .map(|b| b.name())
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+
+    print!(
+        "correctness vs scalar (random in-range values, specials, subnormals, ties, random bits; widening: every code; every overflow policy; sub-slices at offsets 0..4): "
+    );
+    // Flush so that the line is out before a mismatch report on stderr.
+    let _ = std::io::stdout().flush();
+    all_pairs(&cfg, &mut Phase::Check);
+    let others: Vec<&str> = cfg
+        .backends
+        .iter()
+        .filter(|&&b| b != Backend::Scalar)
+        .map(|b| b.name())
+        .collect();
+    if others.is_empty() {
+        println!("nothing to check (only scalar selected)");
+    } else {
+        println!("{} checked", others.join(", "));
+    }
+
+    println!();
+    println!("el/ns  = elements converted per nanosecond");
+    println!("GB/s   = (source bytes read + destination bytes written) / time, 1 GB = 1e9 bytes");
+    println!("memcpy = copy_from_slice of the SOURCE's byte count (n x source element size),");
+    println!("         timed right after the row's conversions; its el/ns is n / time, its GB/s");
+    println!("         counts its reads + writes (2 x source bytes)");
+    println!("best/memcpy = best backend's GB/s / memcpy's GB/s;  * = the active backend");
+    println!("Each timed output is also compared with scalar's before it is timed.");
+
+    for size in &cfg.sizes {
+        print_header(&cfg, size);
+        all_pairs(&cfg, &mut Phase::Time(size));
+    }
+    println!();
+    println!("total time {:.1} s", started.elapsed().as_secs_f64());
+}
