@@ -198,12 +198,26 @@ pub(crate) fn widen_f32<F: Format>(c: u32) -> u32 {
 
 /// The exact IEEE conversion of f32 bits to f64 bits (a NaN keeps its sign and payload and
 /// becomes quiet).
+///
+/// Integer-only on purpose: a float `as f64` would flush f32 subnormals (BF16 subnormals
+/// widen to them) under MXCSR.DAZ or FPCR.FZ, and the contract must not depend on either.
 #[inline(always)]
 pub(crate) fn f32_bits_to_f64_bits(x: u32) -> u64 {
-    if x & 0x7FFF_FFFF > 0x7F80_0000 {
-        // Rust does not promise NaN payloads through `as`, so move them by hand.
-        ((x as u64 >> 31) << 63) | 0x7FF8_0000_0000_0000 | ((x as u64 & 0x003F_FFFF) << 29)
+    let sign = ((x >> 31) as u64) << 63;
+    let a = x & 0x7FFF_FFFF;
+    sign | if a > 0x7F80_0000 {
+        // NaN: payload moved to the top of the f64 fraction, quiet bit set.
+        0x7FF8_0000_0000_0000 | ((a as u64 & 0x003F_FFFF) << 29)
+    } else if a == 0x7F80_0000 {
+        0x7FF0_0000_0000_0000
+    } else if a >= 0x0080_0000 {
+        // Normal: the fields move up 29 bits and the exponent is re-biased by 1023 - 127.
+        ((a as u64) << 29) + ((1023 - 127) << 52)
+    } else if a == 0 {
+        0
     } else {
-        (f32::from_bits(x) as f64).to_bits()
+        // Subnormal a * 2^-149 with its leading one at bit p: f64 exponent p - 149.
+        let p = 31 - a.leading_zeros();
+        ((p as u64 + 1023 - 149) << 52) | (((a as u64) << (52 - p)) & 0x000F_FFFF_FFFF_FFFF)
     }
 }

@@ -8,7 +8,19 @@ use vcvt::{Backend, F16, Options};
 
 /// Runs the `child` test of this binary with `VCVT_BACKEND` set to `value`.
 fn run_child(value: Option<&str>, expect: &str) -> std::process::Output {
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    // Under emulation (qemu-user without binfmt_misc) the child must go through the same
+    // runner as this binary: `VCVT_TEST_RUNNER`, e.g. "qemu-aarch64 -L /usr/aarch64-linux-gnu".
+    let exe = std::env::current_exe().unwrap();
+    let runner = std::env::var("VCVT_TEST_RUNNER").unwrap_or_default();
+    let mut words = runner.split_whitespace();
+    let mut cmd = match words.next() {
+        Some(prog) => {
+            let mut c = Command::new(prog);
+            c.args(words).arg(&exe);
+            c
+        }
+        None => Command::new(&exe),
+    };
     cmd.args(["--exact", "child", "--nocapture", "--test-threads=1"])
         .env("VCVT_OVERRIDE_CHILD", expect)
         .env_remove("VCVT_BACKEND");
