@@ -31,8 +31,8 @@ pub enum Backend {
     /// x86-64 with AVX2, FMA and F16C (Haswell, Zen 1 and later). Name: `avx2`.
     #[cfg(target_arch = "x86_64")]
     Avx2,
-    /// x86-64 with AVX-512 F, BW, VL and DQ (Skylake-X, Zen 4 and later); uses AVX512_BF16
-    /// inside where the CPU has it. Name: `avx512`.
+    /// x86-64 with AVX-512 F, BW, VL and DQ (Skylake-X, Zen 4 and later), plus the AVX2 tier's
+    /// features. Name: `avx512`.
     #[cfg(target_arch = "x86_64")]
     Avx512,
     /// aarch64 base AdvSIMD (every ARMv8-A core). Name: `neon`.

@@ -1,3 +1,681 @@
-//! PLACEHOLDER: this tier still runs the Scalar kernels; its SIMD kernels are being written.
+//! The `Avx512` backend: AVX-512 F/BW/VL/DQ kernels (plus F16C, which every such CPU has).
+//!
+//! Every kernel gives exactly the bits of [`crate::codec`] for every input, whatever MXCSR
+//! holds: each rounding instruction carries its rounding mode in the instruction (`{rn-sae}`
+//! or `{rz-sae}`), and every place where flush-to-zero (FTZ) or denormals-are-zero (DAZ)
+//! could touch a value is either unreachable or cannot change the result (argued at each
+//! step below).
+//!
+//! # Loops
+//!
+//! A kernel converts 64 elements per iteration (four 16-lane vectors, so that the
+//! independent chains hide latency and a 64-element call is one iteration), then at most four
+//! 16-lane steps with masked loads and stores for the rest. Masked-off lanes are neither
+//! read nor written (AVX-512 masked accesses do not fault on them), so no kernel touches
+//! memory outside its slices. Loads and stores are unaligned. The overflow policy is a const
+//! generic, chosen once per call by the table entry. The block loops prefetch the source
+//! 2 KiB ahead (only lines inside the source): with long loop bodies the core otherwise
+//! keeps too few DRAM reads in flight on large slices.
+//!
+//! # Narrowing f32
+//!
+//! * **F16**: `VCVTPS2PH {rn}` is the IEEE conversion the codec specifies (RNE, subnormals
+//!   kept, NaN: sign, top 10 payload bits, quiet bit). Its result does not depend on DAZ
+//!   either: a denormal f32 is below 2^-126, far under half the smallest F16 subnormal
+//!   (2^-25), so it gives ±0 whether it is read as itself or as zero. `Saturate` turns the
+//!   code 0x7C00 (what overflow and ±Inf give; NaN codes are above it) into 0x7BFF.
+//! * **BF16**: integer RNE on the bits, `(x + 0x7FFF + ((x >> 16) & 1)) >> 16`, which is
+//!   exact for every finite input and ±Inf, subnormals included (no float instruction, so
+//!   no DAZ); NaN lanes take `(x >> 16) | 0x40` instead. `Saturate` first clamps the
+//!   magnitude to 0x7F7F7FFF, the largest f32 that rounds to BF16 MAX.
+//! * **F8E4M3, F8E5M2**: two candidate codes per lane, each exact in its own range, merged
+//!   with an unsigned minimum:
+//!   - *normal range* (|x| at least the target's smallest normal `2^emin`): integer RNE of
+//!     the bits re-biased to the target, `(a - (E0 << 23) + half - 1 + lsb) >> s` plus
+//!     `1 << MAN_BITS`, where `E0` is the f32 exponent field of `2^emin`. A carry out of
+//!     the fraction moves into the exponent, as rounding into the next binade must. Below
+//!     `2^emin` the subtraction wraps, so this candidate is huge (or, within half a
+//!     quantum under `2^emin`, exactly the smallest normal, which is then right).
+//!   - *subnormal range*: `cvtps2dq {rn}(|x| * 2^(BIAS + MAN_BITS - 1))`, the number of
+//!     subnormal quanta rounded to nearest even. The multiply by a power of two is exact
+//!     (its result is normal whenever it matters; a denormal input or a flushed result is
+//!     below a quarter quantum, which rounds to 0 anyway). At or above `2^emin` this
+//!     candidate counts finer quanta than the code does, so it is at least the code;
+//!     overflowing the integer range gives 0x80000000, also large.
+//!
+//!   So the minimum is the rounded code everywhere. Then overflow: `NonSaturating` takes
+//!   `min(code, OVERFLOW_NONSAT)` (anything above MAX, ±Inf and NaN produce codes above
+//!   it); `Saturate` clamps the magnitude before rounding to the largest value that rounds
+//!   to MAX (464 for E4M3, which is the tie that rounds to 448; 57344 for E5M2). NaN lanes
+//!   (found with an unordered compare, which DAZ cannot affect) get the format's NaN code,
+//!   except for E4M3 `NonSaturating`, where the minimum already gives 0x7F. The sign is OR-ed
+//!   in last. This never rounds through F16, so there is no double rounding.
+//!
+//! # Narrowing f64: one rounding
+//!
+//! The f64 is first rounded to *odd* into f32: `vcvtpd2ps {rz}` truncates, and if
+//! converting back does not give the source, the f32's lowest bit is set. Round-to-odd to
+//! a precision with at least two more bits than the target, followed by RNE to the target,
+//! equals a single RNE, and f32 has 13 or more bits more than every target in every range
+//! that matters. Values above f32::MAX truncate to f32::MAX (odd, inexact), which overflows
+//! every target as the source does; NaN stays NaN with the top payload bits the targets
+//! keep. Then the f32 kernel above runs.
+//!
+//! FTZ can flush a truncated result below 2^-126 (and DAZ can read a denormal f64 as zero).
+//! For F16, E4M3 and E5M2 that range rounds to ±0 anyway. BF16 has subnormals down to
+//! 2^-133, so for |x| < 2^-126 the BF16 code is computed directly as
+//! `cvtpd2dq {rn}(|x| * 2^133)` (exact scaling; the result is normal) and put back as the
+//! already-rounded f32 `sign | code << 16`, which the BF16 step leaves unchanged.
+//!
+//! # Widening
+//!
+//! * **F16 → f32**: `VCVTPH2PS`, exact, NaN quieted with payload kept; it ignores MXCSR.
+//! * **BF16 → f32**: zero-extend and shift left by 16 (integer only).
+//! * **F8E5M2 → f32**: `code << 8` is the F16 with the same value (same exponent field,
+//!   fraction padded with zeros), then `VCVTPH2PS`.
+//! * **F8E4M3 → f32**: `(code & 0x7F) << 7 | (code & 0x80) << 8` is the F16 of the E4M3 value
+//!   times 2^-8 (E4M3 re-biased from 7 to 15 with the same fraction; its subnormals land on
+//!   F16 subnormals with the same bits), so `VCVTPH2PS` and an exact multiply by 256 widen
+//!   every finite code; the products are normal f32, out of FTZ/DAZ reach. The NaN codes
+//!   `S.1111.111` (which the F16 reading makes ±480) are replaced by `0x7FC00000 | sign`.
+//! * **to f64**: widen to f32, then `VCVTPS2PD` (exact, NaN quieted with payload kept).
+//!   Only BF16 produces f32 denormals, which DAZ would flush in `VCVTPS2PD`: those lanes
+//!   are rebuilt as `cvtdq2pd(fraction bits) * 2^-149` (exact, normal f64) with the sign.
 
-pub(crate) use crate::arch::scalar::KERNELS;
+use core::arch::x86_64::*;
+
+use crate::Overflow;
+use crate::arch::{Kernels, RawKernel};
+use crate::element::{PAIRS, narrow_index, widen_index};
+
+/// Format numbers, as in the table indices.
+const F16: u8 = 0;
+const BF16: u8 = 1;
+const E4M3: u8 = 2;
+const E5M2: u8 = 3;
+
+/// Round to nearest even, exceptions suppressed (overrides MXCSR.RC).
+const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+/// Round toward zero, exceptions suppressed (overrides MXCSR.RC).
+const RZ: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+
+/// Elements per unrolled main-loop iteration.
+const BLOCK: usize = 64;
+/// Elements per vector step (16 f32 lanes).
+const STEP: usize = 16;
+/// How far ahead of the block being converted the source is prefetched, in bytes.
+const PREFETCH: usize = 2048;
+
+/// Prefetches the `bytes` source bytes at `p + PREFETCH` if they lie inside the source,
+/// which ends at `end` (a hint: it never faults and changes no result). Large slices stream
+/// from DRAM, and a long loop body otherwise keeps few cache-line reads in flight.
+#[inline(always)]
+fn prefetch_ahead(p: *const u8, end: *const u8, bytes: usize) {
+    let ahead = p.wrapping_add(PREFETCH);
+    if (end as usize).saturating_sub(ahead as usize) >= bytes {
+        let mut o = 0;
+        while o < bytes {
+            // SAFETY: prefetching is a hint that does not access memory architecturally, and
+            // the line lies inside the source slice anyway (checked above).
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(o).cast()) };
+            o += 64;
+        }
+    }
+}
+
+/// A 32-bit pattern as the `i32` that the `set1` intrinsics take.
+#[inline(always)]
+const fn c32(x: u32) -> i32 {
+    x as i32
+}
+
+/// Mask of the first `n` of 16 lanes, `n <= 16`.
+#[inline(always)]
+fn mask16(n: usize) -> __mmask16 {
+    debug_assert!(n <= STEP);
+    ((1u32 << n) - 1) as __mmask16
+}
+
+// ---------------------------------------------------------------------------------------
+// Narrowing, one 16-lane vector at a time
+// ---------------------------------------------------------------------------------------
+
+/// 16 f32 to F16 codes.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+fn f16_from_f32<const SAT: bool>(x: __m512i) -> __m256i {
+    let h = _mm512_cvtps_ph::<RNE>(_mm512_castsi512_ps(x));
+    if SAT {
+        // Magnitude 0x7C00 is ±Inf, which only overflow or an infinite source produce
+        // (NaN magnitudes are above it); one less is ±MAX.
+        let mag = _mm256_and_si256(h, _mm256_set1_epi16(0x7FFF));
+        let inf = _mm256_cmpeq_epi16_mask(mag, _mm256_set1_epi16(0x7C00));
+        _mm256_mask_sub_epi16(h, inf, h, _mm256_set1_epi16(1))
+    } else {
+        h
+    }
+}
+
+/// 16 f32 to BF16 codes, in the high half of each 32-bit lane.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+fn bf16_from_f32<const SAT: bool>(x: __m512i) -> __m512i {
+    // Unordered compare of x with itself: true exactly for NaN (DAZ cannot make a NaN).
+    let nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(_mm512_castsi512_ps(x), _mm512_castsi512_ps(x));
+    let y = if SAT {
+        // Clamp |x| to 0x7F7F7FFF, the largest f32 below the tie 0x7F7F8000 that would round
+        // up to Inf. As signed integers positive floats are positive and negative floats
+        // negative, so the signed minimum clamps only positive lanes; after it every positive
+        // lane is below 0x80000000, so the unsigned minimum with 0xFF7F7FFF clamps only
+        // negative lanes.
+        let p = _mm512_min_epi32(x, _mm512_set1_epi32(0x7F7F_7FFF));
+        _mm512_min_epu32(p, _mm512_set1_epi32(c32(0xFF7F_7FFF)))
+    } else {
+        x
+    };
+    // RNE of the top 16 bits: add half - 1, plus 1 if the kept part is odd. For |y| up to
+    // 0x7F800000 (Inf) the sum stays below the sign bit, and the carry into the exponent is
+    // exactly rounding up into the next binade (or to Inf).
+    let lsb = _mm512_and_si512(_mm512_srli_epi32::<16>(y), _mm512_set1_epi32(1));
+    let r = _mm512_add_epi32(_mm512_add_epi32(y, _mm512_set1_epi32(0x7FFF)), lsb);
+    // NaN: the top 16 bits with the quiet bit (0x00400000 in f32) set.
+    _mm512_mask_or_epi32(r, nan, x, _mm512_set1_epi32(0x0040_0000))
+}
+
+/// `v >> (23 - MAN_BITS)` for the fp8 format `FMT` (an immediate shift).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+fn shr_frac<const FMT: u8>(v: __m512i) -> __m512i {
+    if FMT == E4M3 {
+        _mm512_srli_epi32::<20>(v)
+    } else {
+        _mm512_srli_epi32::<21>(v)
+    }
+}
+
+/// 16 f32 to F8E4M3 (`FMT == E4M3`) or F8E5M2 codes, in the low byte of each 32-bit lane.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+fn fp8_from_f32<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
+    let e4m3 = FMT == E4M3;
+    // MAN_BITS, the f32 fraction bits dropped, the f32 exponent field of the smallest
+    // normal (127 - BIAS + 1), the scale from value to subnormal quanta (2^(BIAS+MAN-1)).
+    let man: u32 = if e4m3 { 3 } else { 2 };
+    let e0: u32 = if e4m3 { 121 } else { 113 };
+    let quanta: f32 = if e4m3 { 512.0 } else { 65536.0 };
+    // Largest magnitude that rounds to MAX (Saturate clamps to it): 464 (the tie rounding
+    // down to 448) for E4M3; 57344 itself for E5M2 (the tie above it rounds up to Inf).
+    let sat_limit: u32 = if e4m3 { 0x43E8_0000 } else { 0x4760_0000 };
+    let nan_code: i32 = if e4m3 { 0x7F } else { 0x7E };
+    let nonsat_code: i32 = if e4m3 { 0x7F } else { 0x7C };
+
+    let a = _mm512_and_si512(x, _mm512_set1_epi32(0x7FFF_FFFF));
+    let a = if SAT {
+        // Unsigned minimum on the magnitude (NaN lanes are fixed at the end).
+        _mm512_min_epu32(a, _mm512_set1_epi32(c32(sat_limit)))
+    } else {
+        a
+    };
+
+    // Normal-range candidate: RNE at bit s = 23 - MAN_BITS of a re-biased to the target.
+    let s = 23 - man;
+    let lsb = _mm512_and_si512(shr_frac::<FMT>(a), _mm512_set1_epi32(1));
+    // a - (e0 << 23) + half - 1 + lsb, wrapping: below the smallest normal it goes
+    // negative, i.e. huge as unsigned, which keeps this candidate out of the minimum.
+    let k = ((1u32 << (s - 1)) - 1).wrapping_sub(e0 << 23);
+    let t = _mm512_add_epi32(_mm512_add_epi32(a, _mm512_set1_epi32(c32(k))), lsb);
+    let t = shr_frac::<FMT>(t);
+    // The exponent field counted from e0 starts at 1 for the smallest normal.
+    let normal = _mm512_add_epi32(t, _mm512_set1_epi32(1 << man));
+
+    // Subnormal-range candidate: |x| in quanta, rounded to nearest even by the instruction.
+    let q = _mm512_mul_round_ps::<RNE>(_mm512_castsi512_ps(a), _mm512_set1_ps(quanta));
+    let sub = _mm512_cvt_roundps_epi32::<RNE>(q);
+
+    let code = _mm512_min_epu32(normal, sub);
+    let code = if SAT {
+        // The clamp keeps finite codes at or below MAX; NaN lanes get the NaN code.
+        let nan =
+            _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(_mm512_castsi512_ps(x), _mm512_castsi512_ps(x));
+        _mm512_mask_mov_epi32(code, nan, _mm512_set1_epi32(nan_code))
+    } else {
+        // Overflow, ±Inf and NaN all give codes above MAX: the overflow code.
+        let code = _mm512_min_epu32(code, _mm512_set1_epi32(nonsat_code));
+        if e4m3 {
+            // E4M3's overflow code is its NaN code already.
+            code
+        } else {
+            let nan =
+                _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(_mm512_castsi512_ps(x), _mm512_castsi512_ps(x));
+            _mm512_mask_mov_epi32(code, nan, _mm512_set1_epi32(nan_code))
+        }
+    };
+    // code | ((x >> 24) & 0x80): the sign moves to bit 7 (ternary-logic table A | (B & C)).
+    _mm512_ternarylogic_epi32::<0xF8>(code, _mm512_srli_epi32::<24>(x), _mm512_set1_epi32(0x80))
+}
+
+/// 16 f32 lanes narrowed to format `FMT`: 16-bit codes (F16, BF16) or 8-bit codes in the low
+/// bits of 32-bit lanes. F16 comes back in a 256-bit vector, the others in 32-bit lanes.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+fn narrow16<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
+    match FMT {
+        F16 => _mm512_castsi256_si512(f16_from_f32::<SAT>(x)),
+        BF16 => bf16_from_f32::<SAT>(x),
+        _ => fp8_from_f32::<FMT, SAT>(x),
+    }
+}
+
+/// Rounds 8 f64 to odd in f32 (see the module docs).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+fn f32_odd_from_f64(x: __m512d) -> __m256i {
+    let t = _mm512_cvt_roundpd_ps::<RZ>(x);
+    // Inexact (or NaN): the conversion back differs. Setting the lowest bit then makes the
+    // truncated value odd, which records "strictly between" for the next rounding.
+    let back = _mm512_cvtps_pd(t);
+    let inexact = _mm512_cmp_pd_mask::<_CMP_NEQ_UQ>(back, x);
+    let t = _mm256_castps_si256(t);
+    _mm256_mask_or_epi32(t, inexact, t, _mm256_set1_epi32(1))
+}
+
+/// For BF16 from f64: lanes with |x| < 2^-126 and their exact BF16 magnitude code.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+fn bf16_tiny_from_f64(x: __m512d) -> (__mmask8, __m256i) {
+    let a = _mm512_and_si512(
+        _mm512_castpd_si512(x),
+        _mm512_set1_epi64(0x7FFF_FFFF_FFFF_FFFF),
+    );
+    // 2^-126 has the f64 exponent field 1023 - 126 = 0x381.
+    let tiny = _mm512_cmplt_epu64_mask(a, _mm512_set1_epi64(0x3810_0000_0000_0000));
+    // |x| * 2^133 counts BF16 subnormal quanta (2^-133); exact power-of-two scaling, then
+    // one RNE to an integer. Only tiny lanes use it.
+    let scale = _mm512_set1_pd(f64::from_bits((1023 + 133) << 52));
+    let q = _mm512_mul_round_pd::<RNE>(_mm512_castsi512_pd(a), scale);
+    (tiny, _mm512_cvt_roundpd_epi32::<RNE>(q))
+}
+
+/// 16 f64 (two vectors) to f32 bits from which the f32 step of format `FMT` gives the single
+/// RNE result.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+fn f32_from_f64_pair<const FMT: u8>(x0: __m512d, x1: __m512d) -> __m512i {
+    let lo = f32_odd_from_f64(x0);
+    let hi = f32_odd_from_f64(x1);
+    let odd = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi);
+    if FMT == BF16 {
+        let (k0, c0) = bf16_tiny_from_f64(x0);
+        let (k1, c1) = bf16_tiny_from_f64(x1);
+        let tiny = _mm512_kunpackb(k1.into(), k0.into());
+        let code = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(c0), c1);
+        // (code << 16) | sign, the sign taken from the odd-rounded lane (a flushed or
+        // DAZ-read value keeps its sign): ternary-logic table (A & B) | C.
+        let fixed = _mm512_ternarylogic_epi32::<0xEA>(
+            odd,
+            _mm512_set1_epi32(c32(0x8000_0000)),
+            _mm512_slli_epi32::<16>(code),
+        );
+        _mm512_mask_mov_epi32(odd, tiny, fixed)
+    } else {
+        odd
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Narrowing loops
+// ---------------------------------------------------------------------------------------
+
+/// Stores the 64 codes of four `narrow16` results at `dst` (64 elements of format `FMT`).
+///
+/// # Safety
+/// `dst` must be valid for writing 64 elements of the format.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn store64<const FMT: u8>(dst: *mut u8, v: [__m512i; 4]) {
+    match FMT {
+        F16 => {
+            for (j, h) in v.into_iter().enumerate() {
+                // SAFETY: 16 codes of 2 bytes at element 16*j < 64; in bounds by contract.
+                unsafe { _mm256_storeu_si256(dst.add(32 * j).cast(), _mm512_castsi512_si256(h)) };
+            }
+        }
+        BF16 => {
+            // The codes are the high (odd) 16-bit halves: gather them from two vectors.
+            let idx = _mm512_set_epi16(
+                63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37, 35, 33, 31, 29, 27, 25, 23,
+                21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1,
+            );
+            let p0 = _mm512_permutex2var_epi16(v[0], idx, v[1]);
+            let p1 = _mm512_permutex2var_epi16(v[2], idx, v[3]);
+            // SAFETY: 2 x 32 codes of 2 bytes = 64 elements; in bounds by contract.
+            unsafe {
+                _mm512_storeu_si512(dst.cast(), p0);
+                _mm512_storeu_si512(dst.add(64).cast(), p1);
+            }
+        }
+        _ => {
+            // Codes are below 0x100: two saturating packs keep them. Within each 128-bit
+            // lane the bytes end up as [v0 v1 v2 v3] (4 each), so dword j of the result
+            // must come from dword 4 * (j % 4) + j / 4.
+            let w0 = _mm512_packus_epi32(v[0], v[1]);
+            let w1 = _mm512_packus_epi32(v[2], v[3]);
+            let b = _mm512_packus_epi16(w0, w1);
+            let idx = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+            // SAFETY: 64 one-byte codes; in bounds by contract.
+            unsafe { _mm512_storeu_si512(dst.cast(), _mm512_permutexvar_epi32(idx, b)) };
+        }
+    }
+}
+
+/// Stores the first `n` (at most 16) codes of one `narrow16` result at `dst`.
+///
+/// # Safety
+/// `dst` must be valid for writing `n` elements of the format.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn store_tail<const FMT: u8>(dst: *mut u8, k: __mmask16, v: __m512i) {
+    // SAFETY: the mask enables exactly the lanes the caller may write; masked-off lanes are
+    // not accessed.
+    unsafe {
+        match FMT {
+            F16 => _mm256_mask_storeu_epi16(dst.cast(), k, _mm512_castsi512_si256(v)),
+            BF16 => _mm512_mask_cvtepi32_storeu_epi16(dst.cast(), k, _mm512_srli_epi32::<16>(v)),
+            _ => _mm512_mask_cvtepi32_storeu_epi8(dst.cast(), k, v),
+        }
+    }
+}
+
+/// Bytes per element of format `FMT`.
+const fn narrow_size(fmt: u8) -> usize {
+    if fmt == F16 || fmt == BF16 { 2 } else { 1 }
+}
+
+/// Narrows `len` f32 to format `FMT`.
+///
+/// # Safety
+/// [`RawKernel`] contract, and the CPU has this backend's features.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn narrow_f32<const FMT: u8, const SAT: bool>(src: *const u8, dst: *mut u8, len: usize) {
+    let src = src.cast::<f32>();
+    let size = narrow_size(FMT);
+    let mut i = 0;
+    let end = src.wrapping_add(len).cast::<u8>();
+    while len - i >= BLOCK {
+        prefetch_ahead(src.wrapping_add(i).cast(), end, BLOCK * 4);
+        // SAFETY: elements i..i+64 are in bounds of both slices (len - i >= 64).
+        unsafe {
+            let p = src.add(i);
+            let v = [
+                narrow16::<FMT, SAT>(_mm512_loadu_si512(p.cast())),
+                narrow16::<FMT, SAT>(_mm512_loadu_si512(p.add(16).cast())),
+                narrow16::<FMT, SAT>(_mm512_loadu_si512(p.add(32).cast())),
+                narrow16::<FMT, SAT>(_mm512_loadu_si512(p.add(48).cast())),
+            ];
+            store64::<FMT>(dst.add(i * size), v);
+        }
+        i += BLOCK;
+    }
+    while i < len {
+        let k = mask16((len - i).min(STEP));
+        // SAFETY: the mask covers elements i..min(i+16, len) only; the rest are not accessed.
+        unsafe {
+            let x = _mm512_maskz_loadu_epi32(k, src.add(i).cast());
+            store_tail::<FMT>(dst.add(i * size), k, narrow16::<FMT, SAT>(x));
+        }
+        i += STEP;
+    }
+}
+
+/// Narrows `len` f64 to format `FMT` with a single rounding.
+///
+/// # Safety
+/// [`RawKernel`] contract, and the CPU has this backend's features.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn narrow_f64<const FMT: u8, const SAT: bool>(src: *const u8, dst: *mut u8, len: usize) {
+    let src = src.cast::<f64>();
+    let size = narrow_size(FMT);
+    let mut i = 0;
+    let end = src.wrapping_add(len).cast::<u8>();
+    while len - i >= BLOCK {
+        prefetch_ahead(src.wrapping_add(i).cast(), end, BLOCK * 8);
+        // SAFETY: elements i..i+64 are in bounds of both slices (len - i >= 64).
+        unsafe {
+            let p = src.add(i);
+            let mut v = [_mm512_setzero_si512(); 4];
+            for (j, o) in v.iter_mut().enumerate() {
+                let x0 = _mm512_loadu_pd(p.add(16 * j));
+                let x1 = _mm512_loadu_pd(p.add(16 * j + 8));
+                *o = narrow16::<FMT, SAT>(f32_from_f64_pair::<FMT>(x0, x1));
+            }
+            store64::<FMT>(dst.add(i * size), v);
+        }
+        i += BLOCK;
+    }
+    while i < len {
+        let k = mask16((len - i).min(STEP));
+        // SAFETY: each half-mask covers only elements below len; the rest are not accessed.
+        unsafe {
+            let x0 = _mm512_maskz_loadu_pd(k as __mmask8, src.add(i));
+            let x1 = _mm512_maskz_loadu_pd((k >> 8) as __mmask8, src.add(i + 8));
+            let x = f32_from_f64_pair::<FMT>(x0, x1);
+            store_tail::<FMT>(dst.add(i * size), k, narrow16::<FMT, SAT>(x));
+        }
+        i += STEP;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Widening
+// ---------------------------------------------------------------------------------------
+
+/// Loads 16 codes of format `FMT` (masked by `k`) into the layout `widen16` takes: 16-bit
+/// lanes of a 256-bit vector for F16/BF16, bytes of a 128-bit vector (in the low part) for
+/// fp8.
+///
+/// # Safety
+/// `src` must be valid for reading the lanes enabled in `k`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn load16<const FMT: u8>(src: *const u8, k: __mmask16) -> __m256i {
+    // SAFETY: only lanes enabled in `k` are read (the caller's guarantee).
+    unsafe {
+        if FMT == F16 || FMT == BF16 {
+            _mm256_maskz_loadu_epi16(k, src.cast())
+        } else {
+            _mm256_castsi128_si256(_mm_maskz_loadu_epi8(k, src.cast()))
+        }
+    }
+}
+
+/// 16 codes of format `FMT` to f32 bits.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+fn widen16<const FMT: u8>(c: __m256i) -> __m512i {
+    match FMT {
+        F16 => _mm512_castps_si512(_mm512_cvtph_ps(c)),
+        BF16 => _mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(c)),
+        E5M2 => {
+            // E5M2 is F16 with the low 8 fraction bits cut off: `code << 8` is that F16.
+            let h = _mm256_slli_epi16::<8>(_mm256_cvtepu8_epi16(_mm256_castsi256_si128(c)));
+            _mm512_castps_si512(_mm512_cvtph_ps(h))
+        }
+        _ => {
+            let b = _mm256_castsi256_si128(c);
+            // Sign-extended to 16 bits and shifted left by 7, the fraction and exponent land
+            // in F16's low 14 bits and the sign fills bits 14 and 15; clearing bit 14 leaves
+            // `(code & 0x7F) << 7 | (code & 0x80) << 8`: the F16 of value * 2^-8.
+            let h = _mm256_slli_epi16::<7>(_mm256_cvtepi8_epi16(b));
+            let h = _mm256_and_si256(h, _mm256_set1_epi16(c32(0xBFFF) as i16));
+            let f = _mm512_mul_round_ps::<RNE>(_mm512_cvtph_ps(h), _mm512_set1_ps(256.0));
+            // NaN codes: the low 7 bits all ones, i.e. code | 0x80 == 0xFF.
+            let nan = _mm_cmpeq_epi8_mask(_mm_or_si128(b, _mm_set1_epi8(c32(0x80) as i8)), {
+                _mm_set1_epi8(-1)
+            });
+            // NaN lanes: (f & sign) | 0x7FC00000 (ternary-logic table (A & B) | C).
+            _mm512_mask_ternarylogic_epi32::<0xEA>(
+                _mm512_castps_si512(f),
+                nan,
+                _mm512_set1_epi32(c32(0x8000_0000)),
+                _mm512_set1_epi32(0x7FC0_0000),
+            )
+        }
+    }
+}
+
+/// Widens 8 f32 (as bits, from a BF16) to f64 without relying on DAZ being clear.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+fn f64_from_f32_bits<const FMT: u8>(x: __m256i) -> __m512d {
+    let d = _mm512_cvtps_pd(_mm256_castsi256_ps(x));
+    if FMT == BF16 {
+        // Exponent field zero: zero or denormal (which DAZ would read as zero). The value is
+        // fraction * 2^-149: exact integer conversion and power-of-two scaling, a normal
+        // f64; the sign comes from `d` (a DAZ-read denormal keeps its sign).
+        let sub = _mm256_testn_epi32_mask(x, _mm256_set1_epi32(0x7F80_0000));
+        let frac = _mm256_and_si256(x, _mm256_set1_epi32(0x007F_FFFF));
+        let scale = _mm512_set1_pd(f64::from_bits((1023 - 149) << 52));
+        let m = _mm512_mul_round_pd::<RNE>(_mm512_cvtepi32_pd(frac), scale);
+        // (d & sign) | m (ternary-logic table (A & B) | C).
+        _mm512_castsi512_pd(_mm512_mask_ternarylogic_epi64::<0xEA>(
+            _mm512_castpd_si512(d),
+            sub,
+            _mm512_set1_epi64(i64::MIN),
+            _mm512_castpd_si512(m),
+        ))
+    } else {
+        d
+    }
+}
+
+/// Widens `len` codes of format `FMT` to f32 (`WIDE64 == false`) or f64.
+///
+/// # Safety
+/// [`RawKernel`] contract, and the CPU has this backend's features.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn widen<const FMT: u8, const WIDE64: bool>(src: *const u8, dst: *mut u8, len: usize) {
+    let size = narrow_size(FMT);
+    let mut i = 0;
+    let end = src.wrapping_add(len * size);
+    while len - i >= BLOCK {
+        prefetch_ahead(src.wrapping_add(i * size), end, BLOCK * size);
+        for j in 0..4 {
+            let e = i + 16 * j;
+            // SAFETY: elements e..e+16 are in bounds of both slices (len - i >= 64).
+            unsafe {
+                let c = load16::<FMT>(src.add(e * size), 0xFFFF);
+                store_wide::<FMT, WIDE64>(dst, e, 0xFFFF, widen16::<FMT>(c));
+            }
+        }
+        i += BLOCK;
+    }
+    while i < len {
+        let k = mask16((len - i).min(STEP));
+        // SAFETY: the mask covers elements i..min(i+16, len) only; the rest are not accessed.
+        unsafe {
+            let c = load16::<FMT>(src.add(i * size), k);
+            store_wide::<FMT, WIDE64>(dst, i, k, widen16::<FMT>(c));
+        }
+        i += STEP;
+    }
+}
+
+/// Stores 16 widened lanes (f32 bits `w`) as f32 or f64 at element `i` of `dst`, masked by
+/// `k`.
+///
+/// # Safety
+/// `dst` must be valid for writing the elements `i + j` for the lanes `j` enabled in `k`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn store_wide<const FMT: u8, const WIDE64: bool>(
+    dst: *mut u8,
+    i: usize,
+    k: __mmask16,
+    w: __m512i,
+) {
+    if WIDE64 {
+        let lo = f64_from_f32_bits::<FMT>(_mm512_castsi512_si256(w));
+        let hi = f64_from_f32_bits::<FMT>(_mm512_extracti64x4_epi64::<1>(w));
+        let p = dst.cast::<f64>().wrapping_add(i);
+        // SAFETY: the low and high half-masks enable only lanes the caller may write.
+        unsafe {
+            _mm512_mask_storeu_pd(p, k as __mmask8, lo);
+            _mm512_mask_storeu_pd(p.wrapping_add(8), (k >> 8) as __mmask8, hi);
+        }
+    } else {
+        let p = dst.cast::<f32>().wrapping_add(i);
+        // SAFETY: the mask enables only lanes the caller may write.
+        unsafe { _mm512_mask_storeu_epi32(p.cast(), k, w) };
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The table
+// ---------------------------------------------------------------------------------------
+
+/// Table entry: f32 to format `FMT`.
+///
+/// # Safety
+/// [`RawKernel`]: in particular the CPU has AVX-512 F/BW/VL/DQ, AVX2, FMA and F16C, which
+/// the dispatcher checks (`avx512_available`) before handing out this table.
+unsafe fn entry_narrow_f32<const FMT: u8>(src: *const u8, dst: *mut u8, len: usize, o: Overflow) {
+    // SAFETY: forwarded contract; the features are present (see above).
+    unsafe {
+        match o {
+            Overflow::Saturate => narrow_f32::<FMT, true>(src, dst, len),
+            Overflow::NonSaturating => narrow_f32::<FMT, false>(src, dst, len),
+        }
+    }
+}
+
+/// Table entry: f64 to format `FMT`.
+///
+/// # Safety
+/// As [`entry_narrow_f32`].
+unsafe fn entry_narrow_f64<const FMT: u8>(src: *const u8, dst: *mut u8, len: usize, o: Overflow) {
+    // SAFETY: forwarded contract; the features are present (see `entry_narrow_f32`).
+    unsafe {
+        match o {
+            Overflow::Saturate => narrow_f64::<FMT, true>(src, dst, len),
+            Overflow::NonSaturating => narrow_f64::<FMT, false>(src, dst, len),
+        }
+    }
+}
+
+/// Table entry: format `FMT` to f32 (`WIDE64 == false`) or f64.
+///
+/// # Safety
+/// As [`entry_narrow_f32`].
+unsafe fn entry_widen<const FMT: u8, const WIDE64: bool>(
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+    _o: Overflow,
+) {
+    // SAFETY: forwarded contract; the features are present (see `entry_narrow_f32`).
+    unsafe { widen::<FMT, WIDE64>(src, dst, len) }
+}
+
+const fn table() -> Kernels {
+    let mut t: [RawKernel; PAIRS] = [entry_narrow_f32::<F16>; PAIRS];
+    t[narrow_index(0, 0)] = entry_narrow_f32::<F16>;
+    t[narrow_index(0, 1)] = entry_narrow_f32::<BF16>;
+    t[narrow_index(0, 2)] = entry_narrow_f32::<E4M3>;
+    t[narrow_index(0, 3)] = entry_narrow_f32::<E5M2>;
+    t[narrow_index(1, 0)] = entry_narrow_f64::<F16>;
+    t[narrow_index(1, 1)] = entry_narrow_f64::<BF16>;
+    t[narrow_index(1, 2)] = entry_narrow_f64::<E4M3>;
+    t[narrow_index(1, 3)] = entry_narrow_f64::<E5M2>;
+    t[widen_index(0, 0)] = entry_widen::<F16, false>;
+    t[widen_index(0, 1)] = entry_widen::<BF16, false>;
+    t[widen_index(0, 2)] = entry_widen::<E4M3, false>;
+    t[widen_index(0, 3)] = entry_widen::<E5M2, false>;
+    t[widen_index(1, 0)] = entry_widen::<F16, true>;
+    t[widen_index(1, 1)] = entry_widen::<BF16, true>;
+    t[widen_index(1, 2)] = entry_widen::<E4M3, true>;
+    t[widen_index(1, 3)] = entry_widen::<E5M2, true>;
+    Kernels(t)
+}
+
+/// The `Avx512` backend's kernels.
+pub(crate) static KERNELS: Kernels = table();
