@@ -1,0 +1,794 @@
+//! Shared helpers of the correctness tests, above all the **independent oracle**.
+//!
+//! # The oracle
+//!
+//! The oracle knows nothing of the crate's codec (`src/codec.rs`, the format files): it is
+//! built from the format *definitions* alone (field widths, whether the all-ones exponent
+//! holds Inf/NaN or, for E4M3, finite values and one NaN code, and the NaN rules of the
+//! contract table in `src/lib.rs`), with plain `f64` arithmetic instead of bit tricks:
+//!
+//! * For every non-negative finite code `c` (in `0..=MAX`), its value is computed from its
+//!   fields: `(2^M + m) * 2^(e - bias - M)` for a normal code and `m * 2^(1 - bias - M)` for a
+//!   subnormal one. Every such product is exact in `f64` (an integer below 2^12 times a power
+//!   of two well inside `f64`'s normal range). A sentinel "next value above MAX" (`MAX` plus
+//!   one ulp of `MAX`'s binade) stands for overflow. Positive codes are in value order, so
+//!   the index into this table *is* the magnitude code.
+//! * Rounding a finite magnitude `x` is a nearest-value search: `x` is compared with the
+//!   midpoints `(v[k] + v[k+1]) / 2`, which are exact in `f64` (two numbers with at most 12
+//!   significant bits whose sum is halved). Strictly between two midpoints the answer is the
+//!   value between them; exactly on a midpoint it is the candidate with the even code (ties
+//!   to even). If the answer is the sentinel, the value overflows.
+//! * Only then are the overflow policy (`Saturate` → `MAX`, `NonSaturating` → Inf, or the NaN
+//!   code for E4M3), ±Inf sources (overflow), NaN sources (the contract's NaN rules) and the
+//!   sign applied, separately from the rounding.
+//!
+//! Every `f32` and `f64` source converts exactly to `f64`, and the oracle only *compares*
+//! it with exact midpoints (it never subtracts or rounds), so its answers are exact: an `f64`
+//! source is rounded once, from its own value. This is a different algorithm from the codec
+//! (an integer round-half-even on re-biased bit patterns), which is what makes agreement
+//! between the two meaningful.
+//!
+//! Widening looks the value up in the same table (it converts exactly to `f32` and `f64`) and
+//! applies the contract's NaN rules.
+//!
+//! The other helpers: the list of backends a test covers (printing `SKIPPED:` for the ones
+//! this CPU cannot run), `VCVT_SWEEP=sample` detection and the stratified `f32` sample used
+//! instead of the 2^32 sweep there, a seeded SplitMix64 generator, and mismatch reports.
+
+#![allow(dead_code)] // Each test binary uses a different subset of these helpers.
+
+use std::fmt;
+use std::sync::OnceLock;
+
+use vcvt::{BF16, Backend, Element, F8E4M3, F8E5M2, F16, Overflow};
+
+/// Both overflow policies, in a fixed order (index 0 = `Saturate`, 1 = `NonSaturating`).
+pub const MODES: [Overflow; 2] = [Overflow::Saturate, Overflow::NonSaturating];
+
+/// Whether `VCVT_SWEEP=sample` asks for stratified samples instead of exhaustive sweeps
+/// (used under emulation and Miri).
+pub fn sample_mode() -> bool {
+    std::env::var("VCVT_SWEEP").is_ok_and(|v| v == "sample")
+}
+
+/// The backends a test covers: every available one. Prints `SKIPPED:` for each backend of
+/// this build that this CPU cannot run, so that a missing backend is never silent.
+pub fn backends(test: &str) -> Vec<Backend> {
+    for b in Backend::ALL {
+        if !b.is_available() {
+            println!("SKIPPED: {test}: backend {b} not available on this CPU");
+        }
+    }
+    let v: Vec<Backend> = Backend::available().collect();
+    assert!(
+        v.contains(&Backend::Scalar),
+        "Scalar must always be available"
+    );
+    v
+}
+
+/// Names of a list of backends, for the coverage lines the tests print.
+pub fn names(backends: &[Backend]) -> String {
+    backends
+        .iter()
+        .map(|b| b.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What a NaN source narrows to.
+#[derive(Clone, Copy, Debug)]
+pub enum NarrowNan {
+    /// Sign, the top `M` payload bits of the source, and the quiet bit (F16, BF16).
+    QuietKeepTopPayload,
+    /// This magnitude code with the source's sign (E4M3 `0x7F`, E5M2 `0x7E`).
+    Fixed(u32),
+}
+
+/// What a NaN code widens to in `f32`.
+#[derive(Clone, Copy, Debug)]
+pub enum WidenNan {
+    /// Quiet bit set, the code's fraction kept as the top payload bits (F16, E5M2).
+    QuietKeepPayload,
+    /// The code's fraction kept as the top payload bits, quiet bit as is (BF16: `code << 16`).
+    Plain,
+    /// The quiet NaN `0x7FC00000` with the code's sign (E4M3).
+    FixedQuiet,
+}
+
+/// The definition of a narrow format, as the contract table states it.
+#[derive(Clone, Copy, Debug)]
+pub struct FormatDef {
+    /// The crate's type name.
+    pub name: &'static str,
+    /// Exponent field width.
+    pub exp_bits: u32,
+    /// Fraction field width.
+    pub man_bits: u32,
+    /// IEEE-style: the all-ones exponent holds Inf (zero fraction) and NaN. Otherwise (E4M3)
+    /// it holds finite values, except the all-ones magnitude, the only NaN.
+    pub ieee_specials: bool,
+    /// NaN rule when narrowing.
+    pub narrow_nan: NarrowNan,
+    /// NaN rule when widening to `f32`.
+    pub widen_nan: WidenNan,
+}
+
+/// IEEE binary16: 1.5.10, Inf and NaN.
+pub const F16_DEF: FormatDef = FormatDef {
+    name: "F16",
+    exp_bits: 5,
+    man_bits: 10,
+    ieee_specials: true,
+    narrow_nan: NarrowNan::QuietKeepTopPayload,
+    widen_nan: WidenNan::QuietKeepPayload,
+};
+/// bfloat16: 1.8.7, Inf and NaN.
+pub const BF16_DEF: FormatDef = FormatDef {
+    name: "BF16",
+    exp_bits: 8,
+    man_bits: 7,
+    ieee_specials: true,
+    narrow_nan: NarrowNan::QuietKeepTopPayload,
+    widen_nan: WidenNan::Plain,
+};
+/// OCP E4M3 (e4m3fn): 1.4.3, no Inf, one NaN per sign.
+pub const E4M3_DEF: FormatDef = FormatDef {
+    name: "F8E4M3",
+    exp_bits: 4,
+    man_bits: 3,
+    ieee_specials: false,
+    narrow_nan: NarrowNan::Fixed(0x7F),
+    widen_nan: WidenNan::FixedQuiet,
+};
+/// OCP E5M2: 1.5.2, Inf and NaN.
+pub const E5M2_DEF: FormatDef = FormatDef {
+    name: "F8E5M2",
+    exp_bits: 5,
+    man_bits: 2,
+    ieee_specials: true,
+    narrow_nan: NarrowNan::Fixed(0x7E),
+    widen_nan: WidenNan::QuietKeepPayload,
+};
+
+impl FormatDef {
+    /// Total width in bits.
+    pub const fn bits(&self) -> u32 {
+        1 + self.exp_bits + self.man_bits
+    }
+    /// Exponent bias.
+    pub const fn bias(&self) -> i32 {
+        (1 << (self.exp_bits - 1)) - 1
+    }
+    /// The sign bit of a code.
+    pub const fn sign_bit(&self) -> u32 {
+        1 << (self.bits() - 1)
+    }
+    /// Mask of the magnitude bits.
+    pub const fn mag_mask(&self) -> u32 {
+        self.sign_bit() - 1
+    }
+    /// Number of codes (2^bits).
+    pub const fn codes(&self) -> u32 {
+        1 << self.bits()
+    }
+    /// Magnitude code of the largest finite value.
+    pub const fn max_code(&self) -> u32 {
+        if self.ieee_specials {
+            // Everything below the all-ones exponent.
+            (((1 << self.exp_bits) - 1) << self.man_bits) - 1
+        } else {
+            // Everything but the all-ones magnitude (the NaN).
+            self.mag_mask() - 1
+        }
+    }
+    /// Magnitude code of infinity, if the format has one.
+    pub const fn inf_code(&self) -> Option<u32> {
+        if self.ieee_specials {
+            Some(((1 << self.exp_bits) - 1) << self.man_bits)
+        } else {
+            None
+        }
+    }
+    /// Magnitude code that overflow gives under `NonSaturating`: Inf, or the NaN for E4M3.
+    pub const fn nonsat_overflow_code(&self) -> u32 {
+        match self.inf_code() {
+            Some(c) => c,
+            None => self.mag_mask(),
+        }
+    }
+    /// Whether a code (sign ignored) is a NaN.
+    pub const fn is_nan_code(&self, code: u32) -> bool {
+        let mag = code & self.mag_mask();
+        mag > self.max_code() && !matches!(self.inf_code(), Some(i) if i == mag)
+    }
+}
+
+/// `2^n` exactly, for `n` in `f64`'s normal exponent range.
+pub fn pow2(n: i32) -> f64 {
+    assert!((-1022..=1023).contains(&n), "2^{n} is not a normal f64");
+    f64::from_bits(((n + 1023) as u64) << 52)
+}
+
+/// The oracle of one format (see the module docs).
+pub struct Oracle {
+    /// The format's definition.
+    pub def: FormatDef,
+    /// `values[c]` is the value of magnitude code `c` for `c` in `0..=MAX`, and
+    /// `values[MAX + 1]` is the overflow sentinel.
+    pub values: Vec<f64>,
+    /// `mids[k] = (values[k] + values[k + 1]) / 2` for `k` in `0..=MAX`, then `+Inf` (so that
+    /// a forward search always stops inside the slice).
+    pub mids: Vec<f64>,
+    /// Cached `def.max_code()`, `def.sign_bit()` and `def.nonsat_overflow_code()`.
+    max: u32,
+    sign_bit: u32,
+    nonsat: u32,
+}
+
+impl Oracle {
+    /// Builds the value and midpoint tables from the definition.
+    pub fn new(def: FormatDef) -> Oracle {
+        let m_bits = def.man_bits as i32;
+        let frac_mask = (1u32 << def.man_bits) - 1;
+        let max = def.max_code();
+        let mut values = Vec::with_capacity(max as usize + 2);
+        for c in 0..=max {
+            let e = (c >> def.man_bits) as i32;
+            let m = f64::from(c & frac_mask);
+            let v = if e == 0 {
+                // Subnormal: m / 2^M * 2^(1 - bias).
+                m * pow2(1 - def.bias() - m_bits)
+            } else {
+                // Normal: (1 + m / 2^M) * 2^(e - bias).
+                (pow2(m_bits) + m) * pow2(e - def.bias() - m_bits)
+            };
+            values.push(v);
+        }
+        // The next value above MAX: one ulp of MAX's binade more.
+        let max_exp = (max >> def.man_bits) as i32;
+        values.push(values[max as usize] + pow2(max_exp - def.bias() - m_bits));
+
+        // Sanity of the table: strictly increasing, every finite value exact in f32.
+        for w in values.windows(2) {
+            assert!(w[0] < w[1], "{}: values not increasing", def.name);
+        }
+        for &v in &values[..=max as usize] {
+            assert_eq!(f64::from(v as f32), v, "{}: {v} not exact in f32", def.name);
+        }
+
+        let mut mids: Vec<f64> = values.windows(2).map(|w| (w[0] + w[1]) / 2.0).collect();
+        for (k, &m) in mids.iter().enumerate() {
+            // Exactness of the halved sum: it lies strictly between its two values, and
+            // doubling it back gives the exact sum (no rounding happened).
+            assert!(values[k] < m && m < values[k + 1]);
+            assert_eq!(
+                m * 2.0 - values[k],
+                values[k + 1],
+                "{}: inexact midpoint",
+                def.name
+            );
+        }
+        mids.push(f64::INFINITY);
+        Oracle {
+            def,
+            values,
+            mids,
+            max,
+            sign_bit: def.sign_bit(),
+            nonsat: def.nonsat_overflow_code(),
+        }
+    }
+
+    /// Largest finite magnitude code.
+    pub fn max_code(&self) -> u32 {
+        self.max
+    }
+
+    /// Magnitude code of the overflow sentinel (`MAX + 1`).
+    pub fn overflow_index(&self) -> u32 {
+        self.max + 1
+    }
+
+    /// Index of the nearest value to a finite magnitude `x >= 0`, ties to the even code:
+    /// `0..=MAX`, or `MAX + 1` for overflow.
+    pub fn round_magnitude(&self, x: f64) -> u32 {
+        debug_assert!(x >= 0.0 && x.is_finite());
+        let p = self.mids.partition_point(|&m| m < x);
+        self.resolve(p, x)
+    }
+
+    /// Given `p` = number of midpoints below `x`, the rounded index.
+    #[inline(always)]
+    fn resolve(&self, p: usize, x: f64) -> u32 {
+        // p <= MAX + 1 because mids ends with +Inf; that last entry never equals x.
+        let p32 = p as u32;
+        if self.mids[p] == x {
+            // Exactly between values[p] and values[p + 1]: the even code wins.
+            p32 + (p32 & 1)
+        } else {
+            p32
+        }
+    }
+
+    /// Applies the sign and the overflow policy to a rounded index.
+    #[inline(always)]
+    pub fn finish(&self, negative: bool, index: u32, mode: Overflow) -> u32 {
+        let mag = if index > self.max {
+            match mode {
+                Overflow::Saturate => self.max,
+                Overflow::NonSaturating => self.nonsat,
+            }
+        } else {
+            index
+        };
+        if negative { mag | self.sign_bit } else { mag }
+    }
+
+    /// The NaN code for a NaN source whose fraction field, aligned so that its top bit is
+    /// bit `frac_bits - 1`, is `frac`.
+    fn nan_code(&self, negative: bool, frac: u64, frac_bits: u32) -> u32 {
+        let m = self.def.man_bits;
+        let mag = match self.def.narrow_nan {
+            NarrowNan::QuietKeepTopPayload => {
+                let top = (frac >> (frac_bits - m)) as u32;
+                self.def.inf_code().unwrap() | (1 << (m - 1)) | top
+            }
+            NarrowNan::Fixed(c) => c,
+        };
+        if negative {
+            mag | self.def.sign_bit()
+        } else {
+            mag
+        }
+    }
+
+    /// Expected code for `f64` bits (binary search; any order of calls).
+    pub fn narrow_f64(&self, bits: u64, mode: Overflow) -> u32 {
+        let neg = bits >> 63 != 0;
+        let x = f64::from_bits(bits).abs();
+        if x.is_nan() {
+            self.nan_code(neg, bits & ((1 << 52) - 1), 52)
+        } else if x.is_infinite() {
+            self.finish(neg, self.overflow_index(), mode)
+        } else {
+            self.finish(neg, self.round_magnitude(x), mode)
+        }
+    }
+
+    /// Expected code for `f32` bits (binary search; any order of calls).
+    pub fn narrow_f32(&self, bits: u32, mode: Overflow) -> u32 {
+        let neg = bits >> 31 != 0;
+        let x = f32::from_bits(bits).abs();
+        if x.is_nan() {
+            self.nan_code(neg, u64::from(bits & 0x007F_FFFF), 23)
+        } else if x.is_infinite() {
+            self.finish(neg, self.overflow_index(), mode)
+        } else {
+            self.finish(neg, self.round_magnitude(f64::from(x)), mode)
+        }
+    }
+
+    /// Expected `f32` bits of a code widened.
+    pub fn widen_f32(&self, code: u32) -> u32 {
+        let sign = (code >> (self.def.bits() - 1)) << 31;
+        let mag = code & self.def.mag_mask();
+        let frac = mag & ((1 << self.def.man_bits) - 1);
+        let bits = if self.def.is_nan_code(mag) {
+            let payload = frac << (23 - self.def.man_bits);
+            match self.def.widen_nan {
+                WidenNan::QuietKeepPayload => 0x7FC0_0000 | payload,
+                WidenNan::Plain => 0x7F80_0000 | payload,
+                WidenNan::FixedQuiet => 0x7FC0_0000,
+            }
+        } else if Some(mag) == self.def.inf_code() {
+            f32::INFINITY.to_bits()
+        } else {
+            (self.values[mag as usize] as f32).to_bits()
+        };
+        sign | bits
+    }
+
+    /// Expected `f64` bits of a code widened: the value itself, or for a NaN the `f32` NaN
+    /// converted as IEEE says (sign and payload kept, quiet bit set).
+    pub fn widen_f64(&self, code: u32) -> u64 {
+        let sign = u64::from(code >> (self.def.bits() - 1)) << 63;
+        let mag = code & self.def.mag_mask();
+        let bits = if self.def.is_nan_code(mag) {
+            let f32_frac = u64::from(self.widen_f32(code) & 0x007F_FFFF);
+            0x7FF8_0000_0000_0000 | (f32_frac << 29)
+        } else if Some(mag) == self.def.inf_code() {
+            f64::INFINITY.to_bits()
+        } else {
+            self.values[mag as usize].to_bits()
+        };
+        sign | bits
+    }
+
+    /// A cursor for a stream of magnitudes that is mostly non-decreasing.
+    pub fn cursor(&self) -> Cursor<'_> {
+        Cursor {
+            oracle: self,
+            p: 0,
+            prev: f64::INFINITY,
+        }
+    }
+}
+
+/// Rounds a stream of magnitudes by walking the midpoint list with a pointer: for consecutive
+/// bit patterns (monotonic values) each step costs O(1) instead of a binary search. When a
+/// magnitude is smaller than the previous one, or far ahead, it falls back to a binary
+/// search, so any order is correct.
+pub struct Cursor<'a> {
+    oracle: &'a Oracle,
+    p: usize,
+    prev: f64,
+}
+
+impl Cursor<'_> {
+    /// Same result as [`Oracle::round_magnitude`].
+    #[inline(always)]
+    pub fn round(&mut self, x: f64) -> u32 {
+        // Fast path: x is still below the midpoint the pointer is at.
+        if x < self.prev || self.oracle.mids[self.p] < x {
+            self.seek(x);
+        }
+        self.prev = x;
+        self.oracle.resolve(self.p, x)
+    }
+
+    /// Moves the pointer to the number of midpoints below `x`.
+    #[inline(never)]
+    fn seek(&mut self, x: f64) {
+        let mids = &self.oracle.mids;
+        if x < self.prev {
+            self.p = mids.partition_point(|&m| m < x);
+            return;
+        }
+        // Invariant: mids[..p] are all < prev <= x. Walk a few steps, then search.
+        for _ in 0..8 {
+            if mids[self.p] >= x {
+                return;
+            }
+            self.p += 1;
+        }
+        self.p += mids[self.p..].partition_point(|&m| m < x);
+    }
+}
+
+/// A narrow element type and its oracle.
+pub trait Narrow: Element + bytemuck::Pod + fmt::Debug {
+    /// The format's definition.
+    const DEF: FormatDef;
+    /// The element with this code.
+    fn from_code(c: u32) -> Self;
+    /// The element's code.
+    fn code(self) -> u32;
+    /// The format's oracle, built once per process.
+    fn oracle() -> &'static Oracle;
+}
+
+macro_rules! narrow_impl {
+    ($t:ty, $bits:ty, $def:expr) => {
+        impl Narrow for $t {
+            const DEF: FormatDef = $def;
+            fn from_code(c: u32) -> Self {
+                <$t>::from_bits(c as $bits)
+            }
+            fn code(self) -> u32 {
+                u32::from(self.to_bits())
+            }
+            fn oracle() -> &'static Oracle {
+                static O: OnceLock<Oracle> = OnceLock::new();
+                O.get_or_init(|| Oracle::new($def))
+            }
+        }
+    };
+}
+narrow_impl!(F16, u16, F16_DEF);
+narrow_impl!(BF16, u16, BF16_DEF);
+narrow_impl!(F8E4M3, u8, E4M3_DEF);
+narrow_impl!(F8E5M2, u8, E5M2_DEF);
+
+/// Fills `sat` and `nonsat` with the expected codes of `src` under each policy, walking the
+/// midpoints (fast for consecutive bit patterns, correct for any order).
+pub fn expect_f32_block<T: Narrow>(src: &[f32], sat: &mut [T], nonsat: &mut [T]) {
+    let oracle = T::oracle();
+    let mut cur = oracle.cursor();
+    for ((x, s), n) in src.iter().zip(sat.iter_mut()).zip(nonsat.iter_mut()) {
+        let bits = x.to_bits();
+        let a = bits & 0x7FFF_FFFF;
+        if a >= 0x7F80_0000 {
+            *s = T::from_code(oracle.narrow_f32(bits, Overflow::Saturate));
+            *n = T::from_code(oracle.narrow_f32(bits, Overflow::NonSaturating));
+        } else {
+            let neg = bits != a;
+            let r = cur.round(f64::from(f32::from_bits(a)));
+            *s = T::from_code(oracle.finish(neg, r, Overflow::Saturate));
+            *n = T::from_code(oracle.finish(neg, r, Overflow::NonSaturating));
+        }
+    }
+}
+
+/// Like [`expect_f32_block`] for `f64` sources.
+pub fn expect_f64_block<T: Narrow>(src: &[f64], sat: &mut [T], nonsat: &mut [T]) {
+    let oracle = T::oracle();
+    let mut cur = oracle.cursor();
+    for ((x, s), n) in src.iter().zip(sat.iter_mut()).zip(nonsat.iter_mut()) {
+        let bits = x.to_bits();
+        if !x.is_finite() {
+            *s = T::from_code(oracle.narrow_f64(bits, Overflow::Saturate));
+            *n = T::from_code(oracle.narrow_f64(bits, Overflow::NonSaturating));
+        } else {
+            let neg = x.is_sign_negative();
+            let r = cur.round(x.abs());
+            *s = T::from_code(oracle.finish(neg, r, Overflow::Saturate));
+            *n = T::from_code(oracle.finish(neg, r, Overflow::NonSaturating));
+        }
+    }
+}
+
+/// One wrong result.
+#[derive(Clone, Debug)]
+pub struct Mismatch {
+    /// What was converted (pair, backend, mode).
+    pub what: String,
+    /// Source bits.
+    pub input: u64,
+    /// Expected result bits.
+    pub expected: u64,
+    /// Result bits.
+    pub got: u64,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: input {:#x}: expected {:#x}, got {:#x}",
+            self.what, self.input, self.expected, self.got
+        )
+    }
+}
+
+/// Counts comparisons and keeps the first few mismatches.
+#[derive(Default)]
+pub struct Report {
+    /// Number of results compared.
+    pub cases: u64,
+    /// Number of wrong results.
+    pub failures: u64,
+    /// The first few wrong results.
+    pub first: Vec<Mismatch>,
+}
+
+/// How many mismatches a report keeps.
+const KEEP: usize = 24;
+/// How many mismatches of the same kind (same pair, backend and mode) a report keeps.
+const KEEP_PER_KIND: usize = 3;
+
+impl Report {
+    /// Records a wrong result (keeping at most a few examples of each kind, so that the
+    /// report shows every backend and mode that fails).
+    pub fn fail(&mut self, m: Mismatch) {
+        self.failures += 1;
+        let same_kind = self.first.iter().filter(|f| f.what == m.what).count();
+        if self.first.len() < KEEP && same_kind < KEEP_PER_KIND {
+            self.first.push(m);
+        }
+    }
+
+    /// Adds another report's counts and mismatches.
+    pub fn merge(&mut self, other: Report) {
+        self.cases += other.cases;
+        self.failures += other.failures;
+        for m in other.first {
+            if self.first.len() < KEEP {
+                self.first.push(m);
+            }
+        }
+    }
+
+    /// Compares results with expected ones element by element (a fast slice comparison
+    /// first) and records the differences. `input(i)` gives the source bits of element `i`.
+    pub fn compare<T: bytemuck::Pod>(
+        &mut self,
+        what: impl Fn() -> String,
+        expected: &[T],
+        got: &[T],
+        input: impl Fn(usize) -> u64,
+    ) {
+        assert_eq!(expected.len(), got.len());
+        self.cases += expected.len() as u64;
+        let eb: &[u8] = bytemuck::cast_slice(expected);
+        let gb: &[u8] = bytemuck::cast_slice(got);
+        if eb == gb {
+            return;
+        }
+        for (i, (e, g)) in expected.iter().zip(got).enumerate() {
+            let (e, g) = (to_u64(e), to_u64(g));
+            if e != g {
+                self.fail(Mismatch {
+                    what: what(),
+                    input: input(i),
+                    expected: e,
+                    got: g,
+                });
+            }
+        }
+    }
+
+    /// Prints the summary line and fails the test if anything mismatched.
+    pub fn finish(&self, test: &str, coverage: &str) {
+        println!(
+            "{test}: {coverage}: {} results compared, {} mismatches",
+            self.cases, self.failures
+        );
+        assert!(self.cases > 0, "{test}: compared nothing");
+        if self.failures > 0 {
+            for m in &self.first {
+                println!("  MISMATCH {m}");
+            }
+            panic!(
+                "{test}: {} mismatches (first: {})",
+                self.failures, self.first[0]
+            );
+        }
+    }
+}
+
+/// The bits of a plain-data value of 1, 2, 4 or 8 bytes as a `u64`.
+pub fn to_u64<T: bytemuck::Pod>(x: &T) -> u64 {
+    let b = bytemuck::bytes_of(x);
+    let mut buf = [0u8; 8];
+    buf[..b.len()].copy_from_slice(b);
+    u64::from_ne_bytes(buf)
+        >> if cfg!(target_endian = "big") {
+            64 - 8 * b.len()
+        } else {
+            0
+        }
+}
+
+/// SplitMix64: a small, seeded, good-enough generator (no dependency).
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator with this seed.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// A number in `0..n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        // The modulo bias is irrelevant for test inputs.
+        self.next_u64() % n
+    }
+}
+
+/// The stratified `f32` sample that replaces the 2^32 sweep under `VCVT_SWEEP=sample`, for
+/// the format of `oracle`: for both signs and all 256 exponent fields, the mantissas of the
+/// `f32`s at and next to (±1, ±2 ulps) every rounding midpoint and every value of the format
+/// in that binade, the extreme mantissas, and random mantissas up to 4096 per binade.
+/// Sorted by bit pattern, which keeps magnitudes monotonic within each sign.
+pub fn stratified_f32_sample(oracle: &Oracle, seed: u64) -> Vec<f32> {
+    let mut per_exp: Vec<Vec<u32>> = vec![Vec::new(); 256];
+    let anchors = oracle.mids[..oracle.mids.len() - 1]
+        .iter()
+        .chain(&oracle.values);
+    for &a in anchors {
+        if a > f64::from(f32::MAX) {
+            continue;
+        }
+        let b = (a as f32).to_bits();
+        assert_eq!(
+            f64::from(f32::from_bits(b)),
+            a,
+            "anchor {a} not exact in f32"
+        );
+        for d in -2i64..=2 {
+            let n = i64::from(b) + d;
+            if (0..0x7F80_0000).contains(&n) {
+                per_exp[(n >> 23) as usize].push(n as u32 & 0x007F_FFFF);
+            }
+        }
+    }
+    let mut rng = Rng::new(seed);
+    let mut out = Vec::new();
+    for (e, mants) in per_exp.iter_mut().enumerate() {
+        mants.extend([0, 1, 2, 0x40_0000, 0x40_0001, 0x7F_FFFE, 0x7F_FFFF]);
+        while mants.len() < 4096 {
+            mants.push(rng.next_u64() as u32 & 0x007F_FFFF);
+        }
+        mants.sort_unstable();
+        mants.dedup();
+        for sign in [0u32, 1] {
+            for &m in mants.iter() {
+                out.push(f32::from_bits((sign << 31) | ((e as u32) << 23) | m));
+            }
+        }
+    }
+    out.sort_unstable_by_key(|x| x.to_bits());
+    out
+}
+
+/// Splits `0..n` into two contiguous halves, runs `work` on each in its own thread, and
+/// merges the reports.
+pub fn two_threads(n: u64, work: impl Fn(std::ops::Range<u64>, &mut Report) + Sync) -> Report {
+    let half = n.div_ceil(2);
+    let work = &work;
+    std::thread::scope(|s| {
+        let hs: Vec<_> = [0..half, half..n]
+            .into_iter()
+            .map(|range| {
+                s.spawn(move || {
+                    let mut r = Report::default();
+                    work(range, &mut r);
+                    r
+                })
+            })
+            .collect();
+        let mut total = Report::default();
+        for h in hs {
+            total.merge(h.join().expect("worker panicked"));
+        }
+        total
+    })
+}
+
+/// Bit patterns per chunk of the `f32` sweeps.
+pub const SWEEP_CHUNK: usize = 1 << 16;
+
+/// Runs `check(chunk, scratch, report)` over all 2^32 `f32` bit patterns, in chunks of 2^16
+/// consecutive patterns (monotonic magnitudes: a chunk never straddles the sign bit), on two
+/// threads with a scratch value `S` each. Under `VCVT_SWEEP=sample` it runs over the
+/// stratified sample of `oracle`'s format instead, in chunks padded with `+0.0` to a multiple
+/// of 16 (whole vectors for the instruction wrappers). Returns the merged report and a
+/// description of the inputs.
+pub fn sweep_f32<S: Default>(
+    oracle: &Oracle,
+    seed: u64,
+    check: impl Fn(&[f32], &mut S, &mut Report) + Sync,
+) -> (Report, String) {
+    let sample = sample_mode().then(|| stratified_f32_sample(oracle, seed));
+    let chunks = match &sample {
+        Some(s) => s.len().div_ceil(SWEEP_CHUNK) as u64,
+        None => 1 << 16,
+    };
+    let report = two_threads(chunks, |range, report| {
+        let mut scratch = S::default();
+        let mut buf = vec![0f32; SWEEP_CHUNK];
+        for i in range {
+            let n = match &sample {
+                Some(s) => {
+                    let lo = i as usize * SWEEP_CHUNK;
+                    let part = &s[lo..(lo + SWEEP_CHUNK).min(s.len())];
+                    let n = part.len().next_multiple_of(16);
+                    buf[..part.len()].copy_from_slice(part);
+                    buf[part.len()..n].fill(0.0);
+                    n
+                }
+                None => {
+                    let base = (i as u32) << 16;
+                    for (j, x) in buf.iter_mut().enumerate() {
+                        *x = f32::from_bits(base | j as u32);
+                    }
+                    SWEEP_CHUNK
+                }
+            };
+            check(&buf[..n], &mut scratch, report);
+        }
+    });
+    let what = match &sample {
+        Some(s) => format!("stratified sample of {} f32 inputs", s.len()),
+        None => "all 2^32 f32 inputs".to_string(),
+    };
+    (report, what)
+}

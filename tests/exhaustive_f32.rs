@@ -1,0 +1,91 @@
+//! Every `f32` bit pattern (all 2^32) narrowed to each format under both overflow policies,
+//! on every available backend, compared with the independent oracle of `common`.
+//!
+//! The work goes in chunks of 2^16 consecutive bit patterns. Within a chunk the magnitudes
+//! are monotonic (a chunk never straddles the sign bit), so the oracle walks its midpoint
+//! list with a pointer instead of searching it; it runs once per chunk and format and gives
+//! the expected codes of both policies, which are then compared with each backend's output.
+//! One test per format, each split over two threads.
+//!
+//! Under `VCVT_SWEEP=sample` (emulation, Miri) the sweep runs the stratified sample of
+//! [`common::stratified_f32_sample`] instead: every sign and exponent, and the mantissas next
+//! to every rounding boundary of the format plus random ones.
+
+mod common;
+
+use common::{MODES, Narrow, backends, expect_f32_block, names};
+use vcvt::{BF16, ConvertTo, F8E4M3, F8E5M2, F16, Options};
+
+/// Per-thread buffers: expected codes under each policy, and a backend's output.
+struct Scratch<T> {
+    sat: Vec<T>,
+    nonsat: Vec<T>,
+    out: Vec<T>,
+}
+
+impl<T> Default for Scratch<T> {
+    fn default() -> Self {
+        Scratch {
+            sat: Vec::new(),
+            nonsat: Vec::new(),
+            out: Vec::new(),
+        }
+    }
+}
+
+fn sweep<T: Narrow>(test: &str)
+where
+    f32: ConvertTo<T>,
+{
+    let backends = backends(test);
+    let seed = 0x5EED_0000 + u64::from(T::DEF.bits());
+    let (report, inputs) =
+        common::sweep_f32(T::oracle(), seed, |src, s: &mut Scratch<T>, report| {
+            let n = src.len();
+            for v in [&mut s.sat, &mut s.nonsat, &mut s.out] {
+                v.resize(n, T::zeroed());
+            }
+            // The oracle runs once per chunk, for both policies.
+            expect_f32_block(src, &mut s.sat, &mut s.nonsat);
+            for &b in &backends {
+                for (mode, expected) in MODES.into_iter().zip([&s.sat, &s.nonsat]) {
+                    let opts = Options::new().overflow(mode);
+                    vcvt::convert_slice_on(b, src, &mut s.out, opts).unwrap();
+                    report.compare(
+                        || format!("f32->{} on {b}, {mode:?}", T::DEF.name),
+                        expected,
+                        &s.out,
+                        |k| u64::from(src[k].to_bits()),
+                    );
+                }
+            }
+        });
+    report.finish(
+        test,
+        &format!(
+            "f32->{}, {inputs} x 2 modes on [{}]",
+            T::DEF.name,
+            names(&backends)
+        ),
+    );
+}
+
+#[test]
+fn exhaustive_f32_to_f16() {
+    sweep::<F16>("exhaustive_f32_to_f16");
+}
+
+#[test]
+fn exhaustive_f32_to_bf16() {
+    sweep::<BF16>("exhaustive_f32_to_bf16");
+}
+
+#[test]
+fn exhaustive_f32_to_f8e4m3() {
+    sweep::<F8E4M3>("exhaustive_f32_to_f8e4m3");
+}
+
+#[test]
+fn exhaustive_f32_to_f8e5m2() {
+    sweep::<F8E5M2>("exhaustive_f32_to_f8e5m2");
+}

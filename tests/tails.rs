@@ -1,0 +1,444 @@
+//! Lengths, alignments and bounds: every kernel must convert exactly the elements it is given
+//! and never write outside its destination.
+//!
+//! For each of the 16 pairs, both overflow policies and every available backend: every
+//! length `0..=4*64+1` (the widest vector is 64 bytes, so this covers empty input, pure tails,
+//! one to four full vectors and every remainder in between), with the source and the
+//! destination starting at element offsets 0..=7 within a 64-byte line (same offset, and
+//! offsets 3 apart). The destination sits inside a larger buffer filled with a canary
+//! byte; the whole check runs with two canaries (`0xA5`, `0x5A`). Every destination element
+//! must equal the Scalar backend's result for the same source element, and every byte
+//! outside the destination must still be the canary.
+//!
+//! The same for the uninitialised-destination API and the byte APIs (`convert_from_bytes`,
+//! `convert_to_bytes` on `&[u8]` at every byte offset 0..=7, odd ones included), which run
+//! on the active backend.
+//!
+//! Under `VCVT_SWEEP=sample` the lengths are 0..=70 plus the ends of the 2-, 4-vector range
+//! and the offsets are {0, 1, 7}.
+
+mod common;
+
+use std::mem::{MaybeUninit, size_of};
+
+use bytemuck::{Pod, Zeroable};
+use common::{MODES, Mismatch, Narrow, Report, Rng, backends, names, to_u64};
+use vcvt::{BF16, Backend, ConvertTo, Element, F8E4M3, F8E5M2, F16, Options};
+
+/// Longest slice tested: four 64-byte vectors of bytes plus one element.
+const MAX_LEN: usize = 4 * 64 + 1;
+/// Start offsets (in elements) within a 64-byte line.
+const OFFSETS: usize = 8;
+/// Canary bytes before and after each destination.
+const GUARD: usize = 64;
+/// The two canary patterns.
+const CANARIES: [u8; 2] = [0xA5, 0x5A];
+
+fn lengths() -> Vec<usize> {
+    if common::sample_mode() {
+        (0..=70).chain([127, 128, 129, 255, 256, 257]).collect()
+    } else {
+        (0..=MAX_LEN).collect()
+    }
+}
+
+fn offsets() -> Vec<usize> {
+    if common::sample_mode() {
+        vec![0, 1, 7]
+    } else {
+        (0..OFFSETS).collect()
+    }
+}
+
+/// A 64-byte line, so that a `Vec<Line>` is a 64-byte-aligned byte buffer.
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct Line([u8; 64]);
+
+/// A byte buffer that starts on a 64-byte boundary.
+struct Aligned {
+    lines: Vec<Line>,
+    len: usize,
+}
+
+impl Aligned {
+    fn new(len: usize, fill: u8) -> Aligned {
+        Aligned {
+            lines: vec![Line([fill; 64]); len.div_ceil(64)],
+            len,
+        }
+    }
+    fn bytes(&self) -> &[u8] {
+        &bytemuck::cast_slice(&self.lines)[..self.len]
+    }
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut bytemuck::cast_slice_mut(&mut self.lines)[..self.len]
+    }
+}
+
+/// Source values for a pair: a mixture that exercises every path (normal, subnormal, zero,
+/// overflow, Inf, NaN, ties).
+trait Gen: Element + Pod {
+    fn generate(rng: &mut Rng) -> Self;
+}
+
+impl Gen for f32 {
+    fn generate(rng: &mut Rng) -> f32 {
+        let r = rng.next_u64();
+        let sign = (r as u32) & 0x8000_0000;
+        match r >> 61 {
+            0 => f32::from_bits(r as u32),
+            1 => [
+                0.0,
+                -0.0,
+                f32::INFINITY,
+                f32::NEG_INFINITY,
+                f32::NAN,
+                65520.0,
+                464.0,
+                1e-45,
+            ][(r >> 32) as usize % 8],
+            // Low mantissa bits at a rounding tie of every format.
+            2 => f32::from_bits(sign | ((100 + (r >> 40) as u32 % 60) << 23) | 0x0000_8000),
+            3 => f32::from_bits(sign | ((r >> 32) as u32 & 0x00FF_FFFF)), // tiny
+            _ => f32::from_bits(sign | ((90 + (r >> 40) as u32 % 80) << 23) | (r as u32 >> 9)),
+        }
+    }
+}
+
+impl Gen for f64 {
+    fn generate(rng: &mut Rng) -> f64 {
+        let r = rng.next_u64();
+        let sign = r & (1 << 63);
+        match r >> 61 {
+            0 => f64::from_bits(r),
+            1 => f64::from(f32::generate(rng)),
+            2 => [
+                0.0,
+                -0.0,
+                f64::INFINITY,
+                f64::NAN,
+                65520.0 - 2f64.powi(-30),
+                1e-300,
+            ][(r >> 32) as usize % 6],
+            _ => {
+                let e = 1023 - 40 + (r >> 40) % 80;
+                f64::from_bits(sign | (e << 52) | (rng.next_u64() >> 12))
+            }
+        }
+    }
+}
+
+macro_rules! gen_narrow {
+    ($($t:ty),*) => {$(
+        impl Gen for $t {
+            fn generate(rng: &mut Rng) -> $t {
+                <$t as Narrow>::from_code(rng.next_u64() as u32 & (<$t as Narrow>::DEF.codes() - 1))
+            }
+        }
+    )*};
+}
+gen_narrow!(F16, BF16, F8E4M3, F8E5M2);
+
+/// Short name of a type (`f32`, `F16`, ...).
+fn short<T>() -> &'static str {
+    let n = std::any::type_name::<T>();
+    n.rsplit("::").next().unwrap_or(n)
+}
+
+/// Elements of `v` as little-endian bytes.
+fn le_bytes<T: Pod>(v: &[T]) -> Vec<u8> {
+    let mut b = bytemuck::cast_slice::<T, u8>(v).to_vec();
+    if cfg!(target_endian = "big") {
+        for e in b.chunks_exact_mut(size_of::<T>()) {
+            e.reverse();
+        }
+    }
+    b
+}
+
+/// Records a failure if any byte of `buf` outside `keep` is not `canary`; returns whether
+/// all were intact.
+fn check_canary(
+    report: &mut Report,
+    what: impl Fn() -> String,
+    buf: &[u8],
+    keep: std::ops::Range<usize>,
+    canary: u8,
+) -> bool {
+    let outside = buf[..keep.start].iter().enumerate().chain(
+        buf[keep.end..]
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (i + keep.end, b)),
+    );
+    for (i, &b) in outside {
+        if b != canary {
+            report.fail(Mismatch {
+                what: format!(
+                    "{}: byte {i} outside the destination {keep:?} was overwritten",
+                    what()
+                ),
+                input: i as u64,
+                expected: u64::from(canary),
+                got: u64::from(b),
+            });
+            return false;
+        }
+    }
+    true
+}
+
+/// Source values of a pair, `OFFSETS + MAX_LEN` of them, in a 64-byte-aligned buffer.
+fn source<S: Gen>(seed: u64) -> Aligned {
+    let mut rng = Rng::new(seed);
+    let vals: Vec<S> = (0..OFFSETS + MAX_LEN)
+        .map(|_| S::generate(&mut rng))
+        .collect();
+    let mut buf = Aligned::new(vals.len() * size_of::<S>(), 0);
+    buf.bytes_mut().copy_from_slice(bytemuck::cast_slice(&vals));
+    buf
+}
+
+/// The typed API on every backend, for one pair.
+fn typed<S: Gen + ConvertTo<D>, D: Element + Pod>(backends: &[Backend], report: &mut Report) {
+    let pair = format!("{}->{}", short::<S>(), short::<D>());
+    let src_buf = source::<S>(0x7A11 ^ (size_of::<S>() as u64) << 8 ^ size_of::<D>() as u64);
+    let src: &[S] = bytemuck::cast_slice(src_buf.bytes());
+    let dsz = size_of::<D>();
+    let (lens, offs) = (lengths(), offsets());
+    for mode in MODES {
+        let opts = Options::new().overflow(mode);
+        let mut reference = vec![D::zeroed(); src.len()];
+        vcvt::convert_slice_on(Backend::Scalar, src, &mut reference, opts).unwrap();
+        for &b in backends {
+            for canary in CANARIES {
+                let mut dst_buf = Aligned::new(GUARD + (OFFSETS + MAX_LEN) * dsz + GUARD, canary);
+                for &len in &lens {
+                    for &so in &offs {
+                        for dof in [so, (so + 3) % OFFSETS] {
+                            let start = GUARD + dof * dsz;
+                            let end = start + len * dsz;
+                            let dst: &mut [D] =
+                                bytemuck::cast_slice_mut(&mut dst_buf.bytes_mut()[start..end]);
+                            vcvt::convert_slice_on(b, &src[so..so + len], dst, opts).unwrap();
+                            let what = || {
+                                format!(
+                                    "{pair} on {b}, {mode:?}, len {len}, src offset {so}, dst offset {dof}, canary {canary:#x}"
+                                )
+                            };
+                            let got: &[D] = bytemuck::cast_slice(&dst_buf.bytes()[start..end]);
+                            report.compare(what, &reference[so..so + len], got, |k| {
+                                to_u64(&src[so + k])
+                            });
+                            if check_canary(report, what, dst_buf.bytes(), start..end, canary) {
+                                dst_buf.bytes_mut()[start..end].fill(canary);
+                            } else {
+                                dst_buf.bytes_mut().fill(canary);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `convert_slice_uninit_with` (active backend), for one pair.
+fn uninit<S: Gen + ConvertTo<D>, D: Element + Pod>(report: &mut Report) {
+    let pair = format!("{}->{}", short::<S>(), short::<D>());
+    let src_buf = source::<S>(0x0171 ^ (size_of::<S>() as u64) << 8 ^ size_of::<D>() as u64);
+    let src: &[S] = bytemuck::cast_slice(src_buf.bytes());
+    for mode in MODES {
+        let opts = Options::new().overflow(mode);
+        let mut reference = vec![D::zeroed(); src.len()];
+        vcvt::convert_slice_on(Backend::Scalar, src, &mut reference, opts).unwrap();
+        for canary in CANARIES {
+            let fill: D = bytemuck::pod_read_unaligned(&vec![canary; size_of::<D>()]);
+            for &len in &lengths() {
+                for &off in &offsets() {
+                    let mut buf = [MaybeUninit::new(fill); OFFSETS + MAX_LEN + 8];
+                    let out = vcvt::convert_slice_uninit_with(
+                        &src[off..off + len],
+                        &mut buf[off + 1..off + 1 + len],
+                        opts,
+                    );
+                    let what = || {
+                        format!(
+                            "uninit {pair} on {}, {mode:?}, len {len}, offset {off}, canary {canary:#x}",
+                            Backend::active()
+                        )
+                    };
+                    report.compare(what, &reference[off..off + len], out, |k| {
+                        to_u64(&src[off + k])
+                    });
+                    let all: Vec<D> = buf
+                        .iter()
+                        // SAFETY: every element of `buf` was initialised by `MaybeUninit::new`,
+                        // and the conversion only stored initialised values into some of them.
+                        .map(|e| unsafe { e.assume_init() })
+                        .collect();
+                    let bytes: &[u8] = bytemuck::cast_slice(&all);
+                    let dsz = size_of::<D>();
+                    let _ = check_canary(
+                        report,
+                        what,
+                        bytes,
+                        (off + 1) * dsz..(off + 1 + len) * dsz,
+                        canary,
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// `convert_from_bytes_with` and `convert_to_bytes_with` (active backend) at every byte
+/// offset, for one pair.
+fn bytes<S: Gen + ConvertTo<D>, D: Element + Pod>(report: &mut Report) {
+    let pair = format!("{}->{}", short::<S>(), short::<D>());
+    let src_buf = source::<S>(0xB17E ^ (size_of::<S>() as u64) << 8 ^ size_of::<D>() as u64);
+    let src: &[S] = bytemuck::cast_slice(src_buf.bytes());
+    let (ssz, dsz) = (size_of::<S>(), size_of::<D>());
+    let active = Backend::active();
+    for mode in MODES {
+        let opts = Options::new().overflow(mode);
+        let mut reference = vec![D::zeroed(); src.len()];
+        vcvt::convert_slice_on(Backend::Scalar, src, &mut reference, opts).unwrap();
+        for canary in CANARIES {
+            let fill: D = bytemuck::pod_read_unaligned(&vec![canary; dsz]);
+            for &len in &lengths() {
+                let src_le = le_bytes(&src[..len]);
+                let want_le = le_bytes(&reference[..len]);
+                for byte_off in 0..8 {
+                    // Source bytes at `byte_off` (odd ones misaligned for every element type).
+                    let mut in_bytes = vec![canary; 8 + len * ssz];
+                    in_bytes[byte_off..byte_off + len * ssz].copy_from_slice(&src_le);
+                    let mut dst = vec![fill; len + 2];
+                    vcvt::convert_from_bytes_with::<S, D>(
+                        &in_bytes[byte_off..byte_off + len * ssz],
+                        &mut dst[1..=len],
+                        opts,
+                    )
+                    .unwrap();
+                    let what = || {
+                        format!(
+                            "convert_from_bytes {pair} on {active}, {mode:?}, len {len}, byte offset {byte_off}, canary {canary:#x}"
+                        )
+                    };
+                    report.compare(what, &reference[..len], &dst[1..=len], |k| to_u64(&src[k]));
+                    let _ = check_canary(
+                        report,
+                        what,
+                        bytemuck::cast_slice(&dst),
+                        dsz..(len + 1) * dsz,
+                        canary,
+                    );
+
+                    // Destination bytes at `byte_off` inside a canary buffer.
+                    let mut out_bytes = vec![canary; GUARD + 8 + len * dsz + GUARD];
+                    let start = GUARD + byte_off;
+                    let end = start + len * dsz;
+                    vcvt::convert_to_bytes_with::<S, D>(
+                        &src[..len],
+                        &mut out_bytes[start..end],
+                        opts,
+                    )
+                    .unwrap();
+                    let what = || {
+                        format!(
+                            "convert_to_bytes {pair} on {active}, {mode:?}, len {len}, byte offset {byte_off}, canary {canary:#x}"
+                        )
+                    };
+                    report.compare(what, &want_le, &out_bytes[start..end], |k| k as u64);
+                    let _ = check_canary(report, what, &out_bytes, start..end, canary);
+                }
+            }
+        }
+    }
+}
+
+/// Runs `$f::<S, D>($args)` for the 16 pairs, narrowing or widening.
+macro_rules! narrowing_pairs {
+    ($f:ident($($a:expr),*)) => {
+        $f::<f32, F16>($($a),*);
+        $f::<f32, BF16>($($a),*);
+        $f::<f32, F8E4M3>($($a),*);
+        $f::<f32, F8E5M2>($($a),*);
+        $f::<f64, F16>($($a),*);
+        $f::<f64, BF16>($($a),*);
+        $f::<f64, F8E4M3>($($a),*);
+        $f::<f64, F8E5M2>($($a),*);
+    };
+}
+macro_rules! widening_pairs {
+    ($f:ident($($a:expr),*)) => {
+        $f::<F16, f32>($($a),*);
+        $f::<BF16, f32>($($a),*);
+        $f::<F8E4M3, f32>($($a),*);
+        $f::<F8E5M2, f32>($($a),*);
+        $f::<F16, f64>($($a),*);
+        $f::<BF16, f64>($($a),*);
+        $f::<F8E4M3, f64>($($a),*);
+        $f::<F8E5M2, f64>($($a),*);
+    };
+}
+
+fn coverage(what: &str, backends: &[Backend]) -> String {
+    format!(
+        "{what}, {} lengths x {} offsets x 2 modes x 2 canaries on [{}]",
+        lengths().len(),
+        offsets().len(),
+        names(backends)
+    )
+}
+
+#[test]
+fn tails_narrowing_every_backend() {
+    let test = "tails_narrowing_every_backend";
+    let backends = backends(test);
+    let mut report = Report::default();
+    narrowing_pairs!(typed(&backends, &mut report));
+    report.finish(test, &coverage("8 narrowing pairs", &backends));
+}
+
+#[test]
+fn tails_widening_every_backend() {
+    let test = "tails_widening_every_backend";
+    let backends = backends(test);
+    let mut report = Report::default();
+    widening_pairs!(typed(&backends, &mut report));
+    report.finish(test, &coverage("8 widening pairs", &backends));
+}
+
+#[test]
+fn tails_uninit_active_backend() {
+    let test = "tails_uninit_active_backend";
+    backends(test); // Prints SKIPPED for backends this CPU cannot run.
+    let active = [Backend::active()];
+    let mut report = Report::default();
+    narrowing_pairs!(uninit(&mut report));
+    widening_pairs!(uninit(&mut report));
+    report.finish(
+        test,
+        &coverage("16 pairs through convert_slice_uninit_with", &active),
+    );
+}
+
+#[test]
+fn tails_bytes_active_backend() {
+    let test = "tails_bytes_active_backend";
+    backends(test); // Prints SKIPPED for backends this CPU cannot run.
+    let active = [Backend::active()];
+    let mut report = Report::default();
+    narrowing_pairs!(bytes(&mut report));
+    widening_pairs!(bytes(&mut report));
+    report.finish(
+        test,
+        &format!(
+            "16 pairs through convert_from_bytes_with/convert_to_bytes_with, {} lengths x 8 byte offsets x 2 modes x 2 canaries on [{}]",
+            lengths().len(),
+            names(&active)
+        ),
+    );
+}
