@@ -1,0 +1,26 @@
+//! The `vcvt` fuzz crate: the differential harness (`harness.rs`, also included by
+//! `tests/fuzz_replay.rs`) and the AddressSanitizer hooks the fuzz targets pass it.
+#![cfg_attr(fuzzing, feature(cfg_sanitize))]
+#![deny(unsafe_op_in_unsafe_fn)]
+
+pub mod harness;
+
+#[cfg(fuzzing)]
+mod asan;
+
+/// The hooks the fuzz targets use: ASan's manual poisoning when the build has ASan (the
+/// cargo-fuzz default), nothing otherwise.
+pub fn hooks() -> harness::Hooks {
+    #[cfg(fuzzing)]
+    if let Some(h) = asan::HOOKS {
+        return h;
+    }
+    harness::NO_HOOKS
+}
+
+/// Runs one fuzz input; panics (which libFuzzer reports as a crash) on the first failure.
+pub fn fuzz(target: harness::Target, data: &[u8]) {
+    if let Err(msg) = harness::try_run_input(target, &harness::Input::parse(data), hooks()) {
+        panic!("{msg}");
+    }
+}
