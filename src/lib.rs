@@ -115,3 +115,8 @@ pub use f8e5m2::F8E5M2;
 pub use f16::F16;
 pub use options::{Options, Overflow};
 pub use slice::*;
+
+/// Compiles and runs the README's Rust example as a doctest, so the front page cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
