@@ -35,6 +35,10 @@ pub enum Backend {
     /// features. Name: `avx512`.
     #[cfg(target_arch = "x86_64")]
     Avx512,
+    /// The `Avx512` tier plus AVX512_BF16 (Cooper Lake, Sapphire Rapids, Zen 4 and later),
+    /// whose `VCVTNE2PS2BF16` narrows f32 to BF16. Name: `avx512-bf16`.
+    #[cfg(target_arch = "x86_64")]
+    Avx512Bf16,
     /// aarch64 base AdvSIMD (every ARMv8-A core). Name: `neon`.
     #[cfg(target_arch = "aarch64")]
     Neon,
@@ -63,6 +67,11 @@ static AVX512: Entry = Entry {
     backend: Backend::Avx512,
     kernels: &arch::x86_64::avx512::KERNELS,
 };
+#[cfg(target_arch = "x86_64")]
+static AVX512_BF16: Entry = Entry {
+    backend: Backend::Avx512Bf16,
+    kernels: &arch::x86_64::avx512_bf16::KERNELS,
+};
 #[cfg(target_arch = "aarch64")]
 static NEON: Entry = Entry {
     backend: Backend::Neon,
@@ -78,6 +87,8 @@ impl Backend {
     /// Every backend compiled into this build for this target, best first. Not all of them
     /// need be usable on this CPU: see [`Backend::available`].
     pub const ALL: &'static [Backend] = &[
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx512Bf16,
         #[cfg(target_arch = "x86_64")]
         Backend::Avx512,
         #[cfg(target_arch = "x86_64")]
@@ -101,6 +112,8 @@ impl Backend {
             Backend::Avx2 => "avx2",
             #[cfg(target_arch = "x86_64")]
             Backend::Avx512 => "avx512",
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512Bf16 => "avx512-bf16",
             #[cfg(target_arch = "aarch64")]
             Backend::Neon => "neon",
             #[cfg(target_arch = "aarch64")]
@@ -132,6 +145,8 @@ impl Backend {
             Backend::Avx2 => arch::x86_64::avx2_available(),
             #[cfg(target_arch = "x86_64")]
             Backend::Avx512 => arch::x86_64::avx512_available(),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512Bf16 => arch::x86_64::avx512_bf16_available(),
             #[cfg(target_arch = "aarch64")]
             Backend::Neon => arch::aarch64::neon_available(),
             #[cfg(target_arch = "aarch64")]
@@ -192,6 +207,8 @@ impl Backend {
             Backend::Avx2 => &AVX2,
             #[cfg(target_arch = "x86_64")]
             Backend::Avx512 => &AVX512,
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512Bf16 => &AVX512_BF16,
             #[cfg(target_arch = "aarch64")]
             Backend::Neon => &NEON,
             #[cfg(target_arch = "aarch64")]

@@ -61,6 +61,11 @@
 //! every target as the source does; NaN stays NaN with the top payload bits the targets
 //! keep. Then the f32 kernel above runs.
 //!
+//! For F16, F8E4M3 and F8E5M2 the inexact test is cheaper: where the truncated value is a
+//! normal f32, truncation drops exactly the f64's low 29 fraction bits, so one bit test
+//! decides it. Below 2^-126 that test can be wrong, but those targets round everything
+//! below 2^-25 to ±0 anyway. BF16, whose subnormals reach 2^-133, keeps the round trip.
+//!
 //! FTZ can flush a truncated result below 2^-126 (and DAZ can read a denormal f64 as zero).
 //! For F16, E4M3 and E5M2 that range rounds to ±0 anyway. BF16 has subnormals down to
 //! 2^-133, so for |x| < 2^-126 the BF16 code is computed directly as
@@ -90,7 +95,7 @@ use crate::element::{PAIRS, narrow_index, widen_index};
 
 /// Format numbers, as in the table indices.
 const F16: u8 = 0;
-const BF16: u8 = 1;
+pub(super) const BF16: u8 = 1;
 const E4M3: u8 = 2;
 const E5M2: u8 = 3;
 
@@ -100,7 +105,7 @@ const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 const RZ: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
 
 /// Elements per unrolled main-loop iteration.
-const BLOCK: usize = 64;
+pub(super) const BLOCK: usize = 64;
 /// Elements per vector step (16 f32 lanes).
 const STEP: usize = 16;
 /// How far ahead of the block being converted the source is prefetched, in bytes.
@@ -110,7 +115,7 @@ const PREFETCH: usize = 2048;
 /// which ends at `end` (a hint: it never faults and changes no result). Large slices stream
 /// from DRAM, and a long loop body otherwise keeps few cache-line reads in flight.
 #[inline(always)]
-fn prefetch_ahead(p: *const u8, end: *const u8, bytes: usize) {
+pub(super) fn prefetch_ahead(p: *const u8, end: *const u8, bytes: usize) {
     let ahead = p.wrapping_add(PREFETCH);
     if (end as usize).saturating_sub(ahead as usize) >= bytes {
         let mut o = 0;
@@ -266,7 +271,8 @@ fn narrow16<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
     }
 }
 
-/// Rounds 8 f64 to odd in f32 (see the module docs).
+/// Rounds 8 f64 to odd in f32 (see the module docs), with the inexact test that is exact
+/// for every lane whose f32 is normal or zero.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 fn f32_odd_from_f64(x: __m512d) -> __m256i {
@@ -276,6 +282,24 @@ fn f32_odd_from_f64(x: __m512d) -> __m256i {
     let back = _mm512_cvtps_pd(t);
     let inexact = _mm512_cmp_pd_mask::<_CMP_NEQ_UQ>(back, x);
     let t = _mm256_castps_si256(t);
+    _mm256_mask_or_epi32(t, inexact, t, _mm256_set1_epi32(1))
+}
+
+/// Rounds 8 f64 to odd in f32 for the targets F16, F8E4M3 and F8E5M2, whose results do not
+/// depend on anything below 2^-126.
+///
+/// Where the truncated f32 is normal, truncation drops exactly the low 29 fraction bits of
+/// the f64, so "inexact" is "those bits are not all zero": one `VPTESTMQ` instead of a
+/// conversion back and a compare. Inf has zero low bits (exact); a NaN stays a NaN whatever
+/// its lowest bit, and the targets keep only its top payload bits. Where the truncated
+/// value is below 2^-126 (f32 subnormal, or flushed by FTZ, or a DAZ-read input) the
+/// sticky bit may be wrong, but these targets round everything below 2^-25 to ±0 (the sign
+/// survives truncation and flushing), so the final code is the same.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+fn f32_odd_from_f64_coarse(x: __m512d) -> __m256i {
+    let t = _mm256_castps_si256(_mm512_cvt_roundpd_ps::<RZ>(x));
+    let inexact = _mm512_test_epi64_mask(_mm512_castpd_si512(x), _mm512_set1_epi64(0x1FFF_FFFF));
     _mm256_mask_or_epi32(t, inexact, t, _mm256_set1_epi32(1))
 }
 
@@ -301,8 +325,11 @@ fn bf16_tiny_from_f64(x: __m512d) -> (__mmask8, __m256i) {
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 fn f32_from_f64_pair<const FMT: u8>(x0: __m512d, x1: __m512d) -> __m512i {
-    let lo = f32_odd_from_f64(x0);
-    let hi = f32_odd_from_f64(x1);
+    let (lo, hi) = if FMT == BF16 {
+        (f32_odd_from_f64(x0), f32_odd_from_f64(x1))
+    } else {
+        (f32_odd_from_f64_coarse(x0), f32_odd_from_f64_coarse(x1))
+    };
     let odd = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi);
     if FMT == BF16 {
         let (k0, c0) = bf16_tiny_from_f64(x0);
@@ -396,7 +423,11 @@ const fn narrow_size(fmt: u8) -> usize {
 /// # Safety
 /// [`RawKernel`] contract, and the CPU has this backend's features.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-unsafe fn narrow_f32<const FMT: u8, const SAT: bool>(src: *const u8, dst: *mut u8, len: usize) {
+pub(super) unsafe fn narrow_f32<const FMT: u8, const SAT: bool>(
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+) {
     let src = src.cast::<f32>();
     let size = narrow_size(FMT);
     let mut i = 0;
@@ -656,7 +687,8 @@ unsafe fn entry_widen<const FMT: u8, const WIDE64: bool>(
     unsafe { widen::<FMT, WIDE64>(src, dst, len) }
 }
 
-const fn table() -> Kernels {
+/// The table of this backend (the `Avx512Bf16` backend starts from it).
+pub(super) const fn table() -> Kernels {
     let mut t: [RawKernel; PAIRS] = [entry_narrow_f32::<F16>; PAIRS];
     t[narrow_index(0, 0)] = entry_narrow_f32::<F16>;
     t[narrow_index(0, 1)] = entry_narrow_f32::<BF16>;

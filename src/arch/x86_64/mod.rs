@@ -6,6 +6,7 @@
 
 pub(crate) mod avx2;
 pub(crate) mod avx512;
+pub(crate) mod avx512_bf16;
 
 /// AVX2 + FMA + F16C: the `Avx2` tier.
 pub(crate) fn avx2_available() -> bool {
@@ -44,5 +45,17 @@ pub(crate) fn avx512_available() -> bool {
                 target_feature = "avx512vl",
                 target_feature = "avx512dq"
             ))
+    }
+}
+
+/// The `Avx512` tier plus AVX512_BF16: the `Avx512Bf16` tier.
+pub(crate) fn avx512_bf16_available() -> bool {
+    #[cfg(feature = "std")]
+    {
+        avx512_available() && std::is_x86_feature_detected!("avx512bf16")
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        avx512_available() && cfg!(target_feature = "avx512bf16")
     }
 }
