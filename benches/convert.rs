@@ -20,7 +20,9 @@
 //!   active backend through the cached dispatch: what a caller of short slices pays;
 //! * `half`: the `half` crate's `HalfFloatSliceExt` slice conversions (F16 and BF16 pairs);
 //! * `float8`: the `float8` crate, one element at a time (it has no slice API; fp8 pairs);
-//! * `memcpy`: `copy_from_slice` of the source's byte count (n × source element size);
+//! * `memcpy`: `copy_from_slice` moving the same bytes as the conversion: it copies
+//!   n × (source + destination element size) / 2 bytes, so that its reads plus writes equal
+//!   the conversion's (ratios of times are then ratios of bytes/s);
 //! * `bare-*` (x86-64 only, when the CPU has the instructions): the bare conversion
 //!   instruction in a loop with no special-case handling, the speed of light for a pair:
 //!   `bare-vcvtps2ph-avx512`/`-f16c` (f32 → F16), `bare-vcvtph2ps-avx512`/`-f16c`
@@ -201,7 +203,8 @@ fn contender<S, D: Clone + Default>(
     });
 }
 
-/// vcvt on every available backend, and the memcpy of the source's bytes.
+/// vcvt on every available backend, and a memcpy that reads and writes as many bytes as the
+/// conversion does.
 fn vcvt_and_memcpy<S: ConvertTo<D>, D: Element + Default>(
     g: &mut Group,
     n: usize,
@@ -218,7 +221,7 @@ fn vcvt_and_memcpy<S: ConvertTo<D>, D: Element + Default>(
         });
     }
     // memcpy runs at the same speed whatever the bytes are.
-    let bytes = n * size_of::<S>();
+    let bytes = n * (size_of::<S>() + size_of::<D>()) / 2;
     contender(
         g,
         "memcpy",
