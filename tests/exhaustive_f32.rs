@@ -5,7 +5,9 @@
 //! are monotonic (a chunk never straddles the sign bit), so the oracle walks its midpoint
 //! list with a pointer instead of searching it; it runs once per chunk and format and gives
 //! the expected codes of both policies, which are then compared with each backend's output.
-//! One test per format, each split over two threads.
+//! Every SIMD backend converts each chunk twice: in one call (its main loop) and in calls of
+//! 63 elements (its remainder code), since a kernel may use different instructions for
+//! the two. One test per format, each split over two threads.
 //!
 //! Under `VCVT_SWEEP=sample` (emulation, Miri) the sweep runs the stratified sample of
 //! [`common::stratified_f32_sample`] instead: every sign and exponent, and the mantissas next
@@ -14,7 +16,12 @@
 mod common;
 
 use common::{MODES, Narrow, backends, expect_f32_block, names};
-use vcvt::{BF16, ConvertTo, F8E4M3, F8E5M2, F16, Options};
+use vcvt::{BF16, Backend, ConvertTo, F8E4M3, F8E5M2, F16, Options};
+
+/// Length of the second pass's calls: one less than the AVX-512 kernels' 64-element block,
+/// so each call runs only their masked remainder steps; on AVX2 (16- or 32-element steps)
+/// it ends with the 8-element and overlapping last steps. Not a multiple of any vector.
+const TAIL: usize = 63;
 
 /// Per-thread buffers: expected codes under each policy, and a backend's output.
 struct Scratch<T> {
@@ -50,9 +57,30 @@ where
             for &b in &backends {
                 for (mode, expected) in MODES.into_iter().zip([&s.sat, &s.nonsat]) {
                     let opts = Options::new().overflow(mode);
+                    // The whole chunk in one call: every element goes through a kernel's
+                    // unrolled main loop (chunks are multiples of 64 elements).
                     vcvt::convert_slice_on(b, src, &mut s.out, opts).unwrap();
                     report.compare(
                         || format!("f32->{} on {b}, {mode:?}", T::DEF.name),
+                        expected,
+                        &s.out,
+                        |k| u64::from(src[k].to_bits()),
+                    );
+                    if b == Backend::Scalar {
+                        continue;
+                    }
+                    // Again in calls of TAIL elements, shorter than any unrolled step, so
+                    // that every element also goes through the kernels' remainder code.
+                    for (src, out) in src.chunks(TAIL).zip(s.out.chunks_mut(TAIL)) {
+                        vcvt::convert_slice_on(b, src, out, opts).unwrap();
+                    }
+                    report.compare(
+                        || {
+                            format!(
+                                "f32->{} on {b}, {mode:?}, {TAIL}-element calls",
+                                T::DEF.name
+                            )
+                        },
                         expected,
                         &s.out,
                         |k| u64::from(src[k].to_bits()),

@@ -28,8 +28,22 @@
 //!   exact for every finite input and ±Inf, subnormals included (no float instruction, so
 //!   no DAZ); NaN lanes take `(x >> 16) | 0x40` instead. `Saturate` first clamps the
 //!   magnitude to 0x7F7F7FFF, the largest f32 that rounds to BF16 MAX.
-//! * **F8E4M3, F8E5M2**: two candidate codes per lane, each exact in its own range, merged
-//!   with an unsigned minimum:
+//! * **F8E4M3, F8E5M2, main loop**: round to odd into F16, then round to nearest even in
+//!   16-bit lanes, 32 at a time ([`fp8x64_from_f32`]). `VCVTPS2PH {rz}` truncates (for E4M3
+//!   after an exact multiply by 2^-8); where `VCVTPH2PS` of the result differs from the
+//!   input, the lowest bit is set. F16 keeps 7 (E4M3) or 8 (E5M2) more bits than the
+//!   target, and the F16 subnormals line up with the target's (the E4M3 subnormal quantum
+//!   2^-9 becomes 2^-17 = 2^7 F16 quanta after the scaling; E5M2 is F16's top byte), so
+//!   the target's quantum is a fixed 2^7 or 2^8 F16 quanta everywhere, and round to odd
+//!   followed by one integer RNE at that bit equals a single RNE of the source. The RNE
+//!   is `(a + 2^(s-1) - 1 + lsb) >> s` on the F16 magnitude, computed with `VPAVGW` (whose
+//!   17-bit sum cannot overflow); one unsigned minimum applies the overflow code (F16 Inf
+//!   and the quiet F16 NaNs give codes above every finite one), `Saturate` also clamps and
+//!   re-inserts NaN codes, and the sign comes from F16 bit 15. A DAZ-read subnormal input
+//!   truncates to ±0 and compares equal to it, and all such inputs give ±0 anyway.
+//! * **F8E4M3, F8E5M2, remainder steps** (and the reference the main loop replaced; both are
+//!   checked over all 2^32 inputs): two candidate codes per lane, each exact in its own
+//!   range, merged with an unsigned minimum:
 //!   - *normal range* (|x| at least the target's smallest normal `2^emin`): integer RNE of
 //!     the bits re-biased to the target, `(a - (E0 << 23) + half - 1 + lsb) >> s` plus
 //!     `1 << MAN_BITS`, where `E0` is the f32 exponent field of `2^emin`. A carry out of
@@ -59,7 +73,8 @@
 //! equals a single RNE, and f32 has 13 or more bits more than every target in every range
 //! that matters. Values above f32::MAX truncate to f32::MAX (odd, inexact), which overflows
 //! every target as the source does; NaN stays NaN with the top payload bits the targets
-//! keep. Then the f32 kernel above runs.
+//! keep. Then the f32 kernel above runs (for fp8 in the main loop, a second round to odd
+//! into F16: rounding to odd twice is rounding to odd once at the lower precision).
 //!
 //! For F16, F8E4M3 and F8E5M2 the inexact test is cheaper: where the truncated value is a
 //! normal f32, truncation drops exactly the f64's low 29 fraction bits, so one bit test
@@ -259,6 +274,110 @@ fn fp8_from_f32<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
     _mm512_ternarylogic_epi32::<0xF8>(code, _mm512_srli_epi32::<24>(x), _mm512_set1_epi32(0x80))
 }
 
+/// 16 f32 truncated to F16 (for E4M3 after an exact scaling by 2^-8), and the lanes where
+/// that was inexact: setting their lowest bit rounds to odd.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+fn f16_trunc_from_f32<const FMT: u8>(x: __m512i) -> (__m256i, __mmask16) {
+    let x = _mm512_castsi512_ps(x);
+    // E4M3 reads F16 codes scaled by 2^-8 (see the module docs). The product is exact when
+    // it is at least 2^-126; below that it may be inexact or flushed, but such an input
+    // (under 2^-118) rounds to ±0 in E4M3 whatever happens to it, and keeps its sign.
+    let y = if FMT == E4M3 {
+        _mm512_mul_round_ps::<RNE>(x, _mm512_set1_ps(1.0 / 256.0))
+    } else {
+        x
+    };
+    let h = _mm512_cvtps_ph::<RZ>(y);
+    // Inexact (or NaN): converting back does not give y. VCVTPH2PS is exact and ignores
+    // MXCSR. Under DAZ the compare reads a subnormal y as zero, and so does the truncation
+    // (it gives ±0, which converts back to ±0): such lanes count as exact, and they round to
+    // ±0 in both targets anyway.
+    let back = _mm512_cvtph_ps(h);
+    (h, _mm512_cmp_ps_mask::<_CMP_NEQ_UQ>(back, y))
+}
+
+/// 32 F16 codes rounded to odd (see [`fp8x64_from_f32`]) to F8E4M3 or F8E5M2 codes in the
+/// low byte of each 16-bit lane.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+fn fp8_from_f16_odd<const FMT: u8, const SAT: bool>(h: __m512i) -> __m512i {
+    let e4m3 = FMT == E4M3;
+    let a = _mm512_and_si512(h, _mm512_set1_epi16(0x7FFF));
+    // The target code is the F16 magnitude shifted right by s = 10 - MAN_BITS (7 for E4M3,
+    // 8 for E5M2), rounded to nearest even: (a + 2^(s-1) - 1 + lsb) >> s, with lsb bit s
+    // of a. VPAVGW computes (p + q + 1) >> 1 with a 17-bit sum, so with
+    // q = (2^(s-1) - 2) | lsb it gives (a + 2^(s-1) - 1 + lsb) >> 1 without overflow, and a
+    // shift by s - 1 finishes. Round to odd in F16 then round to nearest even here is one
+    // rounding of the source: F16 keeps 7 (E4M3) or 8 (E5M2) more bits than the target, and
+    // its subnormals line up with the target's (E4M3 through the 2^-8 scaling), so the
+    // quantum of the target is a fixed number of F16 quanta everywhere.
+    let hs = _mm512_srli_epi16::<8>(h);
+    let (t, lsb_src) = if e4m3 {
+        (0x3Eu16, _mm512_srli_epi16::<7>(h))
+    } else {
+        (0x7Eu16, hs)
+    };
+    // (lsb_src & 1) | t (ternary-logic table (A & B) | C).
+    let q = _mm512_ternarylogic_epi32::<0xEA>(
+        lsb_src,
+        _mm512_set1_epi16(1),
+        _mm512_set1_epi16(t as i16),
+    );
+    let half = _mm512_avg_epu16(a, q);
+    // `half >> (s - 1)` is the code; clamping `half` first clamps the code. Finite values
+    // give codes up to MAX + 1 and beyond (overflow), F16 Inf gives the code of 2^16 scaled,
+    // and the (quiet) F16 NaNs give codes above both.
+    let (shift_max, nonsat_code, nan_code, max_code): (u16, u16, u16, u16) = if e4m3 {
+        (6, 0x7F, 0x7F, 0x7E)
+    } else {
+        (7, 0x7C, 0x7E, 0x7B)
+    };
+    let clamp = |code: u16| _mm512_set1_epi16((code << shift_max) as i16);
+    let half = if SAT {
+        // Magnitudes above 0x7C00 are F16 NaNs.
+        let nan = _mm512_cmpgt_epu16_mask(a, _mm512_set1_epi16(0x7C00));
+        let half = _mm512_min_epu16(half, clamp(max_code));
+        _mm512_mask_mov_epi16(half, nan, clamp(nan_code))
+    } else if e4m3 {
+        // Overflow, Inf and NaN all become E4M3's NaN code.
+        _mm512_min_epu16(half, clamp(nonsat_code))
+    } else {
+        // E5M2 keeps codes up to Inf (0x7C); every NaN code (at least 0x7E, as F16 NaNs
+        // are quiet) becomes 0x7E.
+        _mm512_min_epu16(half, clamp(nan_code))
+    };
+    let code = if e4m3 {
+        _mm512_srli_epi16::<6>(half)
+    } else {
+        _mm512_srli_epi16::<7>(half)
+    };
+    // code | (hs & 0x80): the F16 sign moves to bit 7 (ternary-logic table A | (B & C)).
+    _mm512_ternarylogic_epi32::<0xF8>(code, hs, _mm512_set1_epi16(0x80))
+}
+
+/// 64 f32 (four vectors) to 64 F8E4M3 or F8E5M2 codes in order, through round to odd in
+/// F16.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+fn fp8x64_from_f32<const FMT: u8, const SAT: bool>(x: [__m512i; 4]) -> __m512i {
+    let pair = |lo: __m512i, hi: __m512i| {
+        let (h0, k0) = f16_trunc_from_f32::<FMT>(lo);
+        let (h1, k1) = f16_trunc_from_f32::<FMT>(hi);
+        let h = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(h0), h1);
+        // Round to odd: lane j of `h` is element j, so the masks concatenate.
+        let inexact = _mm512_kunpackw(k1.into(), k0.into());
+        let h = _mm512_mask_mov_epi16(h, inexact, _mm512_or_si512(h, _mm512_set1_epi16(1)));
+        fp8_from_f16_odd::<FMT, SAT>(h)
+    };
+    let c0 = pair(x[0], x[1]);
+    let c1 = pair(x[2], x[3]);
+    // Codes are below 0x100, so the unsigned saturating pack keeps them; it interleaves the
+    // 128-bit lanes as [c0.0 c1.0 c0.1 c1.1 ...], which the 64-bit permute puts in order.
+    let b = _mm512_packus_epi16(c0, c1);
+    _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7), b)
+}
+
 /// 16 f32 lanes narrowed to format `FMT`: 16-bit codes (F16, BF16) or 8-bit codes in the low
 /// bits of 32-bit lanes. F16 comes back in a 256-bit vector, the others in 32-bit lanes.
 #[inline]
@@ -434,6 +553,22 @@ pub(super) unsafe fn narrow_f32<const FMT: u8, const SAT: bool>(
     let end = src.wrapping_add(len).cast::<u8>();
     while len - i >= BLOCK {
         prefetch_ahead(src.wrapping_add(i).cast(), end, BLOCK * 4);
+        if FMT == E4M3 || FMT == E5M2 {
+            // SAFETY: elements i..i+64 are in bounds of both slices (len - i >= 64): four
+            // 64-byte loads, one 64-byte store.
+            unsafe {
+                let p = src.add(i);
+                let x = [
+                    _mm512_loadu_si512(p.cast()),
+                    _mm512_loadu_si512(p.add(16).cast()),
+                    _mm512_loadu_si512(p.add(32).cast()),
+                    _mm512_loadu_si512(p.add(48).cast()),
+                ];
+                _mm512_storeu_si512(dst.add(i).cast(), fp8x64_from_f32::<FMT, SAT>(x));
+            }
+            i += BLOCK;
+            continue;
+        }
         // SAFETY: elements i..i+64 are in bounds of both slices (len - i >= 64).
         unsafe {
             let p = src.add(i);
@@ -477,9 +612,15 @@ unsafe fn narrow_f64<const FMT: u8, const SAT: bool>(src: *const u8, dst: *mut u
             for (j, o) in v.iter_mut().enumerate() {
                 let x0 = _mm512_loadu_pd(p.add(16 * j));
                 let x1 = _mm512_loadu_pd(p.add(16 * j + 8));
-                *o = narrow16::<FMT, SAT>(f32_from_f64_pair::<FMT>(x0, x1));
+                *o = f32_from_f64_pair::<FMT>(x0, x1);
             }
-            store64::<FMT>(dst.add(i * size), v);
+            if FMT == E4M3 || FMT == E5M2 {
+                // Rounding to odd twice (f32, then F16) is rounding to odd once at F16
+                // precision, so the f32 kernel's main path applies unchanged.
+                _mm512_storeu_si512(dst.add(i).cast(), fp8x64_from_f32::<FMT, SAT>(v));
+            } else {
+                store64::<FMT>(dst.add(i * size), v.map(|x| narrow16::<FMT, SAT>(x)));
+            }
         }
         i += BLOCK;
     }
