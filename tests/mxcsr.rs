@@ -1,0 +1,333 @@
+//! Results must not depend on MXCSR, the x86 SSE/AVX control register: its rounding mode,
+//! flush-to-zero (FTZ, subnormal results become zero) and denormals-are-zero (DAZ,
+//! subnormal inputs read as zero). Inference code often runs with FTZ and DAZ set (C
+//! libraries built with fast-math, `torch.set_flush_denormal`), and the contract promises
+//! the same bits there.
+//!
+//! Each conversion runs with MXCSR set to one of the 16 combinations of the four rounding
+//! modes, FTZ and DAZ (all exceptions masked) and is compared with the Scalar backend run
+//! under the default MXCSR. The Scalar backend is integer code, and the exhaustive tests
+//! check it against the independent oracle. Covered:
+//!
+//! - every SIMD backend, every pair, both overflow policies, under all 16 settings: the
+//!   stratified f32 sample of `common` (every exponent, both signs, the mantissas around
+//!   every rounding boundary of each format), those values as f64 and their f64 neighbours
+//!   (ties broken by bits below f32 precision), random f64, and every code widened;
+//! - all 2^32 f32 inputs narrowed to each format under the three most hostile settings
+//!   (FTZ + DAZ with rounding up, FTZ + DAZ with rounding down, FTZ alone with rounding
+//!   toward zero).
+//!
+//! MXCSR is set and restored inside one `asm!` block that calls the conversion, so no Rust
+//! code outside that call runs under a non-default floating-point environment. Under
+//! `VCVT_SWEEP=sample` the 2^32 sweeps use the stratified sample instead.
+
+#![cfg(target_arch = "x86_64")]
+
+mod common;
+
+use std::arch::asm;
+
+use common::{MODES, Narrow, Report, Rng, backends, names};
+use vcvt::{BF16, Backend, ConvertTo, Element, F8E4M3, F8E5M2, F16, Options};
+
+const FTZ: u32 = 1 << 15;
+const DAZ: u32 = 1 << 6;
+/// All six exception masks: the power-on default MXCSR is this with round to nearest.
+const MASKS: u32 = 0x1F80;
+const ROUNDING: [(u32, &str); 4] = [
+    (0 << 13, "nearest"),
+    (1 << 13, "down"),
+    (2 << 13, "up"),
+    (3 << 13, "toward zero"),
+];
+
+/// A named MXCSR value.
+#[derive(Clone, Copy)]
+struct Setting {
+    csr: u32,
+    name: &'static str,
+}
+
+/// All 16 combinations of rounding mode, FTZ and DAZ.
+fn all_settings() -> Vec<Setting> {
+    let mut v = Vec::new();
+    for (rc, rc_name) in ROUNDING {
+        for (flags, flag_name) in [
+            (0, ""),
+            (FTZ, "+FTZ"),
+            (DAZ, "+DAZ"),
+            (FTZ | DAZ, "+FTZ+DAZ"),
+        ] {
+            let name: &'static str = format!("RC={rc_name}{flag_name}").leak();
+            v.push(Setting {
+                csr: MASKS | rc | flags,
+                name,
+            });
+        }
+    }
+    v
+}
+
+/// The settings of the 2^32 sweeps.
+fn hostile_settings() -> [Setting; 3] {
+    [
+        Setting {
+            csr: MASKS | (2 << 13) | FTZ | DAZ,
+            name: "RC=up+FTZ+DAZ",
+        },
+        Setting {
+            csr: MASKS | (1 << 13) | FTZ | DAZ,
+            name: "RC=down+FTZ+DAZ",
+        },
+        Setting {
+            csr: MASKS | (3 << 13) | FTZ,
+            name: "RC=toward zero+FTZ",
+        },
+    ]
+}
+
+/// Calls the closure behind `ctx` (a `*mut &mut dyn FnMut()`); used by [`with_mxcsr`].
+extern "C" fn call_closure(ctx: *mut u8) {
+    // SAFETY: `with_mxcsr` passes a pointer to a live `&mut dyn FnMut()` and nothing else
+    // uses it during the call.
+    let f = unsafe { &mut *ctx.cast::<&mut dyn FnMut()>() };
+    f();
+}
+
+/// Runs `f` with MXCSR = `csr` and restores the previous value. `f` must not panic (a panic
+/// cannot leave the `extern "C"` trampoline; it aborts) and should do no float arithmetic
+/// of its own.
+fn with_mxcsr(csr: u32, mut f: impl FnMut()) {
+    let mut dynf: &mut dyn FnMut() = &mut f;
+    let mut saved: u32 = 0;
+    // SAFETY: the block saves MXCSR to `saved`, loads `csr`, calls `call_closure` (a C-ABI
+    // function; `clobber_abi("C")` declares every register the call may change, and the
+    // stack is call-aligned on entry because `nostack` is not given) and restores MXCSR
+    // before it ends, so the floating-point environment is unchanged outside the block.
+    // r12 and r13 are callee-saved, so they still point at `saved` and `csr` after the
+    // call; both stay alive and unaliased for the whole block.
+    unsafe {
+        asm!(
+            "stmxcsr [r12]",
+            "ldmxcsr [r13]",
+            "call {f}",
+            "ldmxcsr [r12]",
+            f = sym call_closure,
+            in("r12") &raw mut saved,
+            in("r13") &raw const csr,
+            in("rdi") (&raw mut dynf).cast::<u8>(),
+            clobber_abi("C"),
+        );
+    }
+}
+
+/// The SIMD backends this CPU has (Scalar is the reference).
+fn simd_backends(test: &str) -> Vec<Backend> {
+    backends(test)
+        .into_iter()
+        .filter(|&b| b != Backend::Scalar)
+        .collect()
+}
+
+/// Converts `src` on backend `b` with `opts` under MXCSR `s`, and compares with `expected`.
+fn check<S: ConvertTo<D> + bytemuck::Pod, D: Element + bytemuck::Pod>(
+    report: &mut Report,
+    (b, s, opts): (Backend, Setting, Options),
+    src: &[S],
+    expected: &[D],
+    out: &mut [D],
+    what: impl Fn() -> String,
+) {
+    assert_eq!(src.len(), out.len());
+    let mut ok = true;
+    with_mxcsr(s.csr, || {
+        ok = vcvt::convert_slice_on(b, src, out, opts).is_ok();
+    });
+    assert!(ok, "{b} is available, and the lengths match");
+    report.compare(
+        || format!("{} on {b} under {}", what(), s.name),
+        expected,
+        out,
+        |k| common::to_u64(&src[k]),
+    );
+}
+
+/// The f64 inputs: the f32 sample as f64 and its two f64 neighbours, and random f64.
+fn f64_inputs(sample: &[f32]) -> Vec<f64> {
+    let mut v = Vec::with_capacity(sample.len() * 3 + (1 << 16));
+    for &x in sample {
+        let d = f64::from(x);
+        v.push(d);
+        if d.is_finite() {
+            v.push(d.next_up());
+            v.push(d.next_down());
+        }
+    }
+    let mut rng = Rng::new(0x3C5A_0001);
+    v.extend((0..1 << 16).map(|_| f64::from_bits(rng.next_u64())));
+    v
+}
+
+fn narrow_sampled<T: Narrow>(test: &str, report: &mut Report, backends: &[Backend])
+where
+    f32: ConvertTo<T>,
+    f64: ConvertTo<T>,
+{
+    let sample = common::stratified_f32_sample(T::oracle(), 0x3C5A_0000 + u64::from(T::DEF.bits()));
+    let wide = f64_inputs(&sample);
+    for mode in MODES {
+        let opts = Options::new().overflow(mode);
+        let mut want32 = vec![T::zeroed(); sample.len()];
+        vcvt::convert_slice_on(Backend::Scalar, &sample, &mut want32, opts).unwrap();
+        let mut want64 = vec![T::zeroed(); wide.len()];
+        vcvt::convert_slice_on(Backend::Scalar, &wide, &mut want64, opts).unwrap();
+        let mut out32 = want32.clone();
+        let mut out64 = want64.clone();
+        for &b in backends {
+            for s in all_settings() {
+                let name = T::DEF.name;
+                check(report, (b, s, opts), &sample, &want32, &mut out32, || {
+                    format!("{test}: f32->{name}, {mode:?}")
+                });
+                check(report, (b, s, opts), &wide, &want64, &mut out64, || {
+                    format!("{test}: f64->{name}, {mode:?}")
+                });
+            }
+        }
+    }
+}
+
+fn widen_all<T: Narrow + ConvertTo<f32> + ConvertTo<f64>>(report: &mut Report, b: &[Backend]) {
+    let codes: Vec<T> = (0..T::DEF.codes()).map(T::from_code).collect();
+    let mut want32 = vec![0f32; codes.len()];
+    let mut want64 = vec![0f64; codes.len()];
+    vcvt::convert_slice_on(Backend::Scalar, &codes, &mut want32, Options::new()).unwrap();
+    vcvt::convert_slice_on(Backend::Scalar, &codes, &mut want64, Options::new()).unwrap();
+    let (mut out32, mut out64) = (want32.clone(), want64.clone());
+    let name = T::DEF.name;
+    for &backend in b {
+        for s in all_settings() {
+            let opts = Options::new();
+            check(
+                report,
+                (backend, s, opts),
+                &codes,
+                &want32,
+                &mut out32,
+                || format!("{name}->f32"),
+            );
+            check(
+                report,
+                (backend, s, opts),
+                &codes,
+                &want64,
+                &mut out64,
+                || format!("{name}->f64"),
+            );
+        }
+    }
+}
+
+#[test]
+fn mxcsr_every_pair_sampled() {
+    let test = "mxcsr_every_pair_sampled";
+    let b = simd_backends(test);
+    if b.is_empty() {
+        println!("SKIPPED: {test}: no SIMD backend on this CPU");
+        return;
+    }
+    let mut report = Report::default();
+    narrow_sampled::<F16>(test, &mut report, &b);
+    narrow_sampled::<BF16>(test, &mut report, &b);
+    narrow_sampled::<F8E4M3>(test, &mut report, &b);
+    narrow_sampled::<F8E5M2>(test, &mut report, &b);
+    widen_all::<F16>(&mut report, &b);
+    widen_all::<BF16>(&mut report, &b);
+    widen_all::<F8E4M3>(&mut report, &b);
+    widen_all::<F8E5M2>(&mut report, &b);
+    report.finish(
+        test,
+        &format!(
+            "16 pairs x 16 MXCSR settings (f32 sample, f64 sample and neighbours, every code) on [{}] against Scalar",
+            names(&b)
+        ),
+    );
+}
+
+/// Per-thread buffers of the 2^32 sweep.
+struct Scratch<T> {
+    want: Vec<T>,
+    out: Vec<T>,
+}
+
+impl<T> Default for Scratch<T> {
+    fn default() -> Self {
+        Scratch {
+            want: Vec::new(),
+            out: Vec::new(),
+        }
+    }
+}
+
+fn sweep<T: Narrow>(test: &str)
+where
+    f32: ConvertTo<T>,
+{
+    let b = simd_backends(test);
+    if b.is_empty() {
+        println!("SKIPPED: {test}: no SIMD backend on this CPU");
+        return;
+    }
+    let settings = hostile_settings();
+    let seed = 0x3C5A_1000 + u64::from(T::DEF.bits());
+    let (report, inputs) =
+        common::sweep_f32(T::oracle(), seed, |src, s: &mut Scratch<T>, report| {
+            s.want.resize(src.len(), T::zeroed());
+            s.out.resize(src.len(), T::zeroed());
+            for mode in MODES {
+                let opts = Options::new().overflow(mode);
+                vcvt::convert_slice_on(Backend::Scalar, src, &mut s.want, opts).unwrap();
+                for &backend in &b {
+                    for setting in settings {
+                        check(
+                            report,
+                            (backend, setting, opts),
+                            src,
+                            &s.want,
+                            &mut s.out,
+                            || format!("f32->{}, {mode:?}", T::DEF.name),
+                        );
+                    }
+                }
+            }
+        });
+    let list: Vec<&str> = settings.iter().map(|s| s.name).collect();
+    report.finish(
+        test,
+        &format!(
+            "f32->{}, {inputs} x 2 modes x MXCSR {list:?} on [{}] against Scalar",
+            T::DEF.name,
+            names(&b)
+        ),
+    );
+}
+
+#[test]
+fn mxcsr_all_f32_to_f16() {
+    sweep::<F16>("mxcsr_all_f32_to_f16");
+}
+
+#[test]
+fn mxcsr_all_f32_to_bf16() {
+    sweep::<BF16>("mxcsr_all_f32_to_bf16");
+}
+
+#[test]
+fn mxcsr_all_f32_to_f8e4m3() {
+    sweep::<F8E4M3>("mxcsr_all_f32_to_f8e4m3");
+}
+
+#[test]
+fn mxcsr_all_f32_to_f8e5m2() {
+    sweep::<F8E5M2>("mxcsr_all_f32_to_f8e5m2");
+}
