@@ -5,6 +5,9 @@
 //! ±MAX under `Saturate` (an infinite source is overflow), NaN codes follow the format's
 //! narrowing NaN rule.
 //!
+//! Widening runs twice per backend: the whole code list in one call, and in calls of 63
+//! codes, so that every code goes through both a kernel's main loop and its remainder steps.
+//!
 //! Also checks the oracle itself against facts stated by the contract and the format
 //! definitions (largest values, the E4M3 464 tie, the F16 65520 tie, NaN bit patterns), so
 //! that a mistake in the oracle cannot hide a matching mistake in the codec.
@@ -87,6 +90,23 @@ where
             let what = || format!("{}->f64 on {b}, {opts:?}", T::DEF.name);
             report.compare(what, &exp64, &out64, input);
         }
+        // Again in calls of 63 codes, shorter than the AVX-512 kernels' 64-element block:
+        // every code also goes through the kernels' remainder steps, which may use other
+        // instructions than their main loops.
+        let mut out32 = vec![0f32; n];
+        let mut out64 = vec![0f64; n];
+        for ((src, d32), d64) in codes
+            .chunks(63)
+            .zip(out32.chunks_mut(63))
+            .zip(out64.chunks_mut(63))
+        {
+            vcvt::convert_slice_on(b, src, d32, Options::new()).unwrap();
+            vcvt::convert_slice_on(b, src, d64, Options::new()).unwrap();
+        }
+        let what = || format!("{}->f32 on {b}, 63-code calls", T::DEF.name);
+        report.compare(what, &exp32, &out32, input);
+        let what = || format!("{}->f64 on {b}, 63-code calls", T::DEF.name);
+        report.compare(what, &exp64, &out64, input);
         for (mi, mode) in MODES.into_iter().enumerate() {
             let opts = Options::new().overflow(mode);
             let mut out = vec![T::zeroed(); n];
