@@ -4,6 +4,7 @@
 //! cargo run --release --example throughput                    # everything (about a minute)
 //! cargo run --release --example throughput -- --quick         # skip the DRAM-sized slices
 //! cargo run --release --example throughput -- --backend avx2 --pair f32_to_f16
+//! cargo run --release --example throughput -- --size 134217728  # one length of your choice
 //! ```
 //!
 //! For each of the 16 pairs (f32 and f64 to and from F16, BF16, F8E4M3 and F8E5M2), each
@@ -11,10 +12,11 @@
 //! 16 Mi: DRAM-sized) it prints elements per nanosecond and GB/s, where GB/s counts the
 //! bytes read from the source plus the bytes written to the destination.
 //!
-//! The memcpy reference is `copy_from_slice` of as many bytes as the conversion's source
-//! holds (n × source element size), timed right after each row's conversions (so that
-//! both see the same machine load); its GB/s counts its reads plus
-//! its writes (2 × the source's bytes), so both GB/s figures measure memory traffic.
+//! The memcpy reference is `copy_from_slice` of n × (source + destination element size) / 2
+//! bytes, so that it reads and writes as many bytes as the conversion does, timed right
+//! after each row's conversions (so that both see the same machine load); its GB/s counts
+//! its reads plus its writes, like the conversions'. (Whether 16 Mi elements are
+//! DRAM-sized depends on the last-level cache; `--size` picks any length.)
 //!
 //! Before any timing, every backend's output is compared bit for bit with
 //! [`Backend::Scalar`] (the specification) on random values spread over the format's range,
@@ -535,8 +537,8 @@ fn run_pair<S: Elem + ConvertTo<D>, D: Elem>(
     }
     drop((src, want, dst));
     // Measured right after the conversions, so that both see the same machine load.
-    let mc = memcpy_ns(n * size_of::<S>(), size.budget);
-    let mc_gbs = 2.0 * (n * size_of::<S>()) as f64 / mc;
+    let mc = memcpy_ns(n * (size_of::<S>() + size_of::<D>()) / 2, size.budget);
+    let mc_gbs = bytes_moved / mc;
     let _ = write!(
         line,
         "{:>COL_W$}{:>9}",
@@ -683,8 +685,10 @@ fn cpu_model() -> Option<String> {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: throughput [--quick] [--backend NAME]... [--pair NAME]...\n\
+        "usage: throughput [--quick] [--size N]... [--backend NAME]... [--pair NAME]...\n\
          \n  --quick         skip the DRAM-sized (16 Mi element) slices\
+         \n  --size N        time slices of N elements instead of the default sizes\
+         \n                  (repeatable; N even)\
          \n  --backend NAME  time only this backend (repeatable; comma lists work); Scalar\
          \n                  is still the reference of the correctness check\
          \n  --pair NAME     run only pairs whose name contains NAME (repeatable), e.g.\
@@ -701,12 +705,20 @@ fn usage() -> ! {
 
 fn parse_args() -> Config {
     let mut quick = false;
+    let mut custom = Vec::new();
     let mut backends = Vec::new();
     let mut pairs = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--quick" => quick = true,
+            "--size" => match args.next().and_then(|v| v.parse::<usize>().ok()) {
+                Some(n) if n > 0 && n % 2 == 0 => custom.push(n),
+                _ => {
+                    eprintln!("error: --size needs an even element count");
+                    usage();
+                }
+            },
             "--backend" | "--pair" => {
                 let Some(v) = args.next() else { usage() };
                 for item in v.split(',').filter(|s| !s.is_empty()) {
@@ -764,6 +776,16 @@ fn parse_args() -> Config {
             n: 1 << 24,
             budget: Budget { batches: 5, batch },
         });
+    }
+    if !custom.is_empty() {
+        sizes = custom
+            .into_iter()
+            .map(|n| Size {
+                label: "Chosen",
+                n,
+                budget: Budget { batches: 5, batch },
+            })
+            .collect();
     }
     Config {
         sizes,
@@ -839,9 +861,9 @@ fn main() {
     println!();
     println!("el/ns  = elements converted per nanosecond");
     println!("GB/s   = (source bytes read + destination bytes written) / time, 1 GB = 1e9 bytes");
-    println!("memcpy = copy_from_slice of the SOURCE's byte count (n x source element size),");
-    println!("         timed right after the row's conversions; its el/ns is n / time, its GB/s");
-    println!("         counts its reads + writes (2 x source bytes)");
+    println!("memcpy = copy_from_slice of n x (source + destination size) / 2 bytes, i.e. the");
+    println!("         same reads + writes as the conversion, timed right after the row's");
+    println!("         conversions; its el/ns is n / time, its GB/s counts reads + writes");
     println!("best/memcpy = best backend's GB/s / memcpy's GB/s;  * = the active backend");
     println!("Each timed output is also compared with scalar's before it is timed.");
 
