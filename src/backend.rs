@@ -221,6 +221,11 @@ impl Backend {
 #[cfg(feature = "std")]
 pub const ENV_VAR: &str = "VCVT_BACKEND";
 
+/// The environment variable that sets the size (source plus destination bytes) from which
+/// the AVX-512 kernels write their destination with streaming stores (see the README).
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+pub(crate) const STREAM_ENV_VAR: &str = "VCVT_STREAM_MIN_BYTES";
+
 /// Why `VCVT_BACKEND` could not be honoured.
 #[cfg(feature = "std")]
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -465,3 +465,52 @@ fn tails_bytes_active_backend() {
         ),
     );
 }
+
+/// The same checks with streaming stores: `VCVT_STREAM_MIN_BYTES=0` makes the AVX-512
+/// kernels write every 64-byte-aligned block of the destination with non-temporal stores
+/// (normally only conversions about the size of the last-level cache do), after converting
+/// the elements before the first aligned one with ordinary stores. The variable is read once
+/// per process, so the two tests above run again in a child process of this binary.
+#[test]
+fn tails_streaming_stores() {
+    let test = "tails_streaming_stores";
+    if std::env::var_os("VCVT_STREAM_MIN_BYTES").is_some() {
+        // In a child of this test (or set by the user): the other tests cover it.
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    // Under emulation the child goes through the same runner (see backend_override.rs).
+    let runner = std::env::var("VCVT_TEST_RUNNER").unwrap_or_default();
+    let mut words = runner.split_whitespace();
+    let mut cmd = match words.next() {
+        Some(prog) => {
+            let mut c = std::process::Command::new(prog);
+            c.args(words).arg(&exe);
+            c
+        }
+        None => std::process::Command::new(&exe),
+    };
+    let children = [
+        "tails_narrowing_every_backend",
+        "tails_widening_every_backend",
+    ];
+    let out = cmd
+        .args(children)
+        .args(["--exact", "--nocapture", "--test-threads=2"])
+        .env("VCVT_STREAM_MIN_BYTES", "0")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    print!("{stdout}");
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{test}: the child run failed");
+    for c in children {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(&format!("{c}: ")) && l.ends_with(", 0 mismatches")),
+            "{test}: no clean result line from {c}"
+        );
+    }
+    println!("{test}: {children:?} passed again with VCVT_STREAM_MIN_BYTES=0");
+}

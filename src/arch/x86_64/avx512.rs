@@ -17,6 +17,17 @@
 //! 2 KiB ahead (only lines inside the source): with long loop bodies the core otherwise
 //! keeps too few DRAM reads in flight on large slices.
 //!
+//! Conversions that move about as many bytes as the last-level cache holds (see
+//! `stream_min_bytes`) write their destination with non-temporal (streaming) stores, as
+//! `memcpy` does for large copies: an ordinary store to a line that is not cached first
+//! reads the line from memory, a third transfer for every destination byte, and the result
+//! would evict the cache anyway. The elements before the first 64-byte-aligned one are
+//! converted with ordinary stores, the 64-element blocks from there on with streaming
+//! stores, the remainder with ordinary masked stores, and an `SFENCE` ends the call so that
+//! the streamed stores are ordered before anything the caller does next. A destination
+//! whose elements never meet a 64-byte boundary (odd addresses for 2-byte codes, from the
+//! byte APIs) keeps ordinary stores.
+//!
 //! # Narrowing f32
 //!
 //! * **F16**: `VCVTPS2PH {rn}` is the IEEE conversion the codec specifies (RNE, subnormals
@@ -154,6 +165,64 @@ const fn c32(x: u32) -> i32 {
 fn mask16(n: usize) -> __mmask16 {
     debug_assert!(n <= STEP);
     ((1u32 << n) - 1) as __mmask16
+}
+
+/// Stores 64 bytes at `p`: a non-temporal (streaming) store when `NT`, ordinary otherwise.
+///
+/// # Safety
+/// `p` valid for writing 64 bytes, and 64-byte aligned when `NT`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+pub(super) unsafe fn store512<const NT: bool>(p: *mut u8, v: __m512i) {
+    // SAFETY: the caller's guarantees.
+    unsafe {
+        if NT {
+            _mm512_stream_si512(p.cast(), v);
+        } else {
+            _mm512_storeu_si512(p.cast(), v);
+        }
+    }
+}
+
+/// Stores 32 bytes at `p`, as [`store512`] (32-byte alignment when `NT`).
+///
+/// # Safety
+/// `p` valid for writing 32 bytes, and 32-byte aligned when `NT`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn store256<const NT: bool>(p: *mut u8, v: __m256i) {
+    // SAFETY: the caller's guarantees.
+    unsafe {
+        if NT {
+            _mm256_stream_si256(p.cast(), v);
+        } else {
+            _mm256_storeu_si256(p.cast(), v);
+        }
+    }
+}
+
+/// Where streaming stores start in a conversion of `len` elements of `ssize` source and
+/// `dsize` destination bytes writing at `dst`: `None` (ordinary stores throughout) unless
+/// the conversion moves at least [`super::stream_min_bytes`] bytes and some element boundary
+/// of the destination is 64-byte aligned; otherwise the number of leading elements to
+/// convert with ordinary stores, after which the destination is 64-byte aligned.
+///
+/// Streaming stores write whole cache lines to memory without first reading them (an
+/// ordinary store to a line not in cache reads it in: a third memory transfer per
+/// destination byte) and without evicting the cache's contents; `memcpy` does the same for
+/// large copies. Below the threshold (about the size of the last-level cache) the
+/// destination is better left in cache for the caller.
+#[inline]
+pub(super) fn stream_split(dst: *mut u8, len: usize, ssize: usize, dsize: usize) -> Option<usize> {
+    if len.saturating_mul(ssize + dsize) < super::stream_min_bytes() {
+        return None;
+    }
+    let mis = dst as usize % 64;
+    if !mis.is_multiple_of(dsize) {
+        return None;
+    }
+    let head = (64 - mis) % 64 / dsize;
+    (head < len).then_some(head)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -472,18 +541,20 @@ fn f32_from_f64_pair<const FMT: u8>(x0: __m512d, x1: __m512d) -> __m512i {
 // Narrowing loops
 // ---------------------------------------------------------------------------------------
 
-/// Stores the 64 codes of four `narrow16` results at `dst` (64 elements of format `FMT`).
+/// Stores the 64 codes of four `narrow16` results at `dst` (64 elements of format `FMT`),
+/// with streaming stores when `NT`.
 ///
 /// # Safety
-/// `dst` must be valid for writing 64 elements of the format.
+/// `dst` must be valid for writing 64 elements of the format, and 64-byte aligned when
+/// `NT`.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-unsafe fn store64<const FMT: u8>(dst: *mut u8, v: [__m512i; 4]) {
+pub(super) unsafe fn store64<const FMT: u8, const NT: bool>(dst: *mut u8, v: [__m512i; 4]) {
     match FMT {
         F16 => {
             for (j, h) in v.into_iter().enumerate() {
                 // SAFETY: 16 codes of 2 bytes at element 16*j < 64; in bounds by contract.
-                unsafe { _mm256_storeu_si256(dst.add(32 * j).cast(), _mm512_castsi512_si256(h)) };
+                unsafe { store256::<NT>(dst.add(32 * j), _mm512_castsi512_si256(h)) };
             }
         }
         BF16 => {
@@ -496,8 +567,8 @@ unsafe fn store64<const FMT: u8>(dst: *mut u8, v: [__m512i; 4]) {
             let p1 = _mm512_permutex2var_epi16(v[2], idx, v[3]);
             // SAFETY: 2 x 32 codes of 2 bytes = 64 elements; in bounds by contract.
             unsafe {
-                _mm512_storeu_si512(dst.cast(), p0);
-                _mm512_storeu_si512(dst.add(64).cast(), p1);
+                store512::<NT>(dst, p0);
+                store512::<NT>(dst.add(64), p1);
             }
         }
         _ => {
@@ -509,7 +580,7 @@ unsafe fn store64<const FMT: u8>(dst: *mut u8, v: [__m512i; 4]) {
             let b = _mm512_packus_epi16(w0, w1);
             let idx = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
             // SAFETY: 64 one-byte codes; in bounds by contract.
-            unsafe { _mm512_storeu_si512(dst.cast(), _mm512_permutexvar_epi32(idx, b)) };
+            unsafe { store512::<NT>(dst, _mm512_permutexvar_epi32(idx, b)) };
         }
     }
 }
@@ -537,12 +608,13 @@ const fn narrow_size(fmt: u8) -> usize {
     if fmt == F16 || fmt == BF16 { 2 } else { 1 }
 }
 
-/// Narrows `len` f32 to format `FMT`.
+/// Narrows `len` f32 to format `FMT`, the 64-element blocks with streaming stores when `NT`.
 ///
 /// # Safety
-/// [`RawKernel`] contract, and the CPU has this backend's features.
+/// [`RawKernel`] contract, the CPU has this backend's features, and `dst` is 64-byte
+/// aligned when `NT`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-pub(super) unsafe fn narrow_f32<const FMT: u8, const SAT: bool>(
+pub(super) unsafe fn narrow_f32<const FMT: u8, const SAT: bool, const NT: bool>(
     src: *const u8,
     dst: *mut u8,
     len: usize,
@@ -564,7 +636,7 @@ pub(super) unsafe fn narrow_f32<const FMT: u8, const SAT: bool>(
                     _mm512_loadu_si512(p.add(32).cast()),
                     _mm512_loadu_si512(p.add(48).cast()),
                 ];
-                _mm512_storeu_si512(dst.add(i).cast(), fp8x64_from_f32::<FMT, SAT>(x));
+                store512::<NT>(dst.add(i), fp8x64_from_f32::<FMT, SAT>(x));
             }
             i += BLOCK;
             continue;
@@ -578,7 +650,7 @@ pub(super) unsafe fn narrow_f32<const FMT: u8, const SAT: bool>(
                 narrow16::<FMT, SAT>(_mm512_loadu_si512(p.add(32).cast())),
                 narrow16::<FMT, SAT>(_mm512_loadu_si512(p.add(48).cast())),
             ];
-            store64::<FMT>(dst.add(i * size), v);
+            store64::<FMT, NT>(dst.add(i * size), v);
         }
         i += BLOCK;
     }
@@ -593,12 +665,18 @@ pub(super) unsafe fn narrow_f32<const FMT: u8, const SAT: bool>(
     }
 }
 
-/// Narrows `len` f64 to format `FMT` with a single rounding.
+/// Narrows `len` f64 to format `FMT` with a single rounding, the 64-element blocks with
+/// streaming stores when `NT`.
 ///
 /// # Safety
-/// [`RawKernel`] contract, and the CPU has this backend's features.
+/// [`RawKernel`] contract, the CPU has this backend's features, and `dst` is 64-byte
+/// aligned when `NT`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-unsafe fn narrow_f64<const FMT: u8, const SAT: bool>(src: *const u8, dst: *mut u8, len: usize) {
+unsafe fn narrow_f64<const FMT: u8, const SAT: bool, const NT: bool>(
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+) {
     let src = src.cast::<f64>();
     let size = narrow_size(FMT);
     let mut i = 0;
@@ -617,9 +695,9 @@ unsafe fn narrow_f64<const FMT: u8, const SAT: bool>(src: *const u8, dst: *mut u
             if FMT == E4M3 || FMT == E5M2 {
                 // Rounding to odd twice (f32, then F16) is rounding to odd once at F16
                 // precision, so the f32 kernel's main path applies unchanged.
-                _mm512_storeu_si512(dst.add(i).cast(), fp8x64_from_f32::<FMT, SAT>(v));
+                store512::<NT>(dst.add(i), fp8x64_from_f32::<FMT, SAT>(v));
             } else {
-                store64::<FMT>(dst.add(i * size), v.map(|x| narrow16::<FMT, SAT>(x)));
+                store64::<FMT, NT>(dst.add(i * size), v.map(|x| narrow16::<FMT, SAT>(x)));
             }
         }
         i += BLOCK;
@@ -755,12 +833,18 @@ fn f64_from_f32_bits<const FMT: u8>(x: __m256i) -> __m512d {
     }
 }
 
-/// Widens `len` codes of format `FMT` to f32 (`WIDE64 == false`) or f64.
+/// Widens `len` codes of format `FMT` to f32 (`WIDE64 == false`) or f64, the 64-element
+/// blocks with streaming stores when `NT`.
 ///
 /// # Safety
-/// [`RawKernel`] contract, and the CPU has this backend's features.
+/// [`RawKernel`] contract, the CPU has this backend's features, and `dst` is 64-byte
+/// aligned when `NT`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-unsafe fn widen<const FMT: u8, const WIDE64: bool>(src: *const u8, dst: *mut u8, len: usize) {
+unsafe fn widen<const FMT: u8, const WIDE64: bool, const NT: bool>(
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+) {
     let size = narrow_size(FMT);
     let mut i = 0;
     let end = src.wrapping_add(len * size);
@@ -774,8 +858,8 @@ unsafe fn widen<const FMT: u8, const WIDE64: bool>(src: *const u8, dst: *mut u8,
                 let h = fp8x32_to_f16::<FMT>(_mm256_loadu_si256(src.add(e).cast()));
                 let lo = f32_from_fp8_f16::<FMT>(_mm512_castsi512_si256(h));
                 let hi = f32_from_fp8_f16::<FMT>(_mm512_extracti64x4_epi64::<1>(h));
-                store_wide::<FMT, WIDE64>(dst, e, 0xFFFF, lo);
-                store_wide::<FMT, WIDE64>(dst, e + 16, 0xFFFF, hi);
+                store_wide_full::<FMT, WIDE64, NT>(dst, e, lo);
+                store_wide_full::<FMT, WIDE64, NT>(dst, e + 16, hi);
             }
         }
         i += BLOCK;
@@ -787,7 +871,7 @@ unsafe fn widen<const FMT: u8, const WIDE64: bool>(src: *const u8, dst: *mut u8,
             // SAFETY: elements e..e+16 are in bounds of both slices (len - i >= 64).
             unsafe {
                 let c = load16::<FMT>(src.add(e * size), 0xFFFF);
-                store_wide::<FMT, WIDE64>(dst, e, 0xFFFF, widen16::<FMT>(c));
+                store_wide_full::<FMT, WIDE64, NT>(dst, e, widen16::<FMT>(c));
             }
         }
         i += BLOCK;
@@ -832,9 +916,57 @@ unsafe fn store_wide<const FMT: u8, const WIDE64: bool>(
     }
 }
 
+/// Stores 16 widened lanes (f32 bits `w`) as f32 or f64 at element `i` of `dst`, with
+/// streaming stores when `NT`.
+///
+/// # Safety
+/// `dst` must be valid for writing the elements `i..i + 16`, and element `i` 64-byte aligned
+/// when `NT`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn store_wide_full<const FMT: u8, const WIDE64: bool, const NT: bool>(
+    dst: *mut u8,
+    i: usize,
+    w: __m512i,
+) {
+    if WIDE64 {
+        let lo = f64_from_f32_bits::<FMT>(_mm512_castsi512_si256(w));
+        let hi = f64_from_f32_bits::<FMT>(_mm512_extracti64x4_epi64::<1>(w));
+        let p = dst.wrapping_add(8 * i);
+        // SAFETY: 16 f64 (128 bytes) writable at element i; aligned when NT.
+        unsafe {
+            store512::<NT>(p, _mm512_castpd_si512(lo));
+            store512::<NT>(p.wrapping_add(64), _mm512_castpd_si512(hi));
+        }
+    } else {
+        // SAFETY: 16 f32 (64 bytes) writable at element i; aligned when NT.
+        unsafe { store512::<NT>(dst.wrapping_add(4 * i), w) };
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // The table
 // ---------------------------------------------------------------------------------------
+
+/// Runs `kernel::<C.., NT>` over a conversion (invoked as `run_split!(kernel[C..](src, dst,
+/// len, source size, destination size))`): with streaming stores after the
+/// leading elements [`stream_split`] names (then a store fence, so that the streamed data
+/// is ordered before whatever the caller does next, as ordinary stores are), otherwise with
+/// ordinary stores throughout.
+macro_rules! run_split {
+    ($kernel:ident[$($c:tt),*]($src:expr, $dst:expr, $len:expr, $ssize:expr, $dsize:expr)) => {{
+        let (src, dst, len): (*const u8, *mut u8, usize) = ($src, $dst, $len);
+        match stream_split(dst, len, $ssize, $dsize) {
+            None => $kernel::<$($c,)* false>(src, dst, len),
+            Some(head) => {
+                $kernel::<$($c,)* false>(src, dst, head);
+                $kernel::<$($c,)* true>(src.add(head * $ssize), dst.add(head * $dsize), len - head);
+                _mm_sfence();
+            }
+        }
+    }};
+}
+pub(super) use run_split;
 
 /// Table entry: f32 to format `FMT`.
 ///
@@ -842,11 +974,13 @@ unsafe fn store_wide<const FMT: u8, const WIDE64: bool>(
 /// [`RawKernel`]: in particular the CPU has AVX-512 F/BW/VL/DQ, AVX2, FMA and F16C, which
 /// the dispatcher checks (`avx512_available`) before handing out this table.
 unsafe fn entry_narrow_f32<const FMT: u8>(src: *const u8, dst: *mut u8, len: usize, o: Overflow) {
-    // SAFETY: forwarded contract; the features are present (see above).
+    let ds = narrow_size(FMT);
+    // SAFETY: forwarded contract; the features are present (see above); `run_split` passes
+    // NT = true only for a destination part that starts 64-byte aligned.
     unsafe {
         match o {
-            Overflow::Saturate => narrow_f32::<FMT, true>(src, dst, len),
-            Overflow::NonSaturating => narrow_f32::<FMT, false>(src, dst, len),
+            Overflow::Saturate => run_split!(narrow_f32[FMT, true](src, dst, len, 4, ds)),
+            Overflow::NonSaturating => run_split!(narrow_f32[FMT, false](src, dst, len, 4, ds)),
         }
     }
 }
@@ -856,11 +990,12 @@ unsafe fn entry_narrow_f32<const FMT: u8>(src: *const u8, dst: *mut u8, len: usi
 /// # Safety
 /// As [`entry_narrow_f32`].
 unsafe fn entry_narrow_f64<const FMT: u8>(src: *const u8, dst: *mut u8, len: usize, o: Overflow) {
-    // SAFETY: forwarded contract; the features are present (see `entry_narrow_f32`).
+    let ds = narrow_size(FMT);
+    // SAFETY: as in `entry_narrow_f32`.
     unsafe {
         match o {
-            Overflow::Saturate => narrow_f64::<FMT, true>(src, dst, len),
-            Overflow::NonSaturating => narrow_f64::<FMT, false>(src, dst, len),
+            Overflow::Saturate => run_split!(narrow_f64[FMT, true](src, dst, len, 8, ds)),
+            Overflow::NonSaturating => run_split!(narrow_f64[FMT, false](src, dst, len, 8, ds)),
         }
     }
 }
@@ -875,8 +1010,9 @@ unsafe fn entry_widen<const FMT: u8, const WIDE64: bool>(
     len: usize,
     _o: Overflow,
 ) {
-    // SAFETY: forwarded contract; the features are present (see `entry_narrow_f32`).
-    unsafe { widen::<FMT, WIDE64>(src, dst, len) }
+    let ds = if WIDE64 { 8 } else { 4 };
+    // SAFETY: as in `entry_narrow_f32`.
+    unsafe { run_split!(widen[FMT, WIDE64](src, dst, len, narrow_size(FMT), ds)) }
 }
 
 /// The table of this backend (the `Avx512Bf16` backend starts from it).

@@ -59,3 +59,74 @@ pub(crate) fn avx512_bf16_available() -> bool {
         avx512_available() && cfg!(target_feature = "avx512bf16")
     }
 }
+
+/// Conversions that move at least this many bytes (source plus destination) use streaming
+/// stores for their destination: three quarters of the last-level cache, as reported by
+/// CPUID leaf 4 (Intel) or 0x8000001D (AMD), or 32 MiB when neither reports one. With
+/// `std`, the environment variable `VCVT_STREAM_MIN_BYTES` (a byte count; read once)
+/// overrides it: 0 streams every conversion large enough to have an aligned block, and a
+/// huge value never streams.
+pub(crate) fn stream_min_bytes() -> usize {
+    use core::sync::atomic::{AtomicUsize, Ordering};
+    // 0: not computed yet (a computed 0 is stored as 1, which behaves the same).
+    static CACHED: AtomicUsize = AtomicUsize::new(0);
+    let v = CACHED.load(Ordering::Relaxed);
+    if v != 0 {
+        return v;
+    }
+    let v = compute_stream_min_bytes().max(1);
+    CACHED.store(v, Ordering::Relaxed);
+    v
+}
+
+#[cold]
+fn compute_stream_min_bytes() -> usize {
+    #[cfg(feature = "std")]
+    if let Some(v) = std::env::var(crate::backend::STREAM_ENV_VAR)
+        .ok()
+        .and_then(|s| s.trim().parse::<usize>().ok())
+    {
+        return v;
+    }
+    match last_level_cache_bytes() {
+        Some(b) => b / 4 * 3,
+        None => 32 << 20,
+    }
+}
+
+/// CPUID with a sub-leaf.
+#[allow(unused_unsafe)]
+fn cpuid(leaf: u32, sub: u32) -> core::arch::x86_64::CpuidResult {
+    // SAFETY: every x86-64 CPU has CPUID. (The intrinsic is a safe function in newer Rust
+    // and an unsafe one in the crate's MSRV, hence the `allow`.)
+    unsafe { core::arch::x86_64::__cpuid_count(leaf, sub) }
+}
+
+/// The size of the largest cache CPUID describes (deterministic cache parameters).
+fn last_level_cache_bytes() -> Option<usize> {
+    let __cpuid_count = cpuid;
+    let max_leaf = __cpuid_count(0, 0).eax;
+    let max_ext = __cpuid_count(0x8000_0000, 0).eax;
+    let leaf = if max_leaf >= 4 {
+        4
+    } else if max_ext >= 0x8000_001D {
+        0x8000_001D
+    } else {
+        return None;
+    };
+    let mut best = None;
+    for sub in 0..16 {
+        let r = __cpuid_count(leaf, sub);
+        // Cache type 0: no more caches.
+        if r.eax & 0x1F == 0 {
+            break;
+        }
+        let ways = ((r.ebx >> 22) & 0x3FF) as usize + 1;
+        let partitions = ((r.ebx >> 12) & 0x3FF) as usize + 1;
+        let line = (r.ebx & 0xFFF) as usize + 1;
+        let sets = r.ecx as usize + 1;
+        let size = ways * partitions * line * sets;
+        best = Some(best.map_or(size, |b: usize| b.max(size)));
+    }
+    best
+}
