@@ -30,7 +30,9 @@
 //!   a correct conversion), and `bare-shift`, `bare-shift-avx2`, `bare-shift-avx512`
 //!   (BF16 → f32 as `u16 → u32 << 16`; `bare-shift` is portable Rust, on every target).
 //!
-//! Throughput is reported in elements. Inputs are random finite values spread over the
+//! Every contender's source and destination start on a 64-byte boundary (the allocator's
+//! alignment would otherwise differ between contenders and split some of their vector
+//! accesses across cache lines). Throughput is reported in elements. Inputs are random finite values spread over the
 //! destination format's range (narrowing) or random finite codes (widening), generated
 //! from a fixed seed per pair and size, and only when a benchmark that the filter selects
 //! runs, so a filtered run does not pay for the 16 Mi inputs.
@@ -186,21 +188,52 @@ fn open<'a>(c: &'a mut Criterion, pair: &str, n: usize) -> Group<'a> {
 
 /// Registers one contender. Its buffers are made on first use (only if the filter selects
 /// it) and dropped when it is done.
-fn contender<S, D: Clone + Default>(
+fn contender<S: Clone, D: Clone + Default>(
     g: &mut Group,
     id: &str,
     make_src: impl Fn() -> Vec<S>,
     mut run: impl FnMut(&[S], &mut [D]),
 ) {
-    let mut bufs: Option<(Vec<S>, Vec<D>)> = None;
+    let mut bufs: Option<(Aligned<S>, Aligned<D>)> = None;
     g.bench_function(id, |b| {
         let (src, dst) = bufs.get_or_insert_with(|| {
             let src = make_src();
             let dst = vec![D::default(); src.len()];
-            (src, dst)
+            (Aligned::new(src), Aligned::new(dst))
         });
-        b.iter(|| run(black_box(&src[..]), black_box(&mut dst[..])));
+        b.iter(|| run(black_box(src.get()), black_box(dst.get_mut())));
     });
+}
+
+/// A slice that starts on a 64-byte boundary, so that every contender sees the same
+/// alignment: the allocator's alignment varies from buffer to buffer, and a 64-byte access
+/// that straddles two cache lines costs about twice as much, enough to reorder the
+/// contenders at L1 sizes.
+struct Aligned<T> {
+    v: Vec<T>,
+    off: usize,
+    n: usize,
+}
+
+impl<T: Clone> Aligned<T> {
+    fn new(data: Vec<T>) -> Self {
+        let n = data.len();
+        let slack = 64 / size_of::<T>().max(1);
+        let Some(first) = data.first().cloned() else {
+            return Aligned { v: data, off: 0, n };
+        };
+        let mut v = vec![first; n + slack];
+        let off = v.as_ptr().align_offset(64);
+        assert!(off < slack, "element size must divide 64");
+        v[off..off + n].clone_from_slice(&data);
+        Aligned { v, off, n }
+    }
+    fn get(&self) -> &[T] {
+        &self.v[self.off..self.off + self.n]
+    }
+    fn get_mut(&mut self) -> &mut [T] {
+        &mut self.v[self.off..self.off + self.n]
+    }
 }
 
 /// vcvt on every available backend, and a memcpy that reads and writes as many bytes as the
