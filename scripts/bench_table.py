@@ -18,7 +18,11 @@ prints:
 Missing contenders or sizes show as "-". Python 3.11 standard library only.
 
 Usage:
-    python3 scripts/bench_table.py [CRITERION_DIR] [--primary vcvt-avx2]
+    python3 scripts/bench_table.py [CRITERION_DIR ...] [--primary vcvt-avx2]
+
+With several directories (copies of ``target/criterion`` from repeated runs), every figure
+is the median over the runs of each run's median estimate: on a shared machine whose speed
+drifts over minutes, that keeps one slow stretch from deciding a ratio.
 
 CRITERION_DIR defaults to ``$CARGO_TARGET_DIR/criterion`` if that variable is set, else
 ``target/criterion`` in the repository.
@@ -29,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -172,20 +177,35 @@ def main() -> int:
         if os.environ.get("CARGO_TARGET_DIR")
         else Path(__file__).resolve().parent.parent / "target" / "criterion"
     )
-    ap.add_argument("dir", nargs="?", type=Path, default=default_dir)
+    ap.add_argument("dirs", nargs="*", type=Path, default=[default_dir])
     ap.add_argument(
         "--primary",
         help="the vcvt contender the ratios are about (default: the best backend present)",
     )
     args = ap.parse_args()
 
-    if not args.dir.is_dir():
-        print(f"error: {args.dir} is not a directory (run `cargo bench` first)", file=sys.stderr)
-        return 1
-    results, mtimes = load(args.dir)
-    if not results:
-        print(f"error: no criterion results under {args.dir}", file=sys.stderr)
-        return 1
+    runs = []
+    mtimes: list[float] = []
+    for d in args.dirs:
+        if not d.is_dir():
+            print(f"error: {d} is not a directory (run `cargo bench` first)", file=sys.stderr)
+            return 1
+        r, m = load(d)
+        if not r:
+            print(f"error: no criterion results under {d}", file=sys.stderr)
+            return 1
+        runs.append(r)
+        mtimes.extend(m)
+    results: dict[tuple[str, int], dict[str, float]] = {}
+    for key in sorted({k for r in runs for k in r}):
+        names = {c for r in runs for c in r.get(key, {})}
+        results[key] = {
+            c: statistics.median([r[key][c] for r in runs if c in r.get(key, {})])
+            for c in names
+        }
+    source = ", ".join(f"`{d}`" for d in args.dirs)
+    if len(runs) > 1:
+        source = f"the median over {len(runs)} runs ({source})"
 
     contenders = sorted({c for r in results.values() for c in r}, key=contender_key)
     primary = args.primary
@@ -201,8 +221,8 @@ def main() -> int:
     oldest, newest = time.strftime(stamp, time.localtime(min(mtimes))), time.strftime(
         stamp, time.localtime(max(mtimes))
     )
-    print(f"Criterion median estimates from `{args.dir}`, written {oldest} to {newest}.")
-    if max(mtimes) - min(mtimes) > 3600:
+    print(f"Criterion median estimates from {source}, written {oldest} to {newest}.")
+    if len(runs) == 1 and max(mtimes) - min(mtimes) > 3600:
         print(
             "**Warning: the results span more than an hour, so they may come from different "
             "runs or code; delete the criterion directory and rerun for one consistent set.**"
