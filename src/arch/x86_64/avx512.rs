@@ -949,24 +949,68 @@ unsafe fn store_wide_full<const FMT: u8, const WIDE64: bool, const NT: bool>(
 // ---------------------------------------------------------------------------------------
 
 /// Runs `kernel::<C.., NT>` over a conversion (invoked as `run_split!(kernel[C..](src, dst,
-/// len, source size, destination size))`): with streaming stores after the
-/// leading elements [`stream_split`] names (then a store fence, so that the streamed data
-/// is ordered before whatever the caller does next, as ordinary stores are), otherwise with
-/// ordinary stores throughout.
+/// len, source size, destination size))`): with ordinary stores when the conversion is
+/// below the streaming threshold, else through [`run_split_cold`]. The test is one relaxed
+/// load, a multiply and a compare, and the common path ends in a tail call, so that short
+/// calls pay no more than that.
 macro_rules! run_split {
     ($kernel:ident[$($c:tt),*]($src:expr, $dst:expr, $len:expr, $ssize:expr, $dsize:expr)) => {{
         let (src, dst, len): (*const u8, *mut u8, usize) = ($src, $dst, $len);
-        match stream_split(dst, len, $ssize, $dsize) {
-            None => $kernel::<$($c,)* false>(src, dst, len),
-            Some(head) => {
-                $kernel::<$($c,)* false>(src, dst, head);
-                $kernel::<$($c,)* true>(src.add(head * $ssize), dst.add(head * $dsize), len - head);
-                _mm_sfence();
-            }
+        // Before the threshold is known this reads 0, which sends the call down the cold
+        // path, where it is computed.
+        if len.saturating_mul($ssize + $dsize) < super::stream_min_bytes_cached() {
+            $kernel::<$($c,)* false>(src, dst, len)
+        } else {
+            run_split_cold(
+                src,
+                dst,
+                len,
+                $ssize,
+                $dsize,
+                $kernel::<$($c,)* false>,
+                $kernel::<$($c,)* true>,
+            )
         }
     }};
 }
 pub(super) use run_split;
+
+/// A kernel with its contract: [`RawKernel`] without the overflow argument, plus 64-byte
+/// alignment of `dst` for the streaming variants.
+pub(super) type Kernel = unsafe fn(*const u8, *mut u8, usize);
+
+/// The large-conversion path of [`run_split`]: ordinary stores for the elements before the
+/// first 64-byte-aligned destination element ([`stream_split`]), `streaming` from there,
+/// then a store fence, so that the streamed data is ordered before whatever the caller does
+/// next, as ordinary stores are. Without such an element, `normal` throughout.
+///
+/// # Safety
+/// The kernels' contract for the whole conversion, and the CPU has their features.
+#[cold]
+#[inline(never)]
+pub(super) unsafe fn run_split_cold(
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+    ssize: usize,
+    dsize: usize,
+    normal: Kernel,
+    streaming: Kernel,
+) {
+    // SAFETY: the two parts are consecutive and together cover the conversion; the second
+    // starts 64-byte aligned in the destination, as `streaming` requires. SFENCE is SSE,
+    // which every x86-64 CPU has.
+    unsafe {
+        match stream_split(dst, len, ssize, dsize) {
+            None => normal(src, dst, len),
+            Some(head) => {
+                normal(src, dst, head);
+                streaming(src.add(head * ssize), dst.add(head * dsize), len - head);
+                _mm_sfence();
+            }
+        }
+    }
+}
 
 /// Table entry: f32 to format `FMT`.
 ///

@@ -30,7 +30,7 @@
 
 use core::arch::x86_64::*;
 
-use super::avx512::{self, BF16, BLOCK, run_split, stream_split};
+use super::avx512::{self, BF16, BLOCK, run_split, run_split_cold};
 use crate::Overflow;
 use crate::arch::Kernels;
 use crate::element::narrow_index;

@@ -8,6 +8,8 @@ pub(crate) mod avx2;
 pub(crate) mod avx512;
 pub(crate) mod avx512_bf16;
 
+use core::sync::atomic::{AtomicUsize, Ordering};
+
 /// AVX2 + FMA + F16C: the `Avx2` tier.
 pub(crate) fn avx2_available() -> bool {
     #[cfg(feature = "std")]
@@ -67,17 +69,23 @@ pub(crate) fn avx512_bf16_available() -> bool {
 /// overrides it: 0 streams every conversion large enough to have an aligned block, and a
 /// huge value never streams.
 pub(crate) fn stream_min_bytes() -> usize {
-    use core::sync::atomic::{AtomicUsize, Ordering};
-    // 0: not computed yet (a computed 0 is stored as 1, which behaves the same).
-    static CACHED: AtomicUsize = AtomicUsize::new(0);
-    let v = CACHED.load(Ordering::Relaxed);
+    let v = stream_min_bytes_cached();
     if v != 0 {
         return v;
     }
     let v = compute_stream_min_bytes().max(1);
-    CACHED.store(v, Ordering::Relaxed);
+    STREAM_MIN_BYTES.store(v, Ordering::Relaxed);
     v
 }
+
+/// The cached [`stream_min_bytes`], or 0 before it is first computed.
+#[inline(always)]
+pub(crate) fn stream_min_bytes_cached() -> usize {
+    STREAM_MIN_BYTES.load(Ordering::Relaxed)
+}
+
+/// 0: not computed yet (a computed 0 is stored as 1, which behaves the same).
+static STREAM_MIN_BYTES: AtomicUsize = AtomicUsize::new(0);
 
 #[cold]
 fn compute_stream_min_bytes() -> usize {
