@@ -2,25 +2,13 @@
 //! runs this test binary again as a child process with the variable set, and the child test
 //! (`child`, inert unless `VCVT_OVERRIDE_CHILD` is set) reports what it saw.
 
-use std::process::Command;
+mod common;
 
 use vcvt::{Backend, F16, Options};
 
 /// Runs the `child` test of this binary with `VCVT_BACKEND` set to `value`.
 fn run_child(value: Option<&str>, expect: &str) -> std::process::Output {
-    // Under emulation (qemu-user without binfmt_misc) the child must go through the same
-    // runner as this binary: `VCVT_TEST_RUNNER`, e.g. "qemu-aarch64 -L /usr/aarch64-linux-gnu".
-    let exe = std::env::current_exe().unwrap();
-    let runner = std::env::var("VCVT_TEST_RUNNER").unwrap_or_default();
-    let mut words = runner.split_whitespace();
-    let mut cmd = match words.next() {
-        Some(prog) => {
-            let mut c = Command::new(prog);
-            c.args(words).arg(&exe);
-            c
-        }
-        None => Command::new(&exe),
-    };
+    let mut cmd = common::rerun_self();
     cmd.args(["--exact", "child", "--nocapture", "--test-threads=1"])
         .env("VCVT_OVERRIDE_CHILD", expect)
         .env_remove("VCVT_BACKEND");

@@ -478,18 +478,7 @@ fn tails_streaming_stores() {
         // In a child of this test (or set by the user): the other tests cover it.
         return;
     }
-    let exe = std::env::current_exe().unwrap();
-    // Under emulation the child goes through the same runner (see backend_override.rs).
-    let runner = std::env::var("VCVT_TEST_RUNNER").unwrap_or_default();
-    let mut words = runner.split_whitespace();
-    let mut cmd = match words.next() {
-        Some(prog) => {
-            let mut c = std::process::Command::new(prog);
-            c.args(words).arg(&exe);
-            c
-        }
-        None => std::process::Command::new(&exe),
-    };
+    let mut cmd = common::rerun_self();
     let children = [
         "tails_narrowing_every_backend",
         "tails_widening_every_backend",

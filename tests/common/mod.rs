@@ -792,3 +792,21 @@ pub fn sweep_f32<S: Default>(
     };
     (report, what)
 }
+
+/// A command that runs this test binary again, as a child process (for settings read once per
+/// process, such as environment variables). Under emulation (qemu-user without binfmt_misc)
+/// the child goes through the same runner as this binary: `VCVT_TEST_RUNNER`, e.g.
+/// "qemu-aarch64 -L /usr/aarch64-linux-gnu".
+pub fn rerun_self() -> std::process::Command {
+    let exe = std::env::current_exe().unwrap();
+    let runner = std::env::var("VCVT_TEST_RUNNER").unwrap_or_default();
+    let mut words = runner.split_whitespace();
+    match words.next() {
+        Some(prog) => {
+            let mut c = std::process::Command::new(prog);
+            c.args(words).arg(&exe);
+            c
+        }
+        None => std::process::Command::new(&exe),
+    }
+}
