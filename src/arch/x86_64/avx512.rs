@@ -553,7 +553,8 @@ pub(super) unsafe fn store64<const FMT: u8, const NT: bool>(dst: *mut u8, v: [__
     match FMT {
         F16 => {
             for (j, h) in v.into_iter().enumerate() {
-                // SAFETY: 16 codes of 2 bytes at element 16*j < 64; in bounds by contract.
+                // SAFETY: 16 codes of 2 bytes at element 16*j < 64; in bounds by contract. When
+                // NT, `dst` is 64-byte aligned, so each 32-byte part is 32-byte aligned.
                 unsafe { store256::<NT>(dst.add(32 * j), _mm512_castsi512_si256(h)) };
             }
         }
@@ -565,7 +566,8 @@ pub(super) unsafe fn store64<const FMT: u8, const NT: bool>(dst: *mut u8, v: [__
             );
             let p0 = _mm512_permutex2var_epi16(v[0], idx, v[1]);
             let p1 = _mm512_permutex2var_epi16(v[2], idx, v[3]);
-            // SAFETY: 2 x 32 codes of 2 bytes = 64 elements; in bounds by contract.
+            // SAFETY: 2 x 32 codes of 2 bytes = 64 elements; in bounds by contract; both
+            // 64-byte parts are 64-byte aligned when NT, as `dst` is.
             unsafe {
                 store512::<NT>(dst, p0);
                 store512::<NT>(dst.add(64), p1);
@@ -579,7 +581,7 @@ pub(super) unsafe fn store64<const FMT: u8, const NT: bool>(dst: *mut u8, v: [__
             let w1 = _mm512_packus_epi32(v[2], v[3]);
             let b = _mm512_packus_epi16(w0, w1);
             let idx = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-            // SAFETY: 64 one-byte codes; in bounds by contract.
+            // SAFETY: 64 one-byte codes; in bounds by contract; aligned when NT, as `dst` is.
             unsafe { store512::<NT>(dst, _mm512_permutexvar_epi32(idx, b)) };
         }
     }
