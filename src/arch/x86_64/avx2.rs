@@ -24,6 +24,10 @@
 //!   compare (DAZ cannot make a NaN ordered), add nothing and get `(x >> 16) | 0x40`.
 //!   `Saturate` maps `0x7F80` to `0x7F7F` with the compare-and-add trick of F16.
 //!   `VPACKUSDW` packs 32 → 16 bits within 128-bit halves, so a `VPERMQ` restores the order.
+//!   The 32-element step first tests its block for NaN (one unordered compare per two
+//!   vectors, one `VTESTPS`); a block without NaN skips the NaN lanes' masking and saturates
+//!   with two minimums instead ([`saturate_bf16_no_nan`]): 32 instead of 46 vector
+//!   instructions per 32 elements with `Saturate`.
 //! * **F8E4M3, F8E5M2**: two candidate codes per lane, each exact in its own range, merged
 //!   with an unsigned minimum ([`f32_to_f8_codes16`]):
 //!   - *normal range* (|x| ≥ 2^emin, the target's smallest normal): the bits re-biased and
@@ -396,6 +400,31 @@ fn f32_to_bf16_codes(x: __m256i) -> __m256i {
     _mm256_or_si256(r, _mm256_and_si256(is_nan, splat(0x40)))
 }
 
+/// BF16 codes of 8 f32 bit patterns none of which is a NaN, in 32-bit lanes, before
+/// `Saturate`: [`f32_to_bf16_codes`] without its NaN lanes.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn bf16_rne_no_nan(x: __m256i) -> __m256i {
+    // Round to nearest even at bit 16 (see f32_to_bf16_codes; without NaN nothing carries
+    // into the sign bit).
+    let lsb = _mm256_and_si256(srl(x, 16), splat(1));
+    srl(
+        _mm256_add_epi32(x, _mm256_add_epi32(lsb, splat(0x7FFF))),
+        16,
+    )
+}
+
+/// `Saturate` for 16 BF16 codes none of which is a NaN: ±Inf (`0x7F80`, `0xFF80`) become
+/// ±MAX (`0x7F7F`, `0xFF7F`). A signed minimum with `0x7F7F` clamps the positive codes and
+/// leaves the negative ones (negative as i16) alone; an unsigned minimum with `0xFF7F` then
+/// clamps the negative codes and leaves the positive ones (below `0x8000`) alone. Without
+/// NaN codes (`0x7FC0` and up in magnitude), no other code lies above either bound.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn saturate_bf16_no_nan(h: __m256i) -> __m256i {
+    _mm256_min_epu16(_mm256_min_epi16(h, splat16(0x7F7F)), splat16(0xFF7F))
+}
+
 // ---------------------------------------------------------------------------------------
 // Loop driver
 // ---------------------------------------------------------------------------------------
@@ -566,12 +595,32 @@ impl<const SAT: bool> Steps for F32ToBf16<SAT> {
                 _mm256_loadu_si256(s.add(3)),
             ]
         };
-        let mut a = pack_words(f32_to_bf16_codes(x0), f32_to_bf16_codes(x1));
-        let mut b = pack_words(f32_to_bf16_codes(x2), f32_to_bf16_codes(x3));
-        if SAT {
-            a = saturate16(a, 0x7F80);
-            b = saturate16(b, 0x7F80);
-        }
+        // Any NaN among the 32? An unordered compare of two vectors is true in a lane where
+        // either is a NaN (DAZ cannot make a NaN ordered), and VTESTPS reads the sign bits
+        // of the all-ones masks. Inputs without NaN (the common case) take the shorter
+        // rounding; a block with a NaN takes the general one. Both give the codec's bits.
+        let f = |x: __m256i| _mm256_castsi256_ps(x);
+        let nan = _mm256_or_ps(
+            _mm256_cmp_ps::<_CMP_UNORD_Q>(f(x0), f(x1)),
+            _mm256_cmp_ps::<_CMP_UNORD_Q>(f(x2), f(x3)),
+        );
+        let (a, b) = if _mm256_testz_ps(nan, nan) == 1 {
+            let mut a = pack_words(bf16_rne_no_nan(x0), bf16_rne_no_nan(x1));
+            let mut b = pack_words(bf16_rne_no_nan(x2), bf16_rne_no_nan(x3));
+            if SAT {
+                a = saturate_bf16_no_nan(a);
+                b = saturate_bf16_no_nan(b);
+            }
+            (a, b)
+        } else {
+            let mut a = pack_words(f32_to_bf16_codes(x0), f32_to_bf16_codes(x1));
+            let mut b = pack_words(f32_to_bf16_codes(x2), f32_to_bf16_codes(x3));
+            if SAT {
+                a = saturate16(a, 0x7F80);
+                b = saturate16(b, 0x7F80);
+            }
+            (a, b)
+        };
         let d = dst.cast::<__m256i>();
         // SAFETY: 32 u16 writable at dst.
         unsafe {
@@ -649,6 +698,63 @@ fn unshuffle_words(w: __m256i) -> __m256i {
     _mm256_permutevar8x32_epi32(w, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
 }
 
+/// 32 f64 to 32 fp8 codes in order: the integer core in 32-bit lanes for the rounding, then
+/// the overflow policy, NaN and sign on bytes, once per 32 instead of once per 8 elements.
+///
+/// # Safety
+/// `src` readable for 256 bytes, `dst` writable for 32 bytes, and the CPU has AVX2, FMA and
+/// F16C.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn f64_to_f8x32<F: Format, const SAT: bool>(src: *const u8, dst: *mut u8) {
+    // SAFETY: 256 bytes readable at src (the caller's contract).
+    let [(h0, a0), (h1, a1), (h2, a2), (h3, a3)] = unsafe {
+        [
+            load_f64x8(src),
+            load_f64x8(src.add(64)),
+            load_f64x8(src.add(128)),
+            load_f64x8(src.add(192)),
+        ]
+    };
+    let mag = |a| round_mag::<F, 20, 1023>(a);
+    // Unsigned saturating packs: a magnitude above 255 (overflow) becomes 255, still above
+    // every limit below, so the policy minimum sees overflow as before.
+    let m = _mm256_packus_epi16(
+        _mm256_packus_epi32(mag(a0), mag(a1)),
+        _mm256_packus_epi32(mag(a2), mag(a3)),
+    );
+    let limit = if SAT { F::MAX } else { F::OVERFLOW_NONSAT };
+    debug_assert!(F::OVERFLOW_NONSAT == F::MAX + 1);
+    let m = _mm256_min_epu8(m, _mm256_set1_epi8(limit as i8));
+    // NaN lanes (compressed magnitude above the f64 Inf's high word): the all-ones masks
+    // stay all ones through the signed saturating packs; the NaN code is at least the
+    // limit, so an unsigned maximum inserts it.
+    let inf = splat(0x7FF0_0000);
+    let nan = |a| _mm256_cmpgt_epi32(a, inf);
+    let is_nan = _mm256_packs_epi16(
+        _mm256_packs_epi32(nan(a0), nan(a1)),
+        _mm256_packs_epi32(nan(a2), nan(a3)),
+    );
+    let nan_code = _mm256_set1_epi8(F::nan_from_f32(0x7FC0_0000) as i8);
+    let m = _mm256_max_epu8(m, _mm256_and_si256(is_nan, nan_code));
+    // Sign: signed saturating packs keep each high word's sign in the byte's bit 7.
+    let sign = _mm256_packs_epi16(_mm256_packs_epi32(h0, h1), _mm256_packs_epi32(h2, h3));
+    let b = _mm256_or_si256(m, _mm256_and_si256(sign, _mm256_set1_epi8(0x80u8 as i8)));
+    // Order: each 8-element group k arrives as [k0 k1 k4 k5 | k2 k3 k6 k7] (load_f64x8), and
+    // the packs interleave 128-bit halves, so the bytes are, in pairs,
+    // [e01 e45 f01 f45 g01 g45 h01 h45 | e23 e67 f23 f67 g23 g67 h23 h67] for groups e-h.
+    // VPERMD of 4-byte units gives [e01 e45 e23 e67 f01 f45 f23 f67 | g.. h..], and VPSHUFB
+    // swaps the middle pairs of each 8 bytes.
+    let b = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    let swap = _mm256_setr_epi8(
+        0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15, //
+        0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15,
+    );
+    let b = _mm256_shuffle_epi8(b, swap);
+    // SAFETY: 32 bytes writable at dst; unaligned store.
+    unsafe { _mm256_storeu_si256(dst.cast(), b) };
+}
+
 /// f64 → F16.
 struct F64ToF16<const SAT: bool>;
 
@@ -713,6 +819,11 @@ impl<F: Format, const SAT: bool> Steps for F64ToInt<F, SAT> {
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c")]
     unsafe fn big(src: *const u8, dst: *mut u8) {
+        if F::BITS == 8 {
+            // SAFETY: forwarded (32 f64 readable, 32 bytes writable).
+            unsafe { f64_to_f8x32::<F, SAT>(src, dst) };
+            return;
+        }
         // SAFETY: 32 f64 (256 bytes) readable at src.
         let [r0, r1, r2, r3] = unsafe {
             [
