@@ -190,11 +190,10 @@ fn pack_words8(r: __m256i) -> __m128i {
 ///
 /// The implicit bit is also set for exponent 0 (f64 subnormals). That changes the value but
 /// not the result: such values lie far below half the targets' smallest subnormal and round
-/// to zero with or without it. Shifts of 32 or more need no clamp: the final `VPSRLVD`
-/// gives 0, the correct rounding of such tiny values, and the sums before it cannot wrap
-/// (`v < 2^21`; `half - 1` is below 2^31 for `s = 32`, all ones for `s = 33`, which only
-/// subtracts 1 from `v >= 2^20`, and 0 beyond, where the count `33 - s` is negative and
-/// `VPSRLVD` treats it as huge).
+/// to zero with or without it. Shift counts above 31 are capped at 31: a count of 31 or
+/// more only occurs for a subnormal result, where `v = m < 2^21`, and then
+/// `v + half - 1 + lsb < 2^21 + 2^30 < 2^31` shifts to 0, the correct rounding of a value
+/// below 2^-10 of the smallest subnormal.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
 fn round_mag<F: Format, const SRC_MAN: u32, const SRC_BIAS: i32>(a: __m256i) -> __m256i {
@@ -202,6 +201,11 @@ fn round_mag<F: Format, const SRC_MAN: u32, const SRC_BIAS: i32>(a: __m256i) -> 
     let ne = (SRC_BIAS - F::BIAS + 1) as u32;
     let e = srl(a, SRC_MAN);
     let s = _mm256_max_epi32(_mm256_sub_epi32(splat(sh + ne), e), splat(sh));
+    // Capping s at 31 changes no result (a shift of 31 or more only happens for v < 2^21,
+    // which rounds to 0 either way), and it lets the compiler see that every shift count
+    // below is under 32: without that, it guards each VPSRLVD with a compare and a mask,
+    // as for a shift whose count may be out of range (five extra instructions per vector).
+    let s = _mm256_min_epi32(s, splat(31));
     let m = _mm256_or_si256(
         _mm256_and_si256(a, splat((1 << SRC_MAN) - 1)),
         splat(1 << SRC_MAN),
