@@ -1,6 +1,6 @@
 //! Blocks of special values (±Inf, each format's MAX and overflow threshold with their
 //! neighbours, ±0, the smallest subnormals and their ties) with no NaN among them, and the
-//! same blocks with one NaN placed at each position in turn, narrowed from f32 and f64 on
+//! same blocks with one NaN placed at every fifth position in turn, narrowed from f32 and f64 on
 //! every available backend under both overflow policies and checked against the oracle.
 //!
 //! Some kernels take a shorter path for a block of inputs without NaN (the AVX2 f32 → BF16
@@ -12,8 +12,8 @@ mod common;
 use common::{Narrow, Report, backends, expect_f32_block, expect_f64_block, names, to_u64};
 use vcvt::{BF16, Backend, ConvertTo, F8E4M3, F8E5M2, F16, Options, Overflow};
 
-/// Magnitudes around each format's limits, as f64 (all exact in f32 too, except where
-/// noted by the neighbours below, which are taken in f32 and f64 separately).
+/// Magnitudes around each format's limits, as f64, every one exactly representable in f32
+/// (the neighbours are taken one f32 ulp away).
 fn magnitudes() -> Vec<f64> {
     let mut v = vec![
         0.0,

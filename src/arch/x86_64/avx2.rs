@@ -721,8 +721,10 @@ unsafe fn f64_to_f8x32<F: Format, const SAT: bool>(src: *const u8, dst: *mut u8)
         ]
     };
     let mag = |a| round_mag::<F, 20, 1023>(a);
-    // Unsigned saturating packs: a magnitude above 255 (overflow) becomes 255, still above
-    // every limit below, so the policy minimum sees overflow as before.
+    // Unsigned saturating packs of signed inputs: every magnitude here is below 2^14 (the
+    // largest, from a NaN, is at most (2^31 - ((ne - 1) << 20)) >> sh + 1 with ne >= 1009
+    // and sh >= 17), so none reads as negative, and one above 255 (overflow) becomes 255, still above every limit below,
+    // so the policy minimum sees overflow as before.
     let m = _mm256_packus_epi16(
         _mm256_packus_epi32(mag(a0), mag(a1)),
         _mm256_packus_epi32(mag(a2), mag(a3)),
