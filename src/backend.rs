@@ -35,8 +35,13 @@ pub enum Backend {
     /// features. Name: `avx512`.
     #[cfg(target_arch = "x86_64")]
     Avx512,
-    /// The `Avx512` tier plus AVX512_BF16 (Cooper Lake, Sapphire Rapids, Zen 4 and later),
-    /// whose `VCVTNE2PS2BF16` narrows f32 to BF16. Name: `avx512-bf16`.
+    /// The `Avx512` tier plus AVX512_VBMI (Ice Lake, Sapphire Rapids, Zen 4 and later), whose
+    /// 128-byte table lookups (`VPERMI2B`) widen F8E4M3 and F8E5M2. Name: `avx512-vbmi`.
+    #[cfg(target_arch = "x86_64")]
+    Avx512Vbmi,
+    /// The `Avx512Vbmi` tier plus AVX512_BF16 (Sapphire Rapids, Zen 4 and later), whose
+    /// `VCVTNE2PS2BF16` narrows f32 to BF16. Name: `avx512-bf16`. (Cooper Lake has
+    /// AVX512_BF16 but not AVX512_VBMI, and runs `Avx512`.)
     #[cfg(target_arch = "x86_64")]
     Avx512Bf16,
     /// aarch64 base AdvSIMD (every ARMv8-A core). Name: `neon`.
@@ -68,6 +73,11 @@ static AVX512: Entry = Entry {
     kernels: &arch::x86_64::avx512::KERNELS,
 };
 #[cfg(target_arch = "x86_64")]
+static AVX512_VBMI: Entry = Entry {
+    backend: Backend::Avx512Vbmi,
+    kernels: &arch::x86_64::avx512_vbmi::KERNELS,
+};
+#[cfg(target_arch = "x86_64")]
 static AVX512_BF16: Entry = Entry {
     backend: Backend::Avx512Bf16,
     kernels: &arch::x86_64::avx512_bf16::KERNELS,
@@ -89,6 +99,8 @@ impl Backend {
     pub const ALL: &'static [Backend] = &[
         #[cfg(target_arch = "x86_64")]
         Backend::Avx512Bf16,
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx512Vbmi,
         #[cfg(target_arch = "x86_64")]
         Backend::Avx512,
         #[cfg(target_arch = "x86_64")]
@@ -112,6 +124,8 @@ impl Backend {
             Backend::Avx2 => "avx2",
             #[cfg(target_arch = "x86_64")]
             Backend::Avx512 => "avx512",
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512Vbmi => "avx512-vbmi",
             #[cfg(target_arch = "x86_64")]
             Backend::Avx512Bf16 => "avx512-bf16",
             #[cfg(target_arch = "aarch64")]
@@ -145,6 +159,8 @@ impl Backend {
             Backend::Avx2 => arch::x86_64::avx2_available(),
             #[cfg(target_arch = "x86_64")]
             Backend::Avx512 => arch::x86_64::avx512_available(),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512Vbmi => arch::x86_64::avx512_vbmi_available(),
             #[cfg(target_arch = "x86_64")]
             Backend::Avx512Bf16 => arch::x86_64::avx512_bf16_available(),
             #[cfg(target_arch = "aarch64")]
@@ -207,6 +223,8 @@ impl Backend {
             Backend::Avx2 => &AVX2,
             #[cfg(target_arch = "x86_64")]
             Backend::Avx512 => &AVX512,
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512Vbmi => &AVX512_VBMI,
             #[cfg(target_arch = "x86_64")]
             Backend::Avx512Bf16 => &AVX512_BF16,
             #[cfg(target_arch = "aarch64")]

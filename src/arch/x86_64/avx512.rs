@@ -122,8 +122,8 @@ use crate::element::{PAIRS, narrow_index, widen_index};
 /// Format numbers, as in the table indices.
 const F16: u8 = 0;
 pub(super) const BF16: u8 = 1;
-const E4M3: u8 = 2;
-const E5M2: u8 = 3;
+pub(super) const E4M3: u8 = 2;
+pub(super) const E5M2: u8 = 3;
 
 /// Round to nearest even, exceptions suppressed (overrides MXCSR.RC).
 const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
@@ -1061,7 +1061,7 @@ unsafe fn entry_widen<const FMT: u8, const WIDE64: bool>(
     unsafe { run_split!(widen[FMT, WIDE64](src, dst, len, narrow_size(FMT), ds)) }
 }
 
-/// The table of this backend (the `Avx512Bf16` backend starts from it).
+/// The table of this backend (the `Avx512Vbmi` backend starts from it).
 pub(super) const fn table() -> Kernels {
     let mut t: [RawKernel; PAIRS] = [entry_narrow_f32::<F16>; PAIRS];
     t[narrow_index(0, 0)] = entry_narrow_f32::<F16>;

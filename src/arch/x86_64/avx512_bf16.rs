@@ -1,5 +1,7 @@
-//! The `Avx512Bf16` backend: the `Avx512` kernels, except that f32 → BF16 runs on
-//! `VCVTNE2PS2BF16` (AVX512_BF16: Cooper Lake, Sapphire Rapids, Zen 4 and later).
+//! The `Avx512Bf16` backend: the `Avx512Vbmi` kernels, except that f32 → BF16 runs on
+//! `VCVTNE2PS2BF16` (AVX512_BF16: Cooper Lake, Sapphire Rapids, Zen 4 and later). The tier
+//! requires AVX512_VBMI as well, so that the best tier has every faster kernel; Cooper Lake,
+//! the one CPU with AVX512_BF16 but without AVX512_VBMI, runs the `Avx512` tier.
 //!
 //! # Why the instruction is exact here, and where it is not
 //!
@@ -31,6 +33,7 @@
 use core::arch::x86_64::*;
 
 use super::avx512::{self, BF16, BLOCK, run_split, run_split_cold};
+use super::avx512_vbmi;
 use crate::Overflow;
 use crate::arch::Kernels;
 use crate::element::narrow_index;
@@ -111,7 +114,7 @@ unsafe fn narrow_f32_bf16<const SAT: bool, const NT: bool>(
 ///
 /// # Safety
 /// [`crate::arch::RawKernel`]: in particular the CPU has AVX-512 F/BW/VL/DQ, AVX512_BF16,
-/// AVX2, FMA and F16C, which the dispatcher checks (`avx512_bf16_available`) before handing
+/// AVX512_VBMI, AVX2, FMA and F16C, which the dispatcher checks (`avx512_bf16_available`) before handing
 /// out this table.
 unsafe fn entry_f32_to_bf16(src: *const u8, dst: *mut u8, len: usize, o: Overflow) {
     // SAFETY: forwarded contract; the features are present (see above); `run_split` passes
@@ -125,7 +128,7 @@ unsafe fn entry_f32_to_bf16(src: *const u8, dst: *mut u8, len: usize, o: Overflo
 }
 
 const fn table() -> Kernels {
-    let mut t = avx512::table();
+    let mut t = avx512_vbmi::table();
     t.0[narrow_index(0, 1)] = entry_f32_to_bf16;
     t
 }

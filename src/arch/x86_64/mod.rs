@@ -7,6 +7,7 @@
 pub(crate) mod avx2;
 pub(crate) mod avx512;
 pub(crate) mod avx512_bf16;
+pub(crate) mod avx512_vbmi;
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
@@ -50,15 +51,27 @@ pub(crate) fn avx512_available() -> bool {
     }
 }
 
-/// The `Avx512` tier plus AVX512_BF16: the `Avx512Bf16` tier.
-pub(crate) fn avx512_bf16_available() -> bool {
+/// The `Avx512` tier plus AVX512_VBMI: the `Avx512Vbmi` tier.
+pub(crate) fn avx512_vbmi_available() -> bool {
     #[cfg(feature = "std")]
     {
-        avx512_available() && std::is_x86_feature_detected!("avx512bf16")
+        avx512_available() && std::is_x86_feature_detected!("avx512vbmi")
     }
     #[cfg(not(feature = "std"))]
     {
-        avx512_available() && cfg!(target_feature = "avx512bf16")
+        avx512_available() && cfg!(target_feature = "avx512vbmi")
+    }
+}
+
+/// The `Avx512Vbmi` tier plus AVX512_BF16: the `Avx512Bf16` tier.
+pub(crate) fn avx512_bf16_available() -> bool {
+    #[cfg(feature = "std")]
+    {
+        avx512_vbmi_available() && std::is_x86_feature_detected!("avx512bf16")
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        avx512_vbmi_available() && cfg!(target_feature = "avx512bf16")
     }
 }
 

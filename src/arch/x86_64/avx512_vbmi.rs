@@ -1,0 +1,335 @@
+//! The `Avx512Vbmi` backend: the `Avx512` kernels, except that F8E4M3 widens to f32 and f64,
+//! and F8E5M2 to f64, through byte table lookups (`VPERMI2B`/`VPERMT2B`, AVX512_VBMI: Ice
+//! Lake, Sapphire Rapids, Zen 4 and later).
+//!
+//! # Why a table
+//!
+//! An fp8 code has 128 magnitudes, and `VPERMI2B` looks a byte up in a 128-byte table held
+//! in two registers (it reads the low 7 bits of each index byte and ignores the 8th, which
+//! is the fp8 sign). Every fp8 value is exact in f32 and f64 with at most three fraction
+//! bits, so its widened bits are zero below the top 16 (f32: sign, 8 exponent bits, 7
+//! fraction bits; f64: sign, 11 exponent bits, 4 fraction bits), NaN payloads included.
+//! Two lookups per 64 codes give those 16 bits as a low byte `L` and a high byte `H`, and
+//! one ternary-logic step ORs the code's sign into `H`. The tables come from
+//! [`wide_bits`], a `const fn` that states the codec's widening rule for the two formats
+//! (exact re-biasing, subnormal codes normalised, the NaN rules of `F8E4M3`/`F8E5M2`); the
+//! build checks that every entry has zero low bits, and `tests/widen.rs` checks every code
+//! on this backend against the independent oracle.
+//!
+//! No float instruction is involved, so MXCSR (DAZ, FTZ, rounding) cannot matter.
+//!
+//! # Placing the bytes
+//!
+//! *f32*: one `VPERMT2B` per 32 codes builds a vector whose 32-bit lane `j` is
+//! `[L[j], H[j], L[16 + j], H[16 + j]]` (bytes from low to high). Shifting each lane left by
+//! 16 gives elements 0..16 as f32 bits; clearing the low 16 bits gives elements 16..32.
+//!
+//! *f64*: the same permute puts four elements in each 64-bit lane (`j`, `8 + j`, `16 + j`,
+//! `24 + j` of a group of 32, low to high), and shifts left by 48, 32 and 16 (the last two
+//! then masked to the top 16 bits) and one AND extract them as four vectors of eight f64.
+//!
+//! A call's last `len % 64` codes are one more block with a masked load and masked stores:
+//! masked-off lanes are neither read nor written.
+//!
+//! # Which pairs use it
+//!
+//! On the Emerald Rapids machine this was measured on, the two-source byte permutes cost two
+//! cycles each (a dependency-free loop of `VPERMT2B zmm` ran at half the rate of `VPERMB`
+//! and `VPERMT2D`), so 64 codes cost 8 cycles of the shuffle port for the four permutes.
+//! That beats the `Avx512` kernels where those do more: F8E4M3 → f32 (sign extension,
+//! shift, mask, NaN compare and fix-up, `VCVTPH2PS` and a multiply per 16) and both fp8
+//! formats to f64 (the f32 path plus `VCVTPS2PD`). F8E5M2 → f32 needs only a zero extension,
+//! a shift and `VCVTPH2PS`, and measured faster on the `Avx512` kernel (about 62 against 72
+//! ns per 1 Ki codes, five alternating runs of the criterion bench), so that pair keeps it.
+
+use core::arch::x86_64::*;
+
+use super::avx512::{self, BLOCK, E4M3, E5M2, run_split, run_split_cold};
+use crate::Overflow;
+use crate::arch::Kernels;
+use crate::element::widen_index;
+
+/// f32 (`wide64 == false`) or f64 bits of the fp8 magnitude code `m` (`m < 128`) of format
+/// `fmt`: the codec's widening (`codec::widen_f32`, then the exact f32 → f64 step) for the
+/// two fp8 formats, restated as a `const fn` so that it can fill the lookup tables.
+const fn wide_bits(fmt: u8, m: u32, wide64: bool) -> u64 {
+    let (exp_bits, man_bits) = if fmt == E4M3 { (4, 3) } else { (5, 2) };
+    let bias = (1 << (exp_bits - 1)) - 1;
+    let exp = m >> man_bits;
+    let man = m & ((1 << man_bits) - 1);
+    let f32_bits: u32 = if fmt == E4M3 && m == 0x7F {
+        // E4M3's NaN: the canonical quiet NaN.
+        0x7FC0_0000
+    } else if fmt == E5M2 && m > 0x7C {
+        // E5M2's NaNs widen as the binary16 `m << 8` does: payload kept, quiet bit set.
+        0x7FC0_0000 | ((m & 0x03) << 21)
+    } else if fmt == E5M2 && m == 0x7C {
+        0x7F80_0000
+    } else if exp == 0 && man == 0 {
+        0
+    } else if exp == 0 {
+        // man * 2^(1 - bias - man_bits), normal in f32, with its leading one at bit p.
+        let p = 31 - man.leading_zeros();
+        let e32 = 127 + 1 + p - bias - man_bits;
+        (e32 << 23) | ((man << (23 - p)) & 0x007F_FFFF)
+    } else {
+        ((exp + 127 - bias) << 23) | (man << (23 - man_bits))
+    };
+    if !wide64 {
+        return f32_bits as u64;
+    }
+    // Exact f32 → f64 for the f32 values above (none is an f32 subnormal).
+    let a = f32_bits as u64;
+    if a > 0x7F80_0000 {
+        0x7FF8_0000_0000_0000 | ((a & 0x003F_FFFF) << 29)
+    } else if a == 0x7F80_0000 {
+        0x7FF0_0000_0000_0000
+    } else if a == 0 {
+        0
+    } else {
+        (a << 29) + ((1023 - 127) << 52)
+    }
+}
+
+/// The two 128-byte tables of one format and destination: the low and the high byte of the
+/// top 16 bits of each magnitude's widened bits.
+#[repr(C, align(64))]
+struct Tables {
+    lo: [u8; 128],
+    hi: [u8; 128],
+}
+
+const fn tables(fmt: u8, wide64: bool) -> Tables {
+    let shift = if wide64 { 48 } else { 16 };
+    let mut t = Tables {
+        lo: [0; 128],
+        hi: [0; 128],
+    };
+    let mut m = 0;
+    while m < 128 {
+        let w = wide_bits(fmt, m as u32, wide64);
+        // The layout this kernel relies on: nothing below the top 16 bits.
+        assert!(w & ((1 << shift) - 1) == 0);
+        assert!(w >> (shift + 15) == 0, "magnitudes have a clear sign bit");
+        t.lo[m] = (w >> shift) as u8;
+        t.hi[m] = (w >> (shift + 8)) as u8;
+        m += 1;
+    }
+    t
+}
+
+static E4M3_F32: Tables = tables(E4M3, false);
+static E5M2_F32: Tables = tables(E5M2, false);
+static E4M3_F64: Tables = tables(E4M3, true);
+static E5M2_F64: Tables = tables(E5M2, true);
+
+/// The four table registers of a kernel.
+#[derive(Clone, Copy)]
+struct Lut {
+    lo0: __m512i,
+    lo1: __m512i,
+    hi0: __m512i,
+    hi1: __m512i,
+}
+
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
+fn load_lut<const FMT: u8, const WIDE64: bool>() -> Lut {
+    let t: &Tables = match (FMT, WIDE64) {
+        (E4M3, false) => &E4M3_F32,
+        (E4M3, true) => &E4M3_F64,
+        (_, false) => &E5M2_F32,
+        (_, true) => &E5M2_F64,
+    };
+    // SAFETY: each load reads 64 bytes inside a 128-byte array of the static `t`.
+    unsafe {
+        Lut {
+            lo0: _mm512_loadu_si512(t.lo.as_ptr().cast()),
+            lo1: _mm512_loadu_si512(t.lo.as_ptr().add(64).cast()),
+            hi0: _mm512_loadu_si512(t.hi.as_ptr().cast()),
+            hi1: _mm512_loadu_si512(t.hi.as_ptr().add(64).cast()),
+        }
+    }
+}
+
+/// The low and high bytes of the top 16 bits of the widened values of 64 codes, the code's
+/// sign included in the high byte.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
+fn lookup(t: Lut, c: __m512i) -> (__m512i, __m512i) {
+    // Each index byte selects with its low 7 bits (bit 6: which register); bit 7, the sign,
+    // is ignored.
+    let lo = _mm512_permutex2var_epi8(t.lo0, c, t.lo1);
+    let hi = _mm512_permutex2var_epi8(t.hi0, c, t.hi1);
+    // (c & 0x80) | hi: ternary-logic table (A & B) | C.
+    let hi = _mm512_ternarylogic_epi32::<0xEA>(c, _mm512_set1_epi8(i8::MIN), hi);
+    (lo, hi)
+}
+
+/// Byte indices for `VPERMT2B(lo, idx, hi)` (the first table register holds `lo`, indices
+/// 0..64; the second `hi`, 64..128) that put the 16-bit values of the codes `g * 32 + j`,
+/// `j` in 0..32, into lanes of `LANE` bytes: lane `l` holds, from its low end, the codes
+/// `g * 32 + l`, `g * 32 + l + LANES`, ... with `LANES = 64 / LANE` lanes.
+const fn place(g: usize, lane: usize) -> [u8; 64] {
+    let lanes = 64 / lane;
+    let mut idx = [0u8; 64];
+    let mut l = 0;
+    while l < lanes {
+        let mut w = 0;
+        while w < lane / 2 {
+            let code = g * 32 + l + w * lanes;
+            idx[l * lane + 2 * w] = code as u8;
+            idx[l * lane + 2 * w + 1] = (64 + code) as u8;
+            w += 1;
+        }
+        l += 1;
+    }
+    idx
+}
+
+#[repr(C, align(64))]
+struct Idx([u8; 64]);
+
+static PLACE_F32: [Idx; 2] = [Idx(place(0, 4)), Idx(place(1, 4))];
+static PLACE_F64: [Idx; 2] = [Idx(place(0, 8)), Idx(place(1, 8))];
+
+/// Widens 64 codes (`c`) to f32 bits, as four vectors of 16 in order.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
+fn widen64_f32(t: Lut, p: [__m512i; 2], c: __m512i) -> [__m512i; 4] {
+    let (lo, hi) = lookup(t, c);
+    let top = _mm512_set1_epi32(0xFFFF_0000_u32 as i32);
+    let w0 = _mm512_permutex2var_epi8(lo, p[0], hi);
+    let w1 = _mm512_permutex2var_epi8(lo, p[1], hi);
+    [
+        _mm512_slli_epi32::<16>(w0),
+        _mm512_and_si512(w0, top),
+        _mm512_slli_epi32::<16>(w1),
+        _mm512_and_si512(w1, top),
+    ]
+}
+
+/// Widens 64 codes (`c`) to f64 bits, as eight vectors of 8 in order.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
+fn widen64_f64(t: Lut, p: [__m512i; 2], c: __m512i) -> [__m512i; 8] {
+    let (lo, hi) = lookup(t, c);
+    let top = _mm512_set1_epi64(0xFFFF_0000_0000_0000_u64 as i64);
+    let w0 = _mm512_permutex2var_epi8(lo, p[0], hi);
+    let w1 = _mm512_permutex2var_epi8(lo, p[1], hi);
+    [
+        _mm512_slli_epi64::<48>(w0),
+        _mm512_and_si512(_mm512_slli_epi64::<32>(w0), top),
+        _mm512_and_si512(_mm512_slli_epi64::<16>(w0), top),
+        _mm512_and_si512(w0, top),
+        _mm512_slli_epi64::<48>(w1),
+        _mm512_and_si512(_mm512_slli_epi64::<32>(w1), top),
+        _mm512_and_si512(_mm512_slli_epi64::<16>(w1), top),
+        _mm512_and_si512(w1, top),
+    ]
+}
+
+/// Widens `len` fp8 codes of format `FMT` to f32 (`WIDE64 == false`) or f64, the 64-element
+/// blocks with streaming stores when `NT`.
+///
+/// # Safety
+/// [`crate::arch::RawKernel`] contract, the CPU has this backend's features, and `dst` is
+/// 64-byte aligned when `NT`.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
+unsafe fn widen_fp8<const FMT: u8, const WIDE64: bool, const NT: bool>(
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+) {
+    let t = load_lut::<FMT, WIDE64>();
+    let place = if WIDE64 { &PLACE_F64 } else { &PLACE_F32 };
+    // SAFETY: two 64-byte loads from a static array of two 64-byte elements.
+    let p = unsafe {
+        [
+            _mm512_loadu_si512(place[0].0.as_ptr().cast()),
+            _mm512_loadu_si512(place[1].0.as_ptr().cast()),
+        ]
+    };
+    let end = src.wrapping_add(len);
+    let mut i = 0;
+    while len - i >= BLOCK {
+        avx512::prefetch_ahead(src.wrapping_add(i), end, BLOCK);
+        // SAFETY: elements i..i+64 are in bounds of both slices (len - i >= 64): a 64-byte
+        // load, and 256 (f32) or 512 (f64) bytes of stores at element i.
+        unsafe {
+            let c = _mm512_loadu_si512(src.add(i).cast());
+            if WIDE64 {
+                let d = dst.add(8 * i);
+                for (k, v) in widen64_f64(t, p, c).into_iter().enumerate() {
+                    avx512::store512::<NT>(d.add(64 * k), v);
+                }
+            } else {
+                let d = dst.add(4 * i);
+                for (k, v) in widen64_f32(t, p, c).into_iter().enumerate() {
+                    avx512::store512::<NT>(d.add(64 * k), v);
+                }
+            }
+        }
+        i += BLOCK;
+    }
+    let n = len - i;
+    if n == 0 {
+        return;
+    }
+    // Fewer than 64 codes left: lane k of the mask enables element i + k.
+    let k: __mmask64 = (1u64 << n) - 1;
+    // SAFETY: the masked load reads bytes i..i+n of the source only; each masked store
+    // writes only the elements i + k (k < n) that its mask bits enable, all inside `dst`.
+    unsafe {
+        let c = _mm512_maskz_loadu_epi8(k, src.add(i).cast());
+        if WIDE64 {
+            let d = dst.cast::<i64>().add(i);
+            for (q, v) in widen64_f64(t, p, c).into_iter().enumerate() {
+                if 8 * q >= n {
+                    break;
+                }
+                _mm512_mask_storeu_epi64(d.add(8 * q), (k >> (8 * q)) as __mmask8, v);
+            }
+        } else {
+            let d = dst.cast::<i32>().add(i);
+            for (q, v) in widen64_f32(t, p, c).into_iter().enumerate() {
+                if 16 * q >= n {
+                    break;
+                }
+                _mm512_mask_storeu_epi32(d.add(16 * q), (k >> (16 * q)) as __mmask16, v);
+            }
+        }
+    }
+}
+
+/// Table entry: fp8 format `FMT` to f32 (`WIDE64 == false`) or f64.
+///
+/// # Safety
+/// [`crate::arch::RawKernel`]: in particular the CPU has AVX-512 F/BW/VL/DQ, AVX512_VBMI,
+/// AVX2, FMA and F16C, which the dispatcher checks (`avx512_vbmi_available`) before handing
+/// out this table.
+unsafe fn entry_widen_fp8<const FMT: u8, const WIDE64: bool>(
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+    _o: Overflow,
+) {
+    let ds = if WIDE64 { 8 } else { 4 };
+    // SAFETY: forwarded contract; the features are present (see above); `run_split` passes
+    // NT = true only for a destination part that starts 64-byte aligned.
+    unsafe { run_split!(widen_fp8[FMT, WIDE64](src, dst, len, 1, ds)) }
+}
+
+/// The table of this backend (the `Avx512Bf16` backend starts from it).
+pub(super) const fn table() -> Kernels {
+    let mut t = avx512::table();
+    // F8E5M2 → f32 stays on the `Avx512` kernel (`code << 8` and `VCVTPH2PS`), which
+    // measured faster than this one (see the module docs).
+    t.0[widen_index(0, 2)] = entry_widen_fp8::<E4M3, false>;
+    t.0[widen_index(1, 2)] = entry_widen_fp8::<E4M3, true>;
+    t.0[widen_index(1, 3)] = entry_widen_fp8::<E5M2, true>;
+    t
+}
+
+/// The `Avx512Vbmi` backend's kernels.
+pub(crate) static KERNELS: Kernels = table();
