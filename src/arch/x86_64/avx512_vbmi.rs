@@ -20,13 +20,18 @@
 //!
 //! # Placing the bytes
 //!
-//! *f32*: one `VPERMT2B` per 32 codes builds a vector whose 32-bit lane `j` is
-//! `[L[j], H[j], L[16 + j], H[16 + j]]` (bytes from low to high). Shifting each lane left by
-//! 16 gives elements 0..16 as f32 bits; clearing the low 16 bits gives elements 16..32.
+//! The 16-bit values must end up in the top half of each 32-bit (f32) or 64-bit (f64)
+//! lane, in element order. One single-source `VPERMB` first reorders the 64 codes (the
+//! lookups follow the codes, so `L` and `H` come out in that order), and `VPUNPCKLBW` and
+//! `VPUNPCKHBW` of `L` and `H` then give two vectors of 16-bit values, each lane holding
+//! elements a fixed distance apart ([`order`]):
 //!
-//! *f64*: the same permute puts four elements in each 64-bit lane (`j`, `8 + j`, `16 + j`,
-//! `24 + j` of a group of 32, low to high), and shifts left by 48, 32 and 16 (the last two
-//! then masked to the top 16 bits) and one AND extract them as four vectors of eight f64.
+//! * *f32*: 32-bit lane `j` of the first vector holds elements `j` (low half) and `16 + j`
+//!   (high half). Shifting each lane left by 16 gives elements 0..16; clearing the low 16
+//!   bits gives elements 16..32. The second vector gives 32..64 the same way.
+//! * *f64*: 64-bit lane `j` holds elements `j`, `8 + j`, `16 + j`, `24 + j` (low to high).
+//!   Shifts left by 48, 32 and 16 (the last two then masked to the top 16 bits) and one AND
+//!   give four vectors of eight f64.
 //!
 //! A call's last `len % 64` codes are one more block with a masked load and masked stores:
 //! masked-off lanes are neither read nor written.
@@ -35,12 +40,15 @@
 //!
 //! On the Emerald Rapids machine this was measured on, the two-source byte permutes cost two
 //! cycles each (a dependency-free loop of `VPERMT2B zmm` ran at half the rate of `VPERMB`
-//! and `VPERMT2D`), so 64 codes cost 8 cycles of the shuffle port for the four permutes.
-//! That beats the `Avx512` kernels where those do more: F8E4M3 → f32 (sign extension,
-//! shift, mask, NaN compare and fix-up, `VCVTPH2PS` and a multiply per 16) and both fp8
-//! formats to f64 (the f32 path plus `VCVTPS2PD`). F8E5M2 → f32 needs only a zero extension,
-//! a shift and `VCVTPH2PS`, and measured faster on the `Avx512` kernel (about 62 against 72
-//! ns per 1 Ki codes, five alternating runs of the criterion bench), so that pair keeps it.
+//! and `VPERMT2D`), so 64 codes cost 7 cycles of the shuffle port: 4 for the lookups, 1 for
+//! the reordering and 2 for the unpacks. (A first version placed the bytes with two
+//! `VPERMT2B`s instead, 8 cycles, and measured about 25% slower.) That beats the `Avx512`
+//! kernels where those do more: F8E4M3 → f32 (sign extension, shift, mask, NaN compare and
+//! fix-up, `VCVTPH2PS` and a multiply per 16; about 46-51 against 77-92 ns per 1 Ki codes
+//! in four alternating runs of the criterion bench) and both fp8 formats to f64 (the f32
+//! path plus `VCVTPS2PD`; 64-83 against 115-144 ns). F8E5M2 → f32 needs only a zero
+//! extension, a shift and `VCVTPH2PS`; there the two kernels measured the same (46-48 ns),
+//! so that pair keeps the `Avx512` kernel.
 
 use core::arch::x86_64::*;
 
@@ -166,23 +174,28 @@ fn lookup(t: Lut, c: __m512i) -> (__m512i, __m512i) {
     (lo, hi)
 }
 
-/// Byte indices for `VPERMT2B(lo, idx, hi)` (the first table register holds `lo`, indices
-/// 0..64; the second `hi`, 64..128) that put the 16-bit values of the codes `g * 32 + j`,
-/// `j` in 0..32, into lanes of `LANE` bytes: lane `l` holds, from its low end, the codes
-/// `g * 32 + l`, `g * 32 + l + LANES`, ... with `LANES = 64 / LANE` lanes.
-const fn place(g: usize, lane: usize) -> [u8; 64] {
-    let lanes = 64 / lane;
+/// Byte indices for `VPERMB` that order 64 codes so that `VPUNPCKLBW`/`VPUNPCKHBW` of their
+/// low and high bytes put `n` elements (`n = 2` for f32, 4 for f64) into each `2n`-byte lane
+/// of two vectors: lane `j` of the first holds, from its low end, elements `j`,
+/// `j + 32 / n`, ... of codes 0..32, the second the same of codes 32..64.
+///
+/// `VPUNPCKLBW` fills 16-bit word `w` (0..8) of each 128-bit block `k` from byte `16k + w` of
+/// its operands, which is word `8k + w` of the result, so that byte must hold element
+/// `(32 / n) * ((8k + w) % n) + (8k + w) / n`; `VPUNPCKHBW` reads bytes `16k + 8 + w` for the
+/// second vector, which takes the codes 32 higher.
+const fn order(n: usize) -> [u8; 64] {
     let mut idx = [0u8; 64];
-    let mut l = 0;
-    while l < lanes {
+    let mut k = 0;
+    while k < 4 {
         let mut w = 0;
-        while w < lane / 2 {
-            let code = g * 32 + l + w * lanes;
-            idx[l * lane + 2 * w] = code as u8;
-            idx[l * lane + 2 * w + 1] = (64 + code) as u8;
+        while w < 8 {
+            let g = 8 * k + w;
+            let e = (32 / n) * (g % n) + g / n;
+            idx[16 * k + w] = e as u8;
+            idx[16 * k + 8 + w] = (32 + e) as u8;
             w += 1;
         }
-        l += 1;
+        k += 1;
     }
     idx
 }
@@ -190,17 +203,26 @@ const fn place(g: usize, lane: usize) -> [u8; 64] {
 #[repr(C, align(64))]
 struct Idx([u8; 64]);
 
-static PLACE_F32: [Idx; 2] = [Idx(place(0, 4)), Idx(place(1, 4))];
-static PLACE_F64: [Idx; 2] = [Idx(place(0, 8)), Idx(place(1, 8))];
+static ORDER_F32: Idx = Idx(order(2));
+static ORDER_F64: Idx = Idx(order(4));
+
+/// The low and high bytes of 64 codes' top 16 bits, interleaved into 16-bit words in the
+/// order of [`order`]: `ord` holds its indices.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
+fn words(t: Lut, ord: __m512i, c: __m512i) -> (__m512i, __m512i) {
+    // Reordering the codes before the lookups is one single-source permute; the lookups
+    // follow the codes, and the unpacks then interleave within 128-bit blocks.
+    let (lo, hi) = lookup(t, _mm512_permutexvar_epi8(ord, c));
+    (_mm512_unpacklo_epi8(lo, hi), _mm512_unpackhi_epi8(lo, hi))
+}
 
 /// Widens 64 codes (`c`) to f32 bits, as four vectors of 16 in order.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
-fn widen64_f32(t: Lut, p: [__m512i; 2], c: __m512i) -> [__m512i; 4] {
-    let (lo, hi) = lookup(t, c);
+fn widen64_f32(t: Lut, ord: __m512i, c: __m512i) -> [__m512i; 4] {
+    let (w0, w1) = words(t, ord, c);
     let top = _mm512_set1_epi32(0xFFFF_0000_u32 as i32);
-    let w0 = _mm512_permutex2var_epi8(lo, p[0], hi);
-    let w1 = _mm512_permutex2var_epi8(lo, p[1], hi);
     [
         _mm512_slli_epi32::<16>(w0),
         _mm512_and_si512(w0, top),
@@ -212,11 +234,9 @@ fn widen64_f32(t: Lut, p: [__m512i; 2], c: __m512i) -> [__m512i; 4] {
 /// Widens 64 codes (`c`) to f64 bits, as eight vectors of 8 in order.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
-fn widen64_f64(t: Lut, p: [__m512i; 2], c: __m512i) -> [__m512i; 8] {
-    let (lo, hi) = lookup(t, c);
+fn widen64_f64(t: Lut, ord: __m512i, c: __m512i) -> [__m512i; 8] {
+    let (w0, w1) = words(t, ord, c);
     let top = _mm512_set1_epi64(0xFFFF_0000_0000_0000_u64 as i64);
-    let w0 = _mm512_permutex2var_epi8(lo, p[0], hi);
-    let w1 = _mm512_permutex2var_epi8(lo, p[1], hi);
     [
         _mm512_slli_epi64::<48>(w0),
         _mm512_and_si512(_mm512_slli_epi64::<32>(w0), top),
@@ -242,14 +262,9 @@ unsafe fn widen_fp8<const FMT: u8, const WIDE64: bool, const NT: bool>(
     len: usize,
 ) {
     let t = load_lut::<FMT, WIDE64>();
-    let place = if WIDE64 { &PLACE_F64 } else { &PLACE_F32 };
-    // SAFETY: two 64-byte loads from a static array of two 64-byte elements.
-    let p = unsafe {
-        [
-            _mm512_loadu_si512(place[0].0.as_ptr().cast()),
-            _mm512_loadu_si512(place[1].0.as_ptr().cast()),
-        ]
-    };
+    let ord = if WIDE64 { &ORDER_F64 } else { &ORDER_F32 };
+    // SAFETY: a 64-byte load of a static 64-byte array.
+    let ord = unsafe { _mm512_loadu_si512(ord.0.as_ptr().cast()) };
     let end = src.wrapping_add(len);
     let mut i = 0;
     while len - i >= BLOCK {
@@ -260,12 +275,12 @@ unsafe fn widen_fp8<const FMT: u8, const WIDE64: bool, const NT: bool>(
             let c = _mm512_loadu_si512(src.add(i).cast());
             if WIDE64 {
                 let d = dst.add(8 * i);
-                for (k, v) in widen64_f64(t, p, c).into_iter().enumerate() {
+                for (k, v) in widen64_f64(t, ord, c).into_iter().enumerate() {
                     avx512::store512::<NT>(d.add(64 * k), v);
                 }
             } else {
                 let d = dst.add(4 * i);
-                for (k, v) in widen64_f32(t, p, c).into_iter().enumerate() {
+                for (k, v) in widen64_f32(t, ord, c).into_iter().enumerate() {
                     avx512::store512::<NT>(d.add(64 * k), v);
                 }
             }
@@ -284,7 +299,7 @@ unsafe fn widen_fp8<const FMT: u8, const WIDE64: bool, const NT: bool>(
         let c = _mm512_maskz_loadu_epi8(k, src.add(i).cast());
         if WIDE64 {
             let d = dst.cast::<i64>().add(i);
-            for (q, v) in widen64_f64(t, p, c).into_iter().enumerate() {
+            for (q, v) in widen64_f64(t, ord, c).into_iter().enumerate() {
                 if 8 * q >= n {
                     break;
                 }
@@ -292,7 +307,7 @@ unsafe fn widen_fp8<const FMT: u8, const WIDE64: bool, const NT: bool>(
             }
         } else {
             let d = dst.cast::<i32>().add(i);
-            for (q, v) in widen64_f32(t, p, c).into_iter().enumerate() {
+            for (q, v) in widen64_f32(t, ord, c).into_iter().enumerate() {
                 if 16 * q >= n {
                     break;
                 }
@@ -324,7 +339,7 @@ unsafe fn entry_widen_fp8<const FMT: u8, const WIDE64: bool>(
 pub(super) const fn table() -> Kernels {
     let mut t = avx512::table();
     // F8E5M2 → f32 stays on the `Avx512` kernel (`code << 8` and `VCVTPH2PS`), which
-    // measured faster than this one (see the module docs).
+    // measured as fast as this one (see the module docs).
     t.0[widen_index(0, 2)] = entry_widen_fp8::<E4M3, false>;
     t.0[widen_index(1, 2)] = entry_widen_fp8::<E4M3, true>;
     t.0[widen_index(1, 3)] = entry_widen_fp8::<E5M2, true>;
