@@ -107,6 +107,8 @@ struct Tables {
     hi: [u8; 128],
 }
 
+/// The tables of format `fmt` for f32 (`wide64 == false`) or f64 destinations; evaluated at
+/// compile time, where a failed check stops the build.
 const fn tables(fmt: u8, wide64: bool) -> Tables {
     let shift = if wide64 { 48 } else { 16 };
     let mut t = Tables {
