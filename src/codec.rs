@@ -202,7 +202,7 @@ pub(crate) fn widen_f32<F: Format>(c: u32) -> u32 {
 /// Integer-only on purpose: a float `as f64` would flush f32 subnormals (BF16 subnormals
 /// widen to them) under MXCSR.DAZ or FPCR.FZ, and the contract must not depend on either.
 #[inline(always)]
-pub(crate) fn f32_bits_to_f64_bits(x: u32) -> u64 {
+pub(crate) const fn f32_bits_to_f64_bits(x: u32) -> u64 {
     let sign = ((x >> 31) as u64) << 63;
     let a = x & 0x7FFF_FFFF;
     sign | if a > 0x7F80_0000 {

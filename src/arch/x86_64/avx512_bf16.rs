@@ -114,8 +114,8 @@ unsafe fn narrow_f32_bf16<const SAT: bool, const NT: bool>(
 ///
 /// # Safety
 /// [`crate::arch::RawKernel`]: in particular the CPU has AVX-512 F/BW/VL/DQ, AVX512_BF16,
-/// AVX512_VBMI, AVX2, FMA and F16C, which the dispatcher checks (`avx512_bf16_available`) before handing
-/// out this table.
+/// AVX512_VBMI, AVX2, FMA and F16C, which the dispatcher checks (`avx512_bf16_available`)
+/// before handing out this table.
 unsafe fn entry_f32_to_bf16(src: *const u8, dst: *mut u8, len: usize, o: Overflow) {
     // SAFETY: forwarded contract; the features are present (see above); `run_split` passes
     // NT = true only for a destination part that starts 64-byte aligned.

@@ -58,8 +58,9 @@ use crate::arch::Kernels;
 use crate::element::widen_index;
 
 /// f32 (`wide64 == false`) or f64 bits of the fp8 magnitude code `m` (`m < 128`) of format
-/// `fmt`: the codec's widening (`codec::widen_f32`, then the exact f32 → f64 step) for the
-/// two fp8 formats, restated as a `const fn` so that it can fill the lookup tables.
+/// `fmt`. The f32 part restates `codec::widen_f32` for the two fp8 formats, because that
+/// function is generic over a trait whose methods cannot run in a `const` context; the f64
+/// step is the codec's own `f32_bits_to_f64_bits`.
 const fn wide_bits(fmt: u8, m: u32, wide64: bool) -> u64 {
     let (exp_bits, man_bits) = if fmt == E4M3 { (4, 3) } else { (5, 2) };
     let bias = (1 << (exp_bits - 1)) - 1;
@@ -83,19 +84,11 @@ const fn wide_bits(fmt: u8, m: u32, wide64: bool) -> u64 {
     } else {
         ((exp + 127 - bias) << 23) | (man << (23 - man_bits))
     };
-    if !wide64 {
-        return f32_bits as u64;
-    }
-    // Exact f32 → f64 for the f32 values above (none is an f32 subnormal).
-    let a = f32_bits as u64;
-    if a > 0x7F80_0000 {
-        0x7FF8_0000_0000_0000 | ((a & 0x003F_FFFF) << 29)
-    } else if a == 0x7F80_0000 {
-        0x7FF0_0000_0000_0000
-    } else if a == 0 {
-        0
+    if wide64 {
+        // The codec's exact f32 → f64 step (a `const fn`).
+        crate::codec::f32_bits_to_f64_bits(f32_bits)
     } else {
-        (a << 29) + ((1023 - 127) << 52)
+        f32_bits as u64
     }
 }
 
@@ -129,7 +122,6 @@ const fn tables(fmt: u8, wide64: bool) -> Tables {
 }
 
 static E4M3_F32: Tables = tables(E4M3, false);
-static E5M2_F32: Tables = tables(E5M2, false);
 static E4M3_F64: Tables = tables(E4M3, true);
 static E5M2_F64: Tables = tables(E5M2, true);
 
@@ -145,11 +137,12 @@ struct Lut {
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
 fn load_lut<const FMT: u8, const WIDE64: bool>() -> Lut {
+    // F8E5M2 → f32 stays on the `Avx512` kernel (see `table`), so it has no table here.
+    const { assert!(FMT == E4M3 || (FMT == E5M2 && WIDE64)) };
     let t: &Tables = match (FMT, WIDE64) {
         (E4M3, false) => &E4M3_F32,
         (E4M3, true) => &E4M3_F64,
-        (_, false) => &E5M2_F32,
-        (_, true) => &E5M2_F64,
+        _ => &E5M2_F64,
     };
     // SAFETY: each load reads 64 bytes inside a 128-byte array of the static `t`.
     unsafe {
