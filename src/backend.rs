@@ -36,7 +36,8 @@ pub enum Backend {
     #[cfg(target_arch = "x86_64")]
     Avx512,
     /// The `Avx512` tier plus AVX512_VBMI (Ice Lake, Sapphire Rapids, Zen 4 and later), whose
-    /// 128-byte table lookups (`VPERMI2B`) widen F8E4M3 and F8E5M2. Name: `avx512-vbmi`.
+    /// 128-byte table lookups (`VPERMI2B`) widen F8E4M3 to f32 and f64 and F8E5M2 to f64.
+    /// Name: `avx512-vbmi`.
     #[cfg(target_arch = "x86_64")]
     Avx512Vbmi,
     /// The `Avx512Vbmi` tier plus AVX512_BF16 (Sapphire Rapids, Zen 4 and later), whose
