@@ -39,42 +39,27 @@
 //!   exact for every finite input and ±Inf, subnormals included (no float instruction, so
 //!   no DAZ); NaN lanes take `(x >> 16) | 0x40` instead. `Saturate` first clamps the
 //!   magnitude to 0x7F7F7FFF, the largest f32 that rounds to BF16 MAX.
-//! * **F8E4M3, F8E5M2, main loop**: round to odd into F16, then round to nearest even in
-//!   16-bit lanes, 32 at a time ([`fp8x64_from_f32`]). `VCVTPS2PH {rz}` truncates (for E4M3
-//!   after an exact multiply by 2^-8); where `VCVTPH2PS` of the result differs from the
-//!   input, the lowest bit is set. F16 keeps 7 (E4M3) or 8 (E5M2) more bits than the
-//!   target, and the F16 subnormals line up with the target's (the E4M3 subnormal quantum
-//!   2^-9 becomes 2^-17 = 2^7 F16 quanta after the scaling; E5M2 is F16's top byte), so
-//!   the target's quantum is a fixed 2^7 or 2^8 F16 quanta everywhere, and round to odd
-//!   followed by one integer RNE at that bit equals a single RNE of the source. The RNE
-//!   is `(a + 2^(s-1) - 1 + lsb) >> s` on the F16 magnitude, computed with `VPAVGW` (whose
-//!   17-bit sum cannot overflow); one unsigned minimum applies the overflow code (F16 Inf
-//!   and the quiet F16 NaNs give codes above every finite one), `Saturate` also clamps and
-//!   re-inserts NaN codes, and the sign comes from F16 bit 15. A DAZ-read subnormal input
-//!   truncates to ±0 and compares equal to it, and all such inputs give ±0 anyway.
-//! * **F8E4M3, F8E5M2, remainder steps** (and the reference the main loop replaced; both are
-//!   checked over all 2^32 inputs): two candidate codes per lane, each exact in its own
-//!   range, merged with an unsigned minimum:
-//!   - *normal range* (|x| at least the target's smallest normal `2^emin`): integer RNE of
-//!     the bits re-biased to the target, `(a - (E0 << 23) + half - 1 + lsb) >> s` plus
-//!     `1 << MAN_BITS`, where `E0` is the f32 exponent field of `2^emin`. A carry out of
-//!     the fraction moves into the exponent, as rounding into the next binade must. Below
-//!     `2^emin` the subtraction wraps, so this candidate is huge (or, within half a
-//!     quantum under `2^emin`, exactly the smallest normal, which is then right).
-//!   - *subnormal range*: `cvtps2dq {rn}(|x| * 2^(BIAS + MAN_BITS - 1))`, the number of
-//!     subnormal quanta rounded to nearest even. The multiply by a power of two is exact
-//!     (its result is normal whenever it matters; a denormal input or a flushed result is
-//!     below a quarter quantum, which rounds to 0 anyway). At or above `2^emin` this
-//!     candidate counts finer quanta than the code does, so it is at least the code;
-//!     overflowing the integer range gives 0x80000000, also large.
-//!
-//!   So the minimum is the rounded code everywhere. Then overflow: `NonSaturating` takes
-//!   `min(code, OVERFLOW_NONSAT)` (anything above MAX, ±Inf and NaN produce codes above
-//!   it); `Saturate` clamps the magnitude before rounding to the largest value that rounds
-//!   to MAX (464 for E4M3, which is the tie that rounds to 448; 57344 for E5M2). NaN lanes
-//!   (found with an unordered compare, which DAZ cannot affect) get the format's NaN code,
-//!   except for E4M3 `NonSaturating`, where the minimum already gives 0x7F. The sign is OR-ed
-//!   in last. This never rounds through F16, so there is no double rounding.
+//! * **F8E4M3, F8E5M2** ([`fp8_from_f32`]): one fused multiply-add does the rounding. With
+//!   `a = min(|x|, cap)`, `e = max(exponent of a, emin)` (so `2^e` is the binade of `a`, or
+//!   the smallest normal for the target's subnormals) and `t = 2^e`, the target quantum is
+//!   `2^(e - MAN_BITS)` everywhere. Let `c = t * K` with `K = 2^(23 - MAN_BITS) * (1 +
+//!   D * 2^-23)`: `c` is exact, its ulp is the target quantum, and `c + a` stays in the
+//!   binade of `c` (`a < 2^(e+1)`, and `D` is small). So `s = fma{rn}(t, K, a)` is `c`
+//!   plus `q` quanta, `q = a / quantum` rounded to nearest even (`D` is even, so the
+//!   parity of `s` is that of `q`), and the low 16 bits of `s` are `D + q`. The code is
+//!   `q` plus `2^MAN_BITS * (e - emin)`, and the exponent field `E` of `s` (bits 23..30,
+//!   so the high 16-bit half holds `E << 7`) is `e` plus a constant, so `VPMADDWD` with
+//!   weights 256 (low half) and `2^(MAN_BITS + 1)` (high half) gives
+//!   `256 * (D + q + 2^MAN_BITS * E)`, whose bits 8..16 are the code once `D` is chosen
+//!   to cancel the constants modulo 256 (152 for E4M3, 232 for E5M2). `cap` is the
+//!   overflow code's value without `Saturate` (E4M3 480 = NaN, E5M2 2^16 = Inf; every
+//!   larger magnitude rounds to that code too) and MAX with it. NaN lanes, found with an
+//!   ordered compare, take the NaN code through the `VPMADDWD` write mask, and the sign is
+//!   OR-ed into bit 15. MXCSR: the clamp (`VRANGEPS`), the maximum and the multiply-add
+//!   carry `{sae}`/`{rn-sae}`; under DAZ a denormal input reads as zero, and it rounds to
+//!   ±0 in both formats anyway (it is below 2^-126, under a quarter of the smallest
+//!   quantum); `s` is at least `2^(emin + 23 - MAN_BITS)` (2^14, 2^7), out of FTZ's reach. The main loop gathers the
+//!   code bytes of four vectors with `VPSHUFB` and one `VPERMD`.
 //!
 //! # Narrowing f64: one rounding
 //!
@@ -84,8 +69,7 @@
 //! equals a single RNE, and f32 has 13 or more bits more than every target in every range
 //! that matters. Values above f32::MAX truncate to f32::MAX (odd, inexact), which overflows
 //! every target as the source does; NaN stays NaN with the top payload bits the targets
-//! keep. Then the f32 kernel above runs (for fp8 in the main loop, a second round to odd
-//! into F16: rounding to odd twice is rounding to odd once at the lower precision).
+//! keep. Then the f32 kernel above runs.
 //!
 //! For F16, F8E4M3 and F8E5M2 the inexact test is cheaper: where the truncated value is a
 //! normal f32, truncation drops exactly the f64's low 29 fraction bits, so one bit test
@@ -129,6 +113,8 @@ pub(super) const E5M2: u8 = 3;
 const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 /// Round toward zero, exceptions suppressed (overrides MXCSR.RC).
 const RZ: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+/// Suppress all exceptions (for instructions that do not round).
+const SAE: i32 = _MM_FROUND_NO_EXC;
 
 /// Elements per unrolled main-loop iteration.
 pub(super) const BLOCK: usize = 64;
@@ -271,182 +257,95 @@ fn bf16_from_f32<const SAT: bool>(x: __m512i) -> __m512i {
     _mm512_mask_or_epi32(r, nan, x, _mm512_set1_epi32(0x0040_0000))
 }
 
-/// `v >> (23 - MAN_BITS)` for the fp8 format `FMT` (an immediate shift).
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-fn shr_frac<const FMT: u8>(v: __m512i) -> __m512i {
-    if FMT == E4M3 {
-        _mm512_srli_epi32::<20>(v)
-    } else {
-        _mm512_srli_epi32::<21>(v)
-    }
-}
-
-/// 16 f32 to F8E4M3 (`FMT == E4M3`) or F8E5M2 codes, in the low byte of each 32-bit lane.
+/// 16 f32 to F8E4M3 (`FMT == E4M3`) or F8E5M2 codes, sign included, in bits 8..16 of each
+/// 32-bit lane (the bits above are not zero). See "Narrowing f32" in the module docs.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 fn fp8_from_f32<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
     let e4m3 = FMT == E4M3;
-    // MAN_BITS, the f32 fraction bits dropped, the f32 exponent field of the smallest
-    // normal (127 - BIAS + 1), the scale from value to subnormal quanta (2^(BIAS+MAN-1)).
-    let man: u32 = if e4m3 { 3 } else { 2 };
-    let e0: u32 = if e4m3 { 121 } else { 113 };
-    let quanta: f32 = if e4m3 { 512.0 } else { 65536.0 };
-    // Largest magnitude that rounds to MAX (Saturate clamps to it): 464 (the tie rounding
-    // down to 448) for E4M3; 57344 itself for E5M2 (the tie above it rounds up to Inf).
-    let sat_limit: u32 = if e4m3 { 0x43E8_0000 } else { 0x4760_0000 };
-    let nan_code: i32 = if e4m3 { 0x7F } else { 0x7E };
-    let nonsat_code: i32 = if e4m3 { 0x7F } else { 0x7C };
-
-    let a = _mm512_and_si512(x, _mm512_set1_epi32(0x7FFF_FFFF));
-    let a = if SAT {
-        // Unsigned minimum on the magnitude (NaN lanes are fixed at the end).
-        _mm512_min_epu32(a, _mm512_set1_epi32(c32(sat_limit)))
-    } else {
-        a
+    // The clamp: the overflow code's value without `Saturate` (E4M3 480 = 0x7F, its NaN;
+    // E5M2 2^16 = 0x7C, Inf), MAX with it. Every larger magnitude, ±Inf included, rounds
+    // to the same code as the clamp value.
+    let cap: f32 = match (e4m3, SAT) {
+        (true, false) => 480.0,
+        (true, true) => 448.0,
+        (false, false) => 65536.0,
+        (false, true) => 57344.0,
     };
-
-    // Normal-range candidate: RNE at bit s = 23 - MAN_BITS of a re-biased to the target.
-    let s = 23 - man;
-    let lsb = _mm512_and_si512(shr_frac::<FMT>(a), _mm512_set1_epi32(1));
-    // a - (e0 << 23) + half - 1 + lsb, wrapping: below the smallest normal it goes
-    // negative, i.e. huge as unsigned, which keeps this candidate out of the minimum.
-    let k = ((1u32 << (s - 1)) - 1).wrapping_sub(e0 << 23);
-    let t = _mm512_add_epi32(_mm512_add_epi32(a, _mm512_set1_epi32(c32(k))), lsb);
-    let t = shr_frac::<FMT>(t);
-    // The exponent field counted from e0 starts at 1 for the smallest normal.
-    let normal = _mm512_add_epi32(t, _mm512_set1_epi32(1 << man));
-
-    // Subnormal-range candidate: |x| in quanta, rounded to nearest even by the instruction.
-    let q = _mm512_mul_round_ps::<RNE>(_mm512_castsi512_ps(a), _mm512_set1_ps(quanta));
-    let sub = _mm512_cvt_roundps_epi32::<RNE>(q);
-
-    let code = _mm512_min_epu32(normal, sub);
-    let code = if SAT {
-        // The clamp keeps finite codes at or below MAX; NaN lanes get the NaN code.
-        let nan =
-            _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(_mm512_castsi512_ps(x), _mm512_castsi512_ps(x));
-        _mm512_mask_mov_epi32(code, nan, _mm512_set1_epi32(nan_code))
+    // 2^emin, the smallest normal: below it the quantum stays that of 2^emin.
+    let min_normal: f32 = if e4m3 { 1.0 / 64.0 } else { 1.0 / 16384.0 };
+    // K = 2^(23 - MAN_BITS) * (1 + D * 2^-23) and the `VPMADDWD` weights; see the docs.
+    let (k, w): (u32, i32) = if e4m3 {
+        ((127 + 20) << 23 | 152, (16 << 16) | 256)
     } else {
-        // Overflow, ±Inf and NaN all give codes above MAX: the overflow code.
-        let code = _mm512_min_epu32(code, _mm512_set1_epi32(nonsat_code));
-        if e4m3 {
-            // E4M3's overflow code is its NaN code already.
-            code
-        } else {
-            let nan =
-                _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(_mm512_castsi512_ps(x), _mm512_castsi512_ps(x));
-            _mm512_mask_mov_epi32(code, nan, _mm512_set1_epi32(nan_code))
-        }
+        ((127 + 21) << 23 | 232, (8 << 16) | 256)
     };
-    // code | ((x >> 24) & 0x80): the sign moves to bit 7 (ternary-logic table A | (B & C)).
-    _mm512_ternarylogic_epi32::<0xF8>(code, _mm512_srli_epi32::<24>(x), _mm512_set1_epi32(0x80))
-}
+    let nan_code = if e4m3 { 0x7F } else { 0x7E };
 
-/// 16 f32 truncated to F16 (for E4M3 after an exact scaling by 2^-8), and the lanes where
-/// that was inexact: setting their lowest bit rounds to odd.
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-fn f16_trunc_from_f32<const FMT: u8>(x: __m512i) -> (__m256i, __mmask16) {
-    let x = _mm512_castsi512_ps(x);
-    // E4M3 reads F16 codes scaled by 2^-8 (see the module docs). The product is exact when
-    // it is at least 2^-126; below that it may be inexact or flushed, but such an input
-    // (under 2^-118) rounds to ±0 in E4M3 whatever happens to it, and keeps its sign.
-    let y = if FMT == E4M3 {
-        _mm512_mul_round_ps::<RNE>(x, _mm512_set1_ps(1.0 / 256.0))
-    } else {
-        x
-    };
-    let h = _mm512_cvtps_ph::<RZ>(y);
-    // Inexact (or NaN): converting back does not give y. VCVTPH2PS is exact and ignores
-    // MXCSR. Under DAZ the compare reads a subnormal y as zero, and so does the truncation
-    // (it gives ±0, which converts back to ±0): such lanes count as exact, and they round to
-    // ±0 in both targets anyway.
-    let back = _mm512_cvtph_ps(h);
-    (h, _mm512_cmp_ps_mask::<_CMP_NEQ_UQ>(back, y))
-}
-
-/// 32 F16 codes rounded to odd (see [`fp8x64_from_f32`]) to F8E4M3 or F8E5M2 codes in the
-/// low byte of each 16-bit lane.
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-fn fp8_from_f16_odd<const FMT: u8, const SAT: bool>(h: __m512i) -> __m512i {
-    let e4m3 = FMT == E4M3;
-    let a = _mm512_and_si512(h, _mm512_set1_epi16(0x7FFF));
-    // The target code is the F16 magnitude shifted right by s = 10 - MAN_BITS (7 for E4M3,
-    // 8 for E5M2), rounded to nearest even: (a + 2^(s-1) - 1 + lsb) >> s, with lsb bit s
-    // of a. VPAVGW computes (p + q + 1) >> 1 with a 17-bit sum, so with
-    // q = (2^(s-1) - 2) | lsb it gives (a + 2^(s-1) - 1 + lsb) >> 1 without overflow, and a
-    // shift by s - 1 finishes. Round to odd in F16 then round to nearest even here is one
-    // rounding of the source: F16 keeps 7 (E4M3) or 8 (E5M2) more bits than the target, and
-    // its subnormals line up with the target's (E4M3 through the 2^-8 scaling), so the
-    // quantum of the target is a fixed number of F16 quanta everywhere.
-    let hs = _mm512_srli_epi16::<8>(h);
-    let (t, lsb_src) = if e4m3 {
-        (0x3Eu16, _mm512_srli_epi16::<7>(h))
-    } else {
-        (0x7Eu16, hs)
-    };
-    // (lsb_src & 1) | t (ternary-logic table (A & B) | C).
-    let q = _mm512_ternarylogic_epi32::<0xEA>(
-        lsb_src,
-        _mm512_set1_epi16(1),
-        _mm512_set1_epi16(t as i16),
+    let xf = _mm512_castsi512_ps(x);
+    // a = min(|x|, cap) (VRANGEPS absolute minimum with the sign cleared; a NaN stays NaN,
+    // and its lane is replaced below).
+    let a = _mm512_range_round_ps::<0x0A, SAE>(xf, _mm512_set1_ps(cap));
+    // t = 2^e, e = max(exponent of a, emin): the target's quantum is 2^(e - MAN_BITS).
+    let m = _mm512_max_round_ps::<SAE>(a, _mm512_set1_ps(min_normal));
+    let t = _mm512_and_si512(_mm512_castps_si512(m), _mm512_set1_epi32(0x7F80_0000));
+    // s = RNE(t * K + a): t * K is exact, its ulp is the target quantum, and the sum stays
+    // in its binade, so s = t * K + q * quantum with q = a / quantum rounded to nearest
+    // even, and the low 16 bits of s hold D + q.
+    let s =
+        _mm512_fmadd_round_ps::<RNE>(_mm512_castsi512_ps(t), _mm512_set1_ps(f32::from_bits(k)), a);
+    // 256 * (low half) + weight * (high half) puts (D + q + exponent term) mod 256, which
+    // is the code, in bits 8..16. NaN lanes (unordered compare; DAZ cannot make a NaN) take
+    // the NaN code instead, through the write mask.
+    let num = _mm512_cmp_ps_mask::<_CMP_ORD_Q>(xf, xf);
+    let p = _mm512_mask_madd_epi16(
+        _mm512_set1_epi32(nan_code << 8),
+        num,
+        _mm512_castps_si512(s),
+        _mm512_set1_epi32(w),
     );
-    let half = _mm512_avg_epu16(a, q);
-    // `half >> (s - 1)` is the code; clamping `half` first clamps the code. Finite values
-    // give codes up to MAX + 1 and beyond (overflow), F16 Inf gives the code of 2^16 scaled,
-    // and the (quiet) F16 NaNs give codes above both.
-    let (shift_max, nonsat_code, nan_code, max_code): (u16, u16, u16, u16) = if e4m3 {
-        (6, 0x7F, 0x7F, 0x7E)
-    } else {
-        (7, 0x7C, 0x7E, 0x7B)
-    };
-    let clamp = |code: u16| _mm512_set1_epi16((code << shift_max) as i16);
-    let half = if SAT {
-        // Magnitudes above 0x7C00 are F16 NaNs.
-        let nan = _mm512_cmpgt_epu16_mask(a, _mm512_set1_epi16(0x7C00));
-        let half = _mm512_min_epu16(half, clamp(max_code));
-        _mm512_mask_mov_epi16(half, nan, clamp(nan_code))
-    } else if e4m3 {
-        // Overflow, Inf and NaN all become E4M3's NaN code.
-        _mm512_min_epu16(half, clamp(nonsat_code))
-    } else {
-        // E5M2 keeps codes up to Inf (0x7C); every NaN code (at least 0x7E, as F16 NaNs
-        // are quiet) becomes 0x7E.
-        _mm512_min_epu16(half, clamp(nan_code))
-    };
-    let code = if e4m3 {
-        _mm512_srli_epi16::<6>(half)
-    } else {
-        _mm512_srli_epi16::<7>(half)
-    };
-    // code | (hs & 0x80): the F16 sign moves to bit 7 (ternary-logic table A | (B & C)).
-    _mm512_ternarylogic_epi32::<0xF8>(code, hs, _mm512_set1_epi16(0x80))
+    // p | ((x >> 16) & 0x8000): the sign moves to bit 15 (ternary-logic table A | (B & C)).
+    _mm512_ternarylogic_epi32::<0xF8>(p, _mm512_srli_epi32::<16>(x), _mm512_set1_epi32(0x8000))
 }
 
-/// 64 f32 (four vectors) to 64 F8E4M3 or F8E5M2 codes in order, through round to odd in
-/// F16.
+/// 64 f32 (four vectors) to 64 F8E4M3 or F8E5M2 codes in order.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 fn fp8x64_from_f32<const FMT: u8, const SAT: bool>(x: [__m512i; 4]) -> __m512i {
-    let pair = |lo: __m512i, hi: __m512i| {
-        let (h0, k0) = f16_trunc_from_f32::<FMT>(lo);
-        let (h1, k1) = f16_trunc_from_f32::<FMT>(hi);
-        let h = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(h0), h1);
-        // Round to odd: lane j of `h` is element j, so the masks concatenate.
-        let inexact = _mm512_kunpackw(k1.into(), k0.into());
-        let h = _mm512_mask_mov_epi16(h, inexact, _mm512_or_si512(h, _mm512_set1_epi16(1)));
-        fp8_from_f16_odd::<FMT, SAT>(h)
-    };
-    let c0 = pair(x[0], x[1]);
-    let c1 = pair(x[2], x[3]);
-    // Codes are below 0x100, so the unsigned saturating pack keeps them; it interleaves the
-    // 128-bit lanes as [c0.0 c1.0 c0.1 c1.1 ...], which the 64-bit permute puts in order.
-    let b = _mm512_packus_epi16(c0, c1);
-    _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7), b)
+    // Vector j moves the code bytes (byte 1 of each 32-bit lane) of every 128-bit lane into
+    // 32-bit lane j of that 128-bit lane and zeroes the rest (shuffle index 0x80).
+    let gather = |v: __m512i, j: i32| _mm512_shuffle_epi8(v, shuffle_index(j));
+    let g = [0, 1, 2, 3].map(|j| fp8_from_f32::<FMT, SAT>(x[j as usize]));
+    let g0 = gather(g[0], 0);
+    let g1 = gather(g[1], 1);
+    let g2 = gather(g[2], 2);
+    let g3 = gather(g[3], 3);
+    // The four are disjoint: OR them (ternary-logic table A | B | C, then one OR).
+    let o = _mm512_or_si512(_mm512_ternarylogic_epi32::<0xFE>(g0, g1, g2), g3);
+    // 32-bit lane 4L + j now holds elements 16j + 4L .. 16j + 4L + 3, which belong at
+    // 32-bit lane 4j + L.
+    _mm512_permutexvar_epi32(
+        _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15),
+        o,
+    )
 }
 
+/// The `VPSHUFB` index that moves bytes 1, 5, 9, 13 of each 128-bit lane into 32-bit lane
+/// `j` of the lane and zeroes the other bytes.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+fn shuffle_index(j: i32) -> __m512i {
+    // 0x80 in an index byte zeroes the result byte.
+    let z = c32(0x8080_8080);
+    let codes = 0x0D09_0501;
+    let lane = match j {
+        0 => _mm_setr_epi32(codes, z, z, z),
+        1 => _mm_setr_epi32(z, codes, z, z),
+        2 => _mm_setr_epi32(z, z, codes, z),
+        _ => _mm_setr_epi32(z, z, z, codes),
+    };
+    _mm512_broadcast_i32x4(lane)
+}
 /// 16 f32 lanes narrowed to format `FMT`: 16-bit codes (F16, BF16) or 8-bit codes in the low
 /// bits of 32-bit lanes. F16 comes back in a 256-bit vector, the others in 32-bit lanes.
 #[inline]
@@ -455,7 +354,8 @@ fn narrow16<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
     match FMT {
         F16 => _mm512_castsi256_si512(f16_from_f32::<SAT>(x)),
         BF16 => bf16_from_f32::<SAT>(x),
-        _ => fp8_from_f32::<FMT, SAT>(x),
+        // The code sits in bits 8..16 (see `fp8_from_f32`); the stores keep the low byte.
+        _ => _mm512_srli_epi32::<8>(fp8_from_f32::<FMT, SAT>(x)),
     }
 }
 
@@ -695,8 +595,7 @@ unsafe fn narrow_f64<const FMT: u8, const SAT: bool, const NT: bool>(
                 *o = f32_from_f64_pair::<FMT>(x0, x1);
             }
             if FMT == E4M3 || FMT == E5M2 {
-                // Rounding to odd twice (f32, then F16) is rounding to odd once at F16
-                // precision, so the f32 kernel's main path applies unchanged.
+                // The f32 rounded to odd keeps enough bits for one RNE to the target.
                 store512::<NT>(dst.add(i), fp8x64_from_f32::<FMT, SAT>(v));
             } else {
                 store64::<FMT, NT>(dst.add(i * size), v.map(|x| narrow16::<FMT, SAT>(x)));
