@@ -28,8 +28,16 @@
 //!   vectors, one `VTESTPS`); a block without NaN skips the NaN lanes' masking and saturates
 //!   with two minimums instead ([`saturate_bf16_no_nan`]): 32 instead of 46 vector
 //!   instructions per 32 elements with `Saturate`.
-//! * **F8E4M3, F8E5M2**: two candidate codes per lane, each exact in its own range, merged
-//!   with an unsigned minimum ([`f32_to_f8_codes16`]):
+//! * **F8E4M3, F8E5M2, MXCSR rounding to nearest** (the usual case; the table entry reads
+//!   MXCSR with `STMXCSR` once per call): the fused multiply-add method of the `avx512`
+//!   module docs ([`f32_to_f8_fma`]), whose one rounding instruction, `VFMADD`, has no
+//!   rounding immediate on AVX2 and so rounds as MXCSR says. FTZ and DAZ cannot change its
+//!   result (argued there). The code bytes of four vectors are gathered with `VPSHUFB` and
+//!   one `VPERMD`; NaN lanes are marked 0xFF before the gather and become the NaN code with
+//!   one byte minimum, and the signs come from two signed-saturating packs of the inputs,
+//!   which leave them in the same byte order.
+//! * **F8E4M3, F8E5M2, any other rounding mode**: two candidate codes per lane, each exact
+//!   in its own range, merged with an unsigned minimum ([`f32_to_f8_codes16`]):
 //!   - *normal range* (|x| ≥ 2^emin, the target's smallest normal): the bits re-biased and
 //!     rounded to nearest even with a constant shift, `(a - (E0 << 23) + half - 1 + lsb) >> s`
 //!     plus the implicit bit `1 << MAN_BITS`. Below 2^emin the subtraction wraps and the
@@ -106,6 +114,7 @@ use core::arch::x86_64::*;
 use core::marker::PhantomData;
 use core::ptr;
 
+use super::Fp8Fma;
 use crate::arch::{Kernels, RawKernel};
 use crate::codec::Format;
 use crate::element::{narrow_index, widen_index};
@@ -694,6 +703,132 @@ impl<F: Format, const SAT: bool> Steps for F32ToF8<F, SAT> {
     }
 }
 
+/// Whether MXCSR's rounding control (bits 13-14) is round to nearest, which the fused
+/// multiply-add of [`F32ToF8Fma`] needs (AVX2 has no rounding immediate for it).
+#[inline]
+fn mxcsr_rounds_to_nearest() -> bool {
+    let mut csr = 0u32;
+    // SAFETY: STMXCSR stores MXCSR into the 4 bytes of `csr`, a live local, and does nothing
+    // else. Every x86-64 CPU has it (SSE).
+    unsafe {
+        core::arch::asm!(
+            "stmxcsr [{p}]",
+            p = in(reg) &mut csr,
+            options(nostack, preserves_flags)
+        )
+    };
+    csr & 0x6000 == 0
+}
+
+/// The `VPSHUFB` index that moves byte 1 of each 32-bit lane of a 128-bit lane into 32-bit
+/// lane `j` of that 128-bit lane and zeroes the other bytes (index bytes 0x80).
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn code_gather_index(j: usize) -> __m256i {
+    let z = 0x8080_8080u32 as i32;
+    let codes = 0x0D09_0501;
+    let mut lane = [z; 4];
+    lane[j] = codes;
+    _mm256_setr_epi32(
+        lane[0], lane[1], lane[2], lane[3], lane[0], lane[1], lane[2], lane[3],
+    )
+}
+
+/// `8 * N` f32 (N vectors) to fp8 codes by one fused multiply-add per vector (the method
+/// of the `avx512` module docs, "Narrowing f32"): code `8j + i` of the result is element
+/// `i` of vector `j`.
+///
+/// `VFMADD` rounds as MXCSR says, so this is exact only when MXCSR rounds to nearest (the
+/// table entries check, see [`mxcsr_rounds_to_nearest`]). FTZ and DAZ cannot change it: a
+/// denormal input reads as zero or as itself, and either rounds to ±0; the sum is at least
+/// 2^7, so it is never flushed; the compare, minimum and maximum do not round.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn f32_to_f8_fma<F: Format, const SAT: bool, const N: usize>(x: [__m256i; N]) -> __m256i {
+    const { assert!(N == 1 || N == 4) };
+    let cap_code = if SAT { F::MAX } else { F::OVERFLOW_NONSAT };
+    let c = const {
+        Fp8Fma::new(
+            F::MAN_BITS,
+            F::BIAS,
+            if SAT { F::MAX } else { F::OVERFLOW_NONSAT },
+        )
+    };
+    let nan_code = F::nan_from_f32(0x7FC0_0000);
+    // E4M3 without `Saturate`: NaN already gets the overflow code, its NaN.
+    let fix_nan = nan_code != cap_code;
+    let mut g = _mm256_setzero_si256();
+    for (j, &xj) in x.iter().enumerate() {
+        let xf = _mm256_castsi256_ps(xj);
+        let a = _mm256_and_ps(xf, _mm256_castsi256_ps(splat(0x7FFF_FFFF)));
+        // a = min(|x|, cap); VMINPS returns its second operand when either is NaN, so a NaN
+        // lane becomes `cap` here and is marked below.
+        let a = _mm256_min_ps(a, _mm256_set1_ps(c.cap));
+        let m = _mm256_max_ps(a, _mm256_set1_ps(c.min_normal));
+        let t = _mm256_and_ps(m, _mm256_castsi256_ps(splat(0x7F80_0000)));
+        let sum = _mm256_fmadd_ps(t, _mm256_set1_ps(c.k), a);
+        let mut p = _mm256_madd_epi16(_mm256_castps_si256(sum), splat(c.weights as u32));
+        if fix_nan {
+            // An all-ones NaN lane: its code byte becomes 0xFF, above every code.
+            let nan = _mm256_cmp_ps::<_CMP_UNORD_Q>(xf, xf);
+            p = _mm256_or_si256(p, _mm256_castps_si256(nan));
+        }
+        g = _mm256_or_si256(g, _mm256_shuffle_epi8(p, code_gather_index(j)));
+    }
+    if fix_nan {
+        // 0xFF becomes the NaN code; every other code is at most `cap_code`, below it.
+        g = _mm256_min_epu8(g, _mm256_set1_epi8(nan_code as i8));
+    }
+    // Signs: signed-saturating packs keep each f32's sign bit, and packing dwords to words
+    // to bytes leaves vector j's elements of each 128-bit lane in its 32-bit lane j, as in
+    // `g`.
+    let v = |j: usize| x[j.min(N - 1)];
+    let signs = _mm256_packs_epi16(
+        _mm256_packs_epi32(v(0), v(1)),
+        _mm256_packs_epi32(v(2), v(3)),
+    );
+    g = _mm256_or_si256(g, _mm256_and_si256(signs, _mm256_set1_epi8(0x80u8 as i8)));
+    // 32-bit lane 4L + j holds elements 8j + 4L.., which belong at 32-bit lane 2j + L.
+    _mm256_permutevar8x32_epi32(g, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+}
+
+/// f32 → an fp8 format by one fused multiply-add per vector, when MXCSR rounds to nearest.
+struct F32ToF8Fma<F, const SAT: bool>(PhantomData<F>);
+
+impl<F: Format, const SAT: bool> Steps for F32ToF8Fma<F, SAT> {
+    const S: usize = 4;
+    const D: usize = 1;
+    const BIG: usize = 32;
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn big(src: *const u8, dst: *mut u8) {
+        let s = src.cast::<__m256i>();
+        // SAFETY: 32 f32 readable at src.
+        let x = unsafe {
+            [
+                _mm256_loadu_si256(s),
+                _mm256_loadu_si256(s.add(1)),
+                _mm256_loadu_si256(s.add(2)),
+                _mm256_loadu_si256(s.add(3)),
+            ]
+        };
+        let b = f32_to_f8_fma::<F, SAT, 4>(x);
+        // SAFETY: 32 bytes writable at dst.
+        unsafe { _mm256_storeu_si256(dst.cast(), b) };
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn small(src: *const u8, dst: *mut u8) {
+        // SAFETY: 8 f32 readable at src.
+        let x = unsafe { _mm256_loadu_si256(src.cast()) };
+        let b = _mm256_castsi256_si128(f32_to_f8_fma::<F, SAT, 1>([x]));
+        // SAFETY: 8 bytes writable at dst (MOVQ stores exactly 8).
+        unsafe { _mm_storel_epi64(dst.cast(), b) };
+    }
+}
+
 /// The permutation that undoes [`load_f64x8`]'s lane order after `VPACKUSDW` of two such
 /// vectors: 32-bit groups (word pairs) `[0,1][4,5][8,9][12,13][2,3][6,7][10,11][14,15]`.
 #[inline]
@@ -1252,16 +1387,41 @@ macro_rules! widen_kernel {
 
 narrow_kernel!(f32_to_f16, F32ToF16<true>, F32ToF16<false>);
 narrow_kernel!(f32_to_bf16, F32ToBf16<true>, F32ToBf16<false>);
-narrow_kernel!(
-    f32_to_e4m3,
-    F32ToF8<F8E4M3, true>,
-    F32ToF8<F8E4M3, false>
-);
-narrow_kernel!(
-    f32_to_e5m2,
-    F32ToF8<F8E5M2, true>,
-    F32ToF8<F8E5M2, false>
-);
+narrow_kernel!(f32_to_e4m3_int, F32ToF8<F8E4M3, true>, F32ToF8<F8E4M3, false>);
+narrow_kernel!(f32_to_e5m2_int, F32ToF8<F8E5M2, true>, F32ToF8<F8E5M2, false>);
+narrow_kernel!(f32_to_e4m3_fma, F32ToF8Fma<F8E4M3, true>, F32ToF8Fma<F8E4M3, false>);
+narrow_kernel!(f32_to_e5m2_fma, F32ToF8Fma<F8E5M2, true>, F32ToF8Fma<F8E5M2, false>);
+
+/// f32 → F8E4M3: the fused multiply-add kernel when MXCSR rounds to nearest (the usual
+/// case), else the integer one. Both give the codec's bits.
+///
+/// # Safety
+/// See [`RawKernel`].
+unsafe fn f32_to_e4m3(src: *const u8, dst: *mut u8, len: usize, overflow: Overflow) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        if mxcsr_rounds_to_nearest() {
+            f32_to_e4m3_fma(src, dst, len, overflow)
+        } else {
+            f32_to_e4m3_int(src, dst, len, overflow)
+        }
+    }
+}
+
+/// f32 → F8E5M2, chosen as for [`f32_to_e4m3`].
+///
+/// # Safety
+/// See [`RawKernel`].
+unsafe fn f32_to_e5m2(src: *const u8, dst: *mut u8, len: usize, overflow: Overflow) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        if mxcsr_rounds_to_nearest() {
+            f32_to_e5m2_fma(src, dst, len, overflow)
+        } else {
+            f32_to_e5m2_int(src, dst, len, overflow)
+        }
+    }
+}
 narrow_kernel!(f64_to_f16, F64ToF16<true>, F64ToF16<false>);
 narrow_kernel!(f64_to_bf16, F64ToInt<BF16, true>, F64ToInt<BF16, false>);
 narrow_kernel!(

@@ -99,6 +99,7 @@
 
 use core::arch::x86_64::*;
 
+use super::Fp8Fma;
 use crate::Overflow;
 use crate::arch::{Kernels, RawKernel};
 use crate::element::{PAIRS, narrow_index, widen_index};
@@ -263,37 +264,27 @@ fn bf16_from_f32<const SAT: bool>(x: __m512i) -> __m512i {
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 fn fp8_from_f32<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
     let e4m3 = FMT == E4M3;
-    // The clamp: the overflow code's value without `Saturate` (E4M3 480 = 0x7F, its NaN;
-    // E5M2 2^16 = 0x7C, Inf), MAX with it. Every larger magnitude, ±Inf included, rounds
-    // to the same code as the clamp value.
-    let cap: f32 = match (e4m3, SAT) {
-        (true, false) => 480.0,
-        (true, true) => 448.0,
-        (false, false) => 65536.0,
-        (false, true) => 57344.0,
-    };
-    // 2^emin, the smallest normal: below it the quantum stays that of 2^emin.
-    let min_normal: f32 = if e4m3 { 1.0 / 64.0 } else { 1.0 / 16384.0 };
-    // K = 2^(23 - MAN_BITS) * (1 + D * 2^-23) and the `VPMADDWD` weights; see the docs.
-    let (k, w): (u32, i32) = if e4m3 {
-        ((127 + 20) << 23 | 152, (16 << 16) | 256)
-    } else {
-        ((127 + 21) << 23 | 232, (8 << 16) | 256)
+    // The clamp is MAX with `Saturate`, else the overflow code's value (E4M3 480 = 0x7F,
+    // its NaN; E5M2 2^16 = 0x7C, Inf).
+    let c = match (e4m3, SAT) {
+        (true, false) => const { Fp8Fma::new(3, 7, 0x7F) },
+        (true, true) => const { Fp8Fma::new(3, 7, 0x7E) },
+        (false, false) => const { Fp8Fma::new(2, 15, 0x7C) },
+        (false, true) => const { Fp8Fma::new(2, 15, 0x7B) },
     };
     let nan_code = if e4m3 { 0x7F } else { 0x7E };
 
     let xf = _mm512_castsi512_ps(x);
     // a = min(|x|, cap) (VRANGEPS absolute minimum with the sign cleared; a NaN stays NaN,
     // and its lane is replaced below).
-    let a = _mm512_range_round_ps::<0x0A, SAE>(xf, _mm512_set1_ps(cap));
+    let a = _mm512_range_round_ps::<0x0A, SAE>(xf, _mm512_set1_ps(c.cap));
     // t = 2^e, e = max(exponent of a, emin): the target's quantum is 2^(e - MAN_BITS).
-    let m = _mm512_max_round_ps::<SAE>(a, _mm512_set1_ps(min_normal));
+    let m = _mm512_max_round_ps::<SAE>(a, _mm512_set1_ps(c.min_normal));
     let t = _mm512_and_si512(_mm512_castps_si512(m), _mm512_set1_epi32(0x7F80_0000));
     // s = RNE(t * K + a): t * K is exact, its ulp is the target quantum, and the sum stays
     // in its binade, so s = t * K + q * quantum with q = a / quantum rounded to nearest
     // even, and the low 16 bits of s hold D + q.
-    let s =
-        _mm512_fmadd_round_ps::<RNE>(_mm512_castsi512_ps(t), _mm512_set1_ps(f32::from_bits(k)), a);
+    let s = _mm512_fmadd_round_ps::<RNE>(_mm512_castsi512_ps(t), _mm512_set1_ps(c.k), a);
     // 256 * (low half) + weight * (high half) puts (D + q + exponent term) mod 256, which
     // is the code, in bits 8..16. NaN lanes (unordered compare; DAZ cannot make a NaN) take
     // the NaN code instead, through the write mask.
@@ -302,7 +293,7 @@ fn fp8_from_f32<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
         _mm512_set1_epi32(nan_code << 8),
         num,
         _mm512_castps_si512(s),
-        _mm512_set1_epi32(w),
+        _mm512_set1_epi32(c.weights),
     );
     // p | ((x >> 16) & 0x8000): the sign moves to bit 15 (ternary-logic table A | (B & C)).
     _mm512_ternarylogic_epi32::<0xF8>(p, _mm512_srli_epi32::<16>(x), _mm512_set1_epi32(0x8000))
