@@ -58,23 +58,24 @@
 //!   OR-ed into bit 15. MXCSR: the clamp (`VRANGEPS`), the maximum and the multiply-add
 //!   carry `{sae}`/`{rn-sae}`; under DAZ a denormal input reads as zero, and it rounds to
 //!   ±0 in both formats anyway (it is below 2^-126, under a quarter of the smallest
-//!   quantum); `s` is at least `2^(emin + 23 - MAN_BITS)` (2^14, 2^7), out of FTZ's reach. The main loop gathers the
-//!   code bytes of four vectors with `VPSHUFB` and one `VPERMD`.
+//!   quantum); `s` is at least `2^(emin + 23 - MAN_BITS)` (2^14, 2^7), out of FTZ's
+//!   reach. The main loop gathers the code bytes of four vectors with `VPSHUFB` and one
+//!   `VPERMD`.
 //!
 //! # Narrowing f64: one rounding
 //!
-//! The f64 is first rounded to *odd* into f32: `vcvtpd2ps {rz}` truncates, and if
-//! converting back does not give the source, the f32's lowest bit is set. Round-to-odd to
-//! a precision with at least two more bits than the target, followed by RNE to the target,
-//! equals a single RNE, and f32 has 13 or more bits more than every target in every range
-//! that matters. Values above f32::MAX truncate to f32::MAX (odd, inexact), which overflows
-//! every target as the source does; NaN stays NaN with the top payload bits the targets
-//! keep. Then the f32 kernel above runs.
+//! The f64 is first rounded to *odd* into f32: `vcvtpd2ps {rz}` truncates, and where that
+//! was inexact the f32's lowest bit is set. Round-to-odd to a precision with at least two
+//! more bits than the target, followed by RNE to the target, equals a single RNE, and f32
+//! has 13 or more bits more than every target in every range that matters. Values above
+//! f32::MAX truncate to f32::MAX (odd), which overflows every target as the source does;
+//! NaN stays NaN with the top payload bits the targets keep. Then the f32 kernel above
+//! runs.
 //!
-//! For F16, F8E4M3 and F8E5M2 the inexact test is cheaper: where the truncated value is a
-//! normal f32, truncation drops exactly the f64's low 29 fraction bits, so one bit test
-//! decides it. Below 2^-126 that test can be wrong, but those targets round everything
-//! below 2^-25 to ±0 anyway. BF16, whose subnormals reach 2^-133, keeps the round trip.
+//! Where the truncated value is a normal f32, truncation drops exactly the f64's low 29
+//! fraction bits, so "inexact" is one bit test of those. Below 2^-126 that test can be
+//! wrong, but F16, E4M3 and E5M2 round everything below 2^-25 to ±0 anyway, and for BF16
+//! those lanes are recomputed (below).
 //!
 //! FTZ can flush a truncated result below 2^-126 (and DAZ can read a denormal f64 as zero).
 //! For F16, E4M3 and E5M2 that range rounds to ±0 anyway. BF16 has subnormals down to
@@ -350,33 +351,20 @@ fn narrow16<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
     }
 }
 
-/// Rounds 8 f64 to odd in f32 (see the module docs), with the inexact test that is exact
-/// for every lane whose f32 is normal or zero.
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-fn f32_odd_from_f64(x: __m512d) -> __m256i {
-    let t = _mm512_cvt_roundpd_ps::<RZ>(x);
-    // Inexact (or NaN): the conversion back differs. Setting the lowest bit then makes the
-    // truncated value odd, which records "strictly between" for the next rounding.
-    let back = _mm512_cvtps_pd(t);
-    let inexact = _mm512_cmp_pd_mask::<_CMP_NEQ_UQ>(back, x);
-    let t = _mm256_castps_si256(t);
-    _mm256_mask_or_epi32(t, inexact, t, _mm256_set1_epi32(1))
-}
-
-/// Rounds 8 f64 to odd in f32 for the targets F16, F8E4M3 and F8E5M2, whose results do not
-/// depend on anything below 2^-126.
+/// Rounds 8 f64 to odd in f32, exactly for every lane whose truncation is at least 2^-126
+/// (see the module docs for the lanes below).
 ///
 /// Where the truncated f32 is normal, truncation drops exactly the low 29 fraction bits of
 /// the f64, so "inexact" is "those bits are not all zero": one `VPTESTMQ` instead of a
 /// conversion back and a compare. Inf has zero low bits (exact); a NaN stays a NaN whatever
 /// its lowest bit, and the targets keep only its top payload bits. Where the truncated
 /// value is below 2^-126 (f32 subnormal, or flushed by FTZ, or a DAZ-read input) the
-/// sticky bit may be wrong, but these targets round everything below 2^-25 to ±0 (the sign
-/// survives truncation and flushing), so the final code is the same.
+/// sticky bit may be wrong, but F16, F8E4M3 and F8E5M2 round everything below 2^-25 to ±0
+/// (the sign survives truncation and flushing), and BF16 recomputes those lanes
+/// ([`bf16_tiny_from_f64`]).
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-fn f32_odd_from_f64_coarse(x: __m512d) -> __m256i {
+fn f32_odd_from_f64(x: __m512d) -> __m256i {
     let t = _mm256_castps_si256(_mm512_cvt_roundpd_ps::<RZ>(x));
     let inexact = _mm512_test_epi64_mask(_mm512_castpd_si512(x), _mm512_set1_epi64(0x1FFF_FFFF));
     _mm256_mask_or_epi32(t, inexact, t, _mm256_set1_epi32(1))
@@ -404,11 +392,7 @@ fn bf16_tiny_from_f64(x: __m512d) -> (__mmask8, __m256i) {
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 fn f32_from_f64_pair<const FMT: u8>(x0: __m512d, x1: __m512d) -> __m512i {
-    let (lo, hi) = if FMT == BF16 {
-        (f32_odd_from_f64(x0), f32_odd_from_f64(x1))
-    } else {
-        (f32_odd_from_f64_coarse(x0), f32_odd_from_f64_coarse(x1))
-    };
+    let (lo, hi) = (f32_odd_from_f64(x0), f32_odd_from_f64(x1));
     let odd = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi);
     if FMT == BF16 {
         let (k0, c0) = bf16_tiny_from_f64(x0);
