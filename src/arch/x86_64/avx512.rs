@@ -64,24 +64,25 @@
 //!
 //! # Narrowing f64: one rounding
 //!
-//! The f64 is first rounded to *odd* into f32: `vcvtpd2ps {rz}` truncates, and where that
-//! was inexact the f32's lowest bit is set. Round-to-odd to a precision with at least two
-//! more bits than the target, followed by RNE to the target, equals a single RNE, and f32
-//! has 13 or more bits more than every target in every range that matters. Values above
-//! f32::MAX truncate to f32::MAX (odd), which overflows every target as the source does;
-//! NaN stays NaN with the top payload bits the targets keep. Then the f32 kernel above
-//! runs.
-//!
-//! Where the truncated value is a normal f32, truncation drops exactly the f64's low 29
-//! fraction bits, so "inexact" is one bit test of those. Below 2^-126 that test can be
-//! wrong, but F16, E4M3 and E5M2 round everything below 2^-25 to ±0 anyway, and for BF16
-//! those lanes are recomputed (below).
-//!
-//! FTZ can flush a truncated result below 2^-126 (and DAZ can read a denormal f64 as zero).
-//! For F16, E4M3 and E5M2 that range rounds to ±0 anyway. BF16 has subnormals down to
-//! 2^-133, so for |x| < 2^-126 the BF16 code is computed directly as
-//! `cvtpd2dq {rn}(|x| * 2^133)` (exact scaling; the result is normal) and put back as the
-//! already-rounded f32 `sign | code << 16`, which the BF16 step leaves unchanged.
+//! * **F16, F8E4M3, F8E5M2**: the f64 is first rounded to *odd* into f32: `vcvtpd2ps {rz}`
+//!   truncates, and where that was inexact the f32's lowest bit is set. Round-to-odd to a
+//!   precision with at least two more bits than the target, followed by RNE to the target,
+//!   equals a single RNE, and f32 has 13 or more bits more than these targets in every
+//!   range that matters. Values above f32::MAX truncate to f32::MAX (odd), which overflows
+//!   every target as the source does; NaN stays NaN with the top payload bits the targets
+//!   keep. Then the f32 kernel above runs. Where the truncated value is a normal f32,
+//!   truncation drops exactly the f64's low 29 fraction bits, so "inexact" is one bit test
+//!   of those. Below 2^-126 that test can be wrong, FTZ can flush the truncated value and
+//!   DAZ can read a denormal f64 as zero, but these targets round everything below 2^-25
+//!   to ±0 anyway (the sign survives).
+//! * **BF16** ([`bf16_from_f64`]): the fused multiply-add method of the fp8 formats, in f64:
+//!   BF16's subnormals reach 2^-133, where the f32 route would need more care, and the f64
+//!   sum rounds once from the source. With 7 fraction bits, `K = 2^45 * (1 + D * 2^-52)`,
+//!   and the sum's exponent field sits right above bit 52, so `s + (s >> 45)` has the code
+//!   in its low 16 bits (`D = 10496`). NaN lanes take `0x7FC0` plus the top 7 fraction
+//!   bits, and bit 15 is the source's sign. The clamp, maximum and multiply-add carry
+//!   `{sae}`/`{rn-sae}`; a DAZ-read denormal f64 rounds to ±0 either way, and the sum is
+//!   at least 2^-81, out of FTZ's reach.
 //!
 //! # Widening
 //!
@@ -276,8 +277,8 @@ fn fp8_from_f32<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
     let nan_code = if e4m3 { 0x7F } else { 0x7E };
 
     let xf = _mm512_castsi512_ps(x);
-    // a = min(|x|, cap) (VRANGEPS absolute minimum with the sign cleared; a NaN stays NaN,
-    // and its lane is replaced below).
+    // a = min(|x|, cap) (VRANGEPS absolute minimum with the sign cleared; NaN lanes, which
+    // it makes `cap` or a NaN, are replaced below).
     let a = _mm512_range_round_ps::<0x0A, SAE>(xf, _mm512_set1_ps(c.cap));
     // t = 2^e, e = max(exponent of a, emin): the target's quantum is 2^(e - MAN_BITS).
     let m = _mm512_max_round_ps::<SAE>(a, _mm512_set1_ps(c.min_normal));
@@ -351,17 +352,16 @@ fn narrow16<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
     }
 }
 
-/// Rounds 8 f64 to odd in f32, exactly for every lane whose truncation is at least 2^-126
-/// (see the module docs for the lanes below).
+/// Rounds 8 f64 to odd in f32 for the targets F16, F8E4M3 and F8E5M2, exactly for every
+/// lane whose truncation is at least 2^-126.
 ///
 /// Where the truncated f32 is normal, truncation drops exactly the low 29 fraction bits of
 /// the f64, so "inexact" is "those bits are not all zero": one `VPTESTMQ` instead of a
 /// conversion back and a compare. Inf has zero low bits (exact); a NaN stays a NaN whatever
 /// its lowest bit, and the targets keep only its top payload bits. Where the truncated
 /// value is below 2^-126 (f32 subnormal, or flushed by FTZ, or a DAZ-read input) the
-/// sticky bit may be wrong, but F16, F8E4M3 and F8E5M2 round everything below 2^-25 to ±0
-/// (the sign survives truncation and flushing), and BF16 recomputes those lanes
-/// ([`bf16_tiny_from_f64`]).
+/// sticky bit may be wrong, but these targets round everything below 2^-25 to ±0 (the sign
+/// survives truncation and flushing).
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 fn f32_odd_from_f64(x: __m512d) -> __m256i {
@@ -370,46 +370,71 @@ fn f32_odd_from_f64(x: __m512d) -> __m256i {
     _mm256_mask_or_epi32(t, inexact, t, _mm256_set1_epi32(1))
 }
 
-/// For BF16 from f64: lanes with |x| < 2^-126 and their exact BF16 magnitude code.
+/// 8 f64 to BF16 codes, sign included, in the low 16 bits of each 64-bit lane (the bits
+/// above are not zero): the fused multiply-add method of "Narrowing f32" in f64, one
+/// rounding from the source (see "Narrowing f64" in the module docs).
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-fn bf16_tiny_from_f64(x: __m512d) -> (__mmask8, __m256i) {
-    let a = _mm512_and_si512(
-        _mm512_castpd_si512(x),
-        _mm512_set1_epi64(0x7FFF_FFFF_FFFF_FFFF),
+fn bf16_from_f64<const SAT: bool>(x: __m512d) -> __m512i {
+    // The clamp: BF16 MAX (0x7F7F, (2 - 2^-7) * 2^127) with `Saturate`, else 2^128, whose
+    // code 0x7F80 is Inf.
+    let cap: u64 = if SAT {
+        ((127 + 1023) << 52) | (0x7F << 45)
+    } else {
+        (128 + 1023) << 52
+    };
+    // BF16 keeps 7 fraction bits and its smallest normal is 2^-126, so with
+    // t = 2^max(e, -126) the quantum is 2^(e - 7), and K = 2^45 * (1 + D * 2^-52) has it as
+    // its ulp once multiplied by t. The sum s = t * K + q * quantum has the exponent field
+    // E = e + 1068 and the low fraction bits D + q (bits 45..51 are zero), so the low 16
+    // bits of s + (s >> 45) are D + q + 128 * E, and the code is q + 128 * (e + 126):
+    // D = -128 * 942 mod 2^16 = 10496, which is even (ties stay even).
+    let k: u64 = ((1023 + 45) << 52) | 10496;
+    let a = _mm512_range_round_pd::<0x0A, SAE>(x, _mm512_set1_pd(f64::from_bits(cap)));
+    let m = _mm512_max_round_pd::<SAE>(a, _mm512_set1_pd(f64::from_bits((1023 - 126) << 52)));
+    let t = _mm512_and_si512(_mm512_castpd_si512(m), _mm512_set1_epi64(0x7FF0 << 48));
+    let sum =
+        _mm512_fmadd_round_pd::<RNE>(_mm512_castsi512_pd(t), _mm512_set1_pd(f64::from_bits(k)), a);
+    let sum = _mm512_castpd_si512(sum);
+    let high = _mm512_srli_epi64::<45>(sum);
+    // NaN lanes (VRANGEPD gives them `cap`) take the codec's BF16 NaN instead: 0x7FC0 | the
+    // top 7 fraction bits, which `x >> 45` holds below the exponent bits 7..14.
+    let nan_code = _mm512_or_si512(
+        _mm512_srli_epi64::<45>(_mm512_castpd_si512(x)),
+        _mm512_set1_epi64(0x40),
     );
-    // 2^-126 has the f64 exponent field 1023 - 126 = 0x381.
-    let tiny = _mm512_cmplt_epu64_mask(a, _mm512_set1_epi64(0x3810_0000_0000_0000));
-    // |x| * 2^133 counts BF16 subnormal quanta (2^-133); exact power-of-two scaling, then
-    // one RNE to an integer. Only tiny lanes use it.
-    let scale = _mm512_set1_pd(f64::from_bits((1023 + 133) << 52));
-    let q = _mm512_mul_round_pd::<RNE>(_mm512_castsi512_pd(a), scale);
-    (tiny, _mm512_cvt_roundpd_epi32::<RNE>(q))
+    let num = _mm512_cmp_pd_mask::<_CMP_ORD_Q>(x, x);
+    let code = _mm512_mask_add_epi64(nan_code, num, sum, high);
+    // Bit 15 from the source's sign, bits 0..15 from the code (ternary-logic table C ? B : A).
+    _mm512_ternarylogic_epi64::<0xD8>(
+        code,
+        _mm512_srli_epi64::<48>(_mm512_castpd_si512(x)),
+        _mm512_set1_epi64(0x8000),
+    )
 }
 
-/// 16 f64 (two vectors) to f32 bits from which the f32 step of format `FMT` gives the single
-/// RNE result.
+/// 32 f64 (four vectors) to 32 BF16 codes in order.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-fn f32_from_f64_pair<const FMT: u8>(x0: __m512d, x1: __m512d) -> __m512i {
+fn bf16x32_from_f64<const SAT: bool>(x: [__m512d; 4]) -> __m512i {
+    let c = x.map(|v| bf16_from_f64::<SAT>(v));
+    // 16-bit lane 4j of each 64-bit lane: from the first vector for j < 8, the second after.
+    let idx = _mm512_set_epi16(
+        60, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0, 60, 56, 52, 48, 44, 40, 36,
+        32, 28, 24, 20, 16, 12, 8, 4, 0,
+    );
+    let lo = _mm512_permutex2var_epi16(c[0], idx, c[1]);
+    let hi = _mm512_permutex2var_epi16(c[2], idx, c[3]);
+    _mm512_inserti64x4::<1>(lo, _mm512_castsi512_si256(hi))
+}
+
+/// 16 f64 (two vectors) rounded to odd in f32, from which the f32 step of F16, F8E4M3 or
+/// F8E5M2 gives the single RNE result.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+fn f32_from_f64_pair(x0: __m512d, x1: __m512d) -> __m512i {
     let (lo, hi) = (f32_odd_from_f64(x0), f32_odd_from_f64(x1));
-    let odd = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi);
-    if FMT == BF16 {
-        let (k0, c0) = bf16_tiny_from_f64(x0);
-        let (k1, c1) = bf16_tiny_from_f64(x1);
-        let tiny = _mm512_kunpackb(k1.into(), k0.into());
-        let code = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(c0), c1);
-        // (code << 16) | sign, the sign taken from the odd-rounded lane (a flushed or
-        // DAZ-read value keeps its sign): ternary-logic table (A & B) | C.
-        let fixed = _mm512_ternarylogic_epi32::<0xEA>(
-            odd,
-            _mm512_set1_epi32(c32(0x8000_0000)),
-            _mm512_slli_epi32::<16>(code),
-        );
-        _mm512_mask_mov_epi32(odd, tiny, fixed)
-    } else {
-        odd
-    }
+    _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -560,6 +585,19 @@ unsafe fn narrow_f64<const FMT: u8, const SAT: bool, const NT: bool>(
     let end = src.wrapping_add(len).cast::<u8>();
     while len - i >= BLOCK {
         prefetch_ahead(src.wrapping_add(i).cast(), end, BLOCK * 8);
+        if FMT == BF16 {
+            // SAFETY: elements i..i+64 are in bounds of both slices (len - i >= 64): eight
+            // 64-byte loads, two 64-byte stores (64-byte aligned when NT, as `dst` is).
+            unsafe {
+                let p = src.add(i);
+                let x = |j: usize| _mm512_loadu_pd(p.add(8 * j));
+                let d = dst.add(2 * i);
+                store512::<NT>(d, bf16x32_from_f64::<SAT>([x(0), x(1), x(2), x(3)]));
+                store512::<NT>(d.add(64), bf16x32_from_f64::<SAT>([x(4), x(5), x(6), x(7)]));
+            }
+            i += BLOCK;
+            continue;
+        }
         // SAFETY: elements i..i+64 are in bounds of both slices (len - i >= 64).
         unsafe {
             let p = src.add(i);
@@ -567,7 +605,7 @@ unsafe fn narrow_f64<const FMT: u8, const SAT: bool, const NT: bool>(
             for (j, o) in v.iter_mut().enumerate() {
                 let x0 = _mm512_loadu_pd(p.add(16 * j));
                 let x1 = _mm512_loadu_pd(p.add(16 * j + 8));
-                *o = f32_from_f64_pair::<FMT>(x0, x1);
+                *o = f32_from_f64_pair(x0, x1);
             }
             if FMT == E4M3 || FMT == E5M2 {
                 // The f32 rounded to odd keeps enough bits for one RNE to the target.
@@ -582,9 +620,17 @@ unsafe fn narrow_f64<const FMT: u8, const SAT: bool, const NT: bool>(
         let k = mask16((len - i).min(STEP));
         // SAFETY: each half-mask covers only elements below len; the rest are not accessed.
         unsafe {
-            let x0 = _mm512_maskz_loadu_pd(k as __mmask8, src.add(i));
-            let x1 = _mm512_maskz_loadu_pd((k >> 8) as __mmask8, src.add(i + 8));
-            let x = f32_from_f64_pair::<FMT>(x0, x1);
+            let (k0, k1) = (k as __mmask8, (k >> 8) as __mmask8);
+            let x0 = _mm512_maskz_loadu_pd(k0, src.add(i));
+            let x1 = _mm512_maskz_loadu_pd(k1, src.add(i + 8));
+            if FMT == BF16 {
+                let d = dst.add(2 * i).cast::<i16>();
+                _mm512_mask_cvtepi64_storeu_epi16(d.cast(), k0, bf16_from_f64::<SAT>(x0));
+                _mm512_mask_cvtepi64_storeu_epi16(d.add(8).cast(), k1, bf16_from_f64::<SAT>(x1));
+                i += STEP;
+                continue;
+            }
+            let x = f32_from_f64_pair(x0, x1);
             store_tail::<FMT>(dst.add(i * size), k, narrow16::<FMT, SAT>(x));
         }
         i += STEP;
