@@ -464,6 +464,25 @@ trait Steps {
     unsafe fn small(src: *const u8, dst: *mut u8);
 }
 
+/// Loads 32 f32 (four vectors) at `src`, unaligned.
+///
+/// # Safety
+/// `src` readable for 128 bytes.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn load_f32x32(src: *const u8) -> [__m256i; 4] {
+    let s = src.cast::<__m256i>();
+    // SAFETY: the four 32-byte loads cover the caller's 128 readable bytes.
+    unsafe {
+        [
+            _mm256_loadu_si256(s),
+            _mm256_loadu_si256(s.add(1)),
+            _mm256_loadu_si256(s.add(2)),
+            _mm256_loadu_si256(s.add(3)),
+        ]
+    }
+}
+
 /// Elements per small step.
 const SMALL: usize = 8;
 
@@ -598,16 +617,8 @@ impl<const SAT: bool> Steps for F32ToBf16<SAT> {
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c")]
     unsafe fn big(src: *const u8, dst: *mut u8) {
-        let s = src.cast::<__m256i>();
         // SAFETY: 32 f32 readable at src.
-        let [x0, x1, x2, x3] = unsafe {
-            [
-                _mm256_loadu_si256(s),
-                _mm256_loadu_si256(s.add(1)),
-                _mm256_loadu_si256(s.add(2)),
-                _mm256_loadu_si256(s.add(3)),
-            ]
-        };
+        let [x0, x1, x2, x3] = unsafe { load_f32x32(src) };
         // Any NaN among the 32? An unordered compare of two vectors is true in a lane where
         // either is a NaN (DAZ cannot make a NaN ordered), and VTESTPS reads the sign bits
         // of the all-ones masks. Inputs without NaN (the common case) take the shorter
@@ -667,16 +678,8 @@ impl<F: Format, const SAT: bool> Steps for F32ToF8<F, SAT> {
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c")]
     unsafe fn big(src: *const u8, dst: *mut u8) {
-        let s = src.cast::<__m256i>();
         // SAFETY: 32 f32 readable at src.
-        let [x0, x1, x2, x3] = unsafe {
-            [
-                _mm256_loadu_si256(s),
-                _mm256_loadu_si256(s.add(1)),
-                _mm256_loadu_si256(s.add(2)),
-                _mm256_loadu_si256(s.add(3)),
-            ]
-        };
+        let [x0, x1, x2, x3] = unsafe { load_f32x32(src) };
         let w01 = f32_to_f8_codes16::<F, SAT>(x0, x1);
         let w23 = f32_to_f8_codes16::<F, SAT>(x2, x3);
         // Bytes in 32-bit groups [0-3, 8-11, 16-19, 24-27 | 4-7, 12-15, 20-23, 28-31].
@@ -803,16 +806,8 @@ impl<F: Format, const SAT: bool> Steps for F32ToF8Fma<F, SAT> {
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c")]
     unsafe fn big(src: *const u8, dst: *mut u8) {
-        let s = src.cast::<__m256i>();
         // SAFETY: 32 f32 readable at src.
-        let x = unsafe {
-            [
-                _mm256_loadu_si256(s),
-                _mm256_loadu_si256(s.add(1)),
-                _mm256_loadu_si256(s.add(2)),
-                _mm256_loadu_si256(s.add(3)),
-            ]
-        };
+        let x = unsafe { load_f32x32(src) };
         let b = f32_to_f8_fma::<F, SAT, 4>(x);
         // SAFETY: 32 bytes writable at dst.
         unsafe { _mm256_storeu_si256(dst.cast(), b) };
