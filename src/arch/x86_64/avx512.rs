@@ -50,7 +50,7 @@
 //!   `q` plus `2^MAN_BITS * (e - emin)`, and the exponent field `E` of `s` (bits 23..30,
 //!   so the high 16-bit half holds `E << 7`) is `e` plus a constant, so `VPMADDWD` with
 //!   weights 256 (low half) and `2^(MAN_BITS + 1)` (high half) gives
-//!   `256 * (D + q + 2^MAN_BITS * E)`, whose bits 8..16 are the code once `D` is chosen
+//!   `256 * (D + q + 2^MAN_BITS * E)`, whose bits 8..15 are the code once `D` is chosen
 //!   to cancel the constants modulo 256 (152 for E4M3, 232 for E5M2). `cap` is the
 //!   overflow code's value without `Saturate` (E4M3 480 = NaN, E5M2 2^16 = Inf; every
 //!   larger magnitude rounds to that code too) and MAX with it. NaN lanes, found with an
@@ -260,7 +260,7 @@ fn bf16_from_f32<const SAT: bool>(x: __m512i) -> __m512i {
     _mm512_mask_or_epi32(r, nan, x, _mm512_set1_epi32(0x0040_0000))
 }
 
-/// 16 f32 to F8E4M3 (`FMT == E4M3`) or F8E5M2 codes, sign included, in bits 8..16 of each
+/// 16 f32 to F8E4M3 (`FMT == E4M3`) or F8E5M2 codes, sign included, in bits 8..15 of each
 /// 32-bit lane (the bits above are not zero). See "Narrowing f32" in the module docs.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
@@ -288,8 +288,8 @@ fn fp8_from_f32<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
     // even, and the low 16 bits of s hold D + q.
     let s = _mm512_fmadd_round_ps::<RNE>(_mm512_castsi512_ps(t), _mm512_set1_ps(c.k), a);
     // 256 * (low half) + weight * (high half) puts (D + q + exponent term) mod 256, which
-    // is the code, in bits 8..16. NaN lanes (unordered compare; DAZ cannot make a NaN) take
-    // the NaN code instead, through the write mask.
+    // is the code, in bits 8..15. NaN lanes (not ordered; DAZ cannot make a NaN) take the
+    // NaN code instead, through the write mask.
     let num = _mm512_cmp_ps_mask::<_CMP_ORD_Q>(xf, xf);
     let p = _mm512_mask_madd_epi16(
         _mm512_set1_epi32(nan_code << 8),
@@ -347,7 +347,7 @@ fn narrow16<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
     match FMT {
         F16 => _mm512_castsi256_si512(f16_from_f32::<SAT>(x)),
         BF16 => bf16_from_f32::<SAT>(x),
-        // The code sits in bits 8..16 (see `fp8_from_f32`); the stores keep the low byte.
+        // The code sits in bits 8..15 (see `fp8_from_f32`); the stores keep the low byte.
         _ => _mm512_srli_epi32::<8>(fp8_from_f32::<FMT, SAT>(x)),
     }
 }
