@@ -15,7 +15,12 @@
 //!   (ties broken by bits below f32 precision), random f64, and every code widened;
 //! - all 2^32 f32 inputs narrowed to each format under the three most hostile settings
 //!   (FTZ + DAZ with rounding up, FTZ + DAZ with rounding down, FTZ alone with rounding
-//!   toward zero).
+//!   toward zero);
+//! - f32 -> F8E4M3/F8E5M2 at every length and start offset of `tests/tails.rs`, with the
+//!   destination between canaries, under rounding toward zero and under round to nearest
+//!   with FTZ + DAZ: the AVX2 kernel reads MXCSR and takes its integer path under the
+//!   first and its fused multiply-add path under the second (the tail test, under the
+//!   default MXCSR, sees only the latter).
 //!
 //! MXCSR is set and restored inside one `asm!` block that calls the conversion, so no Rust
 //! code outside that call runs under a non-default floating-point environment. Under
@@ -330,4 +335,96 @@ fn mxcsr_all_f32_to_f8e4m3() {
 #[test]
 fn mxcsr_all_f32_to_f8e5m2() {
     sweep::<F8E5M2>("mxcsr_all_f32_to_f8e5m2");
+}
+
+/// f32 -> `T` at every length `0..=257` and destination offset `0..8`, the destination
+/// between canary bytes (two patterns), on every SIMD backend under `settings`.
+fn every_length<T: Narrow>(test: &str, report: &mut Report, b: &[Backend], settings: &[Setting])
+where
+    f32: ConvertTo<T>,
+{
+    const GUARD: usize = 64;
+    // The sample runs in order of magnitude: shuffle it, so that every stretch mixes
+    // magnitudes around every rounding boundary of the format.
+    let mut sample =
+        common::stratified_f32_sample(T::oracle(), 0x3C5A_2000 + u64::from(T::DEF.bits()));
+    let mut rng = Rng::new(0x3C5A_2001);
+    for i in (1..sample.len()).rev() {
+        sample.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+    }
+    let lengths: Vec<usize> = if common::sample_mode() {
+        (0..=70).chain([127, 128, 129, 255, 256, 257]).collect()
+    } else {
+        (0..=257).collect()
+    };
+    let size = core::mem::size_of::<T>();
+    for mode in MODES {
+        let opts = Options::new().overflow(mode);
+        for &len in &lengths {
+            for off in 0..8 {
+                // A different stretch of the sample for each case.
+                let start = (len * 8 + off) * 61 % (sample.len() - len);
+                let src = &sample[start..start + len];
+                let mut want = vec![T::zeroed(); len];
+                vcvt::convert_slice_on(Backend::Scalar, src, &mut want, opts).unwrap();
+                for &backend in b {
+                    for &setting in settings {
+                        for canary in [0xA5u8, 0x5A] {
+                            let mut buf = vec![canary; (GUARD + 8 + len) * size + GUARD];
+                            let lo = (GUARD + off) * size;
+                            let dst: &mut [T] =
+                                bytemuck::cast_slice_mut(&mut buf[lo..lo + len * size]);
+                            let name = T::DEF.name;
+                            check(report, (backend, setting, opts), src, &want, dst, || {
+                                format!("{test}: f32->{name}, {mode:?}, len {len}, offset {off}")
+                            });
+                            let outside = buf[..lo].iter().chain(&buf[lo + len * size..]);
+                            let written = outside.filter(|&&x| x != canary).count();
+                            if written != 0 {
+                                report.fail(common::Mismatch {
+                                    what: format!(
+                                        "{test}: f32->{name} on {backend} under {}: {written} bytes written outside the destination (len {len}, offset {off})",
+                                        setting.name
+                                    ),
+                                    input: 0,
+                                    expected: u64::from(canary),
+                                    got: 0,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn mxcsr_f32_to_fp8_every_length() {
+    let test = "mxcsr_f32_to_fp8_every_length";
+    let b = simd_backends(test);
+    if b.is_empty() {
+        println!("SKIPPED: {test}: no SIMD backend on this CPU");
+        return;
+    }
+    let settings = [
+        Setting {
+            csr: MASKS | (3 << 13),
+            name: "RC=toward zero",
+        },
+        Setting {
+            csr: MASKS | FTZ | DAZ,
+            name: "RC=nearest+FTZ+DAZ",
+        },
+    ];
+    let mut report = Report::default();
+    every_length::<F8E4M3>(test, &mut report, &b, &settings);
+    every_length::<F8E5M2>(test, &mut report, &b, &settings);
+    report.finish(
+        test,
+        &format!(
+            "f32 -> F8E4M3/F8E5M2, every length and offset, canaries, 2 MXCSR settings on [{}] against Scalar",
+            names(&b)
+        ),
+    );
 }
