@@ -723,18 +723,12 @@ fn mxcsr_rounds_to_nearest() -> bool {
     csr & 0x6000 == 0
 }
 
-/// The `VPSHUFB` index that moves byte 1 of each 32-bit lane of a 128-bit lane into 32-bit
-/// lane `j` of that 128-bit lane and zeroes the other bytes (index bytes 0x80).
+/// The `VPSHUFB` index of [`super::fp8_code_gather_lane`] in both 128-bit lanes.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
 fn code_gather_index(j: usize) -> __m256i {
-    let z = 0x8080_8080u32 as i32;
-    let codes = 0x0D09_0501;
-    let mut lane = [z; 4];
-    lane[j] = codes;
-    _mm256_setr_epi32(
-        lane[0], lane[1], lane[2], lane[3], lane[0], lane[1], lane[2], lane[3],
-    )
+    let [a, b, c, d] = super::fp8_code_gather_lane(j);
+    _mm256_setr_epi32(a, b, c, d, a, b, c, d)
 }
 
 /// `8 * N` f32 (N vectors) to fp8 codes by one fused multiply-add per vector (the method

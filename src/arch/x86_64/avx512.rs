@@ -307,8 +307,8 @@ fn fp8_from_f32<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
 fn fp8x64_from_f32<const FMT: u8, const SAT: bool>(x: [__m512i; 4]) -> __m512i {
     // Vector j moves the code bytes (byte 1 of each 32-bit lane) of every 128-bit lane into
     // 32-bit lane j of that 128-bit lane and zeroes the rest (shuffle index 0x80).
-    let gather = |v: __m512i, j: i32| _mm512_shuffle_epi8(v, shuffle_index(j));
-    let g = [0, 1, 2, 3].map(|j| fp8_from_f32::<FMT, SAT>(x[j as usize]));
+    let gather = |v: __m512i, j: usize| _mm512_shuffle_epi8(v, shuffle_index(j));
+    let g = x.map(|v| fp8_from_f32::<FMT, SAT>(v));
     let g0 = gather(g[0], 0);
     let g1 = gather(g[1], 1);
     let g2 = gather(g[2], 2);
@@ -323,22 +323,14 @@ fn fp8x64_from_f32<const FMT: u8, const SAT: bool>(x: [__m512i; 4]) -> __m512i {
     )
 }
 
-/// The `VPSHUFB` index that moves bytes 1, 5, 9, 13 of each 128-bit lane into 32-bit lane
-/// `j` of the lane and zeroes the other bytes.
+/// The `VPSHUFB` index of [`super::fp8_code_gather_lane`] in every 128-bit lane.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-fn shuffle_index(j: i32) -> __m512i {
-    // 0x80 in an index byte zeroes the result byte.
-    let z = c32(0x8080_8080);
-    let codes = 0x0D09_0501;
-    let lane = match j {
-        0 => _mm_setr_epi32(codes, z, z, z),
-        1 => _mm_setr_epi32(z, codes, z, z),
-        2 => _mm_setr_epi32(z, z, codes, z),
-        _ => _mm_setr_epi32(z, z, z, codes),
-    };
-    _mm512_broadcast_i32x4(lane)
+fn shuffle_index(j: usize) -> __m512i {
+    let [a, b, c, d] = super::fp8_code_gather_lane(j);
+    _mm512_broadcast_i32x4(_mm_setr_epi32(a, b, c, d))
 }
+
 /// 16 f32 lanes narrowed to format `FMT`: 16-bit codes (F16, BF16) or 8-bit codes in the low
 /// bits of 32-bit lanes. F16 comes back in a 256-bit vector, the others in 32-bit lanes.
 #[inline]

@@ -188,3 +188,12 @@ impl Fp8Fma {
         }
     }
 }
+
+/// One 128-bit lane of the `VPSHUFB` index that gathers the fp8 codes of the fused
+/// multiply-add narrowing (byte 1 of each 32-bit lane) into 32-bit lane `j` of the 128-bit
+/// lane, zeroing the other bytes (an index byte of 0x80 gives 0).
+pub(crate) const fn fp8_code_gather_lane(j: usize) -> [i32; 4] {
+    let mut lane = [0x8080_8080u32 as i32; 4];
+    lane[j] = 0x0D09_0501;
+    lane
+}
