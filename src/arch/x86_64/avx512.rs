@@ -60,7 +60,9 @@
 //!   ±0 in both formats anyway (it is below 2^-126, under a quarter of the smallest
 //!   quantum); `s` is at least `2^(emin + 23 - MAN_BITS)` (2^14, 2^7), out of FTZ's
 //!   reach. The main loop gathers the code bytes of four vectors with `VPSHUFB` and one
-//!   `VPERMD`.
+//!   `VPERMD`, and takes the signs of all 64 from two rounds of signed-saturating packs of
+//!   the inputs, which leave them in the gathered order ([`fp8x64_from_f32`]); the
+//!   remainder steps OR each vector's signs in with a shift.
 //!
 //! # Narrowing f64: one rounding
 //!
@@ -265,6 +267,16 @@ fn bf16_from_f32<const SAT: bool>(x: __m512i) -> __m512i {
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 fn fp8_from_f32<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
+    let p = fp8_mag_from_f32::<FMT, SAT>(x);
+    // p | ((x >> 16) & 0x8000): the sign moves to bit 15 (ternary-logic table A | (B & C)).
+    _mm512_ternarylogic_epi32::<0xF8>(p, _mm512_srli_epi32::<16>(x), _mm512_set1_epi32(0x8000))
+}
+
+/// [`fp8_from_f32`] without the sign: the code magnitude (at most 0x7F, so bit 15 is 0) in
+/// bits 8..15 of each 32-bit lane.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+fn fp8_mag_from_f32<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
     let e4m3 = FMT == E4M3;
     // The clamp is MAX with `Saturate`, else the overflow code's value (E4M3 480 = 0x7F,
     // its NaN; E5M2 2^16 = 0x7C, Inf).
@@ -291,14 +303,12 @@ fn fp8_from_f32<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
     // is the code, in bits 8..15. NaN lanes (not ordered; DAZ cannot make a NaN) take the
     // NaN code instead, through the write mask.
     let num = _mm512_cmp_ps_mask::<_CMP_ORD_Q>(xf, xf);
-    let p = _mm512_mask_madd_epi16(
+    _mm512_mask_madd_epi16(
         _mm512_set1_epi32(nan_code << 8),
         num,
         _mm512_castps_si512(s),
         _mm512_set1_epi32(c.weights),
-    );
-    // p | ((x >> 16) & 0x8000): the sign moves to bit 15 (ternary-logic table A | (B & C)).
-    _mm512_ternarylogic_epi32::<0xF8>(p, _mm512_srli_epi32::<16>(x), _mm512_set1_epi32(0x8000))
+    )
 }
 
 /// 64 f32 (four vectors) to 64 F8E4M3 or F8E5M2 codes in order.
@@ -308,15 +318,24 @@ fn fp8x64_from_f32<const FMT: u8, const SAT: bool>(x: [__m512i; 4]) -> __m512i {
     // Vector j moves the code bytes (byte 1 of each 32-bit lane) of every 128-bit lane into
     // 32-bit lane j of that 128-bit lane and zeroes the rest (shuffle index 0x80).
     let gather = |v: __m512i, j: usize| _mm512_shuffle_epi8(v, shuffle_index(j));
-    let g = x.map(|v| fp8_from_f32::<FMT, SAT>(v));
+    let g = x.map(|v| fp8_mag_from_f32::<FMT, SAT>(v));
     let g0 = gather(g[0], 0);
     let g1 = gather(g[1], 1);
     let g2 = gather(g[2], 2);
     let g3 = gather(g[3], 3);
     // The four are disjoint: OR them (ternary-logic table A | B | C, then one OR).
     let o = _mm512_or_si512(_mm512_ternarylogic_epi32::<0xFE>(g0, g1, g2), g3);
-    // 32-bit lane 4L + j now holds elements 16j + 4L .. 16j + 4L + 3, which belong at
-    // 32-bit lane 4j + L.
+    // 32-bit lane 4L + j now holds elements 16j + 4L .. 16j + 4L + 3. The signs: signed
+    // saturating packs keep each f32's sign bit, and packing dwords of x0, x1 (and x2, x3)
+    // to words, then those to bytes, leaves in 32-bit lane 4L + j the bytes of elements
+    // 4L .. 4L + 3 of vector j, the same order. Three packs and one ternary logic
+    // (A | (B & C)) instead of a shift and a ternary logic per vector.
+    let signs = _mm512_packs_epi16(
+        _mm512_packs_epi32(x[0], x[1]),
+        _mm512_packs_epi32(x[2], x[3]),
+    );
+    let o = _mm512_ternarylogic_epi32::<0xF8>(o, signs, _mm512_set1_epi8(0x80u8 as i8));
+    // Elements 16j + 4L .. 16j + 4L + 3 belong at 32-bit lane 4j + L.
     _mm512_permutexvar_epi32(
         _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15),
         o,
