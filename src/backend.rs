@@ -10,6 +10,7 @@ use core::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
 use crate::arch::{self, Kernels};
 use crate::error::ParseBackendError;
+use crate::{ConvertTo, Element};
 
 /// An implementation of every conversion for one instruction-set tier.
 ///
@@ -152,6 +153,21 @@ impl Backend {
         mask & (1 << self as u32) != 0
     }
 
+    /// Whether this backend converts `S -> D` with SIMD code. `false` means it runs the
+    /// Scalar kernel, one element at a time, for that pair (the bits are the same either
+    /// way); [`Backend::Scalar`] is never SIMD.
+    ///
+    /// ```
+    /// use vcvt::{Backend, F16, F8E8M0};
+    /// assert!(!Backend::Scalar.is_simd::<f32, F16>());
+    /// for b in Backend::available() {
+    ///     println!("{b}: f32 -> F16 SIMD: {}", b.is_simd::<f32, F16>());
+    /// }
+    /// ```
+    pub fn is_simd<S: ConvertTo<D>, D: Element>(self) -> bool {
+        self.entry().kernels.0[S::PAIR.index].simd
+    }
+
     /// Runs the CPU detection for this backend (uncached).
     fn detect(self) -> bool {
         match self {
@@ -239,11 +255,6 @@ impl Backend {
 /// The environment variable that forces a backend.
 #[cfg(feature = "std")]
 pub const ENV_VAR: &str = "VCVT_BACKEND";
-
-/// The environment variable that sets the size (source plus destination bytes) from which
-/// the AVX-512 kernels write their destination with streaming stores (see the README).
-#[cfg(all(feature = "std", target_arch = "x86_64"))]
-pub(crate) const STREAM_ENV_VAR: &str = "VCVT_STREAM_MIN_BYTES";
 
 /// Why `VCVT_BACKEND` could not be honoured.
 #[cfg(feature = "std")]

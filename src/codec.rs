@@ -37,54 +37,196 @@
 //! kept, quiet bit set on a NaN), which is what `VCVTPS2PD` and `FCVTL` do.
 
 use crate::Overflow;
+use crate::options::{NanPolicy, Policy};
 
-/// Field widths and special-value rules of a narrow format.
+/// How a format encodes NaN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NanKind {
+    /// IEEE style: the all-ones exponent with a non-zero fraction, both signs (F16, BF16).
+    /// Narrowing keeps the sign and the top payload bits and sets the quiet bit.
+    Ieee,
+    /// One NaN code: `code` ORed with the sign where `signed`, else exactly `code`
+    /// (E4M3 `0x7F | sign`, E5M2 `0x7E | sign` as its narrowing result, fnuz `0x80`, E8M0
+    /// `0xFF`).
+    Fixed { code: u32, signed: bool },
+    /// No NaN code at all (fp6, fp4).
+    None,
+}
+
+/// Field widths and special-value rules of a narrow format: its definition, from which the
+/// generic codec below derives every conversion. A format whose arithmetic is not
+/// IEEE-like (E8M0) overrides [`Format::narrow32`], [`Format::narrow64`] and
+/// [`Format::widen32`].
 pub(crate) trait Format {
     /// Exponent field width.
     const EXP_BITS: u32;
     /// Fraction field width.
     const MAN_BITS: u32;
-    /// Exponent bias (always `2^(EXP_BITS-1) - 1` for the formats here).
+    /// Whether the format has a sign bit (every format but E8M0).
+    const SIGNED: bool = true;
+    /// Exponent bias (`2^(EXP_BITS-1) - 1` unless the format says otherwise, as fnuz does).
     const BIAS: i32 = (1 << (Self::EXP_BITS - 1)) - 1;
     /// Magnitude code of the largest finite value.
     const MAX: u32;
-    /// Magnitude code produced by overflow under [`Overflow::NonSaturating`]
-    /// (Inf where the format has it, NaN for E4M3).
-    const OVERFLOW_NONSAT: u32;
     /// Whether the all-ones exponent with a zero fraction is infinity.
     const HAS_INF: bool;
+    /// How NaN is encoded.
+    const NAN: NanKind;
+    /// Whether the format has a negative zero (fnuz formats do not: their `0x80` is NaN, and
+    /// results that round to zero are `+0`).
+    const NEG_ZERO: bool = true;
     /// Overflow policy used when the caller does not choose one.
     const DEFAULT_OVERFLOW: Overflow;
 
     /// Total width in bits.
-    const BITS: u32 = 1 + Self::EXP_BITS + Self::MAN_BITS;
+    const BITS: u32 = Self::SIGNED as u32 + Self::EXP_BITS + Self::MAN_BITS;
+    /// The sign bit of a code (0 for unsigned formats).
+    const SIGN_BIT: u32 = if Self::SIGNED {
+        1 << (Self::BITS - 1)
+    } else {
+        0
+    };
+    /// Mask of the bits a code may use; stored bits above it (fp6, fp4) are ignored.
+    const CODE_MASK: u32 = (1 << Self::BITS) - 1;
     /// Mask of the magnitude (everything but the sign).
-    const MAG_MASK: u32 = (1 << (Self::BITS - 1)) - 1;
+    const MAG_MASK: u32 = Self::CODE_MASK & !Self::SIGN_BIT;
+    /// Magnitude code of infinity (meaningful only when `HAS_INF`).
+    const INF: u32 = ((1 << Self::EXP_BITS) - 1) << Self::MAN_BITS;
+    /// The code (without the sign) that overflow gives under [`Overflow::NonSaturating`]:
+    /// Inf where the format has it, else its NaN, else `MAX` (fp6, fp4 always saturate).
+    const OVERFLOW_NONSAT: u32 = if Self::HAS_INF {
+        Self::INF
+    } else {
+        match Self::NAN {
+            NanKind::Fixed { code, .. } => code,
+            _ => Self::MAX,
+        }
+    };
 
-    /// Whether a magnitude code is NaN.
-    fn mag_is_nan(mag: u32) -> bool;
-    /// NaN magnitude code for an f32 NaN whose magnitude bits are `a`.
-    fn nan_from_f32(a: u32) -> u32;
-    /// NaN magnitude code for an f64 NaN whose magnitude bits are `a`.
-    fn nan_from_f64(a: u64) -> u32;
-    /// f32 magnitude bits for a NaN magnitude code.
-    fn nan_to_f32(mag: u32) -> u32;
+    /// The code for a NaN source under [`NanPolicy::Preserve`], without the sign, from the
+    /// f32 NaN's magnitude bits `a`.
+    #[inline(always)]
+    fn nan_from_f32(a: u32) -> u32 {
+        match Self::NAN {
+            NanKind::Ieee => {
+                Self::INF
+                    | (1 << (Self::MAN_BITS - 1))
+                    | ((a >> (23 - Self::MAN_BITS)) & frac_mask::<Self>())
+            }
+            NanKind::Fixed { code, .. } => code,
+            NanKind::None => Self::MAX,
+        }
+    }
+
+    /// Like [`Format::nan_from_f32`] for an f64 NaN's magnitude bits.
+    #[inline(always)]
+    fn nan_from_f64(a: u64) -> u32 {
+        match Self::NAN {
+            NanKind::Ieee => {
+                Self::INF
+                    | (1 << (Self::MAN_BITS - 1))
+                    | ((a >> (52 - Self::MAN_BITS)) as u32 & frac_mask::<Self>())
+            }
+            NanKind::Fixed { code, .. } => code,
+            NanKind::None => Self::MAX,
+        }
+    }
+
+    /// Whether a code (high bits already masked off) is NaN.
+    #[inline(always)]
+    fn is_nan_code(c: u32) -> bool {
+        if Self::HAS_INF {
+            // IEEE style, whatever code narrowing writes (E5M2 writes only 0x7E).
+            return c & Self::MAG_MASK > Self::INF;
+        }
+        match Self::NAN {
+            NanKind::Fixed { code, signed: true } => c & Self::MAG_MASK == code,
+            NanKind::Fixed {
+                code,
+                signed: false,
+            } => c == code,
+            NanKind::Ieee | NanKind::None => false,
+        }
+    }
+
+    /// The f32 bits that NaN code `c` (sign included) widens to.
+    fn nan_to_f32(c: u32) -> u32;
+
+    /// Narrows f32 bits to a code (the generic IEEE-like codec unless overridden).
+    #[inline(always)]
+    fn narrow32(x: u32, p: Policy) -> u32 {
+        ieee_narrow_f32::<Self>(x, p)
+    }
+
+    /// Narrows f64 bits to a code with a single rounding.
+    #[inline(always)]
+    fn narrow64(x: u64, p: Policy) -> u32 {
+        ieee_narrow_f64::<Self>(x, p)
+    }
+
+    /// Widens a code (high bits already masked off) to f32 bits, exactly.
+    #[inline(always)]
+    fn widen32(c: u32) -> u32 {
+        ieee_widen_f32::<Self>(c)
+    }
+}
+
+/// Mask of a format's fraction field.
+#[inline(always)]
+const fn frac_mask<F: Format + ?Sized>() -> u32 {
+    (1 << F::MAN_BITS) - 1
 }
 
 /// Conversion between an element type and its code held in a `u32`.
 pub(crate) trait Code: Copy {
     /// The element with this code (the high bits of `c` beyond the format's width are zero).
     fn from_code(c: u32) -> Self;
-    /// The element's code.
+    /// The element's stored bits (for fp6/fp4, possibly with high bits set: mask them).
     fn code(self) -> u32;
 }
 
-/// The magnitude code that an overflowing value (or an infinity) becomes.
+/// The code that an overflowing value (or an infinity) with sign bit `sign` becomes.
 #[inline(always)]
-pub(crate) fn overflow_code<F: Format>(overflow: Overflow) -> u32 {
+fn overflow_code<F: Format + ?Sized>(sign: u32, overflow: Overflow) -> u32 {
     match overflow {
-        Overflow::Saturate => F::MAX,
-        Overflow::NonSaturating => F::OVERFLOW_NONSAT,
+        Overflow::Saturate => sign | F::MAX,
+        Overflow::NonSaturating => match F::NAN {
+            NanKind::Fixed {
+                code,
+                signed: false,
+            } if !F::HAS_INF => code,
+            _ => sign | F::OVERFLOW_NONSAT,
+        },
+    }
+}
+
+/// The code that a NaN source with sign bit `sign` becomes; `preserve` is the magnitude
+/// code of [`NanPolicy::Preserve`] (from [`Format::nan_from_f32`] or `nan_from_f64`).
+#[inline(always)]
+fn nan_code<F: Format + ?Sized>(sign: u32, preserve: u32, nan: NanPolicy) -> u32 {
+    match (nan, F::NAN) {
+        (NanPolicy::ToMax, _) | (_, NanKind::None) => sign | F::MAX,
+        (NanPolicy::Preserve, NanKind::Ieee) => sign | preserve,
+        (NanPolicy::Canonical, NanKind::Ieee) => sign | F::INF | (1 << (F::MAN_BITS - 1)),
+        (_, NanKind::Fixed { code, signed }) => {
+            if signed {
+                sign | code
+            } else {
+                code
+            }
+        }
+    }
+}
+
+/// The finished code of a rounded finite magnitude `mag` with sign bit `sign`.
+#[inline(always)]
+fn finish<F: Format + ?Sized>(sign: u32, mag: u32, overflow: Overflow) -> u32 {
+    if mag > F::MAX {
+        overflow_code::<F>(sign, overflow)
+    } else if !F::NEG_ZERO && mag == 0 {
+        0
+    } else {
+        sign | mag
     }
 }
 
@@ -102,18 +244,36 @@ fn rne_shift_u64(r: u64, s: u32) -> u64 {
     (r + ((1 << (s - 1)) - 1) + ((r >> s) & 1)) >> s
 }
 
-/// Narrows f32 bits to the format's code.
+/// Narrows f32 bits to format `F`'s code under policy `p`.
 #[inline(always)]
-pub(crate) fn narrow_f32<F: Format>(x: u32, overflow: Overflow) -> u32 {
+pub(crate) fn narrow_f32<F: Format>(x: u32, p: Policy) -> u32 {
+    F::narrow32(x, p)
+}
+
+/// Narrows f64 bits to format `F`'s code with a single rounding, under policy `p`.
+#[inline(always)]
+pub(crate) fn narrow_f64<F: Format>(x: u64, p: Policy) -> u32 {
+    F::narrow64(x, p)
+}
+
+/// Widens a stored code of format `F` to f32 bits, exactly (bits above the format's width
+/// are ignored).
+#[inline(always)]
+pub(crate) fn widen_f32<F: Format>(c: u32) -> u32 {
+    F::widen32(c & F::CODE_MASK)
+}
+
+/// The generic narrowing of f32 bits for an IEEE-like signed format.
+#[inline(always)]
+fn ieee_narrow_f32<F: Format + ?Sized>(x: u32, p: Policy) -> u32 {
     let sign = (x >> 31) << (F::BITS - 1);
     let a = x & 0x7FFF_FFFF;
     if a >= 0x7F80_0000 {
-        return sign
-            | if a > 0x7F80_0000 {
-                F::nan_from_f32(a)
-            } else {
-                overflow_code::<F>(overflow)
-            };
+        return if a > 0x7F80_0000 {
+            nan_code::<F>(sign, F::nan_from_f32(a), p.nan)
+        } else {
+            overflow_code::<F>(sign, p.overflow)
+        };
     }
     let e = (a >> 23) as i32;
     let mag = if e - 127 + F::BIAS >= 1 {
@@ -127,25 +287,20 @@ pub(crate) fn narrow_f32<F: Format>(x: u32, overflow: Overflow) -> u32 {
         let s = (151 - F::BIAS - F::MAN_BITS as i32 - e_eff).min(31) as u32;
         rne_shift_u32(m, s)
     };
-    sign | if mag > F::MAX {
-        overflow_code::<F>(overflow)
-    } else {
-        mag
-    }
+    finish::<F>(sign, mag, p.overflow)
 }
 
-/// Narrows f64 bits to the format's code with a single rounding.
+/// The generic narrowing of f64 bits (one rounding) for an IEEE-like signed format.
 #[inline(always)]
-pub(crate) fn narrow_f64<F: Format>(x: u64, overflow: Overflow) -> u32 {
+fn ieee_narrow_f64<F: Format + ?Sized>(x: u64, p: Policy) -> u32 {
     let sign = ((x >> 63) as u32) << (F::BITS - 1);
     let a = x & 0x7FFF_FFFF_FFFF_FFFF;
     if a >= 0x7FF0_0000_0000_0000 {
-        return sign
-            | if a > 0x7FF0_0000_0000_0000 {
-                F::nan_from_f64(a)
-            } else {
-                overflow_code::<F>(overflow)
-            };
+        return if a > 0x7FF0_0000_0000_0000 {
+            nan_code::<F>(sign, F::nan_from_f64(a), p.nan)
+        } else {
+            overflow_code::<F>(sign, p.overflow)
+        };
     }
     let e = (a >> 52) as i32;
     let mag = if e - 1023 + F::BIAS >= 1 {
@@ -159,23 +314,21 @@ pub(crate) fn narrow_f64<F: Format>(x: u64, overflow: Overflow) -> u32 {
     };
     // Anything that does not fit in 32 bits is far above MAX.
     let mag = u32::try_from(mag).unwrap_or(u32::MAX);
-    sign | if mag > F::MAX {
-        overflow_code::<F>(overflow)
-    } else {
-        mag
-    }
+    finish::<F>(sign, mag, p.overflow)
 }
 
-/// Widens a code to f32 bits, exactly.
+/// The generic widening of a code (high bits masked off) for an IEEE-like signed format.
 #[inline(always)]
-pub(crate) fn widen_f32<F: Format>(c: u32) -> u32 {
-    let sign = (c >> (F::BITS - 1)) << 31;
+fn ieee_widen_f32<F: Format + ?Sized>(c: u32) -> u32 {
+    if F::is_nan_code(c) {
+        return F::nan_to_f32(c);
+    }
+    let sign = ((c & F::SIGN_BIT) != 0) as u32;
+    let sign = sign << 31;
     let mag = c & F::MAG_MASK;
     let exp = mag >> F::MAN_BITS;
-    let man = mag & ((1 << F::MAN_BITS) - 1);
-    let bits = if F::mag_is_nan(mag) {
-        F::nan_to_f32(mag)
-    } else if F::HAS_INF && exp == (1 << F::EXP_BITS) - 1 {
+    let man = mag & frac_mask::<F>();
+    let bits = if F::HAS_INF && mag == F::INF {
         0x7F80_0000
     } else if exp == 0 {
         if man == 0 {

@@ -32,6 +32,14 @@ pub enum Error {
         /// Size in bytes of one element of the format it holds.
         element_size: usize,
     },
+    /// A packed FP4 slice ([`F4E2M1x2`](crate::F4E2M1x2)) does not have the
+    /// `values.div_ceil(2)` bytes that the other side's `values` values need.
+    PackedLength {
+        /// Number of values: the length of the unpacked (wide) side.
+        values: usize,
+        /// Bytes the packed side has.
+        packed: usize,
+    },
     /// The requested backend cannot run on this CPU (or is not built for this target).
     BackendUnavailable {
         /// The backend that was asked for.
@@ -52,6 +60,11 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "byte slice of length {bytes} is not a whole number of {element_size}-byte elements"
+            ),
+            Error::PackedLength { values, packed } => write!(
+                f,
+                "packed length mismatch: {values} fp4 values need {} packed bytes, the packed side has {packed}",
+                values.div_ceil(2)
             ),
             Error::BackendUnavailable { backend } => write!(
                 f,

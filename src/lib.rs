@@ -92,28 +92,26 @@ extern crate std;
 #[macro_use]
 mod macros;
 
+#[macro_use]
+mod element;
+
 mod arch;
 mod backend;
-mod bf16;
 mod codec;
-mod element;
 mod error;
-mod f16;
-mod f8e4m3;
-mod f8e5m2;
+mod format;
 mod options;
 mod slice;
 
 pub use backend::Backend;
 #[cfg(feature = "std")]
 pub use backend::{BackendEnvError, ENV_VAR};
-pub use bf16::BF16;
 pub use element::{ConvertTo, Element};
 pub use error::{Error, ParseBackendError};
-pub use f8e4m3::F8E4M3;
-pub use f8e5m2::F8E5M2;
-pub use f16::F16;
-pub use options::{Options, Overflow};
+pub use format::{
+    BF16, F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, F16,
+};
+pub use options::{NanPolicy, Options, Overflow};
 pub use slice::*;
 
 /// Compiles and runs the README's Rust example as a doctest, so the front page cannot rot.

@@ -1,6 +1,9 @@
 //! The part of every narrow element type that does not depend on the format: generated
-//! once here so that the four types cannot drift apart.
+//! once here so that the types cannot drift apart.
 
+/// Defines a narrow element type: a `#[repr(transparent)]` newtype over its bits with the
+/// conversion methods, comparisons, formatting and `Pod` glue. The format's constants come
+/// from its [`Format`](crate::codec::Format) impl.
 macro_rules! narrow_type {
     (
         $(#[$meta:meta])*
@@ -8,38 +11,30 @@ macro_rules! narrow_type {
     ) => {
         $(#[$meta])*
         #[repr(transparent)]
-        #[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
+        #[derive(Clone, Copy, Default)]
         pub struct $name($bits);
 
-        impl_code!($name($bits));
+        // SAFETY: a `repr(transparent)` wrapper of an integer: no padding, every bit pattern
+        // is a valid value (codes outside the format are defined to be masked or NaN), and
+        // the all-zero pattern is valid.
+        unsafe impl bytemuck::Zeroable for $name {}
+        // SAFETY: as above; the type is `Copy + 'static` and has no interior mutability.
+        unsafe impl bytemuck::Pod for $name {}
+
+        impl crate::codec::Code for $name {
+            #[inline(always)]
+            fn from_code(c: u32) -> Self {
+                Self(c as $bits)
+            }
+            #[inline(always)]
+            fn code(self) -> u32 {
+                self.0 as u32
+            }
+        }
 
         impl $name {
-            /// Positive zero.
-            pub const ZERO: Self = Self(0);
-            /// Negative zero.
-            pub const NEG_ZERO: Self = Self(1 << (<Self as crate::codec::Format>::BITS - 1));
-            /// One.
-            pub const ONE: Self = Self(
-                ((<Self as crate::codec::Format>::BIAS as u32)
-                    << <Self as crate::codec::Format>::MAN_BITS) as $bits,
-            );
             /// The largest finite value.
             pub const MAX: Self = Self(<Self as crate::codec::Format>::MAX as $bits);
-            /// The most negative finite value (`-MAX`).
-            pub const MIN: Self = Self(
-                (<Self as crate::codec::Format>::MAX
-                    | (1 << (<Self as crate::codec::Format>::BITS - 1))) as $bits,
-            );
-            /// The smallest positive normal value.
-            pub const MIN_POSITIVE: Self = Self(1 << <Self as crate::codec::Format>::MAN_BITS);
-            /// The smallest positive subnormal value.
-            pub const MIN_POSITIVE_SUBNORMAL: Self = Self(1);
-            /// Machine epsilon: the difference between 1.0 and the next larger value.
-            pub const EPSILON: Self = Self(
-                (((<Self as crate::codec::Format>::BIAS as u32)
-                    - <Self as crate::codec::Format>::MAN_BITS)
-                    << <Self as crate::codec::Format>::MAN_BITS) as $bits,
-            );
             /// Number of significant binary digits, counting the implicit leading one.
             pub const MANTISSA_DIGITS: u32 = <Self as crate::codec::Format>::MAN_BITS + 1;
             /// The overflow policy that [`Self::from_f32`], [`Self::from_f64`] and the slice
@@ -48,9 +43,10 @@ macro_rules! narrow_type {
                 <Self as crate::codec::Format>::DEFAULT_OVERFLOW;
 
             /// Builds a value from its bit pattern.
+            #[doc = concat!("Bits above the format's ", stringify!($name), " width (if any) are cleared.")]
             #[inline]
             pub const fn from_bits(bits: $bits) -> Self {
-                Self(bits)
+                Self(bits & <Self as crate::codec::Format>::CODE_MASK as $bits)
             }
 
             /// The value's bit pattern.
@@ -75,7 +71,20 @@ macro_rules! narrow_type {
             /// Rounds an `f32` to the nearest value, ties to even, with the given overflow policy.
             #[inline]
             pub fn from_f32_with(x: f32, overflow: crate::Overflow) -> Self {
-                Self(crate::codec::narrow_f32::<Self>(x.to_bits(), overflow) as $bits)
+                Self(crate::codec::narrow_f32::<Self>(
+                    x.to_bits(),
+                    crate::options::Policy::overflow(overflow),
+                ) as $bits)
+            }
+
+            /// Rounds an `f32` to the nearest value, ties to even, with the overflow and NaN
+            /// policies of `options` (what the slice functions do with the same options).
+            #[inline]
+            pub fn from_f32_opts(x: f32, options: crate::Options) -> Self {
+                Self(crate::codec::narrow_f32::<Self>(
+                    x.to_bits(),
+                    options.resolve(Self::DEFAULT_OVERFLOW),
+                ) as $bits)
             }
 
             /// Rounds an `f64` to the nearest value with a single rounding (never through `f32`),
@@ -95,7 +104,20 @@ macro_rules! narrow_type {
             /// the given overflow policy.
             #[inline]
             pub fn from_f64_with(x: f64, overflow: crate::Overflow) -> Self {
-                Self(crate::codec::narrow_f64::<Self>(x.to_bits(), overflow) as $bits)
+                Self(crate::codec::narrow_f64::<Self>(
+                    x.to_bits(),
+                    crate::options::Policy::overflow(overflow),
+                ) as $bits)
+            }
+
+            /// Rounds an `f64` to the nearest value with a single rounding, with the overflow
+            /// and NaN policies of `options`.
+            #[inline]
+            pub fn from_f64_opts(x: f64, options: crate::Options) -> Self {
+                Self(crate::codec::narrow_f64::<Self>(
+                    x.to_bits(),
+                    options.resolve(Self::DEFAULT_OVERFLOW),
+                ) as $bits)
             }
 
             /// Widens to `f32`, exactly.
@@ -112,51 +134,44 @@ macro_rules! narrow_type {
                 ))
             }
 
-            /// Whether the value is NaN.
+            /// The code with any bits above the format's width cleared.
+            #[inline(always)]
+            const fn clean(self) -> u32 {
+                self.0 as u32 & <Self as crate::codec::Format>::CODE_MASK
+            }
+
+            /// Whether the value is NaN (never, for formats without a NaN code).
             #[inline]
             pub fn is_nan(self) -> bool {
-                <Self as crate::codec::Format>::mag_is_nan(
-                    self.0 as u32 & <Self as crate::codec::Format>::MAG_MASK,
-                )
+                <Self as crate::codec::Format>::is_nan_code(self.clean())
             }
 
             /// Whether the value is positive or negative infinity (never, for formats without one).
             #[inline]
             pub fn is_infinite(self) -> bool {
                 <Self as crate::codec::Format>::HAS_INF
-                    && self.0 as u32 & <Self as crate::codec::Format>::MAG_MASK
-                        == <Self as crate::codec::Format>::OVERFLOW_NONSAT
+                    && self.clean() & <Self as crate::codec::Format>::MAG_MASK
+                        == <Self as crate::codec::Format>::INF
             }
 
             /// Whether the value is neither infinite nor NaN.
             #[inline]
             pub fn is_finite(self) -> bool {
-                self.0 as u32 & <Self as crate::codec::Format>::MAG_MASK
-                    <= <Self as crate::codec::Format>::MAX
-            }
-
-            /// Whether the sign bit is set (including on `-0.0` and on NaNs with a negative sign).
-            #[inline]
-            pub fn is_sign_negative(self) -> bool {
-                self.0 >> (<Self as crate::codec::Format>::BITS - 1) != 0
-            }
-
-            /// Whether the sign bit is clear.
-            #[inline]
-            pub fn is_sign_positive(self) -> bool {
-                !self.is_sign_negative()
+                !self.is_nan() && !self.is_infinite()
             }
         }
 
         impl PartialEq for $name {
-            /// IEEE equality: NaN is equal to nothing, `-0 == +0`.
+            /// IEEE equality: NaN is equal to nothing, `-0 == +0`; bits above the format's
+            /// width are ignored.
             #[inline]
             fn eq(&self, other: &Self) -> bool {
+                let (a, b) = (self.clean(), other.clean());
                 !self.is_nan()
                     && !other.is_nan()
-                    && (self.0 == other.0
-                        || (self.0 | other.0) as u32 & <Self as crate::codec::Format>::MAG_MASK
-                            == 0)
+                    && (a == b || (a | b) & <Self as crate::codec::Format>::MAG_MASK == 0
+                        && <Self as crate::codec::Format>::SIGNED
+                        && <Self as crate::codec::Format>::NEG_ZERO)
             }
         }
 
@@ -197,18 +212,58 @@ macro_rules! narrow_type {
     };
 }
 
-/// Implements [`crate::codec::Code`] for an element type.
-macro_rules! impl_code {
-    ($name:ident($bits:ty)) => {
-        impl crate::codec::Code for $name {
-            #[inline(always)]
-            fn from_code(c: u32) -> Self {
-                Self(c as $bits)
+/// The constants and sign methods of a signed format: every format but E8M0. `neg_zero`
+/// adds `NEG_ZERO` (fnuz formats have no negative zero).
+macro_rules! signed_consts {
+    ($name:ident($bits:ty) $(, $neg_zero:ident)?) => {
+        impl $name {
+            /// Positive zero.
+            pub const ZERO: Self = Self(0);
+            /// One.
+            pub const ONE: Self = Self(
+                ((<Self as crate::codec::Format>::BIAS as u32)
+                    << <Self as crate::codec::Format>::MAN_BITS) as $bits,
+            );
+            /// The most negative finite value (`-MAX`).
+            pub const MIN: Self = Self(
+                (<Self as crate::codec::Format>::MAX | <Self as crate::codec::Format>::SIGN_BIT)
+                    as $bits,
+            );
+            /// The smallest positive normal value.
+            pub const MIN_POSITIVE: Self = Self(1 << <Self as crate::codec::Format>::MAN_BITS);
+            /// The smallest positive subnormal value.
+            pub const MIN_POSITIVE_SUBNORMAL: Self = Self(1);
+            /// Machine epsilon: the difference between 1.0 and the next larger value.
+            pub const EPSILON: Self = Self({
+                let bias = <Self as crate::codec::Format>::BIAS as u32;
+                let man = <Self as crate::codec::Format>::MAN_BITS;
+                if bias > man {
+                    // 2^-MAN_BITS is normal: exponent field BIAS - MAN_BITS.
+                    (bias - man) << man
+                } else {
+                    // 2^-MAN_BITS is subnormal: 2^(BIAS - 1) quanta of 2^(1 - BIAS - MAN_BITS).
+                    1 << (bias - 1)
+                }
+            } as $bits);
+
+            /// Whether the sign bit is set (including on `-0.0` and on NaNs with a negative sign).
+            #[inline]
+            pub fn is_sign_negative(self) -> bool {
+                self.clean() & <Self as crate::codec::Format>::SIGN_BIT != 0
             }
-            #[inline(always)]
-            fn code(self) -> u32 {
-                self.0 as u32
+
+            /// Whether the sign bit is clear.
+            #[inline]
+            pub fn is_sign_positive(self) -> bool {
+                !self.is_sign_negative()
             }
+        }
+        $(signed_consts!(@$neg_zero $name($bits));)?
+    };
+    (@neg_zero $name:ident($bits:ty)) => {
+        impl $name {
+            /// Negative zero.
+            pub const NEG_ZERO: Self = Self(<Self as crate::codec::Format>::SIGN_BIT as $bits);
         }
     };
 }

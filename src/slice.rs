@@ -2,16 +2,16 @@
 
 use core::mem::{MaybeUninit, size_of};
 
+use crate::arch;
 use crate::backend::{Entry, active_entry};
-use crate::element::resolve_overflow;
-use crate::{Backend, ConvertTo, Element, Error, Options};
+use crate::{Backend, ConvertTo, Element, Error, NanPolicy, Options};
 
-/// Runs pair `S -> D` of `entry` over `len` elements.
+/// Runs pair `S -> D` of `entry` over `len` values.
 ///
 /// # Safety
 /// `src` must be valid for reading `len` `S` values and `dst` for writing `len` `D` values
-/// (alignment not required), without overlap, and `entry`'s backend must be available on
-/// this CPU.
+/// (for a packed FP4 side, `len.div_ceil(2)` bytes; alignment not required), without
+/// overlap, and `entry`'s backend must be available on this CPU.
 #[inline(always)]
 unsafe fn run<S: ConvertTo<D>, D: Element>(
     entry: &Entry,
@@ -21,17 +21,72 @@ unsafe fn run<S: ConvertTo<D>, D: Element>(
     options: Options,
 ) {
     let pair = S::PAIR;
-    let kernel = entry.kernels.0[pair.index];
-    let overflow = resolve_overflow(pair, options.overflow_policy());
-    // SAFETY: forwarded from this function's contract, which is the kernel's.
-    unsafe { kernel(src, dst, len, overflow) }
+    let slot = entry.kernels.0[pair.index];
+    let policy = options.resolve(pair.default_overflow);
+    if policy.nan != NanPolicy::Preserve && !slot.all_nan_policies && pair.narrow_src != 0 {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { arch::run_with_nan_patch(slot.run, pair, src, dst, len, policy) }
+    } else {
+        // SAFETY: forwarded from this function's contract, which is the kernel's.
+        unsafe { (slot.run)(src, dst, len, policy) }
+    }
+}
+
+/// The number of values a conversion between `src` source and `dst` destination elements
+/// covers, or the error that names what is wrong with the lengths.
+///
+/// Unpacked pairs need equal lengths. When one side is packed FP4, it must have
+/// `values.div_ceil(2)` bytes, where `values` is the other side's length.
+#[inline(always)]
+fn values<S: ConvertTo<D>, D: Element>(src: usize, dst: usize) -> Result<usize, Error> {
+    let pair = S::PAIR;
+    if !pair.packed {
+        if src == dst {
+            Ok(src)
+        } else {
+            Err(Error::LengthMismatch { src, dst })
+        }
+    } else if pair.narrow_src != 0 {
+        // Narrowing into packed bytes.
+        if dst == src.div_ceil(2) {
+            Ok(src)
+        } else {
+            Err(Error::PackedLength {
+                values: src,
+                packed: dst,
+            })
+        }
+    } else if src == dst.div_ceil(2) {
+        Ok(dst)
+    } else {
+        Err(Error::PackedLength {
+            values: dst,
+            packed: src,
+        })
+    }
+}
+
+/// The value count of `S -> D` between slices of these lengths; panics naming `what` if the
+/// lengths do not fit.
+#[inline(always)]
+#[track_caller]
+fn values_or_panic<S: ConvertTo<D>, D: Element>(what: &str, src: usize, dst: usize) -> usize {
+    match values::<S, D>(src, dst) {
+        Ok(n) => n,
+        Err(e) => length_mismatch(what, e),
+    }
 }
 
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn length_mismatch(what: &str, src: usize, dst: usize) -> ! {
-    panic!("vcvt::{what}: source has {src} elements but destination has {dst}")
+fn length_mismatch(what: &str, e: Error) -> ! {
+    match e {
+        Error::LengthMismatch { src, dst } => {
+            panic!("vcvt::{what}: source has {src} elements but destination has {dst}")
+        }
+        e => panic!("vcvt::{what}: {e}"),
+    }
 }
 
 /// Converts `src` into `dst`, element by element, with each format's default overflow policy.
@@ -54,17 +109,16 @@ fn length_mismatch(what: &str, src: usize, dst: usize) -> ! {
 #[inline]
 #[track_caller]
 pub fn convert_slice<S: ConvertTo<D>, D: Element>(src: &[S], dst: &mut [D]) {
-    if src.len() != dst.len() {
-        length_mismatch("convert_slice", src.len(), dst.len());
-    }
-    // SAFETY: both slices hold `src.len()` elements and cannot overlap (one is `&mut`); the
-    // active entry is always an available backend (`Backend::active` checks it).
+    let n = values_or_panic::<S, D>("convert_slice", src.len(), dst.len());
+    // SAFETY: the slices hold `n` values (`values` checked their lengths) and cannot overlap
+    // (one is `&mut`); the active entry is always an available backend (`Backend::active`
+    // checks it).
     unsafe {
         run::<S, D>(
             active_entry(),
             src.as_ptr().cast(),
             dst.as_mut_ptr().cast(),
-            src.len(),
+            n,
             Options::new(),
         )
     }
@@ -85,16 +139,14 @@ pub fn convert_slice<S: ConvertTo<D>, D: Element>(src: &[S], dst: &mut [D]) {
 #[inline]
 #[track_caller]
 pub fn convert_slice_with<S: ConvertTo<D>, D: Element>(src: &[S], dst: &mut [D], options: Options) {
-    if src.len() != dst.len() {
-        length_mismatch("convert_slice_with", src.len(), dst.len());
-    }
+    let n = values_or_panic::<S, D>("convert_slice_with", src.len(), dst.len());
     // SAFETY: as in `convert_slice`.
     unsafe {
         run::<S, D>(
             active_entry(),
             src.as_ptr().cast(),
             dst.as_mut_ptr().cast(),
-            src.len(),
+            n,
             options,
         )
     }
@@ -124,14 +176,14 @@ pub fn try_convert_slice_with<S: ConvertTo<D>, D: Element>(
     dst: &mut [D],
     options: Options,
 ) -> Result<(), Error> {
-    check_len(src.len(), dst.len())?;
+    let n = values::<S, D>(src.len(), dst.len())?;
     // SAFETY: as in `convert_slice`.
     unsafe {
         run::<S, D>(
             active_entry(),
             src.as_ptr().cast(),
             dst.as_mut_ptr().cast(),
-            src.len(),
+            n,
             options,
         )
     };
@@ -160,15 +212,15 @@ pub fn convert_slice_on<S: ConvertTo<D>, D: Element>(
     options: Options,
 ) -> Result<(), Error> {
     let entry = available_entry(backend)?;
-    check_len(src.len(), dst.len())?;
-    // SAFETY: lengths checked equal, slices cannot overlap, and `available_entry` checked
+    let n = values::<S, D>(src.len(), dst.len())?;
+    // SAFETY: the slices hold `n` values, cannot overlap, and `available_entry` checked
     // that the CPU can run the backend.
     unsafe {
         run::<S, D>(
             entry,
             src.as_ptr().cast(),
             dst.as_mut_ptr().cast(),
-            src.len(),
+            n,
             options,
         )
     };
@@ -181,15 +233,6 @@ fn available_entry(backend: Backend) -> Result<&'static Entry, Error> {
         Ok(backend.entry())
     } else {
         Err(Error::BackendUnavailable { backend })
-    }
-}
-
-#[inline]
-fn check_len(src: usize, dst: usize) -> Result<(), Error> {
-    if src == dst {
-        Ok(())
-    } else {
-        Err(Error::LengthMismatch { src, dst })
     }
 }
 
@@ -229,22 +272,12 @@ pub fn convert_slice_uninit_with<'d, S: ConvertTo<D>, D: Element>(
     dst: &'d mut [MaybeUninit<D>],
     options: Options,
 ) -> &'d mut [D] {
-    if src.len() != dst.len() {
-        length_mismatch("convert_slice_uninit", src.len(), dst.len());
-    }
+    let n = values_or_panic::<S, D>("convert_slice_uninit", src.len(), dst.len());
     let len = dst.len();
     let out = dst.as_mut_ptr().cast::<D>();
     // SAFETY: as in `convert_slice`; `MaybeUninit<D>` has `D`'s layout, and the kernel writes
-    // without reading the destination.
-    unsafe {
-        run::<S, D>(
-            active_entry(),
-            src.as_ptr().cast(),
-            out.cast(),
-            len,
-            options,
-        )
-    };
+    // every destination element without reading the destination.
+    unsafe { run::<S, D>(active_entry(), src.as_ptr().cast(), out.cast(), n, options) };
     // SAFETY: the kernel wrote all `len` elements, so they are initialized; the pointer and
     // lifetime come from `dst`, which stays mutably borrowed for 'd.
     unsafe { core::slice::from_raw_parts_mut(out, len) }
@@ -269,11 +302,16 @@ pub fn convert_to_vec_with<S: ConvertTo<D>, D: Element>(
     src: &[S],
     options: Options,
 ) -> alloc::vec::Vec<D> {
-    let mut v = alloc::vec::Vec::with_capacity(src.len());
-    convert_slice_uninit_with(src, &mut v.spare_capacity_mut()[..src.len()], options);
-    // SAFETY: the first `src.len()` elements were initialized just above, and the capacity is
-    // at least that.
-    unsafe { v.set_len(src.len()) };
+    let len = if S::PAIR.packed && S::PAIR.narrow_src != 0 {
+        src.len().div_ceil(2)
+    } else {
+        src.len()
+    };
+    let mut v = alloc::vec::Vec::with_capacity(len);
+    convert_slice_uninit_with(src, &mut v.spare_capacity_mut()[..len], options);
+    // SAFETY: the first `len` elements were initialized just above, and the capacity is at
+    // least that.
+    unsafe { v.set_len(len) };
     v
 }
 
@@ -306,12 +344,13 @@ pub fn convert_from_bytes_with<S: ConvertTo<D>, D: Element>(
     dst: &mut [D],
     options: Options,
 ) -> Result<(), Error> {
-    let n = whole_elements::<S>(bytes.len())?;
-    check_len(n, dst.len())?;
+    let elements = whole_elements::<S>(bytes.len())?;
+    let n = values::<S, D>(elements, dst.len())?;
     let entry = active_entry();
-    if cfg!(target_endian = "little") {
-        // SAFETY: `bytes` holds exactly `n` little-endian `S` values (kernels read unaligned),
-        // `dst` holds `n` elements, they cannot overlap, and the active backend is available.
+    if cfg!(target_endian = "little") || size_of::<S>() == 1 {
+        // SAFETY: `bytes` holds exactly the `n` values' little-endian `S` elements (kernels
+        // read unaligned; single bytes have no byte order), `dst` holds the `n` values' `D`
+        // elements, they cannot overlap, and the active backend is available.
         unsafe { run::<S, D>(entry, bytes.as_ptr(), dst.as_mut_ptr().cast(), n, options) };
     } else {
         from_swapped_bytes::<S, D>(entry, bytes, dst, options);
@@ -345,10 +384,11 @@ pub fn convert_to_bytes_with<S: ConvertTo<D>, D: Element>(
     bytes: &mut [u8],
     options: Options,
 ) -> Result<(), Error> {
-    let n = whole_elements::<D>(bytes.len())?;
-    check_len(src.len(), n)?;
-    // SAFETY: `src` holds `n` values, `bytes` has room for exactly `n` `D` values (kernels
-    // write unaligned), they cannot overlap, and the active backend is available.
+    let elements = whole_elements::<D>(bytes.len())?;
+    let n = values::<S, D>(src.len(), elements)?;
+    // SAFETY: `src` holds `n` values, `bytes` has room for exactly the `n` values' `D`
+    // elements (kernels write unaligned), they cannot overlap, and the active backend is
+    // available.
     unsafe {
         run::<S, D>(
             active_entry(),
@@ -394,23 +434,19 @@ fn from_swapped_bytes<S: ConvertTo<D>, D: Element>(
     const BUF: usize = 512;
     let size = size_of::<S>();
     let per = BUF / size;
+    // A packed destination holds two values per element (`per` is even).
+    let dst_per = if S::PAIR.packed { per / 2 } else { per };
     let mut buf = [0u8; BUF];
-    for (chunk, out) in bytes.chunks(per * size).zip(dst.chunks_mut(per)) {
+    for (chunk, out) in bytes.chunks(per * size).zip(dst.chunks_mut(dst_per)) {
         let tmp = &mut buf[..chunk.len()];
         tmp.copy_from_slice(chunk);
         swap_each::<S>(tmp);
-        // SAFETY: `tmp` holds `out.len()` whole `S` values (`chunk` is `per` values, or the
-        // remainder, and `bytes` holds as many values as `dst`); `out` has room for them; the
-        // caller's entry is an available backend.
-        unsafe {
-            run::<S, D>(
-                entry,
-                tmp.as_ptr(),
-                out.as_mut_ptr().cast(),
-                out.len(),
-                options,
-            )
-        };
+        let n = chunk.len() / size;
+        // SAFETY: `tmp` holds `n` whole `S` values (`chunk` is `per` values, or the
+        // remainder, and `bytes` holds as many values as `dst` takes); `out` has room for
+        // them (`dst_per` elements per `per` values); the caller's entry is an available
+        // backend.
+        unsafe { run::<S, D>(entry, tmp.as_ptr(), out.as_mut_ptr().cast(), n, options) };
     }
 }
 

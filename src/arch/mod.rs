@@ -3,21 +3,132 @@
 //! Every kernel has the same raw signature so that a backend is a plain table of function
 //! pointers indexed by the pair (see `element::narrow_index`/`widen_index`), and so that the
 //! same kernels serve typed slices, uninitialized destinations and unaligned byte buffers.
+//!
+//! Every table starts as the Scalar backend's (`format::scalar_kernels`), which converts
+//! every pair under every policy; a SIMD backend replaces the pairs it has kernels for with
+//! [`Kernels::set`]. A SIMD kernel implements the overflow policy; the NaN policy only
+//! changes the results of NaN sources, so a kernel that implements just
+//! [`NanPolicy::Preserve`](crate::NanPolicy::Preserve) (as the existing ones do) is run by
+//! [`run_with_nan_patch`] for the other policies: the kernel converts a chunk, then the
+//! Scalar kernel rewrites the elements whose source is NaN.
 
-use crate::Overflow;
-use crate::element::PAIRS;
+use crate::element::private::Pair;
+use crate::element::{ConvertTo, Element};
+use crate::format::PAIRS;
+use crate::options::{NanPolicy, Policy};
 
 /// A conversion kernel.
 ///
+/// `len` counts values: for a packed FP4 side, the packed slice holds `len.div_ceil(2)`
+/// bytes.
+///
 /// # Safety
-/// The caller guarantees that `src` is valid for reading `len` source elements and `dst` is
-/// valid for writing `len` destination elements (both possibly unaligned), that the two
+/// The caller guarantees that `src` is valid for reading `len` source values and `dst` is
+/// valid for writing `len` destination values (both possibly unaligned), that the two
 /// ranges do not overlap, and that the CPU has the target features of the backend the kernel
 /// belongs to.
-pub(crate) type RawKernel = unsafe fn(src: *const u8, dst: *mut u8, len: usize, overflow: Overflow);
+pub(crate) type RawKernel = unsafe fn(src: *const u8, dst: *mut u8, len: usize, policy: Policy);
+
+/// One pair's kernel in a backend's table.
+#[derive(Clone, Copy)]
+pub(crate) struct Slot {
+    /// The kernel.
+    pub(crate) run: RawKernel,
+    /// Whether it is a SIMD kernel (false: the Scalar kernel, one element at a time).
+    pub(crate) simd: bool,
+    /// Whether it implements every [`NanPolicy`] itself (the Scalar kernels do).
+    pub(crate) all_nan_policies: bool,
+}
 
 /// A backend's kernels, indexed by pair.
-pub(crate) struct Kernels(pub(crate) [RawKernel; PAIRS]);
+pub(crate) struct Kernels(pub(crate) [Slot; PAIRS]);
+
+/// A placeholder until a table is filled (the registry fills every slot).
+unsafe fn unfilled(_: *const u8, _: *mut u8, _: usize, _: Policy) {
+    unreachable!("vcvt: kernel table slot not filled")
+}
+
+impl Kernels {
+    /// A table whose slots are all unfilled.
+    pub(crate) const fn empty() -> Kernels {
+        Kernels(
+            [Slot {
+                run: unfilled,
+                simd: false,
+                all_nan_policies: true,
+            }; PAIRS],
+        )
+    }
+
+    /// Sets the four Scalar kernels of format number `fmt` (f32 ←, f64 ←, → f32, → f64).
+    pub(crate) const fn set_scalar(&mut self, fmt: usize, k: [RawKernel; 4]) {
+        let mut i = 0;
+        while i < 4 {
+            self.0[fmt * crate::element::PAIRS_PER_FORMAT + i] = Slot {
+                run: k[i],
+                simd: false,
+                all_nan_policies: true,
+            };
+            i += 1;
+        }
+    }
+
+    /// Replaces pair `S -> D` with a SIMD kernel that implements the overflow policy and
+    /// [`NanPolicy::Preserve`] (other NaN policies are patched by the dispatcher).
+    #[allow(dead_code)] // Not every build has a SIMD backend.
+    pub(crate) const fn set<S: ConvertTo<D>, D: Element>(&mut self, k: RawKernel) {
+        let pair = S::PAIR;
+        // The patch rewrites single destination elements, which a packed side lacks.
+        assert!(
+            !pair.packed,
+            "a packed kernel must implement every NaN policy"
+        );
+        self.0[pair.index] = Slot {
+            run: k,
+            simd: true,
+            all_nan_policies: false,
+        };
+    }
+}
+
+/// Runs `kernel`, the kernel of `pair` (a narrowing pair), on `len` values with the NaN
+/// policy patched in: `kernel` converts with `policy` (its NaN results are those of
+/// [`NanPolicy::Preserve`]), then the Scalar kernel of the same pair, which implements every
+/// policy, rewrites each element whose source is NaN.
+///
+/// # Safety
+/// As for [`RawKernel`].
+#[cold]
+pub(crate) unsafe fn run_with_nan_patch(
+    kernel: RawKernel,
+    pair: Pair,
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+    policy: Policy,
+) {
+    debug_assert!(policy.nan != NanPolicy::Preserve && pair.narrow_src != 0 && !pair.packed);
+    let scalar = scalar::KERNELS.0[pair.index].run;
+    let (src_size, dst_size) = (pair.narrow_src, pair.dst_size);
+    // SAFETY: the caller guarantees the whole ranges, and every access below is to element
+    // `i < len` of them; the Scalar kernel needs no target feature.
+    unsafe {
+        kernel(src, dst, len, policy);
+        for i in 0..len {
+            let p = src.add(i * src_size);
+            let is_nan = if src_size == 8 {
+                let a = p.cast::<u64>().read_unaligned() & 0x7FFF_FFFF_FFFF_FFFF;
+                a > 0x7FF0_0000_0000_0000
+            } else {
+                let a = p.cast::<u32>().read_unaligned() & 0x7FFF_FFFF;
+                a > 0x7F80_0000
+            };
+            if is_nan {
+                scalar(p, dst.add(i * dst_size), 1, policy);
+            }
+        }
+    }
+}
 
 #[cfg(target_arch = "aarch64")]
 pub(crate) mod aarch64;

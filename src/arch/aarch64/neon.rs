@@ -66,10 +66,10 @@
 use core::arch::aarch64::*;
 use core::mem::MaybeUninit;
 
+use crate::arch::Kernels;
 use crate::arch::scalar::{f32_to_narrow, f64_to_narrow, narrow_to_f32, narrow_to_f64};
-use crate::arch::{Kernels, RawKernel};
 use crate::codec::{Code, Format};
-use crate::element::{PAIRS, narrow_index, widen_index};
+use crate::options::Policy;
 use crate::{BF16, F8E4M3, F8E5M2, F16, Overflow};
 
 /// One `asm!` block running `body` `n` times (`n >= 1`) with FPCR set to 0, restoring the
@@ -222,33 +222,33 @@ unsafe fn f64_to_f16_loop(src: *const u8, dst: *mut u8, chunks: usize, key: uint
 /// f32 -> F16.
 ///
 /// # Safety
-/// See [`RawKernel`].
+/// See [`RawKernel`](crate::arch::RawKernel).
 #[target_feature(enable = "neon")]
-unsafe fn f32_to_f16(src: *const u8, dst: *mut u8, len: usize, overflow: Overflow) {
-    let key = vdupq_n_u16(sat_key(overflow, 0xF800));
+unsafe fn f32_to_f16(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
+    let key = vdupq_n_u16(sat_key(policy.overflow, 0xF800));
     cover::<8>(
         len,
         // SAFETY: `cover` passes whole chunks inside `0..len`, which the caller guarantees
         // are readable (f32, 4 bytes) and writable (F16, 2 bytes).
         |i, n| unsafe { f32_to_f16_loop(src.add(4 * i), dst.add(2 * i), n, key) },
         // SAFETY: the caller's guarantee for `len` elements.
-        || unsafe { f32_to_narrow::<F16>(src, dst, len, overflow) },
+        || unsafe { f32_to_narrow::<F16>(src, dst, len, policy) },
     );
 }
 
 /// f64 -> F16.
 ///
 /// # Safety
-/// See [`RawKernel`].
+/// See [`RawKernel`](crate::arch::RawKernel).
 #[target_feature(enable = "neon")]
-unsafe fn f64_to_f16(src: *const u8, dst: *mut u8, len: usize, overflow: Overflow) {
-    let key = vdupq_n_u16(sat_key(overflow, 0xF800));
+unsafe fn f64_to_f16(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
+    let key = vdupq_n_u16(sat_key(policy.overflow, 0xF800));
     cover::<8>(
         len,
         // SAFETY: whole chunks inside `0..len` (f64 8 bytes, F16 2 bytes).
         |i, n| unsafe { f64_to_f16_loop(src.add(8 * i), dst.add(2 * i), n, key) },
         // SAFETY: the caller's guarantee for `len` elements.
-        || unsafe { f64_to_narrow::<F16>(src, dst, len, overflow) },
+        || unsafe { f64_to_narrow::<F16>(src, dst, len, policy) },
     );
 }
 
@@ -279,10 +279,10 @@ fn bf16_x8(x0: uint32x4_t, x1: uint32x4_t, key: uint16x8_t) -> uint16x8_t {
 /// f32 -> BF16 with integer AdvSIMD.
 ///
 /// # Safety
-/// See [`RawKernel`].
+/// See [`RawKernel`](crate::arch::RawKernel).
 #[target_feature(enable = "neon")]
-pub(super) unsafe fn f32_to_bf16(src: *const u8, dst: *mut u8, len: usize, overflow: Overflow) {
-    let key = vdupq_n_u16(sat_key(overflow, 0xFF00));
+pub(super) unsafe fn f32_to_bf16(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
+    let key = vdupq_n_u16(sat_key(policy.overflow, 0xFF00));
     cover::<8>(
         len,
         |start, chunks| {
@@ -298,7 +298,7 @@ pub(super) unsafe fn f32_to_bf16(src: *const u8, dst: *mut u8, len: usize, overf
             }
         },
         // SAFETY: the caller's guarantee for `len` elements.
-        || unsafe { f32_to_narrow::<BF16>(src, dst, len, overflow) },
+        || unsafe { f32_to_narrow::<BF16>(src, dst, len, policy) },
     );
 }
 
@@ -421,15 +421,10 @@ unsafe fn fp8_x16(src: *const u8, dst: *mut u8, k: &Fp8Consts) {
 /// f32 -> E4M3 or E5M2 with integer AdvSIMD.
 ///
 /// # Safety
-/// See [`RawKernel`].
+/// See [`RawKernel`](crate::arch::RawKernel).
 #[target_feature(enable = "neon")]
-unsafe fn f32_to_fp8<F: Format + Code>(
-    src: *const u8,
-    dst: *mut u8,
-    len: usize,
-    overflow: Overflow,
-) {
-    let k = Fp8Consts::new::<F>(overflow);
+unsafe fn f32_to_fp8<F: Format + Code>(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
+    let k = Fp8Consts::new::<F>(policy.overflow);
     cover::<16>(
         len,
         |start, chunks| {
@@ -441,7 +436,7 @@ unsafe fn f32_to_fp8<F: Format + Code>(
             }
         },
         // SAFETY: the caller's guarantee for `len` elements.
-        || unsafe { f32_to_narrow::<F>(src, dst, len, overflow) },
+        || unsafe { f32_to_narrow::<F>(src, dst, len, policy) },
     );
 }
 
@@ -481,14 +476,14 @@ const BLOCK: usize = 256;
 /// last `len % 4` values go to the Scalar code.
 ///
 /// # Safety
-/// See [`RawKernel`]; `f32_kernel` must be a kernel of this CPU for f32 -> `F`.
+/// See [`RawKernel`](crate::arch::RawKernel); `f32_kernel` must be a kernel of this CPU for f32 -> `F`.
 #[inline(always)]
 unsafe fn f64_via_f32<F: Format + Code>(
     src: *const u8,
     dst: *mut u8,
     len: usize,
-    overflow: Overflow,
-    f32_kernel: impl Fn(*const u8, *mut u8, usize, Overflow),
+    policy: Policy,
+    f32_kernel: impl Fn(*const u8, *mut u8, usize, Policy),
 ) {
     let size = size_of::<F>();
     let whole = len & !3;
@@ -502,7 +497,7 @@ unsafe fn f64_via_f32<F: Format + Code>(
         // `f32_kernel` then reads the `n` f32 the loop has just written.
         unsafe {
             f64_to_f32_odd_loop(src.add(8 * i), buf, n / 4);
-            f32_kernel(buf, dst.add(size * i), n, overflow);
+            f32_kernel(buf, dst.add(size * i), n, policy);
         }
         i += n;
     }
@@ -513,7 +508,7 @@ unsafe fn f64_via_f32<F: Format + Code>(
                 src.add(8 * whole),
                 dst.add(size * whole),
                 len - whole,
-                overflow,
+                policy,
             )
         }
     }
@@ -522,31 +517,24 @@ unsafe fn f64_via_f32<F: Format + Code>(
 /// f64 -> BF16.
 ///
 /// # Safety
-/// See [`RawKernel`].
+/// See [`RawKernel`](crate::arch::RawKernel).
 #[target_feature(enable = "neon")]
-unsafe fn f64_to_bf16(src: *const u8, dst: *mut u8, len: usize, overflow: Overflow) {
+unsafe fn f64_to_bf16(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
     // SAFETY: the caller's guarantee; `f32_to_bf16` is base AdvSIMD.
     unsafe {
-        f64_via_f32::<BF16>(src, dst, len, overflow, |s, d, n, o| {
-            f32_to_bf16(s, d, n, o)
-        });
+        f64_via_f32::<BF16>(src, dst, len, policy, |s, d, n, o| f32_to_bf16(s, d, n, o));
     }
 }
 
 /// f64 -> E4M3 or E5M2.
 ///
 /// # Safety
-/// See [`RawKernel`].
+/// See [`RawKernel`](crate::arch::RawKernel).
 #[target_feature(enable = "neon")]
-unsafe fn f64_to_fp8<F: Format + Code>(
-    src: *const u8,
-    dst: *mut u8,
-    len: usize,
-    overflow: Overflow,
-) {
+unsafe fn f64_to_fp8<F: Format + Code>(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
     // SAFETY: the caller's guarantee; `f32_to_fp8` is base AdvSIMD.
     unsafe {
-        f64_via_f32::<F>(src, dst, len, overflow, |s, d, n, o| {
+        f64_via_f32::<F>(src, dst, len, policy, |s, d, n, o| {
             f32_to_fp8::<F>(s, d, n, o)
         });
     }
@@ -724,75 +712,75 @@ unsafe fn e5m2_to_f64_loop(src: *const u8, dst: *mut u8, chunks: usize) {
 /// F16 -> f32.
 ///
 /// # Safety
-/// See [`RawKernel`].
+/// See [`RawKernel`](crate::arch::RawKernel).
 #[target_feature(enable = "neon")]
-unsafe fn f16_to_f32(src: *const u8, dst: *mut u8, len: usize, overflow: Overflow) {
+unsafe fn f16_to_f32(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
     cover::<8>(
         len,
         // SAFETY: whole chunks inside `0..len` (F16 2 bytes, f32 4 bytes).
         |i, n| unsafe { f16_to_f32_loop(src.add(2 * i), dst.add(4 * i), n) },
         // SAFETY: the caller's guarantee for `len` elements.
-        || unsafe { narrow_to_f32::<F16>(src, dst, len, overflow) },
+        || unsafe { narrow_to_f32::<F16>(src, dst, len, policy) },
     );
 }
 
 /// F16 -> f64.
 ///
 /// # Safety
-/// See [`RawKernel`].
+/// See [`RawKernel`](crate::arch::RawKernel).
 #[target_feature(enable = "neon")]
-unsafe fn f16_to_f64(src: *const u8, dst: *mut u8, len: usize, overflow: Overflow) {
+unsafe fn f16_to_f64(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
     cover::<8>(
         len,
         // SAFETY: whole chunks inside `0..len` (F16 2 bytes, f64 8 bytes).
         |i, n| unsafe { half_to_f64_loop::<false>(src.add(2 * i), dst.add(8 * i), n) },
         // SAFETY: the caller's guarantee for `len` elements.
-        || unsafe { narrow_to_f64::<F16>(src, dst, len, overflow) },
+        || unsafe { narrow_to_f64::<F16>(src, dst, len, policy) },
     );
 }
 
 /// BF16 -> f64.
 ///
 /// # Safety
-/// See [`RawKernel`].
+/// See [`RawKernel`](crate::arch::RawKernel).
 #[target_feature(enable = "neon")]
-unsafe fn bf16_to_f64(src: *const u8, dst: *mut u8, len: usize, overflow: Overflow) {
+unsafe fn bf16_to_f64(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
     cover::<8>(
         len,
         // SAFETY: whole chunks inside `0..len` (BF16 2 bytes, f64 8 bytes).
         |i, n| unsafe { half_to_f64_loop::<true>(src.add(2 * i), dst.add(8 * i), n) },
         // SAFETY: the caller's guarantee for `len` elements.
-        || unsafe { narrow_to_f64::<BF16>(src, dst, len, overflow) },
+        || unsafe { narrow_to_f64::<BF16>(src, dst, len, policy) },
     );
 }
 
 /// E5M2 -> f32.
 ///
 /// # Safety
-/// See [`RawKernel`].
+/// See [`RawKernel`](crate::arch::RawKernel).
 #[target_feature(enable = "neon")]
-unsafe fn e5m2_to_f32(src: *const u8, dst: *mut u8, len: usize, overflow: Overflow) {
+unsafe fn e5m2_to_f32(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
     cover::<16>(
         len,
         // SAFETY: whole chunks inside `0..len` (1 byte in, f32 4 bytes out).
         |i, n| unsafe { e5m2_to_f32_loop(src.add(i), dst.add(4 * i), n) },
         // SAFETY: the caller's guarantee for `len` elements.
-        || unsafe { narrow_to_f32::<F8E5M2>(src, dst, len, overflow) },
+        || unsafe { narrow_to_f32::<F8E5M2>(src, dst, len, policy) },
     );
 }
 
 /// E5M2 -> f64.
 ///
 /// # Safety
-/// See [`RawKernel`].
+/// See [`RawKernel`](crate::arch::RawKernel).
 #[target_feature(enable = "neon")]
-unsafe fn e5m2_to_f64(src: *const u8, dst: *mut u8, len: usize, overflow: Overflow) {
+unsafe fn e5m2_to_f64(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
     cover::<8>(
         len,
         // SAFETY: whole chunks inside `0..len` (1 byte in, f64 8 bytes out).
         |i, n| unsafe { e5m2_to_f64_loop(src.add(i), dst.add(8 * i), n) },
         // SAFETY: the caller's guarantee for `len` elements.
-        || unsafe { narrow_to_f64::<F8E5M2>(src, dst, len, overflow) },
+        || unsafe { narrow_to_f64::<F8E5M2>(src, dst, len, policy) },
     );
 }
 
@@ -802,9 +790,9 @@ unsafe fn e5m2_to_f64(src: *const u8, dst: *mut u8, len: usize, overflow: Overfl
 /// BF16 -> f32: the plain 16-bit shift.
 ///
 /// # Safety
-/// See [`RawKernel`].
+/// See [`RawKernel`](crate::arch::RawKernel).
 #[target_feature(enable = "neon")]
-unsafe fn bf16_to_f32(src: *const u8, dst: *mut u8, len: usize, overflow: Overflow) {
+unsafe fn bf16_to_f32(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
     cover::<8>(
         len,
         |start, chunks| {
@@ -822,7 +810,7 @@ unsafe fn bf16_to_f32(src: *const u8, dst: *mut u8, len: usize, overflow: Overfl
             }
         },
         // SAFETY: the caller's guarantee for `len` elements.
-        || unsafe { narrow_to_f32::<BF16>(src, dst, len, overflow) },
+        || unsafe { narrow_to_f32::<BF16>(src, dst, len, policy) },
     );
 }
 
@@ -904,9 +892,9 @@ fn e4m3_top16_x16<const SH: i32>(
 /// E4M3 -> f32.
 ///
 /// # Safety
-/// See [`RawKernel`].
+/// See [`RawKernel`](crate::arch::RawKernel).
 #[target_feature(enable = "neon")]
-unsafe fn e4m3_to_f32(src: *const u8, dst: *mut u8, len: usize, overflow: Overflow) {
+unsafe fn e4m3_to_f32(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
     // SAFETY: each row of the static table is 16 bytes.
     let table = E4M3_F32_TABLE.map(|row| unsafe { load(row.as_ptr()) });
     // f32 top 16 bits: sign, 8 exponent bits, 7 fraction bits; rebias 7 -> 127.
@@ -942,16 +930,16 @@ unsafe fn e4m3_to_f32(src: *const u8, dst: *mut u8, len: usize, overflow: Overfl
             }
         },
         // SAFETY: the caller's guarantee for `len` elements.
-        || unsafe { narrow_to_f32::<F8E4M3>(src, dst, len, overflow) },
+        || unsafe { narrow_to_f32::<F8E4M3>(src, dst, len, policy) },
     );
 }
 
 /// E4M3 -> f64.
 ///
 /// # Safety
-/// See [`RawKernel`].
+/// See [`RawKernel`](crate::arch::RawKernel).
 #[target_feature(enable = "neon")]
-unsafe fn e4m3_to_f64(src: *const u8, dst: *mut u8, len: usize, overflow: Overflow) {
+unsafe fn e4m3_to_f64(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
     // SAFETY: each row of the static table is 16 bytes.
     let table = E4M3_F64_TABLE.map(|row| unsafe { load(row.as_ptr()) });
     // f64 top 16 bits: sign, 11 exponent bits, 4 fraction bits; rebias 7 -> 1023.
@@ -983,33 +971,34 @@ unsafe fn e4m3_to_f64(src: *const u8, dst: *mut u8, len: usize, overflow: Overfl
             }
         },
         // SAFETY: the caller's guarantee for `len` elements.
-        || unsafe { narrow_to_f64::<F8E4M3>(src, dst, len, overflow) },
+        || unsafe { narrow_to_f64::<F8E4M3>(src, dst, len, policy) },
     );
 }
 
 // ---------------------------------------------------------------------------------------
 // The table.
 
-/// The `neon` table; the `neon-bf16` table starts from it.
+/// The `neon` table (these SIMD pairs, Scalar for the rest); the `neon-bf16` table starts
+/// from it.
 pub(super) const fn table() -> Kernels {
-    let mut t: [RawKernel; PAIRS] = [f32_to_f16; PAIRS];
-    t[narrow_index(0, 0)] = f32_to_f16;
-    t[narrow_index(0, 1)] = f32_to_bf16;
-    t[narrow_index(0, 2)] = f32_to_fp8::<F8E4M3>;
-    t[narrow_index(0, 3)] = f32_to_fp8::<F8E5M2>;
-    t[narrow_index(1, 0)] = f64_to_f16;
-    t[narrow_index(1, 1)] = f64_to_bf16;
-    t[narrow_index(1, 2)] = f64_to_fp8::<F8E4M3>;
-    t[narrow_index(1, 3)] = f64_to_fp8::<F8E5M2>;
-    t[widen_index(0, 0)] = f16_to_f32;
-    t[widen_index(0, 1)] = bf16_to_f32;
-    t[widen_index(0, 2)] = e4m3_to_f32;
-    t[widen_index(0, 3)] = e5m2_to_f32;
-    t[widen_index(1, 0)] = f16_to_f64;
-    t[widen_index(1, 1)] = bf16_to_f64;
-    t[widen_index(1, 2)] = e4m3_to_f64;
-    t[widen_index(1, 3)] = e5m2_to_f64;
-    Kernels(t)
+    let mut t = crate::format::scalar_kernels();
+    t.set::<f32, F16>(f32_to_f16);
+    t.set::<f32, BF16>(f32_to_bf16);
+    t.set::<f32, F8E4M3>(f32_to_fp8::<F8E4M3>);
+    t.set::<f32, F8E5M2>(f32_to_fp8::<F8E5M2>);
+    t.set::<f64, F16>(f64_to_f16);
+    t.set::<f64, BF16>(f64_to_bf16);
+    t.set::<f64, F8E4M3>(f64_to_fp8::<F8E4M3>);
+    t.set::<f64, F8E5M2>(f64_to_fp8::<F8E5M2>);
+    t.set::<F16, f32>(f16_to_f32);
+    t.set::<BF16, f32>(bf16_to_f32);
+    t.set::<F8E4M3, f32>(e4m3_to_f32);
+    t.set::<F8E5M2, f32>(e5m2_to_f32);
+    t.set::<F16, f64>(f16_to_f64);
+    t.set::<BF16, f64>(bf16_to_f64);
+    t.set::<F8E4M3, f64>(e4m3_to_f64);
+    t.set::<F8E5M2, f64>(e5m2_to_f64);
+    t
 }
 
 /// The `neon` backend's kernels.

@@ -16,10 +16,10 @@
 use core::arch::aarch64::*;
 
 use super::neon::{self, cover, fpcr_loop, sat_key};
+use crate::BF16;
 use crate::arch::Kernels;
 use crate::arch::scalar::{f32_to_narrow, f64_to_narrow};
-use crate::element::narrow_index;
-use crate::{BF16, Overflow};
+use crate::options::Policy;
 
 /// `chunks` chunks of 8: f32 -> BF16 with `BFCVTN`.
 ///
@@ -104,15 +104,15 @@ unsafe fn f64_to_bf16_loop(src: *const u8, dst: *mut u8, chunks: usize, key: uin
 /// # Safety
 /// See [`RawKernel`](crate::arch::RawKernel); the CPU must have FEAT_BF16.
 #[target_feature(enable = "neon,bf16")]
-unsafe fn f32_to_bf16(src: *const u8, dst: *mut u8, len: usize, overflow: Overflow) {
-    let key = vdupq_n_u16(sat_key(overflow, 0xFF00));
+unsafe fn f32_to_bf16(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
+    let key = vdupq_n_u16(sat_key(policy.overflow, 0xFF00));
     cover::<8>(
         len,
         // SAFETY: `cover` passes whole chunks inside `0..len`, which the caller guarantees
         // are readable (f32, 4 bytes) and writable (BF16, 2 bytes); FEAT_BF16 likewise.
         |i, n| unsafe { f32_to_bf16_loop(src.add(4 * i), dst.add(2 * i), n, key) },
         // SAFETY: the caller's guarantee for `len` elements.
-        || unsafe { f32_to_narrow::<BF16>(src, dst, len, overflow) },
+        || unsafe { f32_to_narrow::<BF16>(src, dst, len, policy) },
     );
 }
 
@@ -121,24 +121,24 @@ unsafe fn f32_to_bf16(src: *const u8, dst: *mut u8, len: usize, overflow: Overfl
 /// # Safety
 /// See [`RawKernel`](crate::arch::RawKernel); the CPU must have FEAT_BF16.
 #[target_feature(enable = "neon,bf16")]
-unsafe fn f64_to_bf16(src: *const u8, dst: *mut u8, len: usize, overflow: Overflow) {
-    let key = vdupq_n_u16(sat_key(overflow, 0xFF00));
+unsafe fn f64_to_bf16(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
+    let key = vdupq_n_u16(sat_key(policy.overflow, 0xFF00));
     cover::<8>(
         len,
         // SAFETY: whole chunks inside `0..len` (f64 8 bytes, BF16 2 bytes); FEAT_BF16 is
         // guaranteed by the caller.
         |i, n| unsafe { f64_to_bf16_loop(src.add(8 * i), dst.add(2 * i), n, key) },
         // SAFETY: the caller's guarantee for `len` elements.
-        || unsafe { f64_to_narrow::<BF16>(src, dst, len, overflow) },
+        || unsafe { f64_to_narrow::<BF16>(src, dst, len, policy) },
     );
 }
 
 /// The `neon` table with the two BF16 narrowing kernels replaced.
 const fn table() -> Kernels {
-    let Kernels(mut t) = neon::table();
-    t[narrow_index(0, 1)] = f32_to_bf16;
-    t[narrow_index(1, 1)] = f64_to_bf16;
-    Kernels(t)
+    let mut t = neon::table();
+    t.set::<f32, BF16>(f32_to_bf16);
+    t.set::<f64, BF16>(f64_to_bf16);
+    t
 }
 
 /// The `neon-bf16` backend's kernels: the `neon` ones with BFCVTN for f32/f64 -> BF16.

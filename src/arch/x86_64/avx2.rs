@@ -115,9 +115,9 @@ use core::marker::PhantomData;
 use core::ptr;
 
 use super::Fp8Fma;
-use crate::arch::{Kernels, RawKernel};
+use crate::arch::Kernels;
 use crate::codec::Format;
-use crate::element::{narrow_index, widen_index};
+use crate::options::Policy;
 use crate::{BF16, F8E4M3, F8E5M2, F16, Overflow};
 
 // ---------------------------------------------------------------------------------------
@@ -490,7 +490,7 @@ const SMALL: usize = 8;
 ///
 /// # Safety
 /// `src` readable for `len * K::S` bytes, `dst` writable for `len * K::D` bytes, no overlap
-/// (see [`RawKernel`]), and the CPU has AVX2, FMA and F16C.
+/// (see [`RawKernel`](crate::arch::RawKernel)), and the CPU has AVX2, FMA and F16C.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn drive<K: Steps>(src: *const u8, dst: *mut u8, len: usize) {
@@ -1345,14 +1345,14 @@ impl Steps for Bf16ToF64 {
 macro_rules! narrow_kernel {
     ($name:ident, $sat:ty, $nonsat:ty) => {
         /// # Safety
-        /// See [`RawKernel`].
-        unsafe fn $name(src: *const u8, dst: *mut u8, len: usize, overflow: Overflow) {
+        /// See [`RawKernel`](crate::arch::RawKernel).
+        unsafe fn $name(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
             // SAFETY: the caller passes valid, non-overlapping ranges of `len` elements
             // (RawKernel's contract, which `drive` forwards), and this table is only used
             // through `Backend::Avx2`, which dispatch selects only after `avx2_available()`
             // confirmed AVX2, FMA and F16C.
             unsafe {
-                match overflow {
+                match policy.overflow {
                     Overflow::Saturate => drive::<$sat>(src, dst, len),
                     Overflow::NonSaturating => drive::<$nonsat>(src, dst, len),
                 }
@@ -1365,8 +1365,8 @@ macro_rules! narrow_kernel {
 macro_rules! widen_kernel {
     ($name:ident, $steps:ty) => {
         /// # Safety
-        /// See [`RawKernel`].
-        unsafe fn $name(src: *const u8, dst: *mut u8, len: usize, _overflow: Overflow) {
+        /// See [`RawKernel`](crate::arch::RawKernel).
+        unsafe fn $name(src: *const u8, dst: *mut u8, len: usize, _policy: Policy) {
             // SAFETY: as for the narrowing kernels: valid ranges from the caller, and the
             // CPU features were checked before `Backend::Avx2` could be selected.
             unsafe { drive::<$steps>(src, dst, len) }
@@ -1385,14 +1385,14 @@ narrow_kernel!(f32_to_e5m2_fma, F32ToF8Fma<F8E5M2, true>, F32ToF8Fma<F8E5M2, fal
 /// case), else the integer one. Both give the codec's bits.
 ///
 /// # Safety
-/// See [`RawKernel`].
-unsafe fn f32_to_e4m3(src: *const u8, dst: *mut u8, len: usize, overflow: Overflow) {
+/// See [`RawKernel`](crate::arch::RawKernel).
+unsafe fn f32_to_e4m3(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
     // SAFETY: forwarded contract.
     unsafe {
         if mxcsr_rounds_to_nearest() {
-            f32_to_e4m3_fma(src, dst, len, overflow)
+            f32_to_e4m3_fma(src, dst, len, policy)
         } else {
-            f32_to_e4m3_int(src, dst, len, overflow)
+            f32_to_e4m3_int(src, dst, len, policy)
         }
     }
 }
@@ -1400,14 +1400,14 @@ unsafe fn f32_to_e4m3(src: *const u8, dst: *mut u8, len: usize, overflow: Overfl
 /// f32 → F8E5M2, chosen as for [`f32_to_e4m3`].
 ///
 /// # Safety
-/// See [`RawKernel`].
-unsafe fn f32_to_e5m2(src: *const u8, dst: *mut u8, len: usize, overflow: Overflow) {
+/// See [`RawKernel`](crate::arch::RawKernel).
+unsafe fn f32_to_e5m2(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
     // SAFETY: forwarded contract.
     unsafe {
         if mxcsr_rounds_to_nearest() {
-            f32_to_e5m2_fma(src, dst, len, overflow)
+            f32_to_e5m2_fma(src, dst, len, policy)
         } else {
-            f32_to_e5m2_int(src, dst, len, overflow)
+            f32_to_e5m2_int(src, dst, len, policy)
         }
     }
 }
@@ -1432,24 +1432,24 @@ widen_kernel!(bf16_to_f64, Bf16ToF64);
 widen_kernel!(e4m3_to_f64, ToF64<F8E4M3>);
 widen_kernel!(e5m2_to_f64, ToF64<F8E5M2>);
 
-/// The AVX2 backend's kernels.
+/// The AVX2 backend's kernels: these SIMD pairs, Scalar for the rest.
 pub(crate) static KERNELS: Kernels = {
-    let mut t: [RawKernel; crate::element::PAIRS] = [f32_to_f16; crate::element::PAIRS];
-    t[narrow_index(0, 0)] = f32_to_f16;
-    t[narrow_index(0, 1)] = f32_to_bf16;
-    t[narrow_index(0, 2)] = f32_to_e4m3;
-    t[narrow_index(0, 3)] = f32_to_e5m2;
-    t[narrow_index(1, 0)] = f64_to_f16;
-    t[narrow_index(1, 1)] = f64_to_bf16;
-    t[narrow_index(1, 2)] = f64_to_e4m3;
-    t[narrow_index(1, 3)] = f64_to_e5m2;
-    t[widen_index(0, 0)] = f16_to_f32;
-    t[widen_index(0, 1)] = bf16_to_f32;
-    t[widen_index(0, 2)] = e4m3_to_f32;
-    t[widen_index(0, 3)] = e5m2_to_f32;
-    t[widen_index(1, 0)] = f16_to_f64;
-    t[widen_index(1, 1)] = bf16_to_f64;
-    t[widen_index(1, 2)] = e4m3_to_f64;
-    t[widen_index(1, 3)] = e5m2_to_f64;
-    Kernels(t)
+    let mut t = crate::format::scalar_kernels();
+    t.set::<f32, F16>(f32_to_f16);
+    t.set::<f32, BF16>(f32_to_bf16);
+    t.set::<f32, F8E4M3>(f32_to_e4m3);
+    t.set::<f32, F8E5M2>(f32_to_e5m2);
+    t.set::<f64, F16>(f64_to_f16);
+    t.set::<f64, BF16>(f64_to_bf16);
+    t.set::<f64, F8E4M3>(f64_to_e4m3);
+    t.set::<f64, F8E5M2>(f64_to_e5m2);
+    t.set::<F16, f32>(f16_to_f32);
+    t.set::<BF16, f32>(bf16_to_f32);
+    t.set::<F8E4M3, f32>(e4m3_to_f32);
+    t.set::<F8E5M2, f32>(e5m2_to_f32);
+    t.set::<F16, f64>(f16_to_f64);
+    t.set::<BF16, f64>(bf16_to_f64);
+    t.set::<F8E4M3, f64>(e4m3_to_f64);
+    t.set::<F8E5M2, f64>(e5m2_to_f64);
+    t
 };

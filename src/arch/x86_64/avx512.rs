@@ -105,8 +105,8 @@ use core::arch::x86_64::*;
 
 use super::Fp8Fma;
 use crate::Overflow;
-use crate::arch::{Kernels, RawKernel};
-use crate::element::{PAIRS, narrow_index, widen_index};
+use crate::arch::Kernels;
+use crate::options::Policy;
 
 /// Format numbers, as in the table indices.
 const F16: u8 = 0;
@@ -524,7 +524,7 @@ const fn narrow_size(fmt: u8) -> usize {
 /// Narrows `len` f32 to format `FMT`, the 64-element blocks with streaming stores when `NT`.
 ///
 /// # Safety
-/// [`RawKernel`] contract, the CPU has this backend's features, and `dst` is 64-byte
+/// [`RawKernel`](crate::arch::RawKernel) contract, the CPU has this backend's features, and `dst` is 64-byte
 /// aligned when `NT`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 pub(super) unsafe fn narrow_f32<const FMT: u8, const SAT: bool, const NT: bool>(
@@ -582,7 +582,7 @@ pub(super) unsafe fn narrow_f32<const FMT: u8, const SAT: bool, const NT: bool>(
 /// streaming stores when `NT`.
 ///
 /// # Safety
-/// [`RawKernel`] contract, the CPU has this backend's features, and `dst` is 64-byte
+/// [`RawKernel`](crate::arch::RawKernel) contract, the CPU has this backend's features, and `dst` is 64-byte
 /// aligned when `NT`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 unsafe fn narrow_f64<const FMT: u8, const SAT: bool, const NT: bool>(
@@ -770,7 +770,7 @@ fn f64_from_f32_bits<const FMT: u8>(x: __m256i) -> __m512d {
 /// blocks with streaming stores when `NT`.
 ///
 /// # Safety
-/// [`RawKernel`] contract, the CPU has this backend's features, and `dst` is 64-byte
+/// [`RawKernel`](crate::arch::RawKernel) contract, the CPU has this backend's features, and `dst` is 64-byte
 /// aligned when `NT`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 unsafe fn widen<const FMT: u8, const WIDE64: bool, const NT: bool>(
@@ -908,7 +908,7 @@ macro_rules! run_split {
 }
 pub(super) use run_split;
 
-/// A kernel with its contract: [`RawKernel`] without the overflow argument, plus 64-byte
+/// A kernel with its contract: [`RawKernel`](crate::arch::RawKernel) without the overflow argument, plus 64-byte
 /// alignment of `dst` for the streaming variants.
 pub(super) type Kernel = unsafe fn(*const u8, *mut u8, usize);
 
@@ -948,14 +948,14 @@ pub(super) unsafe fn run_split_cold(
 /// Table entry: f32 to format `FMT`.
 ///
 /// # Safety
-/// [`RawKernel`]: in particular the CPU has AVX-512 F/BW/VL/DQ, AVX2, FMA and F16C, which
+/// [`RawKernel`](crate::arch::RawKernel): in particular the CPU has AVX-512 F/BW/VL/DQ, AVX2, FMA and F16C, which
 /// the dispatcher checks (`avx512_available`) before handing out this table.
-unsafe fn entry_narrow_f32<const FMT: u8>(src: *const u8, dst: *mut u8, len: usize, o: Overflow) {
+unsafe fn entry_narrow_f32<const FMT: u8>(src: *const u8, dst: *mut u8, len: usize, o: Policy) {
     let ds = narrow_size(FMT);
     // SAFETY: forwarded contract; the features are present (see above); `run_split` passes
     // NT = true only for a destination part that starts 64-byte aligned.
     unsafe {
-        match o {
+        match o.overflow {
             Overflow::Saturate => run_split!(narrow_f32[FMT, true](src, dst, len, 4, ds)),
             Overflow::NonSaturating => run_split!(narrow_f32[FMT, false](src, dst, len, 4, ds)),
         }
@@ -966,11 +966,11 @@ unsafe fn entry_narrow_f32<const FMT: u8>(src: *const u8, dst: *mut u8, len: usi
 ///
 /// # Safety
 /// As [`entry_narrow_f32`].
-unsafe fn entry_narrow_f64<const FMT: u8>(src: *const u8, dst: *mut u8, len: usize, o: Overflow) {
+unsafe fn entry_narrow_f64<const FMT: u8>(src: *const u8, dst: *mut u8, len: usize, o: Policy) {
     let ds = narrow_size(FMT);
     // SAFETY: as in `entry_narrow_f32`.
     unsafe {
-        match o {
+        match o.overflow {
             Overflow::Saturate => run_split!(narrow_f64[FMT, true](src, dst, len, 8, ds)),
             Overflow::NonSaturating => run_split!(narrow_f64[FMT, false](src, dst, len, 8, ds)),
         }
@@ -985,33 +985,35 @@ unsafe fn entry_widen<const FMT: u8, const WIDE64: bool>(
     src: *const u8,
     dst: *mut u8,
     len: usize,
-    _o: Overflow,
+    _o: Policy,
 ) {
     let ds = if WIDE64 { 8 } else { 4 };
     // SAFETY: as in `entry_narrow_f32`.
     unsafe { run_split!(widen[FMT, WIDE64](src, dst, len, narrow_size(FMT), ds)) }
 }
 
-/// The table of this backend (the `Avx512Vbmi` backend starts from it).
+/// The table of this backend (the `Avx512Vbmi` backend starts from it): these SIMD pairs,
+/// Scalar for the rest.
 pub(super) const fn table() -> Kernels {
-    let mut t: [RawKernel; PAIRS] = [entry_narrow_f32::<F16>; PAIRS];
-    t[narrow_index(0, 0)] = entry_narrow_f32::<F16>;
-    t[narrow_index(0, 1)] = entry_narrow_f32::<BF16>;
-    t[narrow_index(0, 2)] = entry_narrow_f32::<E4M3>;
-    t[narrow_index(0, 3)] = entry_narrow_f32::<E5M2>;
-    t[narrow_index(1, 0)] = entry_narrow_f64::<F16>;
-    t[narrow_index(1, 1)] = entry_narrow_f64::<BF16>;
-    t[narrow_index(1, 2)] = entry_narrow_f64::<E4M3>;
-    t[narrow_index(1, 3)] = entry_narrow_f64::<E5M2>;
-    t[widen_index(0, 0)] = entry_widen::<F16, false>;
-    t[widen_index(0, 1)] = entry_widen::<BF16, false>;
-    t[widen_index(0, 2)] = entry_widen::<E4M3, false>;
-    t[widen_index(0, 3)] = entry_widen::<E5M2, false>;
-    t[widen_index(1, 0)] = entry_widen::<F16, true>;
-    t[widen_index(1, 1)] = entry_widen::<BF16, true>;
-    t[widen_index(1, 2)] = entry_widen::<E4M3, true>;
-    t[widen_index(1, 3)] = entry_widen::<E5M2, true>;
-    Kernels(t)
+    use crate::format as f;
+    let mut t = f::scalar_kernels();
+    t.set::<f32, f::F16>(entry_narrow_f32::<F16>);
+    t.set::<f32, f::BF16>(entry_narrow_f32::<BF16>);
+    t.set::<f32, f::F8E4M3>(entry_narrow_f32::<E4M3>);
+    t.set::<f32, f::F8E5M2>(entry_narrow_f32::<E5M2>);
+    t.set::<f64, f::F16>(entry_narrow_f64::<F16>);
+    t.set::<f64, f::BF16>(entry_narrow_f64::<BF16>);
+    t.set::<f64, f::F8E4M3>(entry_narrow_f64::<E4M3>);
+    t.set::<f64, f::F8E5M2>(entry_narrow_f64::<E5M2>);
+    t.set::<f::F16, f32>(entry_widen::<F16, false>);
+    t.set::<f::BF16, f32>(entry_widen::<BF16, false>);
+    t.set::<f::F8E4M3, f32>(entry_widen::<E4M3, false>);
+    t.set::<f::F8E5M2, f32>(entry_widen::<E5M2, false>);
+    t.set::<f::F16, f64>(entry_widen::<F16, true>);
+    t.set::<f::BF16, f64>(entry_widen::<BF16, true>);
+    t.set::<f::F8E4M3, f64>(entry_widen::<E4M3, true>);
+    t.set::<f::F8E5M2, f64>(entry_widen::<E5M2, true>);
+    t
 }
 
 /// The `Avx512` backend's kernels.

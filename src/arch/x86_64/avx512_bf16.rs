@@ -36,7 +36,7 @@ use super::avx512::{self, BF16, BLOCK, run_split, run_split_cold};
 use super::avx512_vbmi;
 use crate::Overflow;
 use crate::arch::Kernels;
-use crate::element::narrow_index;
+use crate::options::Policy;
 
 /// `x` (f32 bits) with the exponent field of its ±0 and subnormal lanes set to 1, and the
 /// mask of those lanes.
@@ -116,11 +116,11 @@ unsafe fn narrow_f32_bf16<const SAT: bool, const NT: bool>(
 /// [`crate::arch::RawKernel`]: in particular the CPU has AVX-512 F/BW/VL/DQ, AVX512_BF16,
 /// AVX512_VBMI, AVX2, FMA and F16C, which the dispatcher checks (`avx512_bf16_available`)
 /// before handing out this table.
-unsafe fn entry_f32_to_bf16(src: *const u8, dst: *mut u8, len: usize, o: Overflow) {
+unsafe fn entry_f32_to_bf16(src: *const u8, dst: *mut u8, len: usize, o: Policy) {
     // SAFETY: forwarded contract; the features are present (see above); `run_split` passes
     // NT = true only for a destination part that starts 64-byte aligned.
     unsafe {
-        match o {
+        match o.overflow {
             Overflow::Saturate => run_split!(narrow_f32_bf16[true](src, dst, len, 4, 2)),
             Overflow::NonSaturating => run_split!(narrow_f32_bf16[false](src, dst, len, 4, 2)),
         }
@@ -129,7 +129,7 @@ unsafe fn entry_f32_to_bf16(src: *const u8, dst: *mut u8, len: usize, o: Overflo
 
 const fn table() -> Kernels {
     let mut t = avx512_vbmi::table();
-    t.0[narrow_index(0, 1)] = entry_f32_to_bf16;
+    t.set::<f32, crate::BF16>(entry_f32_to_bf16);
     t
 }
 

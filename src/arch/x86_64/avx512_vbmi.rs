@@ -53,9 +53,8 @@
 use core::arch::x86_64::*;
 
 use super::avx512::{self, BLOCK, E4M3, E5M2, run_split, run_split_cold};
-use crate::Overflow;
 use crate::arch::Kernels;
-use crate::element::widen_index;
+use crate::options::Policy;
 
 /// f32 (`wide64 == false`) or f64 bits of the fp8 magnitude code `m` (`m < 128`) of format
 /// `fmt`. The f32 part restates `codec::widen_f32` for the two fp8 formats, because that
@@ -322,7 +321,7 @@ unsafe fn entry_widen_fp8<const FMT: u8, const WIDE64: bool>(
     src: *const u8,
     dst: *mut u8,
     len: usize,
-    _o: Overflow,
+    _o: Policy,
 ) {
     let ds = if WIDE64 { 8 } else { 4 };
     // SAFETY: forwarded contract; the features are present (see above); `run_split` passes
@@ -335,9 +334,9 @@ pub(super) const fn table() -> Kernels {
     let mut t = avx512::table();
     // F8E5M2 → f32 stays on the `Avx512` kernel (`code << 8` and `VCVTPH2PS`), which
     // measured as fast as this one (see the module docs).
-    t.0[widen_index(0, 2)] = entry_widen_fp8::<E4M3, false>;
-    t.0[widen_index(1, 2)] = entry_widen_fp8::<E4M3, true>;
-    t.0[widen_index(1, 3)] = entry_widen_fp8::<E5M2, true>;
+    t.set::<crate::F8E4M3, f32>(entry_widen_fp8::<E4M3, false>);
+    t.set::<crate::F8E4M3, f64>(entry_widen_fp8::<E4M3, true>);
+    t.set::<crate::F8E5M2, f64>(entry_widen_fp8::<E5M2, true>);
     t
 }
 

@@ -75,6 +75,11 @@ pub(crate) fn avx512_bf16_available() -> bool {
     }
 }
 
+/// The environment variable that sets the size (source plus destination bytes) from which
+/// the AVX-512 kernels write their destination with streaming stores (see the README).
+#[cfg(feature = "std")]
+const STREAM_ENV_VAR: &str = "VCVT_STREAM_MIN_BYTES";
+
 /// Conversions that move at least this many bytes (source plus destination) use streaming
 /// stores for their destination: three quarters of the last-level cache, as reported by
 /// CPUID leaf 4 (Intel) or 0x8000001D (AMD), or 32 MiB when neither reports one. With
@@ -103,7 +108,7 @@ static STREAM_MIN_BYTES: AtomicUsize = AtomicUsize::new(0);
 #[cold]
 fn compute_stream_min_bytes() -> usize {
     #[cfg(feature = "std")]
-    if let Some(v) = std::env::var(crate::backend::STREAM_ENV_VAR)
+    if let Some(v) = std::env::var(STREAM_ENV_VAR)
         .ok()
         .and_then(|s| s.trim().parse::<usize>().ok())
     {

@@ -6,7 +6,7 @@
 //! the same top byte does (quiet bit set, payload kept).
 
 use crate::Overflow;
-use crate::codec::Format;
+use crate::codec::{Format, NanKind};
 
 narrow_type! {
     /// An OCP fp8 E5M2 value: range ±57344, 3 significant bits, with ±Inf and NaN.
@@ -22,6 +22,7 @@ narrow_type! {
     /// ```
     F8E5M2(u8), example = "1.5"
 }
+signed_consts!(F8E5M2(u8), neg_zero);
 
 impl F8E5M2 {
     /// Positive infinity.
@@ -36,25 +37,18 @@ impl Format for F8E5M2 {
     const EXP_BITS: u32 = 5;
     const MAN_BITS: u32 = 2;
     const MAX: u32 = 0x7B;
-    const OVERFLOW_NONSAT: u32 = 0x7C;
     const HAS_INF: bool = true;
+    // Every NaN narrows to this one code (with the sign); widening treats all three NaN
+    // codes per sign as IEEE does.
+    const NAN: NanKind = NanKind::Fixed {
+        code: 0x7E,
+        signed: true,
+    };
     const DEFAULT_OVERFLOW: Overflow = Overflow::Saturate;
 
     #[inline(always)]
-    fn mag_is_nan(mag: u32) -> bool {
-        mag > 0x7C
-    }
-    #[inline(always)]
-    fn nan_from_f32(_a: u32) -> u32 {
-        0x7E
-    }
-    #[inline(always)]
-    fn nan_from_f64(_a: u64) -> u32 {
-        0x7E
-    }
-    #[inline(always)]
-    fn nan_to_f32(mag: u32) -> u32 {
-        // As binary16 `mag << 8` widens: payload kept, quiet bit set.
-        0x7FC0_0000 | ((mag & 0x03) << 21)
+    fn nan_to_f32(c: u32) -> u32 {
+        // As binary16 `c << 8` widens: sign and payload kept, quiet bit set.
+        ((c & 0x80) << 24) | 0x7FC0_0000 | ((c & 0x03) << 21)
     }
 }

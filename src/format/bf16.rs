@@ -7,7 +7,7 @@
 //! quiets it.
 
 use crate::Overflow;
-use crate::codec::Format;
+use crate::codec::{Format, NanKind};
 
 narrow_type! {
     /// A bfloat16 value: f32's range with 8 significant bits.
@@ -23,6 +23,7 @@ narrow_type! {
     /// ```
     BF16(u16), example = "1.5"
 }
+signed_consts!(BF16(u16), neg_zero);
 
 impl BF16 {
     /// Positive infinity.
@@ -37,24 +38,13 @@ impl Format for BF16 {
     const EXP_BITS: u32 = 8;
     const MAN_BITS: u32 = 7;
     const MAX: u32 = 0x7F7F;
-    const OVERFLOW_NONSAT: u32 = 0x7F80;
     const HAS_INF: bool = true;
+    const NAN: NanKind = NanKind::Ieee;
     const DEFAULT_OVERFLOW: Overflow = Overflow::NonSaturating;
 
     #[inline(always)]
-    fn mag_is_nan(mag: u32) -> bool {
-        mag > 0x7F80
-    }
-    #[inline(always)]
-    fn nan_from_f32(a: u32) -> u32 {
-        (a >> 16) | 0x0040
-    }
-    #[inline(always)]
-    fn nan_from_f64(a: u64) -> u32 {
-        0x7FC0 | ((a >> 45) & 0x7F) as u32
-    }
-    #[inline(always)]
-    fn nan_to_f32(mag: u32) -> u32 {
-        mag << 16
+    fn nan_to_f32(c: u32) -> u32 {
+        // The plain 16-bit shift: every bit kept.
+        c << 16
     }
 }

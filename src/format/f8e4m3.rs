@@ -6,7 +6,7 @@
 //! `0x7FC00000 | sign`.
 
 use crate::Overflow;
-use crate::codec::Format;
+use crate::codec::{Format, NanKind};
 
 narrow_type! {
     /// An OCP fp8 E4M3 value (`float8_e4m3fn`): range ±448, 4 significant bits, no infinity.
@@ -23,6 +23,7 @@ narrow_type! {
     /// ```
     F8E4M3(u8), example = "1.5"
 }
+signed_consts!(F8E4M3(u8), neg_zero);
 
 impl F8E4M3 {
     /// The NaN (`0x7F`); E4M3 has one NaN code per sign.
@@ -33,24 +34,15 @@ impl Format for F8E4M3 {
     const EXP_BITS: u32 = 4;
     const MAN_BITS: u32 = 3;
     const MAX: u32 = 0x7E;
-    const OVERFLOW_NONSAT: u32 = 0x7F;
     const HAS_INF: bool = false;
+    const NAN: NanKind = NanKind::Fixed {
+        code: 0x7F,
+        signed: true,
+    };
     const DEFAULT_OVERFLOW: Overflow = Overflow::Saturate;
 
     #[inline(always)]
-    fn mag_is_nan(mag: u32) -> bool {
-        mag == 0x7F
-    }
-    #[inline(always)]
-    fn nan_from_f32(_a: u32) -> u32 {
-        0x7F
-    }
-    #[inline(always)]
-    fn nan_from_f64(_a: u64) -> u32 {
-        0x7F
-    }
-    #[inline(always)]
-    fn nan_to_f32(_mag: u32) -> u32 {
-        0x7FC0_0000
+    fn nan_to_f32(c: u32) -> u32 {
+        ((c & 0x80) << 24) | 0x7FC0_0000
     }
 }

@@ -5,7 +5,7 @@
 //! quiet bit (what `VCVTPH2PS` does).
 
 use crate::Overflow;
-use crate::codec::Format;
+use crate::codec::{Format, NanKind};
 
 narrow_type! {
     /// An IEEE 754 binary16 value ("half precision", `f16`).
@@ -22,6 +22,7 @@ narrow_type! {
     /// ```
     F16(u16), example = "1.5"
 }
+signed_consts!(F16(u16), neg_zero);
 
 impl F16 {
     /// Positive infinity.
@@ -36,24 +37,13 @@ impl Format for F16 {
     const EXP_BITS: u32 = 5;
     const MAN_BITS: u32 = 10;
     const MAX: u32 = 0x7BFF;
-    const OVERFLOW_NONSAT: u32 = 0x7C00;
     const HAS_INF: bool = true;
+    const NAN: NanKind = NanKind::Ieee;
     const DEFAULT_OVERFLOW: Overflow = Overflow::NonSaturating;
 
     #[inline(always)]
-    fn mag_is_nan(mag: u32) -> bool {
-        mag > 0x7C00
-    }
-    #[inline(always)]
-    fn nan_from_f32(a: u32) -> u32 {
-        0x7E00 | ((a >> 13) & 0x03FF)
-    }
-    #[inline(always)]
-    fn nan_from_f64(a: u64) -> u32 {
-        0x7E00 | ((a >> 42) & 0x03FF) as u32
-    }
-    #[inline(always)]
-    fn nan_to_f32(mag: u32) -> u32 {
-        0x7FC0_0000 | ((mag & 0x03FF) << 13)
+    fn nan_to_f32(c: u32) -> u32 {
+        // As VCVTPH2PS: sign and payload kept, quiet bit set.
+        ((c & 0x8000) << 16) | 0x7FC0_0000 | ((c & 0x03FF) << 13)
     }
 }

@@ -1,0 +1,106 @@
+//! The narrow formats: one file per format, one registry line per format.
+//!
+//! # Where things live
+//!
+//! * `src/format/<name>.rs`: one format's definition. Its bit layout, bias, largest code,
+//!   specials and NaN rule are constants of its [`Format`](crate::codec::Format) impl, its
+//!   public type is made by `narrow_type!` (`src/macros.rs`), and a format whose arithmetic
+//!   is not IEEE-like (E8M0) overrides the three codec functions there.
+//! * `src/codec.rs`: the generic scalar codec, written once against `Format`: the
+//!   specification every kernel must match.
+//! * This file: the **registry**, one line per format, which generates the `Element` and
+//!   `ConvertTo` impls, the kernel-table indices and the Scalar backend's table.
+//! * `src/arch/`: the backends. Each SIMD backend starts from the Scalar table and replaces
+//!   the pairs it has kernels for (`Kernels::set`), so a format without a kernel on some
+//!   backend still converts there, and `Backend::simd_pairs` says which pairs are SIMD.
+//!
+//! # Adding a format
+//!
+//! 1. Write `src/format/<name>.rs`: the `narrow_type!` (and `signed_consts!` for a signed
+//!    format), its `Format` impl, docs with its contract row and an example.
+//! 2. Add its line to the registry below (the next index) and its row to the contract tables
+//!    (README.md, `src/lib.rs`).
+//! 3. Give `tests/common/mod.rs` its definition (a `FormatDef`, from the standard, not from
+//!    the codec) and add it to the lists of the exhaustive, specials, tails and fuzz tests.
+//! 4. Only if a backend should have a kernel for it: write the kernel in that backend's
+//!    file and `set` it in that backend's table.
+
+use crate::arch::{Kernels, scalar};
+use crate::element::PAIRS_PER_FORMAT;
+
+/// The registry: one line per format, `index => Type in module, kind`. `plain` formats
+/// hold one value per element; `packed` ones hold two FP4 values per byte.
+macro_rules! registry {
+    ($($index:literal => $name:ident in $module:ident, $kind:ident;)*) => {
+        $(
+            mod $module;
+            pub use $module::$name;
+        )*
+
+        /// Each format's number: its place in the kernel tables.
+        #[allow(non_upper_case_globals, dead_code)]
+        pub(crate) mod index {
+            $(pub(crate) const $name: usize = $index;)*
+        }
+
+        /// Number of formats.
+        pub(crate) const FORMATS: usize = [$($index),*].len();
+
+        // The indices are 0, 1, 2, ... in the order of the lines.
+        const _: () = {
+            let mut i = 0;
+            $(
+                assert!($index == i);
+                i += 1;
+            )*
+            let _ = i;
+        };
+
+        $(
+            elements!($name);
+            pairs!($name => $index, $name, registry!(@packed $kind));
+        )*
+
+        /// The Scalar backend's kernels: every pair, every policy.
+        pub(crate) const fn scalar_kernels() -> Kernels {
+            let mut t = Kernels::empty();
+            $(registry!(@scalar t, $index, $name, $kind);)*
+            t
+        }
+    };
+    (@packed plain) => { false };
+    (@packed packed) => { true };
+    (@scalar $t:ident, $index:literal, $name:ident, plain) => {
+        $t.set_scalar($index, [
+            scalar::f32_to_narrow::<$name>,
+            scalar::f64_to_narrow::<$name>,
+            scalar::narrow_to_f32::<$name>,
+            scalar::narrow_to_f64::<$name>,
+        ]);
+    };
+    (@scalar $t:ident, $index:literal, $name:ident, packed) => {
+        $t.set_scalar($index, [
+            scalar::f32_to_packed,
+            scalar::f64_to_packed,
+            scalar::packed_to_f32,
+            scalar::packed_to_f64,
+        ]);
+    };
+}
+
+registry! {
+    0 => F16 in f16, plain;
+    1 => BF16 in bf16, plain;
+    2 => F8E4M3 in f8e4m3, plain;
+    3 => F8E5M2 in f8e5m2, plain;
+    4 => F8E4M3FNUZ in f8e4m3fnuz, plain;
+    5 => F8E5M2FNUZ in f8e5m2fnuz, plain;
+    6 => F6E2M3 in f6e2m3, plain;
+    7 => F6E3M2 in f6e3m2, plain;
+    8 => F4E2M1 in f4e2m1, plain;
+    9 => F4E2M1x2 in f4e2m1x2, packed;
+    10 => F8E8M0 in f8e8m0, plain;
+}
+
+/// Number of kernels in a backend's table.
+pub(crate) const PAIRS: usize = FORMATS * PAIRS_PER_FORMAT;
