@@ -12,11 +12,19 @@
 //! Under `VCVT_SWEEP=sample` (emulation, Miri) the sweep runs the stratified sample of
 //! [`common::stratified_f32_sample`] instead: every sign and exponent, and the mantissas next
 //! to every rounding boundary of the format plus random ones.
+//!
+//! A backend that has no SIMD kernel for a pair runs the Scalar kernel for it
+//! ([`Backend::is_simd`]); sweeping the same Scalar kernel 2^32 times per backend would prove
+//! nothing new, so such a backend gets the stratified sample (which still proves that its
+//! table routes the pair correctly), and the test prints which backends were swept fully.
 
 mod common;
 
 use common::{MODES, Narrow, backends, expect_f32_block, names};
-use vcvt::{BF16, Backend, ConvertTo, F8E4M3, F8E5M2, F16, Options};
+use vcvt::{
+    BF16, Backend, ConvertTo, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ,
+    F8E8M0, F16, Options,
+};
 
 /// Length of the second pass's calls: one less than the AVX-512 kernels' 64-element block,
 /// so each call runs only their masked remainder steps; on AVX2 (16- or 32-element steps)
@@ -44,58 +52,91 @@ fn sweep<T: Narrow>(test: &str)
 where
     f32: ConvertTo<T>,
 {
-    let backends = backends(test);
+    let all = backends(test);
+    // Scalar, and every backend with a SIMD kernel for the pair: all 2^32 inputs.
+    let full: Vec<Backend> = all
+        .iter()
+        .copied()
+        .filter(|b| *b == Backend::Scalar || b.is_simd::<f32, T>())
+        .collect();
+    // Backends that route the pair to the Scalar kernel: the stratified sample.
+    let routed: Vec<Backend> = all.iter().copied().filter(|b| !full.contains(b)).collect();
     let seed = 0x5EED_0000 + u64::from(T::DEF.bits());
-    let (report, inputs) =
+    let (mut report, inputs) =
         common::sweep_f32(T::oracle(), seed, |src, s: &mut Scratch<T>, report| {
-            let n = src.len();
-            for v in [&mut s.sat, &mut s.nonsat, &mut s.out] {
-                v.resize(n, T::zeroed());
-            }
-            // The oracle runs once per chunk, for both policies.
-            expect_f32_block(src, &mut s.sat, &mut s.nonsat);
-            for &b in &backends {
-                for (mode, expected) in MODES.into_iter().zip([&s.sat, &s.nonsat]) {
-                    let opts = Options::new().overflow(mode);
-                    // The whole chunk in one call: every element goes through a kernel's
-                    // unrolled main loop (chunks are multiples of 64 elements).
-                    vcvt::convert_slice_on(b, src, &mut s.out, opts).unwrap();
-                    report.compare(
-                        || format!("f32->{} on {b}, {mode:?}", T::DEF.name),
-                        expected,
-                        &s.out,
-                        |k| u64::from(src[k].to_bits()),
-                    );
-                    if b == Backend::Scalar {
-                        continue;
-                    }
-                    // Again in calls of TAIL elements, shorter than any unrolled step, so
-                    // that every element also goes through the kernels' remainder code.
-                    for (src, out) in src.chunks(TAIL).zip(s.out.chunks_mut(TAIL)) {
-                        vcvt::convert_slice_on(b, src, out, opts).unwrap();
-                    }
-                    report.compare(
-                        || {
-                            format!(
-                                "f32->{} on {b}, {mode:?}, {TAIL}-element calls",
-                                T::DEF.name
-                            )
-                        },
-                        expected,
-                        &s.out,
-                        |k| u64::from(src[k].to_bits()),
-                    );
-                }
-            }
+            check_chunk(src, s, report, &full);
         });
-    report.finish(
-        test,
-        &format!(
-            "f32->{}, {inputs} x 2 modes on [{}]",
-            T::DEF.name,
-            names(&backends)
-        ),
+    let mut coverage = format!(
+        "f32->{}, {inputs} x 2 modes on [{}]",
+        T::DEF.name,
+        names(&full)
     );
+    if !routed.is_empty() {
+        let sample = common::stratified_f32_sample(T::oracle(), seed);
+        let mut s = Scratch::default();
+        let mut r = common::Report::default();
+        for chunk in sample.chunks(common::SWEEP_CHUNK) {
+            check_chunk(chunk, &mut s, &mut r, &routed);
+        }
+        report.merge(r);
+        coverage += &format!(
+            "; stratified sample of {} inputs x 2 modes on [{}] (Scalar kernel for this pair)",
+            sample.len(),
+            names(&routed)
+        );
+    }
+    report.finish(test, &coverage);
+}
+
+/// Converts one chunk on each backend, under both policies, in one call and in calls of
+/// [`TAIL`] elements, and compares with the oracle.
+fn check_chunk<T: Narrow>(
+    src: &[f32],
+    s: &mut Scratch<T>,
+    report: &mut common::Report,
+    backends: &[Backend],
+) where
+    f32: ConvertTo<T>,
+{
+    let n = src.len();
+    for v in [&mut s.sat, &mut s.nonsat, &mut s.out] {
+        v.resize(n, T::zeroed());
+    }
+    // The oracle runs once per chunk, for both policies.
+    expect_f32_block(src, &mut s.sat, &mut s.nonsat);
+    for &b in backends {
+        for (mode, expected) in MODES.into_iter().zip([&s.sat, &s.nonsat]) {
+            let opts = Options::new().overflow(mode);
+            // The whole chunk in one call: every element goes through a kernel's
+            // unrolled main loop (chunks are multiples of 64 elements).
+            vcvt::convert_slice_on(b, src, &mut s.out, opts).unwrap();
+            report.compare(
+                || format!("f32->{} on {b}, {mode:?}", T::DEF.name),
+                expected,
+                &s.out,
+                |k| u64::from(src[k].to_bits()),
+            );
+            if b == Backend::Scalar {
+                continue;
+            }
+            // Again in calls of TAIL elements, shorter than any unrolled step, so
+            // that every element also goes through the kernels' remainder code.
+            for (src, out) in src.chunks(TAIL).zip(s.out.chunks_mut(TAIL)) {
+                vcvt::convert_slice_on(b, src, out, opts).unwrap();
+            }
+            report.compare(
+                || {
+                    format!(
+                        "f32->{} on {b}, {mode:?}, {TAIL}-element calls",
+                        T::DEF.name
+                    )
+                },
+                expected,
+                &s.out,
+                |k| u64::from(src[k].to_bits()),
+            );
+        }
+    }
 }
 
 #[test]
@@ -116,4 +157,34 @@ fn exhaustive_f32_to_f8e4m3() {
 #[test]
 fn exhaustive_f32_to_f8e5m2() {
     sweep::<F8E5M2>("exhaustive_f32_to_f8e5m2");
+}
+
+#[test]
+fn exhaustive_f32_to_f8e4m3fnuz() {
+    sweep::<F8E4M3FNUZ>("exhaustive_f32_to_f8e4m3fnuz");
+}
+
+#[test]
+fn exhaustive_f32_to_f8e5m2fnuz() {
+    sweep::<F8E5M2FNUZ>("exhaustive_f32_to_f8e5m2fnuz");
+}
+
+#[test]
+fn exhaustive_f32_to_f6e2m3() {
+    sweep::<F6E2M3>("exhaustive_f32_to_f6e2m3");
+}
+
+#[test]
+fn exhaustive_f32_to_f6e3m2() {
+    sweep::<F6E3M2>("exhaustive_f32_to_f6e3m2");
+}
+
+#[test]
+fn exhaustive_f32_to_f4e2m1() {
+    sweep::<F4E2M1>("exhaustive_f32_to_f4e2m1");
+}
+
+#[test]
+fn exhaustive_f32_to_f8e8m0() {
+    sweep::<F8E8M0>("exhaustive_f32_to_f8e8m0");
 }

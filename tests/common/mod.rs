@@ -40,10 +40,17 @@
 use std::fmt;
 use std::sync::OnceLock;
 
-use vcvt::{BF16, Backend, Element, F8E4M3, F8E5M2, F16, Overflow};
+use vcvt::{
+    BF16, Backend, Element, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0,
+    F16, NanPolicy, Overflow,
+};
 
 /// Both overflow policies, in a fixed order (index 0 = `Saturate`, 1 = `NonSaturating`).
 pub const MODES: [Overflow; 2] = [Overflow::Saturate, Overflow::NonSaturating];
+
+/// Every NaN policy.
+pub const NAN_POLICIES: [NanPolicy; 3] =
+    [NanPolicy::Preserve, NanPolicy::Canonical, NanPolicy::ToMax];
 
 /// Whether `VCVT_SWEEP=sample` asks for stratified samples instead of exhaustive sweeps
 /// (used under emulation and Miri).
@@ -76,13 +83,17 @@ pub fn names(backends: &[Backend]) -> String {
         .join(", ")
 }
 
-/// What a NaN source narrows to.
+/// What a NaN source narrows to under `NanPolicy::Preserve`.
 #[derive(Clone, Copy, Debug)]
 pub enum NarrowNan {
     /// Sign, the top `M` payload bits of the source, and the quiet bit (F16, BF16).
     QuietKeepTopPayload,
     /// This magnitude code with the source's sign (E4M3 `0x7F`, E5M2 `0x7E`).
     Fixed(u32),
+    /// This whole code, whatever the sign (fnuz `0x80`, E8M0 `0xFF`).
+    Unsigned(u32),
+    /// The format has no NaN: ±MAX with the source's sign (fp6, fp4).
+    Max,
 }
 
 /// What a NaN code widens to in `f32`.
@@ -92,8 +103,27 @@ pub enum WidenNan {
     QuietKeepPayload,
     /// The code's fraction kept as the top payload bits, quiet bit as is (BF16: `code << 16`).
     Plain,
-    /// The quiet NaN `0x7FC00000` with the code's sign (E4M3).
+    /// The quiet NaN `0x7FC00000` with the code's sign bit (E4M3; fnuz, whose NaN `0x80` has
+    /// its sign bit set; E8M0, which has no sign).
     FixedQuiet,
+}
+
+/// How a format uses its codes, as its standard defines them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// IEEE style: the all-ones exponent holds Inf (zero fraction) and NaN.
+    Ieee,
+    /// OCP E4M3: the all-ones exponent holds finite values except the all-ones magnitude,
+    /// the only NaN of each sign.
+    AllOnesNan,
+    /// fnuz: every magnitude is finite; the code with only the sign bit set (`-0`) is the only
+    /// NaN, and there is no negative zero.
+    Fnuz,
+    /// fp6/fp4: every code is finite (no Inf, no NaN).
+    Finite,
+    /// E8M0: no sign, code `c` is `2^(c - bias)` for `c` below all ones, all ones is NaN; no
+    /// zero. Rounds to the nearest power of two in linear space, ties up.
+    ExponentOnly,
 }
 
 /// The definition of a narrow format, as the contract table states it.
@@ -105,10 +135,11 @@ pub struct FormatDef {
     pub exp_bits: u32,
     /// Fraction field width.
     pub man_bits: u32,
-    /// IEEE-style: the all-ones exponent holds Inf (zero fraction) and NaN. Otherwise (E4M3)
-    /// it holds finite values, except the all-ones magnitude, the only NaN.
-    pub ieee_specials: bool,
-    /// NaN rule when narrowing.
+    /// Exponent bias.
+    pub bias: i32,
+    /// How the codes are used.
+    pub kind: Kind,
+    /// NaN rule when narrowing under `NanPolicy::Preserve`.
     pub narrow_nan: NarrowNan,
     /// NaN rule when widening to `f32`.
     pub widen_nan: WidenNan,
@@ -119,7 +150,8 @@ pub const F16_DEF: FormatDef = FormatDef {
     name: "F16",
     exp_bits: 5,
     man_bits: 10,
-    ieee_specials: true,
+    bias: 15,
+    kind: Kind::Ieee,
     narrow_nan: NarrowNan::QuietKeepTopPayload,
     widen_nan: WidenNan::QuietKeepPayload,
 };
@@ -128,7 +160,8 @@ pub const BF16_DEF: FormatDef = FormatDef {
     name: "BF16",
     exp_bits: 8,
     man_bits: 7,
-    ieee_specials: true,
+    bias: 127,
+    kind: Kind::Ieee,
     narrow_nan: NarrowNan::QuietKeepTopPayload,
     widen_nan: WidenNan::Plain,
 };
@@ -137,7 +170,8 @@ pub const E4M3_DEF: FormatDef = FormatDef {
     name: "F8E4M3",
     exp_bits: 4,
     man_bits: 3,
-    ieee_specials: false,
+    bias: 7,
+    kind: Kind::AllOnesNan,
     narrow_nan: NarrowNan::Fixed(0x7F),
     widen_nan: WidenNan::FixedQuiet,
 };
@@ -146,27 +180,96 @@ pub const E5M2_DEF: FormatDef = FormatDef {
     name: "F8E5M2",
     exp_bits: 5,
     man_bits: 2,
-    ieee_specials: true,
+    bias: 15,
+    kind: Kind::Ieee,
     narrow_nan: NarrowNan::Fixed(0x7E),
     widen_nan: WidenNan::QuietKeepPayload,
 };
+/// E4M3FNUZ: 1.4.3, bias 8, NaN = 0x80 only, no Inf, no -0.
+pub const E4M3FNUZ_DEF: FormatDef = FormatDef {
+    name: "F8E4M3FNUZ",
+    exp_bits: 4,
+    man_bits: 3,
+    bias: 8,
+    kind: Kind::Fnuz,
+    narrow_nan: NarrowNan::Unsigned(0x80),
+    widen_nan: WidenNan::FixedQuiet,
+};
+/// E5M2FNUZ: 1.5.2, bias 16, NaN = 0x80 only, no Inf, no -0.
+pub const E5M2FNUZ_DEF: FormatDef = FormatDef {
+    name: "F8E5M2FNUZ",
+    exp_bits: 5,
+    man_bits: 2,
+    bias: 16,
+    kind: Kind::Fnuz,
+    narrow_nan: NarrowNan::Unsigned(0x80),
+    widen_nan: WidenNan::FixedQuiet,
+};
+/// MX FP6 E2M3: 1.2.3, bias 1, no Inf, no NaN.
+pub const E2M3_DEF: FormatDef = FormatDef {
+    name: "F6E2M3",
+    exp_bits: 2,
+    man_bits: 3,
+    bias: 1,
+    kind: Kind::Finite,
+    narrow_nan: NarrowNan::Max,
+    widen_nan: WidenNan::FixedQuiet,
+};
+/// MX FP6 E3M2: 1.3.2, bias 3, no Inf, no NaN.
+pub const E3M2_DEF: FormatDef = FormatDef {
+    name: "F6E3M2",
+    exp_bits: 3,
+    man_bits: 2,
+    bias: 3,
+    kind: Kind::Finite,
+    narrow_nan: NarrowNan::Max,
+    widen_nan: WidenNan::FixedQuiet,
+};
+/// MX FP4 E2M1: 1.2.1, bias 1, no Inf, no NaN.
+pub const E2M1_DEF: FormatDef = FormatDef {
+    name: "F4E2M1",
+    exp_bits: 2,
+    man_bits: 1,
+    bias: 1,
+    kind: Kind::Finite,
+    narrow_nan: NarrowNan::Max,
+    widen_nan: WidenNan::FixedQuiet,
+};
+/// MX E8M0 scale: 0.8.0, bias 127, NaN = 0xFF, no zero, no sign.
+pub const E8M0_DEF: FormatDef = FormatDef {
+    name: "F8E8M0",
+    exp_bits: 8,
+    man_bits: 0,
+    bias: 127,
+    kind: Kind::ExponentOnly,
+    narrow_nan: NarrowNan::Unsigned(0xFF),
+    widen_nan: WidenNan::FixedQuiet,
+};
 
 impl FormatDef {
+    /// Whether the format has a sign bit.
+    pub const fn signed(&self) -> bool {
+        !matches!(self.kind, Kind::ExponentOnly)
+    }
     /// Total width in bits.
     pub const fn bits(&self) -> u32 {
-        1 + self.exp_bits + self.man_bits
+        self.signed() as u32 + self.exp_bits + self.man_bits
     }
     /// Exponent bias.
     pub const fn bias(&self) -> i32 {
-        (1 << (self.exp_bits - 1)) - 1
+        self.bias
     }
-    /// The sign bit of a code.
+    /// The sign bit of a code (0 without a sign).
     pub const fn sign_bit(&self) -> u32 {
-        1 << (self.bits() - 1)
+        if self.signed() {
+            1 << (self.bits() - 1)
+        } else {
+            0
+        }
     }
     /// Mask of the magnitude bits.
     pub const fn mag_mask(&self) -> u32 {
-        self.sign_bit() - 1
+        (self.codes() - 1) & !self.sign_bit()
     }
     /// Number of codes (2^bits).
     pub const fn codes(&self) -> u32 {
@@ -174,33 +277,45 @@ impl FormatDef {
     }
     /// Magnitude code of the largest finite value.
     pub const fn max_code(&self) -> u32 {
-        if self.ieee_specials {
+        match self.kind {
             // Everything below the all-ones exponent.
-            (((1 << self.exp_bits) - 1) << self.man_bits) - 1
-        } else {
+            Kind::Ieee => (((1 << self.exp_bits) - 1) << self.man_bits) - 1,
             // Everything but the all-ones magnitude (the NaN).
-            self.mag_mask() - 1
+            Kind::AllOnesNan | Kind::ExponentOnly => self.mag_mask() - 1,
+            // Every magnitude.
+            Kind::Fnuz | Kind::Finite => self.mag_mask(),
         }
     }
     /// Magnitude code of infinity, if the format has one.
     pub const fn inf_code(&self) -> Option<u32> {
-        if self.ieee_specials {
-            Some(((1 << self.exp_bits) - 1) << self.man_bits)
-        } else {
-            None
+        match self.kind {
+            Kind::Ieee => Some(((1 << self.exp_bits) - 1) << self.man_bits),
+            _ => None,
         }
     }
-    /// Magnitude code that overflow gives under `NonSaturating`: Inf, or the NaN for E4M3.
-    pub const fn nonsat_overflow_code(&self) -> u32 {
-        match self.inf_code() {
-            Some(c) => c,
-            None => self.mag_mask(),
+    /// Code (sign included) that overflow gives under `NonSaturating`: ±Inf, the NaN where
+    /// there is no Inf (E4M3 `0x7F | sign`, fnuz `0x80`, E8M0 `0xFF`), else ±MAX.
+    pub const fn nonsat_overflow(&self, negative: bool) -> u32 {
+        let sign = if negative { self.sign_bit() } else { 0 };
+        match self.kind {
+            Kind::Ieee => sign | (((1 << self.exp_bits) - 1) << self.man_bits),
+            Kind::AllOnesNan => sign | self.mag_mask(),
+            Kind::Fnuz => self.sign_bit(),
+            Kind::Finite => sign | self.max_code(),
+            Kind::ExponentOnly => 0xFF,
         }
     }
-    /// Whether a code (sign ignored) is a NaN.
+    /// Whether a code (high bits above the format ignored) is a NaN.
     pub const fn is_nan_code(&self, code: u32) -> bool {
+        let code = code & (self.codes() - 1);
         let mag = code & self.mag_mask();
-        mag > self.max_code() && !matches!(self.inf_code(), Some(i) if i == mag)
+        match self.kind {
+            Kind::Ieee => mag > self.max_code() + 1,
+            Kind::AllOnesNan => mag == self.mag_mask(),
+            Kind::Fnuz => code == self.sign_bit(),
+            Kind::Finite => false,
+            Kind::ExponentOnly => code == 0xFF,
+        }
     }
 }
 
@@ -220,10 +335,9 @@ pub struct Oracle {
     /// `mids[k] = (values[k] + values[k + 1]) / 2` for `k` in `0..=MAX`, then `+Inf` (so that
     /// a forward search always stops inside the slice).
     pub mids: Vec<f64>,
-    /// Cached `def.max_code()`, `def.sign_bit()` and `def.nonsat_overflow_code()`.
+    /// Cached `def.max_code()` and `def.sign_bit()`.
     max: u32,
     sign_bit: u32,
-    nonsat: u32,
 }
 
 impl Oracle {
@@ -236,7 +350,10 @@ impl Oracle {
         for c in 0..=max {
             let e = (c >> def.man_bits) as i32;
             let m = f64::from(c & frac_mask);
-            let v = if e == 0 {
+            let v = if def.kind == Kind::ExponentOnly {
+                // 2^(c - bias), no subnormals: code 0 is the smallest power of two.
+                pow2(c as i32 - def.bias())
+            } else if e == 0 {
                 // Subnormal: m / 2^M * 2^(1 - bias).
                 m * pow2(1 - def.bias() - m_bits)
             } else {
@@ -245,9 +362,11 @@ impl Oracle {
             };
             values.push(v);
         }
-        // The next value above MAX: one ulp of MAX's binade more.
+        // The next value above MAX: one ulp of MAX's binade more (for E8M0, the next power
+        // of two).
         let max_exp = (max >> def.man_bits) as i32;
         values.push(values[max as usize] + pow2(max_exp - def.bias() - m_bits));
+        assert!(def.kind != Kind::ExponentOnly || values[max as usize + 1] == pow2(128));
 
         // Sanity of the table: strictly increasing, every finite value exact in f32.
         for w in values.windows(2) {
@@ -276,7 +395,6 @@ impl Oracle {
             mids,
             max,
             sign_bit: def.sign_bit(),
-            nonsat: def.nonsat_overflow_code(),
         }
     }
 
@@ -304,77 +422,125 @@ impl Oracle {
         // p <= MAX + 1 because mids ends with +Inf; that last entry never equals x.
         let p32 = p as u32;
         if self.mids[p] == x {
-            // Exactly between values[p] and values[p + 1]: the even code wins.
-            p32 + (p32 & 1)
+            if self.def.kind == Kind::ExponentOnly {
+                // E8M0 rounds ties up (in linear space).
+                p32 + 1
+            } else {
+                // Exactly between values[p] and values[p + 1]: the even code wins.
+                p32 + (p32 & 1)
+            }
         } else {
             p32
         }
     }
 
-    /// Applies the sign and the overflow policy to a rounded index.
+    /// Applies the sign and the overflow policy to the rounded index of a finite source
+    /// magnitude `x`.
     #[inline(always)]
-    pub fn finish(&self, negative: bool, index: u32, mode: Overflow) -> u32 {
-        let mag = if index > self.max {
-            match mode {
-                Overflow::Saturate => self.max,
-                Overflow::NonSaturating => self.nonsat,
-            }
+    pub fn finish(&self, negative: bool, x: f64, index: u32, mode: Overflow) -> u32 {
+        match self.def.kind {
+            // E8M0 has no zero and no sign: nothing represents them.
+            Kind::ExponentOnly if negative || x == 0.0 => return 0xFF,
+            // fnuz has no negative zero: a result of magnitude zero is +0.
+            Kind::Fnuz if index == 0 => return 0,
+            _ => {}
+        }
+        if index > self.max {
+            return match mode {
+                Overflow::Saturate => {
+                    if negative {
+                        self.max | self.sign_bit
+                    } else {
+                        self.max
+                    }
+                }
+                Overflow::NonSaturating => self.def.nonsat_overflow(negative),
+            };
+        }
+        if negative {
+            index | self.sign_bit
         } else {
             index
-        };
-        if negative { mag | self.sign_bit } else { mag }
+        }
+    }
+
+    /// The code of an infinite source.
+    fn infinity(&self, negative: bool, mode: Overflow) -> u32 {
+        if self.def.kind == Kind::ExponentOnly {
+            0xFF
+        } else {
+            self.finish(negative, f64::INFINITY, self.overflow_index(), mode)
+        }
     }
 
     /// The NaN code for a NaN source whose fraction field, aligned so that its top bit is
-    /// bit `frac_bits - 1`, is `frac`.
-    fn nan_code(&self, negative: bool, frac: u64, frac_bits: u32) -> u32 {
+    /// bit `frac_bits - 1`, is `frac`, under NaN policy `nan`.
+    fn nan_code(&self, negative: bool, frac: u64, frac_bits: u32, nan: NanPolicy) -> u32 {
         let m = self.def.man_bits;
-        let mag = match self.def.narrow_nan {
-            NarrowNan::QuietKeepTopPayload => {
-                let top = (frac >> (frac_bits - m)) as u32;
-                self.def.inf_code().unwrap() | (1 << (m - 1)) | top
+        let sign = if negative { self.def.sign_bit() } else { 0 };
+        match (nan, self.def.narrow_nan) {
+            (NanPolicy::ToMax, _) | (_, NarrowNan::Max) => sign | self.max,
+            (NanPolicy::Canonical, NarrowNan::QuietKeepTopPayload) => {
+                sign | self.def.inf_code().unwrap() | (1 << (m - 1))
             }
-            NarrowNan::Fixed(c) => c,
-        };
-        if negative {
-            mag | self.def.sign_bit()
-        } else {
-            mag
+            (_, NarrowNan::QuietKeepTopPayload) => {
+                let top = (frac >> (frac_bits - m)) as u32;
+                sign | self.def.inf_code().unwrap() | (1 << (m - 1)) | top
+            }
+            (_, NarrowNan::Fixed(c)) => sign | c,
+            (_, NarrowNan::Unsigned(c)) => c,
         }
     }
 
-    /// Expected code for `f64` bits (binary search; any order of calls).
-    pub fn narrow_f64(&self, bits: u64, mode: Overflow) -> u32 {
+    /// Expected code for `f64` bits under a NaN policy (binary search; any order of calls).
+    pub fn narrow_f64_nan(&self, bits: u64, mode: Overflow, nan: NanPolicy) -> u32 {
         let neg = bits >> 63 != 0;
         let x = f64::from_bits(bits).abs();
         if x.is_nan() {
-            self.nan_code(neg, bits & ((1 << 52) - 1), 52)
+            self.nan_code(neg, bits & ((1 << 52) - 1), 52, nan)
         } else if x.is_infinite() {
-            self.finish(neg, self.overflow_index(), mode)
+            self.infinity(neg, mode)
         } else {
-            self.finish(neg, self.round_magnitude(x), mode)
+            self.finish(neg, x, self.round_magnitude(x), mode)
         }
     }
 
-    /// Expected code for `f32` bits (binary search; any order of calls).
-    pub fn narrow_f32(&self, bits: u32, mode: Overflow) -> u32 {
+    /// Expected code for `f32` bits under a NaN policy (binary search; any order of calls).
+    pub fn narrow_f32_nan(&self, bits: u32, mode: Overflow, nan: NanPolicy) -> u32 {
         let neg = bits >> 31 != 0;
         let x = f32::from_bits(bits).abs();
         if x.is_nan() {
-            self.nan_code(neg, u64::from(bits & 0x007F_FFFF), 23)
+            self.nan_code(neg, u64::from(bits & 0x007F_FFFF), 23, nan)
         } else if x.is_infinite() {
-            self.finish(neg, self.overflow_index(), mode)
+            self.infinity(neg, mode)
         } else {
-            self.finish(neg, self.round_magnitude(f64::from(x)), mode)
+            let x = f64::from(x);
+            self.finish(neg, x, self.round_magnitude(x), mode)
         }
     }
 
+    /// Expected code for `f64` bits under `NanPolicy::Preserve`.
+    pub fn narrow_f64(&self, bits: u64, mode: Overflow) -> u32 {
+        self.narrow_f64_nan(bits, mode, NanPolicy::Preserve)
+    }
+
+    /// Expected code for `f32` bits under `NanPolicy::Preserve`.
+    pub fn narrow_f32(&self, bits: u32, mode: Overflow) -> u32 {
+        self.narrow_f32_nan(bits, mode, NanPolicy::Preserve)
+    }
+
     /// Expected `f32` bits of a code widened.
+    /// Bits of a stored byte above the format's width (fp6, fp4) are ignored.
     pub fn widen_f32(&self, code: u32) -> u32 {
-        let sign = (code >> (self.def.bits() - 1)) << 31;
+        let code = code & (self.def.codes() - 1);
+        let sign = if code & self.def.sign_bit() != 0 {
+            1 << 31
+        } else {
+            0
+        };
         let mag = code & self.def.mag_mask();
         let frac = mag & ((1 << self.def.man_bits) - 1);
-        let bits = if self.def.is_nan_code(mag) {
+        let bits = if self.def.is_nan_code(code) {
             let payload = frac << (23 - self.def.man_bits);
             match self.def.widen_nan {
                 WidenNan::QuietKeepPayload => 0x7FC0_0000 | payload,
@@ -392,9 +558,14 @@ impl Oracle {
     /// Expected `f64` bits of a code widened: the value itself, or for a NaN the `f32` NaN
     /// converted as IEEE says (sign and payload kept, quiet bit set).
     pub fn widen_f64(&self, code: u32) -> u64 {
-        let sign = u64::from(code >> (self.def.bits() - 1)) << 63;
+        let code = code & (self.def.codes() - 1);
+        let sign = if code & self.def.sign_bit() != 0 {
+            1 << 63
+        } else {
+            0
+        };
         let mag = code & self.def.mag_mask();
-        let bits = if self.def.is_nan_code(mag) {
+        let bits = if self.def.is_nan_code(code) {
             let f32_frac = u64::from(self.widen_f32(code) & 0x007F_FFFF);
             0x7FF8_0000_0000_0000 | (f32_frac << 29)
         } else if Some(mag) == self.def.inf_code() {
@@ -466,6 +637,10 @@ pub trait Narrow: Element + bytemuck::Pod + fmt::Debug {
     fn code(self) -> u32;
     /// The format's oracle, built once per process.
     fn oracle() -> &'static Oracle;
+    /// The type's own `from_f32_opts` (the element function under test), as a code.
+    fn code_from_f32_opts(x: f32, o: vcvt::Options) -> u32;
+    /// The type's own `from_f64_opts`, as a code.
+    fn code_from_f64_opts(x: f64, o: vcvt::Options) -> u32;
 }
 
 macro_rules! narrow_impl {
@@ -482,6 +657,12 @@ macro_rules! narrow_impl {
                 static O: OnceLock<Oracle> = OnceLock::new();
                 O.get_or_init(|| Oracle::new($def))
             }
+            fn code_from_f32_opts(x: f32, o: vcvt::Options) -> u32 {
+                u32::from(<$t>::from_f32_opts(x, o).to_bits())
+            }
+            fn code_from_f64_opts(x: f64, o: vcvt::Options) -> u32 {
+                u32::from(<$t>::from_f64_opts(x, o).to_bits())
+            }
         }
     };
 }
@@ -489,6 +670,12 @@ narrow_impl!(F16, u16, F16_DEF);
 narrow_impl!(BF16, u16, BF16_DEF);
 narrow_impl!(F8E4M3, u8, E4M3_DEF);
 narrow_impl!(F8E5M2, u8, E5M2_DEF);
+narrow_impl!(F8E4M3FNUZ, u8, E4M3FNUZ_DEF);
+narrow_impl!(F8E5M2FNUZ, u8, E5M2FNUZ_DEF);
+narrow_impl!(F6E2M3, u8, E2M3_DEF);
+narrow_impl!(F6E3M2, u8, E3M2_DEF);
+narrow_impl!(F4E2M1, u8, E2M1_DEF);
+narrow_impl!(F8E8M0, u8, E8M0_DEF);
 
 /// Fills `sat` and `nonsat` with the expected codes of `src` under each policy, walking the
 /// midpoints (fast for consecutive bit patterns, correct for any order).
@@ -503,9 +690,10 @@ pub fn expect_f32_block<T: Narrow>(src: &[f32], sat: &mut [T], nonsat: &mut [T])
             *n = T::from_code(oracle.narrow_f32(bits, Overflow::NonSaturating));
         } else {
             let neg = bits != a;
-            let r = cur.round(f64::from(f32::from_bits(a)));
-            *s = T::from_code(oracle.finish(neg, r, Overflow::Saturate));
-            *n = T::from_code(oracle.finish(neg, r, Overflow::NonSaturating));
+            let x = f64::from(f32::from_bits(a));
+            let r = cur.round(x);
+            *s = T::from_code(oracle.finish(neg, x, r, Overflow::Saturate));
+            *n = T::from_code(oracle.finish(neg, x, r, Overflow::NonSaturating));
         }
     }
 }
@@ -522,8 +710,8 @@ pub fn expect_f64_block<T: Narrow>(src: &[f64], sat: &mut [T], nonsat: &mut [T])
         } else {
             let neg = x.is_sign_negative();
             let r = cur.round(x.abs());
-            *s = T::from_code(oracle.finish(neg, r, Overflow::Saturate));
-            *n = T::from_code(oracle.finish(neg, r, Overflow::NonSaturating));
+            *s = T::from_code(oracle.finish(neg, x.abs(), r, Overflow::Saturate));
+            *n = T::from_code(oracle.finish(neg, x.abs(), r, Overflow::NonSaturating));
         }
     }
 }
