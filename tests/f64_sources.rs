@@ -26,7 +26,10 @@ mod common;
 use common::{
     MODES, Narrow, Oracle, Report, Rng, backends, expect_f32_block, expect_f64_block, names,
 };
-use vcvt::{BF16, Backend, ConvertTo, F8E4M3, F8E5M2, F16, Options};
+use vcvt::{
+    BF16, Backend, ConvertTo, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ,
+    F8E8M0, F16, Options,
+};
 
 /// Elements per conversion call.
 const BLOCK: usize = 1 << 14;
@@ -299,6 +302,66 @@ fn ties_f64_to_f8e5m2() {
 }
 
 #[test]
+fn random_f64_to_f8e4m3fnuz() {
+    random_f64_to::<F8E4M3FNUZ>("random_f64_to_f8e4m3fnuz");
+}
+
+#[test]
+fn ties_f64_to_f8e4m3fnuz() {
+    ties_f64_to::<F8E4M3FNUZ>("ties_f64_to_f8e4m3fnuz");
+}
+
+#[test]
+fn random_f64_to_f8e5m2fnuz() {
+    random_f64_to::<F8E5M2FNUZ>("random_f64_to_f8e5m2fnuz");
+}
+
+#[test]
+fn ties_f64_to_f8e5m2fnuz() {
+    ties_f64_to::<F8E5M2FNUZ>("ties_f64_to_f8e5m2fnuz");
+}
+
+#[test]
+fn random_f64_to_f6e2m3() {
+    random_f64_to::<F6E2M3>("random_f64_to_f6e2m3");
+}
+
+#[test]
+fn ties_f64_to_f6e2m3() {
+    ties_f64_to::<F6E2M3>("ties_f64_to_f6e2m3");
+}
+
+#[test]
+fn random_f64_to_f6e3m2() {
+    random_f64_to::<F6E3M2>("random_f64_to_f6e3m2");
+}
+
+#[test]
+fn ties_f64_to_f6e3m2() {
+    ties_f64_to::<F6E3M2>("ties_f64_to_f6e3m2");
+}
+
+#[test]
+fn random_f64_to_f4e2m1() {
+    random_f64_to::<F4E2M1>("random_f64_to_f4e2m1");
+}
+
+#[test]
+fn ties_f64_to_f4e2m1() {
+    ties_f64_to::<F4E2M1>("ties_f64_to_f4e2m1");
+}
+
+#[test]
+fn random_f64_to_f8e8m0() {
+    random_f64_to::<F8E8M0>("random_f64_to_f8e8m0");
+}
+
+#[test]
+fn ties_f64_to_f8e8m0() {
+    ties_f64_to::<F8E8M0>("ties_f64_to_f8e8m0");
+}
+
+#[test]
 fn ties_f32_sources() {
     let test = "ties_f32_sources";
     let backends = backends(test);
@@ -307,10 +370,24 @@ fn ties_f32_sources() {
     check_f32::<BF16>(&backends, &tie_points_f32(BF16::oracle()), &mut report);
     check_f32::<F8E4M3>(&backends, &tie_points_f32(F8E4M3::oracle()), &mut report);
     check_f32::<F8E5M2>(&backends, &tie_points_f32(F8E5M2::oracle()), &mut report);
+    check_f32::<F8E4M3FNUZ>(
+        &backends,
+        &tie_points_f32(F8E4M3FNUZ::oracle()),
+        &mut report,
+    );
+    check_f32::<F8E5M2FNUZ>(
+        &backends,
+        &tie_points_f32(F8E5M2FNUZ::oracle()),
+        &mut report,
+    );
+    check_f32::<F6E2M3>(&backends, &tie_points_f32(F6E2M3::oracle()), &mut report);
+    check_f32::<F6E3M2>(&backends, &tie_points_f32(F6E3M2::oracle()), &mut report);
+    check_f32::<F4E2M1>(&backends, &tie_points_f32(F4E2M1::oracle()), &mut report);
+    check_f32::<F8E8M0>(&backends, &tie_points_f32(F8E8M0::oracle()), &mut report);
     report.finish(
         test,
         &format!(
-            "f32 points at and around every midpoint and value of F16, BF16, F8E4M3, F8E5M2 \
+            "f32 points at and around every midpoint and value of every format \
              x 2 modes on [{}]",
             names(&backends)
         ),
@@ -517,6 +594,151 @@ fn double_rounding_traps() {
     run_cases::<F8E5M2>(&backends, &e5, &mut report);
 
     let n = f16.len() + bf16.len() + e4.len() + e5.len();
+    report.finish(
+        test,
+        &format!(
+            "{n} f64 double-rounding traps (stated answers) x 2 modes on [{}]",
+            names(&backends)
+        ),
+    );
+}
+
+/// Double-rounding traps of the formats added for MX and fnuz, with answers stated from
+/// their definitions. Several come from ml_dtypes 0.6, which rounds f64 through f32 and gets
+/// them wrong (`tests/data/mldtypes/README.md`).
+#[test]
+fn double_rounding_traps_mx_and_fnuz() {
+    let test = "double_rounding_traps_mx_and_fnuz";
+    let backends = backends(test);
+    let mut report = Report::default();
+    let c = |x: f64, sat: u32, nonsat: u32, why: &str| Case {
+        x,
+        want: [sat, nonsat],
+        why: why.to_string(),
+    };
+    let p = |n: i32| 2f64.powi(n);
+    let mut n = 0;
+
+    let mut e4z = false_ties(F8E4M3FNUZ::oracle());
+    e4z.extend([
+        c(
+            248.0,
+            0x7F,
+            0x80,
+            "248 is the tie above 240 (0x7F odd): overflow",
+        ),
+        c(
+            f64::from_bits(0x406E_FFFF_FFFF_FFFF),
+            0x7F,
+            0x7F,
+            "just below 248: 240 (ml_dtypes, through f32: NaN)",
+        ),
+        c(
+            -(248.0 + p(-40)),
+            0xFF,
+            0x80,
+            "negative overflow: -MAX or the NaN",
+        ),
+        c(
+            -p(-11),
+            0x00,
+            0x00,
+            "-half the smallest subnormal: +0 (no -0)",
+        ),
+        c(-(p(-11) + p(-60)), 0x81, 0x81, "just below it"),
+        c(f64::NEG_INFINITY, 0xFF, 0x80, "-Inf"),
+    ]);
+    n += e4z.len();
+    run_cases::<F8E4M3FNUZ>(&backends, &e4z, &mut report);
+
+    let mut e5z = false_ties(F8E5M2FNUZ::oracle());
+    e5z.extend([
+        c(
+            61440.0,
+            0x7F,
+            0x80,
+            "61440 is the tie above 57344: overflow",
+        ),
+        c(
+            f64::from_bits(0x40ED_FFFF_FFFF_E200),
+            0x7F,
+            0x7F,
+            "just below 61440 (ml_dtypes, through f32: NaN)",
+        ),
+        c(-0.0, 0x00, 0x00, "-0 is +0"),
+    ]);
+    n += e5z.len();
+    run_cases::<F8E5M2FNUZ>(&backends, &e5z, &mut report);
+
+    let mut e2m3 = false_ties(F6E2M3::oracle());
+    e2m3.extend([
+        c(7.75, 0x1F, 0x1F, "7.75 is the tie above 7.5: saturates"),
+        c(
+            p(-4),
+            0x00,
+            0x00,
+            "half the smallest subnormal (0.125): ties to 0",
+        ),
+        c(p(-4) + p(-50), 0x01, 0x01, "just above it"),
+        c(-f64::MAX, 0x3F, 0x3F, "-f64::MAX saturates"),
+    ]);
+    n += e2m3.len();
+    run_cases::<F6E2M3>(&backends, &e2m3, &mut report);
+
+    let mut e3m2 = false_ties(F6E3M2::oracle());
+    e3m2.extend([
+        c(30.0, 0x1F, 0x1F, "30 is the tie above 28: saturates"),
+        c(p(-5), 0x00, 0x00, "half the smallest subnormal (0.0625)"),
+        c(p(-5) + p(-50), 0x01, 0x01, "just above it"),
+    ]);
+    n += e3m2.len();
+    run_cases::<F6E3M2>(&backends, &e3m2, &mut report);
+
+    let mut e2m1 = false_ties(F4E2M1::oracle());
+    e2m1.extend([
+        c(
+            f64::from_bits(0x3FD0_0000_0000_1000),
+            0x1,
+            0x1,
+            "just above 0.25: 0.5 (ml_dtypes, through f32: 0)",
+        ),
+        c(0.25, 0x0, 0x0, "0.25 ties to 0"),
+        c(5.0 - p(-40), 0x6, 0x6, "just below the 5 tie: 4"),
+        c(5.0 + p(-40), 0x7, 0x7, "just above it: 6"),
+        c(1.0e300, 0x7, 0x7, "huge saturates"),
+    ]);
+    n += e2m1.len();
+    run_cases::<F4E2M1>(&backends, &e2m1, &mut report);
+
+    let mut e8m0 = false_ties(F8E8M0::oracle());
+    e8m0.extend([
+        c(
+            f64::from_bits(0x3FF7_FFFF_FFFF_E800),
+            0x7F,
+            0x7F,
+            "just below 1.5: 1 (ml_dtypes, through f32: 2)",
+        ),
+        c(1.5, 0x80, 0x80, "1.5 ties up to 2"),
+        c(
+            f64::from_bits(0x47E7_FFFF_FFFF_E800),
+            0xFE,
+            0xFE,
+            "just below 1.5 * 2^127: 2^127 (ml_dtypes: NaN)",
+        ),
+        c(
+            1.5 * p(127),
+            0xFE,
+            0xFF,
+            "1.5 * 2^127 rounds to 2^128: overflow",
+        ),
+        c(p(-128), 0x00, 0x00, "2^-128: the nearest code is 2^-127"),
+        c(f64::from_bits(1), 0x00, 0x00, "smallest f64 subnormal"),
+        c(-p(-128), 0xFF, 0xFF, "negative: NaN"),
+        c(0.0, 0xFF, 0xFF, "zero: NaN"),
+    ]);
+    n += e8m0.len();
+    run_cases::<F8E8M0>(&backends, &e8m0, &mut report);
+
     report.finish(
         test,
         &format!(

@@ -15,14 +15,19 @@
 mod common;
 
 use common::{MODES, Narrow, Oracle, Report, backends, names};
-use vcvt::{BF16, ConvertTo, F8E4M3, F8E5M2, F16, Options, Overflow};
+use vcvt::{
+    BF16, ConvertTo, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, F16,
+    Options, Overflow,
+};
 
 /// What a code narrows back to after widening, by the contract.
 fn round_trip_expectation(oracle: &Oracle, code: u32, wide_f32_bits: u32, mode: Overflow) -> u32 {
     let def = oracle.def;
+    // Bits above the format's width (fp6, fp4 bytes) are ignored by widening.
+    let code = code & (def.codes() - 1);
     let sign = code & def.sign_bit();
     let mag = code & def.mag_mask();
-    if def.is_nan_code(mag) {
+    if def.is_nan_code(code) {
         oracle.narrow_f32(wide_f32_bits, mode)
     } else if Some(mag) == def.inf_code() && mode == Overflow::Saturate {
         sign | def.max_code()
@@ -38,7 +43,14 @@ where
 {
     let backends = backends(test);
     let oracle = T::oracle();
-    let codes: Vec<T> = (0..T::DEF.codes()).map(T::from_code).collect();
+    // Every code; for formats narrower than their byte (fp6, fp4), every byte value, so that
+    // the unused high bits are set in most of them: widening must ignore them.
+    let codes: Vec<T> = if T::DEF.bits() < 8 {
+        let bytes: Vec<u8> = (0..=255).collect();
+        bytemuck::cast_slice::<u8, T>(&bytes).to_vec()
+    } else {
+        (0..T::DEF.codes()).map(T::from_code).collect()
+    };
     let exp32: Vec<f32> = codes
         .iter()
         .map(|c| f32::from_bits(oracle.widen_f32(c.code())))
@@ -146,6 +158,36 @@ fn widen_f8e4m3() {
 #[test]
 fn widen_f8e5m2() {
     widen_and_back::<F8E5M2>("widen_f8e5m2");
+}
+
+#[test]
+fn widen_f8e4m3fnuz() {
+    widen_and_back::<F8E4M3FNUZ>("widen_f8e4m3fnuz");
+}
+
+#[test]
+fn widen_f8e5m2fnuz() {
+    widen_and_back::<F8E5M2FNUZ>("widen_f8e5m2fnuz");
+}
+
+#[test]
+fn widen_f6e2m3() {
+    widen_and_back::<F6E2M3>("widen_f6e2m3");
+}
+
+#[test]
+fn widen_f6e3m2() {
+    widen_and_back::<F6E3M2>("widen_f6e3m2");
+}
+
+#[test]
+fn widen_f4e2m1() {
+    widen_and_back::<F4E2M1>("widen_f4e2m1");
+}
+
+#[test]
+fn widen_f8e8m0() {
+    widen_and_back::<F8E8M0>("widen_f8e8m0");
 }
 
 /// The oracle reproduces facts stated in the contract table and the format definitions.
@@ -297,4 +339,163 @@ fn oracle_agrees_with_the_contract_facts() {
     let w = f16.widen_f64(0xFC01);
     assert_eq!(w, 0xFFF8_0400_0000_0000, "F16 sNaN to f64");
     println!("oracle_agrees_with_the_contract_facts: {checked} oracle facts checked (no backend)");
+}
+
+/// The oracle of the formats added for MX and fnuz reproduces facts from their definitions
+/// (ml_dtypes' tables and the OCP MX spec, `../shared/research/mx.md` §1.1) and from the
+/// contract rows of the crate.
+#[test]
+fn oracle_agrees_with_the_mx_and_fnuz_facts() {
+    use Overflow::{NonSaturating as Ns, Saturate as Sat};
+    let (e4z, e5z, e2m3, e3m2, e2m1, e8m0) = (
+        F8E4M3FNUZ::oracle(),
+        F8E5M2FNUZ::oracle(),
+        F6E2M3::oracle(),
+        F6E3M2::oracle(),
+        F4E2M1::oracle(),
+        F8E8M0::oracle(),
+    );
+    let mut checked = 0;
+    let mut check = |got: u32, want: u32, what: &str| {
+        assert_eq!(got, want, "oracle: {what}: got {got:#x}, want {want:#x}");
+        checked += 1;
+    };
+    let max = |o: &Oracle| o.values[o.max_code() as usize];
+    // Largest values, smallest subnormals, largest codes.
+    assert_eq!(max(e4z), 240.0);
+    assert_eq!(max(e5z), 57344.0);
+    assert_eq!(max(e2m3), 7.5);
+    assert_eq!(max(e3m2), 28.0);
+    assert_eq!(max(e2m1), 6.0);
+    assert_eq!(max(e8m0), 2f64.powi(127));
+    assert_eq!(e4z.values[1], 2f64.powi(-10));
+    assert_eq!(e5z.values[1], 2f64.powi(-17));
+    assert_eq!(e2m3.values[1], 0.125);
+    assert_eq!(e3m2.values[1], 0.0625);
+    assert_eq!(e2m1.values[1], 0.5);
+    assert_eq!(e8m0.values[0], 2f64.powi(-127));
+    assert_eq!(
+        [e4z, e5z, e2m3, e3m2, e2m1, e8m0].map(|o| o.max_code()),
+        [0x7F, 0x7F, 0x1F, 0x1F, 0x7, 0xFE]
+    );
+    // The whole FP4 table: 0, 0.5, 1, 1.5, 2, 3, 4, 6.
+    assert_eq!(&e2m1.values[..8], &[0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]);
+    // One.
+    for (o, one) in [
+        (e4z, 0x40),
+        (e5z, 0x40),
+        (e2m3, 0x08),
+        (e3m2, 0x0C),
+        (e2m1, 0x2),
+        (e8m0, 0x7F),
+    ] {
+        check(o.narrow_f32(1f32.to_bits(), Ns), one, "1.0");
+        check(o.widen_f32(one), 1f32.to_bits(), "1.0 widened");
+    }
+    // FP4 ties to even: 0.25 -> 0, 0.75 -> 1, 1.25 -> 1, 1.75 -> 2, 2.5 -> 2, 3.5 -> 4, 5 -> 4.
+    for (x, code) in [
+        (0.25f32, 0x0),
+        (0.75, 0x2),
+        (1.25, 0x2),
+        (1.75, 0x4),
+        (2.5, 0x4),
+        (3.5, 0x6),
+        (5.0, 0x6),
+        (-5.0, 0xE),
+        (7.0, 0x7),
+        (1.0e30, 0x7),
+    ] {
+        for mode in [Sat, Ns] {
+            check(e2m1.narrow_f32(x.to_bits(), mode), code, "FP4 tie");
+        }
+    }
+    // fp6/fp4: overflow, Inf and NaN saturate under both policies; NaN keeps its sign.
+    for mode in [Sat, Ns] {
+        check(
+            e2m3.narrow_f32(f32::INFINITY.to_bits(), mode),
+            0x1F,
+            "E2M3 Inf",
+        );
+        check(e3m2.narrow_f32(100f32.to_bits(), mode), 0x1F, "E3M2 100");
+        check(e2m1.narrow_f32(0xFFC0_0000, mode), 0xF, "E2M1 -NaN");
+        check(e2m1.narrow_f32(0x7FC0_0000, mode), 0x7, "E2M1 NaN");
+        check(e2m1.narrow_f32((-0.0f32).to_bits(), mode), 0x8, "E2M1 -0");
+    }
+    // fnuz: no negative zero, NaN 0x80; 248 is the tie above 240 (0x7F odd): overflow.
+    check(e4z.narrow_f32((-0.0f32).to_bits(), Ns), 0x00, "E4M3FNUZ -0");
+    check(
+        e4z.narrow_f32((-1e-30f32).to_bits(), Sat),
+        0x00,
+        "E4M3FNUZ -tiny",
+    );
+    check(e4z.narrow_f32(248f32.to_bits(), Ns), 0x80, "E4M3FNUZ 248");
+    check(
+        e4z.narrow_f32(248f32.to_bits(), Sat),
+        0x7F,
+        "E4M3FNUZ 248 sat",
+    );
+    check(
+        e4z.narrow_f32((-248f32).to_bits(), Sat),
+        0xFF,
+        "E4M3FNUZ -248 sat",
+    );
+    check(e4z.narrow_f32(247f32.to_bits(), Ns), 0x7F, "E4M3FNUZ 247");
+    check(e4z.narrow_f32(0xFFC0_0000, Sat), 0x80, "E4M3FNUZ -NaN");
+    check(
+        e5z.narrow_f32(f32::NEG_INFINITY.to_bits(), Ns),
+        0x80,
+        "E5M2FNUZ -Inf",
+    );
+    check(
+        e5z.narrow_f32(f32::NEG_INFINITY.to_bits(), Sat),
+        0xFF,
+        "E5M2FNUZ -Inf sat",
+    );
+    check(e4z.widen_f32(0x80), 0xFFC0_0000, "E4M3FNUZ NaN widened");
+    // E8M0: nearest power of two in linear space, ties up; no zero, no sign.
+    check(
+        e8m0.narrow_f32(3f32.to_bits(), Ns),
+        0x81,
+        "E8M0 3 (tie) -> 4",
+    );
+    check(e8m0.narrow_f32(2.9f32.to_bits(), Ns), 0x80, "E8M0 2.9 -> 2");
+    check(e8m0.narrow_f32(0x0040_0000, Ns), 0x00, "E8M0 2^-127");
+    check(e8m0.narrow_f32(0x0050_0000, Ns), 0x00, "E8M0 1.25*2^-127");
+    check(
+        e8m0.narrow_f32(0x0060_0000, Ns),
+        0x01,
+        "E8M0 1.5*2^-127 (tie)",
+    );
+    check(e8m0.narrow_f32(1, Ns), 0x00, "E8M0 2^-149");
+    check(e8m0.narrow_f32(0, Sat), 0xFF, "E8M0 0");
+    check(e8m0.narrow_f32((-4f32).to_bits(), Sat), 0xFF, "E8M0 -4");
+    check(
+        e8m0.narrow_f32(f32::INFINITY.to_bits(), Sat),
+        0xFF,
+        "E8M0 Inf",
+    );
+    check(
+        e8m0.narrow_f32(f32::MAX.to_bits(), Sat),
+        0xFE,
+        "E8M0 f32::MAX sat",
+    );
+    check(
+        e8m0.narrow_f32(f32::MAX.to_bits(), Ns),
+        0xFF,
+        "E8M0 f32::MAX nonsat",
+    );
+    check(
+        e8m0.narrow_f32(0x7F3F_FFFF, Ns),
+        0xFE,
+        "E8M0 below 1.5*2^127",
+    );
+    check(e8m0.narrow_f32(0x7FC0_0000, Sat), 0xFF, "E8M0 NaN");
+    check(e8m0.widen_f32(0x00), 0x0040_0000, "E8M0 0x00 widened");
+    check(e8m0.widen_f32(0xFF), 0x7FC0_0000, "E8M0 NaN widened");
+    check(
+        e8m0.narrow_f64(2f64.powi(-200).to_bits(), Ns),
+        0x00,
+        "E8M0 f64 2^-200",
+    );
+    println!("oracle_agrees_with_the_mx_and_fnuz_facts: {checked} facts checked");
 }
