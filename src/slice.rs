@@ -297,15 +297,29 @@ pub fn convert_to_vec<S: ConvertTo<D>, D: Element>(src: &[S]) -> alloc::vec::Vec
 }
 
 /// Converts `src` into a new `Vec` with options.
+///
+/// The `Vec` holds one element per source value; for packed FP4 ([`F4E2M1x2`](crate::F4E2M1x2))
+/// that is `n.div_ceil(2)` bytes for `n` values, and `2 * n` values (every nibble) from `n`
+/// bytes (to drop a spare last nibble, convert into a slice of odd length instead).
+///
+/// ```
+/// use vcvt::F4E2M1x2;
+/// let packed: Vec<F4E2M1x2> = vcvt::convert_to_vec(&[1.0f32, 2.0, 3.0]);
+/// assert_eq!(packed.len(), 2);
+/// let values: Vec<f32> = vcvt::convert_to_vec(&packed);
+/// assert_eq!(values, [1.0, 2.0, 3.0, 0.0]);
+/// ```
 #[cfg(feature = "alloc")]
 pub fn convert_to_vec_with<S: ConvertTo<D>, D: Element>(
     src: &[S],
     options: Options,
 ) -> alloc::vec::Vec<D> {
-    let len = if S::PAIR.packed && S::PAIR.narrow_src != 0 {
-        src.len().div_ceil(2)
-    } else {
-        src.len()
+    let len = match (S::PAIR.packed, S::PAIR.narrow_src != 0) {
+        // `n` values pack into `n.div_ceil(2)` bytes.
+        (true, true) => src.len().div_ceil(2),
+        // Every nibble of packed bytes: `2 * n` values.
+        (true, false) => 2 * src.len(),
+        (false, _) => src.len(),
     };
     let mut v = alloc::vec::Vec::with_capacity(len);
     convert_slice_uninit_with(src, &mut v.spare_capacity_mut()[..len], options);

@@ -10,7 +10,10 @@
 mod common;
 
 use common::{Narrow, Report, backends, expect_f32_block, expect_f64_block, names, to_u64};
-use vcvt::{BF16, Backend, ConvertTo, F8E4M3, F8E5M2, F16, Options, Overflow};
+use vcvt::{
+    BF16, Backend, ConvertTo, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ,
+    F8E8M0, F16, Options, Overflow,
+};
 
 /// Magnitudes around each format's limits, as f64, every one exactly representable in f32
 /// (the neighbours are taken one f32 ulp away).
@@ -38,6 +41,26 @@ fn magnitudes() -> Vec<f64> {
         2f64.powi(-10),
         2f64.powi(-16),
         2f64.powi(-17),
+        // fnuz: MAX 240 and its threshold 248, the smallest subnormals 2^-10 and 2^-17.
+        240.0,
+        248.0,
+        2f64.powi(-11),
+        2f64.powi(-18),
+        // fp6 and fp4: MAX 7.5, 28 and 6, their thresholds, the smallest subnormals' halves.
+        7.5,
+        7.75,
+        28.0,
+        30.0,
+        6.0,
+        7.0,
+        0.0625,
+        0.03125,
+        0.25,
+        // E8M0: 2^127, the overflow tie 1.5 * 2^127, 2^-127 and the tie above it.
+        2f64.powi(127),
+        1.5 * 2f64.powi(127),
+        2f64.powi(-127),
+        1.5 * 2f64.powi(-127),
     ];
     // Neighbours (one f32 ulp either side) of every finite non-zero one.
     let finite: Vec<f64> = v
@@ -131,8 +154,14 @@ fn specials_with_and_without_nan() {
     run::<BF16>(&bs, &mut report);
     run::<F8E4M3>(&bs, &mut report);
     run::<F8E5M2>(&bs, &mut report);
+    run::<F8E4M3FNUZ>(&bs, &mut report);
+    run::<F8E5M2FNUZ>(&bs, &mut report);
+    run::<F6E2M3>(&bs, &mut report);
+    run::<F6E3M2>(&bs, &mut report);
+    run::<F4E2M1>(&bs, &mut report);
+    run::<F8E8M0>(&bs, &mut report);
     report.finish(
         "specials_with_and_without_nan",
-        &format!("f32 and f64 to F16/BF16/E4M3/E5M2 on {}", names(&bs)),
+        &format!("f32 and f64 to every narrow format on {}", names(&bs)),
     );
 }

@@ -1,7 +1,7 @@
 //! Lengths, alignments and bounds: every kernel must convert exactly the elements it is given
 //! and never write outside its destination.
 //!
-//! For each of the 16 pairs, both overflow policies and every available backend: every
+//! For each of the 40 unpacked pairs, both overflow policies and every available backend: every
 //! length `0..=4*64+1` (the widest vector is 64 bytes, so this covers empty input, pure tails,
 //! one to four full vectors and every remainder in between), with the source and the
 //! destination starting at element offsets 0..=7 within a 64-byte line (same offset, and
@@ -23,7 +23,10 @@ use std::mem::{MaybeUninit, size_of};
 
 use bytemuck::{Pod, Zeroable};
 use common::{MODES, Mismatch, Narrow, Report, Rng, backends, names, to_u64};
-use vcvt::{BF16, Backend, ConvertTo, Element, F8E4M3, F8E5M2, F16, Options};
+use vcvt::{
+    BF16, Backend, ConvertTo, Element, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2,
+    F8E5M2FNUZ, F8E8M0, F16, Options,
+};
 
 /// Longest slice tested: four 64-byte vectors of bytes plus one element.
 const MAX_LEN: usize = 4 * 64 + 1;
@@ -150,7 +153,9 @@ macro_rules! gen_narrow {
         }
     )*};
 }
-gen_narrow!(F16, BF16, F8E4M3, F8E5M2);
+gen_narrow!(
+    F16, BF16, F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F8E8M0
+);
 
 /// Short name of a type (`f32`, `F16`, ...).
 fn short<T>() -> &'static str {
@@ -381,17 +386,30 @@ fn bytes<S: Gen + ConvertTo<D>, D: Element + Pod>(report: &mut Report) {
     }
 }
 
-/// Runs `$f::<S, D>($args)` for the 16 pairs, narrowing or widening.
+/// Runs `$f::<S, D>($args)` for the 40 unpacked pairs, narrowing or widening (packed FP4
+/// has its own length rule and its own test, `tests/packed_fp4.rs`).
 macro_rules! narrowing_pairs {
     ($f:ident($($a:expr),*)) => {
         $f::<f32, F16>($($a),*);
         $f::<f32, BF16>($($a),*);
         $f::<f32, F8E4M3>($($a),*);
         $f::<f32, F8E5M2>($($a),*);
+        $f::<f32, F8E4M3FNUZ>($($a),*);
+        $f::<f32, F8E5M2FNUZ>($($a),*);
+        $f::<f32, F6E2M3>($($a),*);
+        $f::<f32, F6E3M2>($($a),*);
+        $f::<f32, F4E2M1>($($a),*);
+        $f::<f32, F8E8M0>($($a),*);
         $f::<f64, F16>($($a),*);
         $f::<f64, BF16>($($a),*);
         $f::<f64, F8E4M3>($($a),*);
         $f::<f64, F8E5M2>($($a),*);
+        $f::<f64, F8E4M3FNUZ>($($a),*);
+        $f::<f64, F8E5M2FNUZ>($($a),*);
+        $f::<f64, F6E2M3>($($a),*);
+        $f::<f64, F6E3M2>($($a),*);
+        $f::<f64, F4E2M1>($($a),*);
+        $f::<f64, F8E8M0>($($a),*);
     };
 }
 macro_rules! widening_pairs {
@@ -400,10 +418,22 @@ macro_rules! widening_pairs {
         $f::<BF16, f32>($($a),*);
         $f::<F8E4M3, f32>($($a),*);
         $f::<F8E5M2, f32>($($a),*);
+        $f::<F8E4M3FNUZ, f32>($($a),*);
+        $f::<F8E5M2FNUZ, f32>($($a),*);
+        $f::<F6E2M3, f32>($($a),*);
+        $f::<F6E3M2, f32>($($a),*);
+        $f::<F4E2M1, f32>($($a),*);
+        $f::<F8E8M0, f32>($($a),*);
         $f::<F16, f64>($($a),*);
         $f::<BF16, f64>($($a),*);
         $f::<F8E4M3, f64>($($a),*);
         $f::<F8E5M2, f64>($($a),*);
+        $f::<F8E4M3FNUZ, f64>($($a),*);
+        $f::<F8E5M2FNUZ, f64>($($a),*);
+        $f::<F6E2M3, f64>($($a),*);
+        $f::<F6E3M2, f64>($($a),*);
+        $f::<F4E2M1, f64>($($a),*);
+        $f::<F8E8M0, f64>($($a),*);
     };
 }
 
@@ -422,7 +452,7 @@ fn tails_narrowing_every_backend() {
     let backends = backends(test);
     let mut report = Report::default();
     narrowing_pairs!(typed(&backends, &mut report));
-    report.finish(test, &coverage("8 narrowing pairs", &backends));
+    report.finish(test, &coverage("20 narrowing pairs", &backends));
 }
 
 #[test]
@@ -431,7 +461,7 @@ fn tails_widening_every_backend() {
     let backends = backends(test);
     let mut report = Report::default();
     widening_pairs!(typed(&backends, &mut report));
-    report.finish(test, &coverage("8 widening pairs", &backends));
+    report.finish(test, &coverage("20 widening pairs", &backends));
 }
 
 #[test]
@@ -444,7 +474,7 @@ fn tails_uninit_active_backend() {
     widening_pairs!(uninit(&mut report));
     report.finish(
         test,
-        &coverage("16 pairs through convert_slice_uninit_with", &active),
+        &coverage("40 pairs through convert_slice_uninit_with", &active),
     );
 }
 
@@ -459,7 +489,7 @@ fn tails_bytes_active_backend() {
     report.finish(
         test,
         &format!(
-            "16 pairs through convert_from_bytes_with/convert_to_bytes_with, {} lengths x 8 byte offsets x 2 modes x 2 canaries on [{}]",
+            "40 pairs through convert_from_bytes_with/convert_to_bytes_with, {} lengths x 8 byte offsets x 2 modes x 2 canaries on [{}]",
             lengths().len(),
             names(&active)
         ),
