@@ -7,7 +7,7 @@
 //! cargo run --release --example throughput -- --size 134217728  # one length of your choice
 //! ```
 //!
-//! For each of the 16 pairs (f32 and f64 to and from F16, BF16, F8E4M3 and F8E5M2), each
+//! For each of the 40 unpacked pairs (f32 and f64 to and from each narrow format), each
 //! available backend and three slice lengths (1 Ki elements: L1-sized, 64 Ki: L2-sized,
 //! 16 Mi: DRAM-sized) it prints elements per nanosecond and GB/s, where GB/s counts the
 //! bytes read from the source plus the bytes written to the destination.
@@ -37,7 +37,10 @@ use std::mem::size_of;
 use std::process::exit;
 use std::time::{Duration, Instant};
 
-use vcvt::{BF16, Backend, ConvertTo, Element, F8E4M3, F8E5M2, F16, Options, Overflow};
+use vcvt::{
+    BF16, Backend, ConvertTo, Element, F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ,
+    F8E5M2, F8E5M2FNUZ, F8E8M0, F16, Options, Overflow,
+};
 
 // ---------------------------------------------------------------------------------------
 // Element traits used by the harness.
@@ -152,6 +155,13 @@ impl Wide for f64 {
 
 macro_rules! narrow_elem {
     ($t:ty, $name:literal, $bits:ty, $codes:expr) => {
+        narrow_elem!($t, $name, $bits, $codes, <$t>::MIN_POSITIVE_SUBNORMAL);
+    };
+    // E8M0 has no subnormals: its smallest value stands in for them.
+    ($t:ty, $name:literal, $bits:ty, $codes:expr, no_subnormals) => {
+        narrow_elem!($t, $name, $bits, $codes, <$t>::MIN_POSITIVE);
+    };
+    ($t:ty, $name:literal, $bits:ty, $codes:expr, $smallest:expr) => {
         impl Elem for $t {
             const NAME: &'static str = $name;
             fn raw(self) -> u64 {
@@ -176,7 +186,7 @@ macro_rules! narrow_elem {
                 <$t>::MAX.to_f64()
             }
             fn min_subnormal() -> f64 {
-                <$t>::MIN_POSITIVE_SUBNORMAL.to_f64()
+                $smallest.to_f64()
             }
         }
     };
@@ -185,6 +195,12 @@ narrow_elem!(F16, "f16", u16, 1 << 16);
 narrow_elem!(BF16, "bf16", u16, 1 << 16);
 narrow_elem!(F8E4M3, "f8e4m3", u8, 1 << 8);
 narrow_elem!(F8E5M2, "f8e5m2", u8, 1 << 8);
+narrow_elem!(F8E4M3FNUZ, "f8e4m3fnuz", u8, 1 << 8);
+narrow_elem!(F8E5M2FNUZ, "f8e5m2fnuz", u8, 1 << 8);
+narrow_elem!(F6E2M3, "f6e2m3", u8, 1 << 6);
+narrow_elem!(F6E3M2, "f6e3m2", u8, 1 << 6);
+narrow_elem!(F4E2M1, "f4e2m1", u8, 1 << 4);
+narrow_elem!(F8E8M0, "f8e8m0", u8, 1 << 8, no_subnormals);
 
 // ---------------------------------------------------------------------------------------
 // Random inputs.
@@ -466,8 +482,8 @@ fn num(x: f64) -> String {
     }
 }
 
-const PAIR_W: usize = 16;
-const COL_W: usize = 15;
+const PAIR_W: usize = 20;
+const COL_W: usize = 16;
 
 fn print_header(cfg: &Config, size: &Size) {
     println!();
@@ -529,10 +545,16 @@ fn run_pair<S: Elem + ConvertTo<D>, D: Elem>(
         });
         let gbs = bytes_moved / ns;
         best = best.max(gbs);
+        // 's': this backend has no SIMD kernel for the pair and runs the Scalar one.
+        let mark = if b != Backend::Scalar && !b.is_simd::<S, D>() {
+            "s"
+        } else {
+            " "
+        };
         let _ = write!(
             line,
             "{:>COL_W$}",
-            format!("{:>6} {:>6}", num(n as f64 / ns), num(gbs))
+            format!("{:>6} {:>6}{mark}", num(n as f64 / ns), num(gbs))
         );
     }
     drop((src, want, dst));
@@ -592,44 +614,146 @@ fn widen_pair<N: Narrow + ConvertTo<W>, W: Wide>(cfg: &Config, phase: &mut Phase
     }
 }
 
-/// Every pair, in a fixed order.
+/// Every unpacked pair, in a fixed order (packed FP4 has its own length rule and no SIMD
+/// kernel yet; `print_simd_pairs` lists it).
 fn all_pairs(cfg: &Config, phase: &mut Phase) {
     narrow_pair::<f32, F16>(cfg, phase, 1);
     narrow_pair::<f32, BF16>(cfg, phase, 2);
     narrow_pair::<f32, F8E4M3>(cfg, phase, 3);
     narrow_pair::<f32, F8E5M2>(cfg, phase, 4);
-    narrow_pair::<f64, F16>(cfg, phase, 5);
-    narrow_pair::<f64, BF16>(cfg, phase, 6);
-    narrow_pair::<f64, F8E4M3>(cfg, phase, 7);
-    narrow_pair::<f64, F8E5M2>(cfg, phase, 8);
-    widen_pair::<F16, f32>(cfg, phase, 9);
-    widen_pair::<BF16, f32>(cfg, phase, 10);
-    widen_pair::<F8E4M3, f32>(cfg, phase, 11);
-    widen_pair::<F8E5M2, f32>(cfg, phase, 12);
-    widen_pair::<F16, f64>(cfg, phase, 13);
-    widen_pair::<BF16, f64>(cfg, phase, 14);
-    widen_pair::<F8E4M3, f64>(cfg, phase, 15);
-    widen_pair::<F8E5M2, f64>(cfg, phase, 16);
+    narrow_pair::<f32, F8E4M3FNUZ>(cfg, phase, 5);
+    narrow_pair::<f32, F8E5M2FNUZ>(cfg, phase, 6);
+    narrow_pair::<f32, F6E2M3>(cfg, phase, 7);
+    narrow_pair::<f32, F6E3M2>(cfg, phase, 8);
+    narrow_pair::<f32, F4E2M1>(cfg, phase, 9);
+    narrow_pair::<f32, F8E8M0>(cfg, phase, 10);
+    narrow_pair::<f64, F16>(cfg, phase, 11);
+    narrow_pair::<f64, BF16>(cfg, phase, 12);
+    narrow_pair::<f64, F8E4M3>(cfg, phase, 13);
+    narrow_pair::<f64, F8E5M2>(cfg, phase, 14);
+    narrow_pair::<f64, F8E4M3FNUZ>(cfg, phase, 15);
+    narrow_pair::<f64, F8E5M2FNUZ>(cfg, phase, 16);
+    narrow_pair::<f64, F6E2M3>(cfg, phase, 17);
+    narrow_pair::<f64, F6E3M2>(cfg, phase, 18);
+    narrow_pair::<f64, F4E2M1>(cfg, phase, 19);
+    narrow_pair::<f64, F8E8M0>(cfg, phase, 20);
+    widen_pair::<F16, f32>(cfg, phase, 21);
+    widen_pair::<BF16, f32>(cfg, phase, 22);
+    widen_pair::<F8E4M3, f32>(cfg, phase, 23);
+    widen_pair::<F8E5M2, f32>(cfg, phase, 24);
+    widen_pair::<F8E4M3FNUZ, f32>(cfg, phase, 25);
+    widen_pair::<F8E5M2FNUZ, f32>(cfg, phase, 26);
+    widen_pair::<F6E2M3, f32>(cfg, phase, 27);
+    widen_pair::<F6E3M2, f32>(cfg, phase, 28);
+    widen_pair::<F4E2M1, f32>(cfg, phase, 29);
+    widen_pair::<F8E8M0, f32>(cfg, phase, 30);
+    widen_pair::<F16, f64>(cfg, phase, 31);
+    widen_pair::<BF16, f64>(cfg, phase, 32);
+    widen_pair::<F8E4M3, f64>(cfg, phase, 33);
+    widen_pair::<F8E5M2, f64>(cfg, phase, 34);
+    widen_pair::<F8E4M3FNUZ, f64>(cfg, phase, 35);
+    widen_pair::<F8E5M2FNUZ, f64>(cfg, phase, 36);
+    widen_pair::<F6E2M3, f64>(cfg, phase, 37);
+    widen_pair::<F6E3M2, f64>(cfg, phase, 38);
+    widen_pair::<F4E2M1, f64>(cfg, phase, 39);
+    widen_pair::<F8E8M0, f64>(cfg, phase, 40);
 }
 
-const PAIR_NAMES: [&str; 16] = [
+const PAIR_NAMES: [&str; 40] = [
     "f32_to_f16",
     "f32_to_bf16",
     "f32_to_f8e4m3",
     "f32_to_f8e5m2",
+    "f32_to_f8e4m3fnuz",
+    "f32_to_f8e5m2fnuz",
+    "f32_to_f6e2m3",
+    "f32_to_f6e3m2",
+    "f32_to_f4e2m1",
+    "f32_to_f8e8m0",
     "f64_to_f16",
     "f64_to_bf16",
     "f64_to_f8e4m3",
     "f64_to_f8e5m2",
+    "f64_to_f8e4m3fnuz",
+    "f64_to_f8e5m2fnuz",
+    "f64_to_f6e2m3",
+    "f64_to_f6e3m2",
+    "f64_to_f4e2m1",
+    "f64_to_f8e8m0",
     "f16_to_f32",
     "bf16_to_f32",
     "f8e4m3_to_f32",
     "f8e5m2_to_f32",
+    "f8e4m3fnuz_to_f32",
+    "f8e5m2fnuz_to_f32",
+    "f6e2m3_to_f32",
+    "f6e3m2_to_f32",
+    "f4e2m1_to_f32",
+    "f8e8m0_to_f32",
     "f16_to_f64",
     "bf16_to_f64",
     "f8e4m3_to_f64",
     "f8e5m2_to_f64",
+    "f8e4m3fnuz_to_f64",
+    "f8e5m2fnuz_to_f64",
+    "f6e2m3_to_f64",
+    "f6e3m2_to_f64",
+    "f4e2m1_to_f64",
+    "f8e8m0_to_f64",
 ];
+
+/// Which pairs each backend runs with SIMD code (`Backend::is_simd`); the others run the
+/// Scalar kernel, and their cells in the tables carry an `s`.
+fn print_simd_pairs(cfg: &Config) {
+    macro_rules! pairs {
+        ($b:expr, $($t:ty),*) => {{
+            let mut simd = Vec::new();
+            let mut scalar = Vec::new();
+            let mut total = 0;
+            let mut count = 0;
+            $(
+                let both = [
+                    $b.is_simd::<f32, $t>(),
+                    $b.is_simd::<f64, $t>(),
+                    $b.is_simd::<$t, f32>(),
+                    $b.is_simd::<$t, f64>(),
+                ];
+                total += 4;
+                let k = both.iter().filter(|&&x| x).count();
+                count += k;
+                let name = stringify!($t);
+                if k == 4 {
+                    simd.push(name.to_string());
+                } else if k == 0 {
+                    scalar.push(name.to_string());
+                } else {
+                    simd.push(format!("{name} ({k} of 4 pairs)"));
+                }
+            )*
+            (simd, scalar, count, total)
+        }};
+    }
+    println!("SIMD pairs (f32/f64 to and from each format); 's' in a table = Scalar kernel:");
+    for &b in cfg.backends.iter().filter(|&&b| b != Backend::Scalar) {
+        let (simd, scalar, n, total) = pairs!(
+            b, F16, BF16, F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F4E2M1x2,
+            F8E8M0
+        );
+        println!(
+            "  {b}: SIMD for {} ({n} of {total} pairs); Scalar kernel for {}",
+            if simd.is_empty() {
+                "-".to_string()
+            } else {
+                simd.join(", ")
+            },
+            if scalar.is_empty() {
+                "-".to_string()
+            } else {
+                scalar.join(", ")
+            }
+        );
+    }
+}
 
 // ---------------------------------------------------------------------------------------
 // CPU description.
@@ -865,7 +989,9 @@ fn main() {
     println!("         same reads + writes as the conversion, timed right after the row's");
     println!("         conversions; its el/ns is n / time, its GB/s counts reads + writes");
     println!("best/memcpy = best backend's GB/s / memcpy's GB/s;  * = the active backend");
+    println!("s      = the backend has no SIMD kernel for this pair: it runs the Scalar kernel");
     println!("Each timed output is also compared with scalar's before it is timed.");
+    print_simd_pairs(&cfg);
 
     for size in &cfg.sizes {
         print_header(&cfg, size);
