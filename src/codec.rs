@@ -1,12 +1,15 @@
 //! The scalar reference codec shared by every format: the specification that every
 //! SIMD kernel must reproduce bit for bit.
 //!
-//! All four formats are IEEE-style binary formats (sign, biased exponent, fraction with
-//! an implicit leading one for normal numbers, subnormals at the lowest exponent). They
-//! differ only in their field widths, in how the largest exponent is used (E4M3 spends it
-//! on finite values and keeps a single NaN code per sign; the others have Inf and NaN),
-//! and in their NaN policy. [`Format`] captures those differences as constants, and the
-//! functions below are written once against it.
+//! Every signed format here is an IEEE-style binary format (sign, biased exponent, fraction
+//! with an implicit leading one for normal numbers, subnormals at the lowest exponent). They
+//! differ in their field widths and bias, in how the largest exponent is used (F16, BF16 and
+//! E5M2 hold Inf and NaN there; E4M3 spends it on finite values but one NaN code per sign;
+//! fnuz and fp6/fp4 spend all of it on finite values), in their NaN code (IEEE payloads, one
+//! fixed code, the fnuz `0x80`, or none at all), in whether they have a negative zero (fnuz do
+//! not) and in their default overflow policy. [`Format`] captures those differences as
+//! constants, and the functions below are written once against it. E8M0 (no sign, no
+//! fraction, ties up) overrides the three entry points in its own file.
 //!
 //! # Narrowing (round to nearest, ties to even, from the source value)
 //!
@@ -27,12 +30,14 @@
 //!
 //! Overflow is decided on the rounded code (`> MAX`), so for E4M3 464 rounds to 448 and only
 //! values above 464 overflow. f64 sources take the same path on 64-bit words, which rounds
-//! exactly once: there is no intermediate f32.
+//! exactly once: there is no intermediate f32. The overflow policy, the NaN policy and the
+//! missing negative zero of fnuz are applied after the rounding, separately from it.
 //!
 //! # Widening
 //!
-//! Widening is exact. Normal codes re-bias their exponent; subnormal codes are normalised with
-//! a leading-zero count; NaN codes follow each format's rule ([`Format::nan_to_f32`]). Widening
+//! Widening is exact. Bits above the format's width (fp6, fp4 in a byte) are ignored. Normal
+//! codes re-bias their exponent; subnormal codes are normalised with a leading-zero count; NaN
+//! codes follow each format's rule ([`Format::nan_to_f32`]). Widening
 //! to f64 is defined as widening to f32 followed by the exact IEEE f32→f64 conversion (payload
 //! kept, quiet bit set on a NaN), which is what `VCVTPS2PD` and `FCVTL` do.
 

@@ -1,6 +1,8 @@
 //! Exact, fast conversion of slices between `f32`/`f64` and the narrow float formats of
-//! machine-learning inference: IEEE binary16 ([`F16`]), bfloat16 ([`BF16`]) and the OCP fp8
-//! formats E4M3 ([`F8E4M3`]) and E5M2 ([`F8E5M2`]).
+//! machine-learning inference: IEEE binary16 ([`F16`]), bfloat16 ([`BF16`]), the OCP fp8
+//! formats E4M3 ([`F8E4M3`]) and E5M2 ([`F8E5M2`]), the fnuz fp8 formats ([`F8E4M3FNUZ`],
+//! [`F8E5M2FNUZ`]), the MX element formats FP6 ([`F6E2M3`], [`F6E3M2`]) and FP4 ([`F4E2M1`],
+//! and [`F4E2M1x2`] with two values per byte), and the MX scale format E8M0 ([`F8E8M0`]).
 //!
 //! ```
 //! use vcvt::{BF16, F16};
@@ -31,18 +33,39 @@
 //! | | F16 | BF16 | F8E4M3 | F8E5M2 |
 //! |---|---|---|---|---|
 //! | layout (sign.exp.frac, bias) | 1.5.10, 15 | 1.8.7, 127 | 1.4.3, 7 | 1.5.2, 15 |
-//! | largest finite | 65504 | ≈3.39e38 | 448 | 57344 |
+//! | largest finite | 65504 | ≈3.39e38 | 448 (`0x7E`) | 57344 (`0x7B`) |
 //! | Inf | yes | yes | **no** | yes |
-//! | NaN codes | exp all ones, frac ≠ 0 | exp all ones, frac ≠ 0 | `S.1111.111` only | exp all ones, frac ≠ 0 |
-//! | narrowing | round to nearest, ties to even, once, from the f32 or f64 value | same | same | same |
+//! | narrowing | round to nearest, ties to even, once, from the f32/f64 value | same | same | same |
 //! | subnormals | kept both ways | kept both ways | kept both ways | kept both ways |
 //! | default overflow | `NonSaturating` | `NonSaturating` | `Saturate` | `Saturate` |
 //! | overflow, `Saturate` | ±65504 | ±MAX | ±448 | ±57344 |
 //! | overflow, `NonSaturating` | ±Inf | ±Inf | NaN (`0x7F`/`0xFF`) | ±Inf |
 //! | ±Inf source | as overflow | as overflow | as overflow | as overflow |
-//! | NaN source → | sign, top 10 payload bits, quiet bit set | sign, top 7 payload bits, quiet bit set | `0x7F \| sign` | `0x7E \| sign` |
+//! | NaN source → (`Preserve`) | sign, top 10 payload bits, quiet bit set | sign, top 7 payload bits, quiet bit set | `0x7F \| sign` | `0x7E \| sign` |
 //! | NaN → f32 | quiet bit set, payload kept (as `VCVTPH2PS`) | plain 16-bit shift (bits kept) | `0x7FC00000 \| sign` | as the F16 `code << 8` |
 //! | → f64 | exact: to f32, then IEEE f32→f64 (NaN payload kept, quiet bit set) | same | same | same |
+//!
+//! | | F8E4M3FNUZ | F8E5M2FNUZ | F6E2M3 | F6E3M2 | F4E2M1 (and `F4E2M1x2`) | F8E8M0 |
+//! |---|---|---|---|---|---|---|
+//! | elsewhere | `float8_e4m3fnuz`, `F8_E4M3FNUZ` | `float8_e5m2fnuz`, `F8_E5M2FNUZ` | `float6_e2m3fn`, `F6_E2M3` | `float6_e3m2fn`, `F6_E3M2` | `float4_e2m1fn` (`float4_e2m1fn_x2`, `F4`) | `float8_e8m0fnu`, `F8_E8M0` |
+//! | layout, bias | 1.4.3, **8** | 1.5.2, **16** | 1.2.3, 1 | 1.3.2, 3 | 1.2.1, 1 | 0.8.0, 127: `2^(c−127)` |
+//! | range | ±240 (`0x7F`) | ±57344 (`0x7F`) | ±7.5 | ±28 | ±6 | 2^-127 (`0x00`) to 2^127 (`0xFE`) |
+//! | storage | byte | byte | low 6 bits of a byte | low 6 bits of a byte | low 4 bits of a byte (x2: low nibble = element 0) | byte |
+//! | specials | NaN = `0x80` only; no Inf; **no −0** | same | none | none | none | NaN = `0xFF`; no zero, no sign, no Inf |
+//! | narrowing | nearest, ties to even, once | same | same | same | same | nearest power of two **in linear space, ties up**, once |
+//! | default overflow | `Saturate` | `Saturate` | always saturates | always saturates | always saturates | `Saturate` |
+//! | overflow, `Saturate` / `NonSaturating` | ±240 / `0x80` | ±57344 / `0x80` | ±7.5 / ±7.5 | ±28 / ±28 | ±6 / ±6 | `0xFE` / `0xFF` |
+//! | ±Inf source | as overflow | as overflow | ±MAX | ±MAX | ±MAX | `0xFF` |
+//! | zero, negative source | ±0 → `+0` (a negative result that rounds to zero is `+0`) | same | sign kept | sign kept | sign kept | `0xFF` (nothing represents it) |
+//! | below the smallest value | rounds (subnormals kept) | same | same | same | same | `0x00`: 2^-127 is the nearest code |
+//! | NaN source → (`Preserve`) | `0x80` | `0x80` | ±MAX (no NaN code) | ±MAX | ±MAX | `0xFF` |
+//! | unused high bits | – | – | ignored when widening, zero when narrowing | same | same | – |
+//! | NaN → f32 | `0xFFC00000` (the code's sign bit is set) | same | – | – | – | `0x7FC00000` |
+//!
+//! The NaN policy ([`NanPolicy`], chosen per call with [`Options::nan`]) decides what a NaN
+//! source becomes; its docs have the table. fp6 and fp4 have no NaN code: a NaN becomes ±MAX
+//! with its sign under every policy. Each format's type docs restate its rules, and
+//! [`F4E2M1x2`] explains the length rule of packed slices.
 //!
 //! Details:
 //! * Overflow is decided on the rounded value: for E4M3, 464 rounds to 448 and only values
@@ -52,6 +75,9 @@
 //! * Signed zero is kept. Results do not depend on MXCSR/FPCR (flush-to-zero, DAZ, rounding
 //!   mode): no kernel reads them.
 //! * Overflow policy: see [`Overflow`]; choose one per call with [`Options`].
+//! * Deliberate differences from ml_dtypes 0.6: fp6/fp4 NaN, E8M0 just above 2^-127 (the
+//!   nearest power of two is 2^-127) and f64 sources, which ml_dtypes rounds through f32;
+//!   see [`F8E8M0`] and the README.
 //!
 //! # API
 //!
@@ -61,9 +87,9 @@
 //! * [`convert_from_bytes`], [`convert_to_bytes`]: unaligned little-endian bytes, such as a
 //!   memory-mapped safetensors file.
 //!
-//! Supported pairs are `f32` and `f64` to and from each of the four formats (and
-//! `half::f16`/`half::bf16` with the `half` feature). Any other pair is a compile error
-//! (see [`ConvertTo`]).
+//! Supported pairs are `f32` and `f64` to and from each narrow format (and
+//! `half::f16`/`half::bf16` with the `half` feature, `float8::F8E4M3`/`float8::F8E5M2` with
+//! the `float8` feature). Any other pair is a compile error (see [`ConvertTo`]).
 //!
 //! # Backends
 //!
@@ -72,6 +98,8 @@
 //! feature (default), `VCVT_BACKEND=<name>` forces a backend; a name that is unknown or not
 //! runnable here makes the first conversion panic with a message that says so. Without
 //! `std`, the choice comes from the target features enabled at compile time.
+//! [`Backend::is_simd`] says which pairs a backend runs with SIMD code; the others (today the
+//! fnuz, fp6, fp4 and E8M0 pairs) run the Scalar kernel there, with the same bits.
 //!
 //! # Features
 //!
@@ -79,6 +107,21 @@
 //! * `alloc`: [`convert_to_vec`] without `std`.
 //! * `half`: `half::f16` and `half::bf16` slices work wherever [`F16`]/[`BF16`] slices do, and
 //!   `From` converts between the types.
+//! * `float8`: the same for `float8::F8E4M3` and `float8::F8E5M2` (what candle and mistral.rs
+//!   store) with [`F8E4M3`]/[`F8E5M2`]. The bits are vcvt's (round to nearest even,
+//!   subnormals kept), not the `float8` crate's.
+//!
+//! # Where things live
+//!
+//! One file per format under `src/format/` holds its definition (the constants of its
+//! `Format` impl: field widths, bias, largest code, Inf, NaN kind, negative zero, default
+//! overflow) and its public type; `src/codec.rs` is the generic scalar codec written against
+//! those constants (the specification); the registry in `src/format/mod.rs` (one line per
+//! format) generates the element and pair impls, the kernel-table indices and the Scalar
+//! table; `src/arch/<arch>/` holds the SIMD backends, each a copy of the Scalar table with
+//! the pairs it has kernels for replaced. Adding a format is its file, one registry line,
+//! its rows in the contract tables and its definition in the tests' oracle; SIMD kernels are
+//! a separate step per backend.
 #![no_std]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(missing_docs)]
