@@ -145,7 +145,8 @@ fn harness_detects_faults() {
     assert!(missed.is_empty(), "the harness missed: {missed:?}");
 }
 
-/// The input format round-trips and covers the lengths the targets are meant to reach.
+/// The input format round-trips and covers the pairs, options and lengths the targets are
+/// meant to reach.
 #[test]
 fn input_encoding_round_trips() {
     for len in (0..=harness::MAX_LEN)
@@ -153,8 +154,9 @@ fn input_encoding_round_trips() {
         .chain([130, 131, harness::MAX_LEN])
     {
         let input = harness::Input {
-            pair: len % 16,
-            mode: harness::Mode::NonSaturating,
+            pair: len % harness::PAIRS.len(),
+            mode: harness::Mode::ALL[len % 3],
+            nan: harness::NANS[len / 3 % 3],
             len,
             src_sel: 1,
             dst_sel: 2,
@@ -164,8 +166,8 @@ fn input_encoding_round_trips() {
         let bytes = input.encode();
         let back = harness::Input::parse(&bytes);
         assert_eq!(
-            (back.pair, back.mode, back.len, back.payload),
-            (input.pair, input.mode, len, input.payload)
+            (back.pair, back.mode, back.nan, back.len, back.payload),
+            (input.pair, input.mode, input.nan, len, input.payload)
         );
     }
     // Every header decodes to a length within range, short lengths for bytes below 240.
@@ -176,6 +178,178 @@ fn input_encoding_round_trips() {
             assert_eq!(len <= 130, b2 < 240);
         }
     }
+    // Byte 0 reaches every pair and byte 1 every combination of overflow mode and NaN policy.
+    let pairs: std::collections::BTreeSet<usize> = (0..=255u8)
+        .map(|b| harness::Input::parse(&[b]).pair)
+        .collect();
+    assert_eq!(pairs.len(), harness::PAIRS.len());
+    let options: std::collections::BTreeSet<(usize, usize)> = (0..=255u8)
+        .map(|b| {
+            let header = [0, b];
+            let i = harness::Input::parse(&header);
+            let mode = harness::Mode::ALL.iter().position(|&m| m == i.mode);
+            let nan = harness::NANS.iter().position(|&n| n == i.nan);
+            (mode.unwrap(), nan.unwrap())
+        })
+        .collect();
+    assert_eq!(options.len(), 9, "{options:?}");
+}
+
+/// The pair table names every `f32`/`f64` pair of every narrow type once, and the seeds give
+/// every pair at least one input in each target, every narrowing pair every NaN policy and
+/// both explicit overflow modes, and every seed a distinct name.
+#[test]
+fn seeds_cover_every_pair_and_policy() {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut names = BTreeSet::new();
+    for f in harness::FORMATS {
+        for p in [
+            format!("f32->{f}"),
+            format!("f64->{f}"),
+            format!("{f}->f32"),
+            format!("{f}->f64"),
+        ] {
+            assert!(harness::PAIRS.contains(&p.as_str()), "{p} is not a pair");
+            assert!(names.insert(p));
+        }
+    }
+    assert_eq!(names.len(), harness::PAIRS.len());
+
+    let seeds = harness::seeds();
+    let mut per_target: BTreeMap<(&str, usize), usize> = BTreeMap::new();
+    let mut policies: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
+    let mut files = BTreeSet::new();
+    for s in &seeds {
+        assert!(
+            files.insert((s.target.name(), s.name.clone())),
+            "two seeds named {}/{}",
+            s.target.name(),
+            s.name
+        );
+        let input = harness::Input::parse(&s.data);
+        *per_target.entry((s.target.name(), input.pair)).or_default() += 1;
+        if s.target == Target::Slices && input.pair % 4 < 2 {
+            let p = policies.entry(input.pair).or_default();
+            p.insert(format!("{:?}", input.nan));
+            p.insert(format!("{:?}", input.mode));
+        }
+    }
+    for t in Target::ALL {
+        for (pair, name) in harness::PAIRS.iter().enumerate() {
+            assert!(
+                per_target.contains_key(&(t.name(), pair)),
+                "no {} seed for {name}",
+                t.name()
+            );
+        }
+    }
+    for (pair, name) in harness::PAIRS.iter().enumerate() {
+        if pair % 4 >= 2 {
+            continue;
+        }
+        let want = [
+            "Preserve",
+            "Canonical",
+            "ToMax",
+            "Saturate",
+            "NonSaturating",
+        ];
+        for w in want {
+            assert!(
+                policies[&pair].contains(w),
+                "no slices seed of {name} uses {w}"
+            );
+        }
+    }
+}
+
+/// Every pair under every overflow mode and NaN policy, in both targets, at short lengths
+/// (odd and even: the packed type's spare nibble) with every variant group and the
+/// other-length calls, on a payload of NaNs, infinities, ties and dirty high bits. The seeds
+/// hold the long lengths; this makes sure no pair and no option is left out of the harness.
+/// Under Miri (Scalar only, where the options change no memory access) each pair runs once
+/// per target at one length, the nine combinations of options taking turns over the pairs.
+#[test]
+fn every_pair_and_option_runs() {
+    let wide32: Vec<u8> = [
+        0x7FC0_0000u32,
+        0xFFC0_1234,
+        0x7F80_0001,
+        0xFF80_0000,
+        0x7F7F_FFFF,
+        0x3FC0_0000,
+        0x4040_0000,
+        0x8000_0000,
+        0x0060_0000,
+        0x43E8_0000,
+    ]
+    .iter()
+    .flat_map(|x| x.to_le_bytes())
+    .collect();
+    let wide64: Vec<u8> = [
+        0x7FF8_0000_0000_0000u64,
+        0xFFF8_0246_8000_0000,
+        0x7FF0_0000_0000_0001,
+        0xFFF0_0000_0000_0000,
+        0x47EF_FFFF_E000_0000,
+        0x3FF7_FFFF_FFFF_FFFF,
+        0x4008_0000_0000_0000,
+        0x8000_0000_0000_0000,
+        0x3808_0000_0000_0000,
+    ]
+    .iter()
+    .flat_map(|x| x.to_le_bytes())
+    .collect();
+    let narrow: Vec<u8> = (0..=255u8).rev().collect();
+    let lens: &[usize] = if cfg!(miri) {
+        &[3]
+    } else {
+        &[0, 1, 2, 7, 16, 33]
+    };
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for pair in 0..harness::PAIRS.len() {
+        let payload = match pair % 4 {
+            0 => &wide32,
+            1 => &wide64,
+            _ => &narrow,
+        };
+        for (o, (mode, nan)) in harness::Mode::ALL
+            .into_iter()
+            .flat_map(|m| harness::NANS.map(|n| (m, n)))
+            .enumerate()
+        {
+            if cfg!(miri) && o != pair % 9 {
+                continue;
+            }
+            for (k, &len) in lens.iter().enumerate() {
+                let input = harness::Input {
+                    pair,
+                    mode,
+                    nan,
+                    len,
+                    src_sel: (pair + k) as u8,
+                    dst_sel: (3 * pair + 5 * k + 1) as u8,
+                    // slices: each group of entry points with the other lengths; bytes:
+                    // one element more or less, or none.
+                    variant: (k as u8 % 4) | 4 | ((k as u8 % 3) << 3),
+                    payload,
+                };
+                for t in Target::ALL {
+                    runs += 1;
+                    if let Err(msg) = harness::try_run_input(t, &input, NO_HOOKS) {
+                        failures.push(msg);
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {runs} runs failed; the first:\n{}",
+        failures.len(),
+        failures[0]
+    );
 }
 
 /// Under Miri, CPU feature detection reports nothing, so only the Scalar backend exists and

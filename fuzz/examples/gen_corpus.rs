@@ -2,23 +2,63 @@
 //!
 //! ```text
 //! cargo run --manifest-path fuzz/Cargo.toml --example gen_corpus
+//! cargo run --manifest-path fuzz/Cargo.toml --example gen_corpus -- --prune
 //! ```
 //!
 //! Files of the same name are overwritten; other files (e.g. inputs a fuzz run added) are left
-//! alone. `tests/fuzz_replay.rs` fails if a committed seed differs from what this writes.
+//! alone, unless `--prune` is given: then every other file in the corpus directories is
+//! removed (after a change of the input format, old seeds mean something else).
+//! `tests/fuzz_replay.rs` fails if a committed seed differs from what this writes.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
-use vcvt_fuzz::harness::seeds;
+use vcvt_fuzz::harness::{Target, seeds};
 
 fn main() -> std::io::Result<()> {
+    let prune = match std::env::args().nth(1).as_deref() {
+        None => false,
+        Some("--prune") => true,
+        Some(other) => {
+            eprintln!("unknown argument {other:?}; the only option is --prune");
+            std::process::exit(2);
+        }
+    };
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
     let seeds = seeds();
+    let mut keep = BTreeSet::new();
     for s in &seeds {
         let dir = root.join(s.target.name());
         std::fs::create_dir_all(&dir)?;
-        std::fs::write(dir.join(&s.name), &s.data)?;
+        let path = dir.join(&s.name);
+        std::fs::write(&path, &s.data)?;
+        keep.insert(path);
     }
-    println!("wrote {} seeds under {}", seeds.len(), root.display());
+    let mut pruned = 0;
+    if prune {
+        for t in Target::ALL {
+            for entry in std::fs::read_dir(root.join(t.name()))? {
+                let path = entry?.path();
+                if path.is_file() && !keep.contains(&path) {
+                    std::fs::remove_file(&path)?;
+                    pruned += 1;
+                }
+            }
+        }
+    }
+    for t in Target::ALL {
+        let n = seeds.iter().filter(|s| s.target == t).count();
+        println!("{}: {n} seeds", t.name());
+    }
+    println!(
+        "wrote {} seeds under {}{}",
+        seeds.len(),
+        root.display(),
+        if prune {
+            format!(", removed {pruned} other files")
+        } else {
+            String::new()
+        }
+    );
     Ok(())
 }
