@@ -464,6 +464,120 @@ fn from_swapped_bytes<S: ConvertTo<D>, D: Element>(
     }
 }
 
+/// Values per chunk of a round trip: the narrow codes of one chunk sit in a stack buffer.
+const ROUND_TRIP_CHUNK: usize = 256;
+
+/// Replaces every value of `x` by its value after a round trip through format `F`: narrowed
+/// to `F` (with `F`'s default overflow policy) and widened back, in place ("fake
+/// quantization", as mixed-precision references do it).
+///
+/// The result equals, bit for bit, [`convert_slice`] from `x` to `F` followed by
+/// [`convert_slice`] back, on every backend: it runs the same kernels, a chunk at a time
+/// through a small buffer on the stack, so no heap buffer is needed. [`round_trip_f64`] does
+/// the same for `f64`.
+///
+/// ```
+/// use vcvt::BF16;
+/// let mut x = [1.0f32, 1.0 + 2f32.powi(-9), 1000.0, f32::NAN];
+/// vcvt::round_trip::<BF16>(&mut x);
+/// assert_eq!(x[..3], [1.0, 1.0, 1000.0]); // 1 + 2^-9 rounds to 1 in BF16
+/// assert!(x[3].is_nan());
+/// ```
+#[inline]
+pub fn round_trip<F: Element + ConvertTo<f32>>(x: &mut [f32])
+where
+    f32: ConvertTo<F>,
+{
+    round_trip_entry::<F, f32>(active_entry(), x, Options::new())
+}
+
+/// Like [`round_trip`], with the overflow and NaN policies of `options` applied to the
+/// narrowing step.
+///
+/// ```
+/// use vcvt::{F16, Options, Overflow};
+/// let mut x = [1.0e6f32];
+/// vcvt::round_trip_with::<F16>(&mut x, Options::new().overflow(Overflow::Saturate));
+/// assert_eq!(x, [65504.0]);
+/// ```
+#[inline]
+pub fn round_trip_with<F: Element + ConvertTo<f32>>(x: &mut [f32], options: Options)
+where
+    f32: ConvertTo<F>,
+{
+    round_trip_entry::<F, f32>(active_entry(), x, options)
+}
+
+/// [`round_trip`] for `f64` values: each is rounded once to `F` (never through `f32`) and
+/// widened back.
+///
+/// ```
+/// use vcvt::F8E4M3;
+/// let mut y = [0.3f64, 500.0];
+/// vcvt::round_trip_f64::<F8E4M3>(&mut y);
+/// assert_eq!(y, [0.3125, 448.0]); // E4M3 saturates by default
+/// ```
+#[inline]
+pub fn round_trip_f64<F: Element + ConvertTo<f64>>(x: &mut [f64])
+where
+    f64: ConvertTo<F>,
+{
+    round_trip_entry::<F, f64>(active_entry(), x, Options::new())
+}
+
+/// Like [`round_trip_f64`], with options.
+#[inline]
+pub fn round_trip_f64_with<F: Element + ConvertTo<f64>>(x: &mut [f64], options: Options)
+where
+    f64: ConvertTo<F>,
+{
+    round_trip_entry::<F, f64>(active_entry(), x, options)
+}
+
+/// A round trip of `W` values (`f32` or `f64`) through `F` on the given backend;
+/// [`Error::BackendUnavailable`] if this CPU cannot run it.
+///
+/// ```
+/// use vcvt::{Backend, F4E2M1, Options};
+/// let mut x = [2.6f32, -0.2];
+/// vcvt::round_trip_on::<F4E2M1, f32>(Backend::Scalar, &mut x, Options::new())?;
+/// assert_eq!(x, [3.0, -0.0]);
+/// # Ok::<(), vcvt::Error>(())
+/// ```
+pub fn round_trip_on<F: Element + ConvertTo<W>, W: ConvertTo<F>>(
+    backend: Backend,
+    x: &mut [W],
+    options: Options,
+) -> Result<(), Error> {
+    round_trip_entry::<F, W>(available_entry(backend)?, x, options);
+    Ok(())
+}
+
+#[inline]
+fn round_trip_entry<F: Element + ConvertTo<W>, W: ConvertTo<F>>(
+    entry: &Entry,
+    x: &mut [W],
+    options: Options,
+) {
+    // Narrow codes are at most 2 bytes (a packed FP4 chunk needs half a byte per value).
+    debug_assert!(size_of::<F>() <= 2);
+    let mut buf = [MaybeUninit::<u16>::uninit(); ROUND_TRIP_CHUNK];
+    let codes = buf.as_mut_ptr().cast::<u8>();
+    for chunk in x.chunks_mut(ROUND_TRIP_CHUNK) {
+        let n = chunk.len();
+        let p = chunk.as_mut_ptr().cast::<u8>();
+        // SAFETY: the chunk holds `n <= ROUND_TRIP_CHUNK` values; the buffer has room for
+        // `n` codes of at most 2 bytes (or `n.div_ceil(2)` packed bytes). The first call
+        // reads the chunk and writes the buffer, the second reads the codes it wrote and
+        // writes the chunk: neither call's source and destination overlap. The entry's
+        // backend is available (`active_entry`/`available_entry`).
+        unsafe {
+            run::<W, F>(entry, p, codes, n, options);
+            run::<F, W>(entry, codes, p, n, options);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

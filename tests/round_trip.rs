@@ -1,0 +1,262 @@
+//! `round_trip` (quantize-dequantize in place) against the independent oracle of `common`:
+//! every `f32` bit pattern (all 2^32) under the format's default policies on every backend
+//! with SIMD kernels for both directions of the pair; the stratified sample on Scalar and on
+//! backends that run the Scalar kernels for the format (a round trip there is the Scalar
+//! narrowing and widening, each proven over every input by `exhaustive_f32.rs` and
+//! `widen.rs`, so what this adds is the chunking through the stack buffer); `f64` values at
+//! and around every tie; both overflow policies and every NaN policy on a sample; packed
+//! FP4, which must give what `F4E2M1` gives.
+//!
+//! The expected value of `x` is the oracle's widening of the oracle's narrowing of `x`.
+
+mod common;
+
+use common::{MODES, NAN_POLICIES, Narrow, Report, backends, names};
+use vcvt::{
+    BF16, Backend, ConvertTo, F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2,
+    F8E5M2FNUZ, F8E8M0, F16, Options, Overflow,
+};
+
+/// The oracle's round trip of f32 bits under `mode` and `nan`.
+fn expect32<T: Narrow>(x: f32, mode: Overflow, nan: vcvt::NanPolicy) -> u32 {
+    let o = T::oracle();
+    o.widen_f32(o.narrow_f32_nan(x.to_bits(), mode, nan))
+}
+
+fn sweep<T: Narrow + ConvertTo<f32> + ConvertTo<f64>>(test: &str)
+where
+    f32: ConvertTo<T>,
+    f64: ConvertTo<T>,
+{
+    let all = backends(test);
+    let simd = |b: &Backend| b.is_simd::<f32, T>() && b.is_simd::<T, f32>();
+    let full: Vec<Backend> = all.iter().copied().filter(simd).collect();
+    let routed: Vec<Backend> = all.iter().copied().filter(|b| !full.contains(b)).collect();
+    let oracle = T::oracle();
+    let seed = 0x7217_0000 + u64::from(T::DEF.bits());
+    let check =
+        |src: &[f32], want: &mut Vec<u32>, out: &mut Vec<f32>, r: &mut Report, bs: &[Backend]| {
+            // The default overflow policy of the format: what `round_trip` uses.
+            let mode = default_overflow::<T>();
+            let mut sat = vec![T::from_code(0); src.len()];
+            let mut nonsat = vec![T::from_code(0); src.len()];
+            common::expect_f32_block(src, &mut sat, &mut nonsat);
+            let codes = if mode == Overflow::Saturate {
+                &sat
+            } else {
+                &nonsat
+            };
+            want.clear();
+            want.extend(codes.iter().map(|c| oracle.widen_f32(c.code())));
+            for &b in bs {
+                out.clear();
+                out.extend_from_slice(src);
+                if b == Backend::active() {
+                    vcvt::round_trip::<T>(out);
+                } else {
+                    vcvt::round_trip_on::<T, f32>(b, out, Options::new()).unwrap();
+                }
+                let got: Vec<u32> = out.iter().map(|x| x.to_bits()).collect();
+                r.compare(
+                    || format!("round_trip::<{}> on {b}", T::DEF.name),
+                    want,
+                    &got,
+                    |k| u64::from(src[k].to_bits()),
+                );
+            }
+        };
+    let (mut report, mut coverage) = if full.is_empty() {
+        (Report::default(), format!("round_trip::<{}>", T::DEF.name))
+    } else {
+        let (r, inputs) =
+            common::sweep_f32(oracle, seed, |src, s: &mut (Vec<u32>, Vec<f32>), r| {
+                check(src, &mut s.0, &mut s.1, r, &full)
+            });
+        let c = format!(
+            "round_trip::<{}>, {inputs} on [{}]",
+            T::DEF.name,
+            names(&full)
+        );
+        (r, c)
+    };
+    let sample = common::stratified_f32_sample(oracle, seed);
+    if !routed.is_empty() {
+        let mut r = Report::default();
+        let (mut w, mut o) = (Vec::new(), Vec::new());
+        for chunk in sample.chunks(common::SWEEP_CHUNK) {
+            check(chunk, &mut w, &mut o, &mut r, &routed);
+        }
+        report.merge(r);
+        coverage += &format!(
+            "; stratified sample of {} on [{}]",
+            sample.len(),
+            names(&routed)
+        );
+    }
+    // Every overflow and NaN policy on a sample (with every NaN bit pattern of a sparse
+    // grid), through round_trip_with / round_trip_on.
+    let mut inputs: Vec<f32> = sample.iter().copied().step_by(7).collect();
+    inputs.extend(
+        (0..(1u32 << 23))
+            .step_by(4099)
+            .map(|f| f32::from_bits(0x7F80_0000 | f.max(1))),
+    );
+    inputs.extend(
+        (0..(1u32 << 23))
+            .step_by(4099)
+            .map(|f| f32::from_bits(0xFF80_0000 | f.max(1))),
+    );
+    for mode in MODES {
+        for nan in NAN_POLICIES {
+            let opts = Options::new().overflow(mode).nan(nan);
+            let want: Vec<u32> = inputs
+                .iter()
+                .map(|&x| expect32::<T>(x, mode, nan))
+                .collect();
+            for &b in &all {
+                let mut out = inputs.clone();
+                if b == Backend::active() {
+                    vcvt::round_trip_with::<T>(&mut out, opts);
+                } else {
+                    vcvt::round_trip_on::<T, f32>(b, &mut out, opts).unwrap();
+                }
+                let got: Vec<u32> = out.iter().map(|x| x.to_bits()).collect();
+                report.compare(
+                    || {
+                        format!(
+                            "round_trip_with::<{}> on {b}, {mode:?}, {nan:?}",
+                            T::DEF.name
+                        )
+                    },
+                    &want,
+                    &got,
+                    |k| u64::from(inputs[k].to_bits()),
+                );
+            }
+        }
+    }
+    // f64: every value of the f32 sample, and the midpoints with their f64 neighbours.
+    let mut x64: Vec<f64> = sample.iter().step_by(7).map(|&x| f64::from(x)).collect();
+    for &m in &oracle.mids[..oracle.mids.len() - 1] {
+        for d in [-1i64, 0, 1] {
+            let v = f64::from_bits((m.to_bits() as i64 + d) as u64);
+            x64.push(v);
+            x64.push(-v);
+        }
+    }
+    let mode = default_overflow::<T>();
+    let want: Vec<u64> = x64
+        .iter()
+        .map(|x| oracle.widen_f64(oracle.narrow_f64(x.to_bits(), mode)))
+        .collect();
+    for &b in &all {
+        let mut out = x64.clone();
+        if b == Backend::active() {
+            vcvt::round_trip_f64::<T>(&mut out);
+        } else {
+            vcvt::round_trip_on::<T, f64>(b, &mut out, Options::new()).unwrap();
+        }
+        let got: Vec<u64> = out.iter().map(|x| x.to_bits()).collect();
+        report.compare(
+            || format!("round_trip_f64::<{}> on {b}", T::DEF.name),
+            &want,
+            &got,
+            |k| x64[k].to_bits(),
+        );
+    }
+    coverage += &format!(
+        "; {} f32 inputs x 2 modes x 3 NaN policies and {} f64 inputs on [{}]",
+        inputs.len(),
+        x64.len(),
+        names(&all)
+    );
+    report.finish(test, &coverage);
+}
+
+/// The format's default overflow policy, from the type's constant.
+fn default_overflow<T: Narrow>() -> Overflow {
+    // `Options::new()` resolves to it; read it back through a value that overflows every
+    // format, distinguishing the two policies by the oracle's answer.
+    let o = T::oracle();
+    let big = f32::MAX.to_bits();
+    let got = T::code_from_f32_opts(f32::MAX, Options::new());
+    if got == o.narrow_f32(big, Overflow::Saturate) {
+        Overflow::Saturate
+    } else {
+        assert_eq!(got, o.narrow_f32(big, Overflow::NonSaturating));
+        Overflow::NonSaturating
+    }
+}
+
+#[test]
+fn round_trip_f16() {
+    sweep::<F16>("round_trip_f16");
+}
+#[test]
+fn round_trip_bf16() {
+    sweep::<BF16>("round_trip_bf16");
+}
+#[test]
+fn round_trip_f8e4m3() {
+    sweep::<F8E4M3>("round_trip_f8e4m3");
+}
+#[test]
+fn round_trip_f8e5m2() {
+    sweep::<F8E5M2>("round_trip_f8e5m2");
+}
+#[test]
+fn round_trip_f8e4m3fnuz() {
+    sweep::<F8E4M3FNUZ>("round_trip_f8e4m3fnuz");
+}
+#[test]
+fn round_trip_f8e5m2fnuz() {
+    sweep::<F8E5M2FNUZ>("round_trip_f8e5m2fnuz");
+}
+#[test]
+fn round_trip_f6e2m3() {
+    sweep::<F6E2M3>("round_trip_f6e2m3");
+}
+#[test]
+fn round_trip_f6e3m2() {
+    sweep::<F6E3M2>("round_trip_f6e3m2");
+}
+#[test]
+fn round_trip_f4e2m1() {
+    sweep::<F4E2M1>("round_trip_f4e2m1");
+}
+#[test]
+fn round_trip_f8e8m0() {
+    sweep::<F8E8M0>("round_trip_f8e8m0");
+}
+
+/// Packed FP4 gives what one-per-byte FP4 gives, at every length up to three chunks.
+#[test]
+fn round_trip_packed_fp4_equals_unpacked() {
+    let test = "round_trip_packed_fp4_equals_unpacked";
+    let all = backends(test);
+    let sample = common::stratified_f32_sample(F4E2M1::oracle(), 0x7217_F4F4);
+    let mut report = Report::default();
+    for len in [0usize, 1, 2, 3, 255, 256, 257, 511, 769] {
+        for start in [0usize, 1000, 50_000] {
+            let src = &sample[start..start + len];
+            let mut want = src.to_vec();
+            vcvt::round_trip_on::<F4E2M1, f32>(Backend::Scalar, &mut want, Options::new()).unwrap();
+            for &b in &all {
+                let mut got = src.to_vec();
+                vcvt::round_trip_on::<F4E2M1x2, f32>(b, &mut got, Options::new()).unwrap();
+                let w: Vec<u32> = want.iter().map(|x| x.to_bits()).collect();
+                let g: Vec<u32> = got.iter().map(|x| x.to_bits()).collect();
+                report.compare(
+                    || format!("round_trip::<F4E2M1x2> on {b}, {len} values"),
+                    &w,
+                    &g,
+                    |k| u64::from(src[k].to_bits()),
+                );
+            }
+        }
+    }
+    report.finish(
+        test,
+        &format!("packed vs unpacked FP4 on [{}]", names(&all)),
+    );
+}
