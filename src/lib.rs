@@ -86,6 +86,7 @@
 //! * [`convert_slice_uninit`]: into `&mut [MaybeUninit<D>]`; [`convert_to_vec`]: into a new `Vec`.
 //! * [`convert_from_bytes`], [`convert_to_bytes`]: unaligned little-endian bytes, such as a
 //!   memory-mapped safetensors file.
+//! * [`round_trip`], [`round_trip_f64`]: quantize-dequantize in place through a format.
 //!
 //! Supported pairs are `f32` and `f64` to and from each narrow format (and
 //! `half::f16`/`half::bf16` with the `half` feature, `float8::F8E4M3`/`float8::F8E5M2` with
