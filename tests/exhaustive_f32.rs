@@ -188,3 +188,56 @@ fn exhaustive_f32_to_f4e2m1() {
 fn exhaustive_f32_to_f8e8m0() {
     sweep::<F8E8M0>("exhaustive_f32_to_f8e8m0");
 }
+
+/// The interval-filling oracle of the sweeps (`expect_f32_run`) gives exactly the answers of
+/// the element-by-element one, on chunks around every sign, zero, Inf/NaN and random places.
+#[test]
+fn oracle_runs_equal_oracle_elements() {
+    fn check<T: Narrow>(report: &mut common::Report) {
+        let mut rng = common::Rng::new(0x0A0A_0000 + u64::from(T::DEF.bits()));
+        let mut starts: Vec<u32> = vec![0, 0x8000_0000, 0x7F80_0000 - 4096, 0xFF80_0000 - 4096];
+        starts.extend((0..40).map(|_| rng.next_u64() as u32 & !0xFFF));
+        for &b in &starts {
+            let n = 8192usize.min((0x1_0000_0000u64 - u64::from(b)) as usize);
+            // Stay within one sign.
+            let n = if b < 0x8000_0000 {
+                n.min((0x8000_0000 - b) as usize)
+            } else {
+                n
+            };
+            let src: Vec<f32> = (0..n as u32).map(|j| f32::from_bits(b + j)).collect();
+            let (mut s1, mut n1) = (vec![T::zeroed(); n], vec![T::zeroed(); n]);
+            let (mut s2, mut n2) = (vec![T::zeroed(); n], vec![T::zeroed(); n]);
+            common::expect_f32_run(b, &mut s1, &mut n1);
+            common::expect_f32_each(&src, &mut s2, &mut n2);
+            let input = |k: usize| u64::from(src[k].to_bits());
+            report.compare(
+                || format!("{} runs, Saturate", T::DEF.name),
+                &s2,
+                &s1,
+                input,
+            );
+            report.compare(
+                || format!("{} runs, NonSaturating", T::DEF.name),
+                &n2,
+                &n1,
+                input,
+            );
+        }
+    }
+    let mut report = common::Report::default();
+    check::<F16>(&mut report);
+    check::<BF16>(&mut report);
+    check::<F8E4M3>(&mut report);
+    check::<F8E5M2>(&mut report);
+    check::<F8E4M3FNUZ>(&mut report);
+    check::<F8E5M2FNUZ>(&mut report);
+    check::<F6E2M3>(&mut report);
+    check::<F6E3M2>(&mut report);
+    check::<F4E2M1>(&mut report);
+    check::<F8E8M0>(&mut report);
+    report.finish(
+        "oracle_runs_equal_oracle_elements",
+        "44 chunks per format, interval filling vs element by element",
+    );
+}

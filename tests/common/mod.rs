@@ -678,8 +678,27 @@ narrow_impl!(F4E2M1, u8, E2M1_DEF);
 narrow_impl!(F8E8M0, u8, E8M0_DEF);
 
 /// Fills `sat` and `nonsat` with the expected codes of `src` under each policy, walking the
-/// midpoints (fast for consecutive bit patterns, correct for any order).
+/// midpoints (fast for consecutive bit patterns, correct for any order). A run of
+/// consecutive bit patterns of one sign (the chunks of the 2^32 sweeps) goes to
+/// [`expect_f32_run`], which fills whole intervals between rounding boundaries at once.
 pub fn expect_f32_block<T: Narrow>(src: &[f32], sat: &mut [T], nonsat: &mut [T]) {
+    if let (Some(first), Some(last)) = (src.first(), src.last()) {
+        let (b0, b1) = (first.to_bits(), last.to_bits());
+        let n = src.len() as u32;
+        if b1.wrapping_sub(b0) == n - 1
+            && b0 >> 31 == b1 >> 31
+            && b1 >= b0
+            && src.iter().zip(b0..).all(|(x, b)| x.to_bits() == b)
+        {
+            expect_f32_run(b0, sat, nonsat);
+            return;
+        }
+    }
+    expect_f32_each(src, sat, nonsat);
+}
+
+/// [`expect_f32_block`] one element at a time (a cursor over the midpoints).
+pub fn expect_f32_each<T: Narrow>(src: &[f32], sat: &mut [T], nonsat: &mut [T]) {
     let oracle = T::oracle();
     let mut cur = oracle.cursor();
     for ((x, s), n) in src.iter().zip(sat.iter_mut()).zip(nonsat.iter_mut()) {
@@ -695,6 +714,59 @@ pub fn expect_f32_block<T: Narrow>(src: &[f32], sat: &mut [T], nonsat: &mut [T])
             *s = T::from_code(oracle.finish(neg, x, r, Overflow::Saturate));
             *n = T::from_code(oracle.finish(neg, x, r, Overflow::NonSaturating));
         }
+    }
+}
+
+/// [`expect_f32_block`] for the consecutive bit patterns `base, base + 1, ...` (one sign):
+/// the same answers, computed once per interval between rounding boundaries.
+///
+/// Within one sign, magnitudes grow with the bit pattern, and the oracle's answer is constant
+/// on each open interval between consecutive midpoints (`mids`, all exact in `f32`): it can
+/// only change at a midpoint (a tie, decided on its own), at zero (E8M0 has no zero) and at
+/// the non-finite patterns, which are each evaluated alone. So each step evaluates the
+/// oracle at the first pattern of an interval ([`Oracle::narrow_f32`], a binary search) and
+/// copies the answer up to the pattern of the next midpoint.
+pub fn expect_f32_run<T: Narrow>(base: u32, sat: &mut [T], nonsat: &mut [T]) {
+    let oracle = T::oracle();
+    let n = sat.len();
+    assert_eq!(n, nonsat.len());
+    let mut j = 0usize;
+    while j < n {
+        let bits = base + j as u32;
+        let a = bits & 0x7FFF_FFFF;
+        let s = T::from_code(oracle.narrow_f32(bits, Overflow::Saturate));
+        let ns = T::from_code(oracle.narrow_f32(bits, Overflow::NonSaturating));
+        // Where the interval holding `a` ends (exclusive), as a pattern of this sign.
+        let end = if a >= 0x7F80_0000 || a == 0 {
+            // Non-finite, or zero: alone.
+            j + 1
+        } else {
+            let x = f64::from(f32::from_bits(a));
+            let p = oracle.mids.partition_point(|&m| m <= x);
+            if p > 0 && oracle.mids[p - 1] == x {
+                // A tie: alone.
+                j + 1
+            } else {
+                let next = oracle.mids[p];
+                let stop = if next > f64::from(f32::MAX) {
+                    0x7F80_0000 // the run ends at Inf
+                } else {
+                    let b = (next as f32).to_bits();
+                    assert_eq!(
+                        f64::from(f32::from_bits(b)),
+                        next,
+                        "midpoint not exact in f32"
+                    );
+                    b
+                };
+                let k = (stop - a) as usize;
+                (j + k).min(n)
+            }
+        };
+        debug_assert!(end > j);
+        sat[j..end].fill(s);
+        nonsat[j..end].fill(ns);
+        j = end;
     }
 }
 
