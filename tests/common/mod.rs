@@ -688,7 +688,7 @@ pub fn expect_f32_block<T: Narrow>(src: &[f32], sat: &mut [T], nonsat: &mut [T])
         if b1.wrapping_sub(b0) == n - 1
             && b0 >> 31 == b1 >> 31
             && b1 >= b0
-            && src.iter().zip(b0..).all(|(x, b)| x.to_bits() == b)
+            && src.iter().zip(b0..=b1).all(|(x, b)| x.to_bits() == b)
         {
             expect_f32_run(b0, sat, nonsat);
             return;
