@@ -165,12 +165,13 @@ where
     );
 }
 
-/// `T::from_f32_opts` through a conversion of one element on the Scalar backend's element
-/// function (each type has its own inherent method; this picks it by type).
+/// The type's own element function `T::from_f32_opts` (an inherent method of each type,
+/// reached through `Narrow`).
 fn from_f32_opts<T: Narrow>(x: f32, o: Options) -> T {
     T::from_code(T::code_from_f32_opts(x, o))
 }
 
+/// The type's own `T::from_f64_opts`.
 fn from_f64_opts<T: Narrow>(x: f64, o: Options) -> T {
     T::from_code(T::code_from_f64_opts(x, o))
 }
