@@ -89,6 +89,19 @@ impl Kernels {
             all_nan_policies: false,
         };
     }
+
+    /// Replaces pair `S -> D` with a SIMD kernel that implements the overflow policy and
+    /// every [`NanPolicy`] itself: for pairs whose NaN result does not depend on the NaN
+    /// policy (fp6 and fp4 targets, which have no NaN code, and widening pairs), and for
+    /// packed pairs, which the NaN patch cannot serve.
+    #[allow(dead_code)] // Not every build has a SIMD backend.
+    pub(crate) const fn set_all_policies<S: ConvertTo<D>, D: Element>(&mut self, k: RawKernel) {
+        self.0[S::PAIR.index] = Slot {
+            run: k,
+            simd: true,
+            all_nan_policies: true,
+        };
+    }
 }
 
 /// Runs `kernel`, the kernel of `pair` (a narrowing pair), on `len` values with the NaN

@@ -1432,9 +1432,12 @@ widen_kernel!(bf16_to_f64, Bf16ToF64);
 widen_kernel!(e4m3_to_f64, ToF64<F8E4M3>);
 widen_kernel!(e5m2_to_f64, ToF64<F8E5M2>);
 
-/// The AVX2 backend's kernels: these SIMD pairs, Scalar for the rest.
-pub(crate) static KERNELS: Kernels = {
+/// The AVX2 table: these SIMD pairs, the new formats' kernels of [`super::avx2_small`], and
+/// Scalar for the rest. The AVX-512 tables start from it (every AVX-512 tier requires AVX2,
+/// FMA and F16C), so a pair without an AVX-512 kernel runs its AVX2 kernel there.
+pub(super) const fn table() -> Kernels {
     let mut t = crate::format::scalar_kernels();
+    super::avx2_small::set(&mut t);
     t.set::<f32, F16>(f32_to_f16);
     t.set::<f32, BF16>(f32_to_bf16);
     t.set::<f32, F8E4M3>(f32_to_e4m3);
@@ -1452,4 +1455,7 @@ pub(crate) static KERNELS: Kernels = {
     t.set::<F8E4M3, f64>(e4m3_to_f64);
     t.set::<F8E5M2, f64>(e5m2_to_f64);
     t
-};
+}
+
+/// The AVX2 backend's kernels.
+pub(crate) static KERNELS: Kernels = table();

@@ -993,10 +993,11 @@ unsafe fn entry_widen<const FMT: u8, const WIDE64: bool>(
 }
 
 /// The table of this backend (the `Avx512Vbmi` backend starts from it): these SIMD pairs,
-/// Scalar for the rest.
+/// and the AVX2 table's kernels for the rest (this tier's CPUs have AVX2, FMA and F16C:
+/// `avx512_available` requires them).
 pub(super) const fn table() -> Kernels {
     use crate::format as f;
-    let mut t = f::scalar_kernels();
+    let mut t = super::avx2::table();
     t.set::<f32, f::F16>(entry_narrow_f32::<F16>);
     t.set::<f32, f::BF16>(entry_narrow_f32::<BF16>);
     t.set::<f32, f::F8E4M3>(entry_narrow_f32::<E4M3>);
