@@ -165,7 +165,10 @@ impl Backend {
     /// }
     /// ```
     pub fn is_simd<S: ConvertTo<D>, D: Element>(self) -> bool {
-        self.entry().kernels.0[S::PAIR.index].simd
+        let pair = S::PAIR;
+        let table = &self.entry().kernels.0;
+        // A narrow -> narrow pair runs its two halves: SIMD when both are.
+        table[pair.index].simd && pair.via.is_none_or(|v| table[v.widen].simd)
     }
 
     /// Runs the CPU detection for this backend (uncached).

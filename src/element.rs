@@ -21,11 +21,28 @@ pub(crate) mod private {
         /// One side is packed FP4: it holds `values.div_ceil(2)` elements, where `values` is
         /// the other side's length.
         pub(crate) packed: bool,
+        /// The packed side (if `packed`) is the destination.
+        pub(crate) packed_dst: bool,
         /// Size in bytes of a source element when the pair narrows (4 for f32, 8 for f64),
         /// 0 when it widens.
         pub(crate) narrow_src: usize,
         /// Size in bytes of a destination element.
         pub(crate) dst_size: usize,
+        /// For a pair between two narrow formats: its two halves, which run one after the
+        /// other a chunk at a time (`index` is then the narrowing half's).
+        pub(crate) via: Option<Via>,
+    }
+
+    /// The halves of a narrow → narrow pair: widening the source to f32 (exact), then
+    /// narrowing f32 to the destination (the one rounding).
+    #[derive(Clone, Copy, Debug)]
+    pub struct Via {
+        /// Table index of the source's widening to f32.
+        pub(crate) widen: usize,
+        /// The source is packed FP4.
+        pub(crate) src_packed: bool,
+        /// Size in bytes of a source element.
+        pub(crate) src_size: usize,
     }
 }
 
@@ -36,7 +53,25 @@ pub(crate) mod private {
 /// Sealed: it cannot be implemented outside this crate.
 pub trait Element: private::Sealed + Copy + Send + Sync + 'static {}
 
-/// `Self` converts to `D`: implemented for f32 and f64 to and from each narrow format.
+/// `Self` converts to `D`: implemented for f32 and f64 to and from each narrow format, and
+/// between F16 or BF16 and every other narrow format (both ways, F16 ↔ BF16 included).
+///
+/// A narrow → narrow pair rounds once: the source value is exact in f32, and it is rounded
+/// to the destination under the destination's overflow and NaN policies, exactly as
+/// converting to an `f32` slice and then to the destination would (without the `f32` slice:
+/// the backend's two kernels run a chunk at a time through a small stack buffer).
+///
+/// ```
+/// use vcvt::{BF16, F16, F8E4M3};
+/// let kv = [F8E4M3::from_f32(1.5), F8E4M3::from_f32(-448.0)];
+/// let mut out = [BF16::ZERO; 2];
+/// vcvt::convert_slice(&kv, &mut out);
+/// assert_eq!(out[1].to_f32(), -448.0);
+/// // BF16 exceeds F16's range: F16's default overflow policy applies (to infinity).
+/// let mut h = [F16::ZERO; 1];
+/// vcvt::convert_slice(&[BF16::from_f32(1.0e6)], &mut h);
+/// assert!(h[0].is_infinite());
+/// ```
 ///
 /// An unsupported pair does not compile:
 ///
@@ -47,9 +82,9 @@ pub trait Element: private::Sealed + Copy + Send + Sync + 'static {}
 /// ```
 ///
 /// ```compile_fail
-/// let src = [vcvt::F16::ONE; 4];
-/// let mut dst = [vcvt::BF16::ZERO; 4];
-/// vcvt::convert_slice(&src, &mut dst); // narrow -> narrow is not a vcvt pair
+/// let src = [vcvt::F8E4M3::ONE; 4];
+/// let mut dst = [vcvt::F8E5M2::ZERO; 4];
+/// vcvt::convert_slice(&src, &mut dst); // fp8 -> fp8: only F16 and BF16 pair with narrow formats
 /// ```
 pub trait ConvertTo<D: Element>: Element {
     #[doc(hidden)]
@@ -89,8 +124,10 @@ macro_rules! pairs {
                 index: crate::element::narrow_index(0, $fmt),
                 default_overflow: <$fmt_ty>::DEFAULT_OVERFLOW,
                 packed: $packed,
+                packed_dst: $packed,
                 narrow_src: 4,
                 dst_size: core::mem::size_of::<$narrow>(),
+                via: None,
             };
         }
         impl crate::element::ConvertTo<$narrow> for f64 {
@@ -98,8 +135,10 @@ macro_rules! pairs {
                 index: crate::element::narrow_index(1, $fmt),
                 default_overflow: <$fmt_ty>::DEFAULT_OVERFLOW,
                 packed: $packed,
+                packed_dst: $packed,
                 narrow_src: 8,
                 dst_size: core::mem::size_of::<$narrow>(),
+                via: None,
             };
         }
         impl crate::element::ConvertTo<f32> for $narrow {
@@ -107,8 +146,10 @@ macro_rules! pairs {
                 index: crate::element::widen_index(0, $fmt),
                 default_overflow: <$fmt_ty>::DEFAULT_OVERFLOW,
                 packed: $packed,
+                packed_dst: false,
                 narrow_src: 0,
                 dst_size: 4,
+                via: None,
             };
         }
         impl crate::element::ConvertTo<f64> for $narrow {
@@ -116,8 +157,32 @@ macro_rules! pairs {
                 index: crate::element::widen_index(1, $fmt),
                 default_overflow: <$fmt_ty>::DEFAULT_OVERFLOW,
                 packed: $packed,
+                packed_dst: false,
                 narrow_src: 0,
                 dst_size: 8,
+                via: None,
+            };
+        }
+    };
+}
+
+/// Implements the narrow → narrow pair `$src -> $dst` (format numbers `$sf`, `$df`, packed
+/// flags `$sp`, `$dp`): widening to f32 then narrowing, a chunk at a time.
+macro_rules! via_pair {
+    ($src:ty, $sf:expr, $sp:expr => $dst:ty, $df:expr, $dp:expr) => {
+        impl crate::element::ConvertTo<$dst> for $src {
+            const PAIR: crate::element::private::Pair = crate::element::private::Pair {
+                index: crate::element::narrow_index(0, $df),
+                default_overflow: <$dst>::DEFAULT_OVERFLOW,
+                packed: $sp || $dp,
+                packed_dst: $dp,
+                narrow_src: 4,
+                dst_size: core::mem::size_of::<$dst>(),
+                via: Some(crate::element::private::Via {
+                    widen: crate::element::widen_index(0, $sf),
+                    src_packed: $sp,
+                    src_size: core::mem::size_of::<$src>(),
+                }),
             };
         }
     };

@@ -4,6 +4,8 @@ use core::mem::{MaybeUninit, size_of};
 
 use crate::arch;
 use crate::backend::{Entry, active_entry};
+use crate::element::private::{Pair, Via};
+use crate::options::Policy;
 use crate::{Backend, ConvertTo, Element, Error, NanPolicy, Options};
 
 /// Runs pair `S -> D` of `entry` over `len` values.
@@ -21,14 +23,101 @@ unsafe fn run<S: ConvertTo<D>, D: Element>(
     options: Options,
 ) {
     let pair = S::PAIR;
-    let slot = entry.kernels.0[pair.index];
     let policy = options.resolve(pair.default_overflow);
+    if let Some(via) = pair.via {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { run_via(entry, pair, via, src, dst, len, policy) };
+        return;
+    }
+    // SAFETY: forwarded from this function's contract.
+    unsafe { run_pair(entry, pair, src, dst, len, policy) }
+}
+
+/// Runs the table kernel of a pair with an f32 or f64 side, patching the NaN policy in
+/// where the kernel implements only [`NanPolicy::Preserve`].
+///
+/// # Safety
+/// As for [`run`], with `len` values of `pair`'s source and destination.
+#[inline(always)]
+unsafe fn run_pair(
+    entry: &Entry,
+    pair: Pair,
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+    policy: Policy,
+) {
+    let slot = entry.kernels.0[pair.index];
     if policy.nan != NanPolicy::Preserve && !slot.all_nan_policies && pair.narrow_src != 0 {
         // SAFETY: forwarded from this function's contract.
         unsafe { arch::run_with_nan_patch(slot.run, pair, src, dst, len, policy) }
     } else {
         // SAFETY: forwarded from this function's contract, which is the kernel's.
         unsafe { (slot.run)(src, dst, len, policy) }
+    }
+}
+
+/// Values per chunk of a narrow → narrow conversion: their f32 values sit in a stack
+/// buffer (2 KiB) between the two halves.
+const VIA_CHUNK: usize = 512;
+
+/// Runs a narrow → narrow pair: for each chunk of at most [`VIA_CHUNK`] values, the
+/// backend's widening kernel of the source writes f32 values to a stack buffer, and its
+/// narrowing kernel of the destination reads them.
+///
+/// **One rounding.** Every value of every narrow format is exactly an f32 (their exponent
+/// ranges and fraction widths lie inside f32's, and a NaN widens to an f32 NaN), so the
+/// first half changes no value; the second half then rounds each exact source value once,
+/// under the destination's overflow and NaN policies. The result is the source value
+/// rounded once to the destination, as the contract requires. (A NaN source keeps its sign
+/// and as much payload as each step carries, as converting through an f32 slice would.)
+///
+/// # Safety
+/// As for [`run`].
+#[inline(never)]
+unsafe fn run_via(
+    entry: &Entry,
+    pair: Pair,
+    via: Via,
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+    policy: Policy,
+) {
+    let widen = entry.kernels.0[via.widen].run;
+    // The narrowing half is the table pair f32 -> destination.
+    let narrow = Pair {
+        packed: pair.packed_dst,
+        via: None,
+        ..pair
+    };
+    let mut buf = [MaybeUninit::<f32>::uninit(); VIA_CHUNK];
+    let wide = buf.as_mut_ptr().cast::<u8>();
+    let mut i = 0;
+    while i < len {
+        let n = VIA_CHUNK.min(len - i);
+        // Byte offsets of value i (even: VIA_CHUNK is even, so a packed side's chunk starts
+        // on a byte).
+        let s_off = if via.src_packed {
+            i / 2
+        } else {
+            i * via.src_size
+        };
+        let d_off = if pair.packed_dst {
+            i / 2
+        } else {
+            i * pair.dst_size
+        };
+        // SAFETY: values i..i + n lie inside the caller's ranges (a packed side holds
+        // len.div_ceil(2) bytes, of which this chunk reads or writes n.div_ceil(2) from byte
+        // i / 2); the buffer holds n <= VIA_CHUNK f32 and overlaps neither range; the
+        // widening kernel's output is initialized before the narrowing kernel reads it; the
+        // entry's backend is available (the caller's guarantee).
+        unsafe {
+            widen(src.add(s_off), wide, n, policy);
+            run_pair(entry, narrow, wide, dst.add(d_off), n, policy);
+        }
+        i += n;
     }
 }
 
@@ -46,8 +135,8 @@ fn values<S: ConvertTo<D>, D: Element>(src: usize, dst: usize) -> Result<usize, 
         } else {
             Err(Error::LengthMismatch { src, dst })
         }
-    } else if pair.narrow_src != 0 {
-        // Narrowing into packed bytes.
+    } else if pair.packed_dst {
+        // Converting into packed bytes.
         if dst == src.div_ceil(2) {
             Ok(src)
         } else {
@@ -314,7 +403,7 @@ pub fn convert_to_vec_with<S: ConvertTo<D>, D: Element>(
     src: &[S],
     options: Options,
 ) -> alloc::vec::Vec<D> {
-    let len = match (S::PAIR.packed, S::PAIR.narrow_src != 0) {
+    let len = match (S::PAIR.packed, S::PAIR.packed_dst) {
         // `n` values pack into `n.div_ceil(2)` bytes.
         (true, true) => src.len().div_ceil(2),
         // Every nibble of packed bytes: `2 * n` values.

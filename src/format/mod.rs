@@ -28,10 +28,12 @@
 use crate::arch::{Kernels, scalar};
 use crate::element::PAIRS_PER_FORMAT;
 
-/// The registry: one line per format, `index => Type in module, kind`. `plain` formats
-/// hold one value per element; `packed` ones hold two FP4 values per byte.
+/// The registry: one line per format, `index => Type in module, kind, role`. `plain`
+/// formats hold one value per element; `packed` ones hold two FP4 values per byte. The
+/// `hub` formats (F16, BF16) convert directly to and from every `leaf` format and to each
+/// other (widening to f32 in between, which is exact).
 macro_rules! registry {
-    ($($index:literal => $name:ident in $module:ident, $kind:ident;)*) => {
+    ($($index:literal => $name:ident in $module:ident, $kind:ident, $role:ident;)*) => {
         $(
             mod $module;
             pub use $module::$name;
@@ -59,6 +61,7 @@ macro_rules! registry {
         $(
             elements!($name);
             pairs!($name => $index, $name, registry!(@packed $kind));
+            registry!(@hub $role, $name, $index, registry!(@packed $kind));
         )*
 
         /// The Scalar backend's kernels: every pair, every policy.
@@ -67,6 +70,13 @@ macro_rules! registry {
             $(registry!(@scalar t, $index, $name, $kind);)*
             t
         }
+    };
+    (@hub hub, $name:ident, $index:literal, $packed:expr) => {};
+    (@hub leaf, $name:ident, $index:literal, $packed:expr) => {
+        via_pair!($name, $index, $packed => F16, index::F16, false);
+        via_pair!($name, $index, $packed => BF16, index::BF16, false);
+        via_pair!(F16, index::F16, false => $name, $index, $packed);
+        via_pair!(BF16, index::BF16, false => $name, $index, $packed);
     };
     (@packed plain) => { false };
     (@packed packed) => { true };
@@ -89,18 +99,22 @@ macro_rules! registry {
 }
 
 registry! {
-    0 => F16 in f16, plain;
-    1 => BF16 in bf16, plain;
-    2 => F8E4M3 in f8e4m3, plain;
-    3 => F8E5M2 in f8e5m2, plain;
-    4 => F8E4M3FNUZ in f8e4m3fnuz, plain;
-    5 => F8E5M2FNUZ in f8e5m2fnuz, plain;
-    6 => F6E2M3 in f6e2m3, plain;
-    7 => F6E3M2 in f6e3m2, plain;
-    8 => F4E2M1 in f4e2m1, plain;
-    9 => F4E2M1x2 in f4e2m1x2, packed;
-    10 => F8E8M0 in f8e8m0, plain;
+    0 => F16 in f16, plain, hub;
+    1 => BF16 in bf16, plain, hub;
+    2 => F8E4M3 in f8e4m3, plain, leaf;
+    3 => F8E5M2 in f8e5m2, plain, leaf;
+    4 => F8E4M3FNUZ in f8e4m3fnuz, plain, leaf;
+    5 => F8E5M2FNUZ in f8e5m2fnuz, plain, leaf;
+    6 => F6E2M3 in f6e2m3, plain, leaf;
+    7 => F6E3M2 in f6e3m2, plain, leaf;
+    8 => F4E2M1 in f4e2m1, plain, leaf;
+    9 => F4E2M1x2 in f4e2m1x2, packed, leaf;
+    10 => F8E8M0 in f8e8m0, plain, leaf;
 }
+
+// The two hubs convert to each other.
+via_pair!(F16, index::F16, false => BF16, index::BF16, false);
+via_pair!(BF16, index::BF16, false => F16, index::F16, false);
 
 /// Number of kernels in a backend's table.
 pub(crate) const PAIRS: usize = FORMATS * PAIRS_PER_FORMAT;
