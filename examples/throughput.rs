@@ -7,9 +7,10 @@
 //! cargo run --release --example throughput -- --size 134217728  # one length of your choice
 //! ```
 //!
-//! For each of the 40 unpacked pairs (f32 and f64 to and from each narrow format), each
-//! available backend and three slice lengths (1 Ki elements: L1-sized, 64 Ki: L2-sized,
-//! 16 Mi: DRAM-sized) it prints elements per nanosecond and GB/s, where GB/s counts the
+//! For each unpacked pair (f32 and f64 to and from each narrow format, every narrow format to
+//! and from F16 and BF16, F16 <-> BF16) and for `round_trip` through F16, BF16, E4M3, E5M2 and
+//! E2M1, each available backend and three slice lengths (1 Ki elements: L1-sized, 64 Ki:
+//! L2-sized, 16 Mi: DRAM-sized) it prints elements per nanosecond and GB/s, where GB/s counts the
 //! bytes read from the source plus the bytes written to the destination.
 //!
 //! The memcpy reference is `copy_from_slice` of n × (source + destination element size) / 2
@@ -574,6 +575,17 @@ fn run_pair<S: Elem + ConvertTo<D>, D: Elem>(
 enum Phase<'a> {
     Check,
     Time(&'a Size),
+    /// Collects the pair names (for `--pair` and the usage text).
+    Names(&'a mut Vec<String>),
+}
+
+/// Whether to run the pair `name` in this phase (and records it in the `Names` phase).
+fn wanted(cfg: &Config, phase: &mut Phase, name: &str) -> bool {
+    if let Phase::Names(v) = phase {
+        v.push(name.to_string());
+        return false;
+    }
+    selected(cfg, name)
 }
 
 fn selected(cfg: &Config, name: &str) -> bool {
@@ -582,7 +594,7 @@ fn selected(cfg: &Config, name: &str) -> bool {
 
 fn narrow_pair<W: Wide + ConvertTo<N>, N: Narrow>(cfg: &Config, phase: &mut Phase, seed: u64) {
     let name = format!("{}_to_{}", W::NAME, N::NAME);
-    if !selected(cfg, &name) {
+    if !wanted(cfg, phase, &name) {
         return;
     }
     match phase {
@@ -595,12 +607,113 @@ fn narrow_pair<W: Wide + ConvertTo<N>, N: Narrow>(cfg: &Config, phase: &mut Phas
         Phase::Time(size) => {
             run_pair::<W, N>(cfg, size, seed, |r| random_narrowing_input::<W, N>(r))
         }
+        Phase::Names(_) => {}
+    }
+}
+
+/// A narrow -> narrow pair: checked on every code of `S`, timed on random finite codes.
+fn via_pair<S: Narrow + ConvertTo<D>, D: Narrow>(cfg: &Config, phase: &mut Phase, seed: u64) {
+    let name = format!("{}_to_{}", S::NAME, D::NAME);
+    if !wanted(cfg, phase, &name) {
+        return;
+    }
+    match phase {
+        Phase::Check => {
+            let input = widening_check_input::<S>(&mut Rng::new(seed));
+            for &b in cfg.backends.iter().filter(|&&b| b != Backend::Scalar) {
+                check_backend::<S, D>(b, &input);
+            }
+        }
+        Phase::Time(size) => run_pair::<S, D>(cfg, size, seed, |r| random_widening_input::<S>(r)),
+        Phase::Names(_) => {}
+    }
+}
+
+/// `vcvt::round_trip` through `N` on `f32`, in place: checked against Scalar as the pairs
+/// are, timed on random values in `N`'s range. Its memcpy moves the same bytes (n f32 read
+/// and written).
+fn round_trip_row<N: Narrow + ConvertTo<f32>>(cfg: &Config, phase: &mut Phase, seed: u64)
+where
+    f32: ConvertTo<N>,
+{
+    let name = format!("round_trip_{}", N::NAME);
+    if !wanted(cfg, phase, &name) {
+        return;
+    }
+    let run = |b: Backend, x: &mut [f32], o: Options| {
+        vcvt::round_trip_on::<N, f32>(b, x, o).expect("backend is available");
+    };
+    match phase {
+        Phase::Check => {
+            let input = narrowing_check_input::<f32, N>(&mut Rng::new(seed));
+            for &b in cfg.backends.iter().filter(|&&b| b != Backend::Scalar) {
+                for (o, pname) in policies() {
+                    let mut want = input.clone();
+                    let mut got = input.clone();
+                    run(Backend::Scalar, &mut want, o);
+                    run(b, &mut got, o);
+                    require_same(
+                        &format!("round trip, overflow {pname}"),
+                        b,
+                        &input,
+                        &want,
+                        &got,
+                    );
+                }
+            }
+        }
+        Phase::Time(size) => {
+            let n = size.n;
+            let mut rng = Rng::new(seed ^ n as u64);
+            let src: Vec<f32> = (0..n)
+                .map(|_| random_narrowing_input::<f32, N>(&mut rng))
+                .collect();
+            let mut want = src.clone();
+            run(Backend::Scalar, &mut want, Options::new());
+            let bytes_moved = (n * 8) as f64;
+            let mut line = format!("{name:<PAIR_W$}");
+            let mut best = 0.0f64;
+            let mut x = src.clone();
+            for &b in &cfg.backends {
+                x.copy_from_slice(&src);
+                run(b, &mut x, Options::new());
+                require_same("timed input", b, &src, &want, &x);
+                // Later calls see values already on N's grid: the kernels are branch-free,
+                // so the time does not depend on that.
+                let ns = measure(size.budget, || {
+                    run(b, black_box(&mut x[..]), Options::new())
+                });
+                let gbs = bytes_moved / ns;
+                best = best.max(gbs);
+                let simd = b.is_simd::<f32, N>() && b.is_simd::<N, f32>();
+                let mark = if b != Backend::Scalar && !simd {
+                    "s"
+                } else {
+                    " "
+                };
+                let _ = write!(
+                    line,
+                    "{:>COL_W$}",
+                    format!("{:>6} {:>6}{mark}", num(n as f64 / ns), num(gbs))
+                );
+            }
+            let mc = memcpy_ns(n * 4, size.budget);
+            let mc_gbs = bytes_moved / mc;
+            let _ = write!(
+                line,
+                "{:>COL_W$}{:>9}",
+                format!("{:>6} {:>6}", num(n as f64 / mc), num(mc_gbs)),
+                format!("{:.2}", best / mc_gbs)
+            );
+            println!("{line}");
+        }
+        Phase::Names(_) => {}
     }
 }
 
 fn widen_pair<N: Narrow + ConvertTo<W>, W: Wide>(cfg: &Config, phase: &mut Phase, seed: u64) {
     let name = format!("{}_to_{}", N::NAME, W::NAME);
-    if !selected(cfg, &name) {
+    if !wanted(cfg, phase, &name) {
         return;
     }
     match phase {
@@ -611,11 +724,12 @@ fn widen_pair<N: Narrow + ConvertTo<W>, W: Wide>(cfg: &Config, phase: &mut Phase
             }
         }
         Phase::Time(size) => run_pair::<N, W>(cfg, size, seed, |r| random_widening_input::<N>(r)),
+        Phase::Names(_) => {}
     }
 }
 
-/// Every unpacked pair, in a fixed order (packed FP4 has its own length rule and no SIMD
-/// kernel yet; `print_simd_pairs` lists it).
+/// Every unpacked pair and the round trips, in a fixed order (packed FP4 has its own length
+/// rule; `print_simd_pairs` lists whether it has SIMD kernels).
 fn all_pairs(cfg: &Config, phase: &mut Phase) {
     narrow_pair::<f32, F16>(cfg, phase, 1);
     narrow_pair::<f32, BF16>(cfg, phase, 2);
@@ -657,50 +771,25 @@ fn all_pairs(cfg: &Config, phase: &mut Phase) {
     widen_pair::<F6E3M2, f64>(cfg, phase, 38);
     widen_pair::<F4E2M1, f64>(cfg, phase, 39);
     widen_pair::<F8E8M0, f64>(cfg, phase, 40);
+    // Narrow -> narrow: every format to and from F16 and BF16.
+    via_pair::<BF16, F16>(cfg, phase, 41);
+    via_pair::<F16, BF16>(cfg, phase, 42);
+    macro_rules! hubs {
+        ($($t:ty: $seed:literal),*) => {$(
+            via_pair::<$t, F16>(cfg, phase, $seed);
+            via_pair::<$t, BF16>(cfg, phase, $seed + 1);
+            via_pair::<F16, $t>(cfg, phase, $seed + 2);
+            via_pair::<BF16, $t>(cfg, phase, $seed + 3);
+        )*};
+    }
+    hubs!(F8E4M3: 43, F8E5M2: 47, F8E4M3FNUZ: 51, F8E5M2FNUZ: 55, F6E2M3: 59, F6E3M2: 63,
+        F4E2M1: 67, F8E8M0: 71);
+    round_trip_row::<F16>(cfg, phase, 75);
+    round_trip_row::<BF16>(cfg, phase, 76);
+    round_trip_row::<F8E4M3>(cfg, phase, 77);
+    round_trip_row::<F8E5M2>(cfg, phase, 78);
+    round_trip_row::<F4E2M1>(cfg, phase, 79);
 }
-
-const PAIR_NAMES: [&str; 40] = [
-    "f32_to_f16",
-    "f32_to_bf16",
-    "f32_to_f8e4m3",
-    "f32_to_f8e5m2",
-    "f32_to_f8e4m3fnuz",
-    "f32_to_f8e5m2fnuz",
-    "f32_to_f6e2m3",
-    "f32_to_f6e3m2",
-    "f32_to_f4e2m1",
-    "f32_to_f8e8m0",
-    "f64_to_f16",
-    "f64_to_bf16",
-    "f64_to_f8e4m3",
-    "f64_to_f8e5m2",
-    "f64_to_f8e4m3fnuz",
-    "f64_to_f8e5m2fnuz",
-    "f64_to_f6e2m3",
-    "f64_to_f6e3m2",
-    "f64_to_f4e2m1",
-    "f64_to_f8e8m0",
-    "f16_to_f32",
-    "bf16_to_f32",
-    "f8e4m3_to_f32",
-    "f8e5m2_to_f32",
-    "f8e4m3fnuz_to_f32",
-    "f8e5m2fnuz_to_f32",
-    "f6e2m3_to_f32",
-    "f6e3m2_to_f32",
-    "f4e2m1_to_f32",
-    "f8e8m0_to_f32",
-    "f16_to_f64",
-    "bf16_to_f64",
-    "f8e4m3_to_f64",
-    "f8e5m2_to_f64",
-    "f8e4m3fnuz_to_f64",
-    "f8e5m2fnuz_to_f64",
-    "f6e2m3_to_f64",
-    "f6e3m2_to_f64",
-    "f4e2m1_to_f64",
-    "f8e8m0_to_f64",
-];
 
 /// Which pairs each backend runs with SIMD code (`Backend::is_simd`); the others run the
 /// Scalar kernel, and their cells in the tables carry an `s`.
@@ -807,6 +896,18 @@ fn cpu_model() -> Option<String> {
 
 // ---------------------------------------------------------------------------------------
 
+/// Every row's name, in order.
+fn pair_names() -> Vec<String> {
+    let cfg = Config {
+        sizes: Vec::new(),
+        backends: Vec::new(),
+        pairs: Vec::new(),
+    };
+    let mut names = Vec::new();
+    all_pairs(&cfg, &mut Phase::Names(&mut names));
+    names
+}
+
 fn usage() -> ! {
     eprintln!(
         "usage: throughput [--quick] [--size N]... [--backend NAME]... [--pair NAME]...\n\
@@ -822,7 +923,7 @@ fn usage() -> ! {
             .map(|b| b.name())
             .collect::<Vec<_>>()
             .join(", "),
-        PAIR_NAMES.join(", ")
+        pair_names().join(", ")
     );
     exit(2)
 }
@@ -847,7 +948,7 @@ fn parse_args() -> Config {
                 let Some(v) = args.next() else { usage() };
                 for item in v.split(',').filter(|s| !s.is_empty()) {
                     if a == "--pair" {
-                        if !PAIR_NAMES.iter().any(|p| p.contains(item)) {
+                        if !pair_names().iter().any(|p| p.contains(item)) {
                             eprintln!("error: no pair name contains {item:?}");
                             usage();
                         }
