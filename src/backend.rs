@@ -171,6 +171,18 @@ impl Backend {
         table[pair.index].simd && pair.via.is_none_or(|v| table[v.widen].simd)
     }
 
+    /// An identity of the code this backend runs for `S -> D`: two backends with equal
+    /// identities run the same kernel (an AVX-512 tier runs the AVX2 kernel of a pair it has
+    /// none of its own for). The tests use it to prove each kernel once over the exhaustive
+    /// sets instead of once per backend; not part of the stable API.
+    #[doc(hidden)]
+    pub fn kernel_id<S: ConvertTo<D>, D: Element>(self) -> (usize, usize) {
+        let pair = S::PAIR;
+        let table = &self.entry().kernels.0;
+        let widen = pair.via.map_or(0, |v| table[v.widen].run as usize);
+        (table[pair.index].run as usize, widen)
+    }
+
     /// Runs the CPU detection for this backend (uncached).
     fn detect(self) -> bool {
         match self {
