@@ -90,7 +90,9 @@
 //!
 //! Supported pairs are `f32` and `f64` to and from each narrow format (and
 //! `half::f16`/`half::bf16` with the `half` feature, `float8::F8E4M3`/`float8::F8E5M2` with
-//! the `float8` feature). Any other pair is a compile error (see [`ConvertTo`]).
+//! the `float8` feature), and every narrow format to and from [`F16`] and [`BF16`] (F16 ↔
+//! BF16 included), rounded once under the destination's policies. Any other pair is a
+//! compile error (see [`ConvertTo`]).
 //!
 //! # Backends
 //!
