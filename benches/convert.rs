@@ -2,7 +2,7 @@
 //! `float8` crates, bare-instruction loops and a memcpy, in one run.
 //!
 //! ```text
-//! cargo bench --bench convert                         # everything (about 13 minutes)
+//! cargo bench --bench convert                         # everything (about 20 minutes)
 //! cargo bench --bench convert -- f32_to_f16/          # one pair, every size
 //! cargo bench --bench convert -- /1024/               # every pair at the L1 size
 //! cargo bench --bench convert -- '^f32_to_f16/16/'    # one pair at 16 elements (not 16777216)
@@ -48,10 +48,16 @@ use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
 use criterion::{criterion_group, criterion_main};
 use half::slice::HalfFloatSliceExt;
-use vcvt::{BF16, Backend, ConvertTo, Element, F8E4M3, F8E5M2, F16, Options};
+use vcvt::{
+    BF16, Backend, ConvertTo, Element, F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ,
+    F8E5M2, F8E5M2FNUZ, F8E8M0, F16, Options,
+};
 
 /// Slice lengths in elements: tiny, small, L1-, L2- and DRAM-sized.
 const SIZES: [usize; 5] = [16, 64, 1 << 10, 1 << 16, 1 << 24];
+/// Slice lengths of the newer pairs' groups (formats issue, narrow <-> narrow, round trips):
+/// L1-sized, where the kernels' rates show, and DRAM-sized, where memory bandwidth does.
+const NEW_SIZES: [usize; 2] = [1 << 10, 1 << 24];
 /// From this length on, a group uses the long-iteration settings.
 const DRAM: usize = 1 << 24;
 /// Up to this length, the `vcvt` contender (the default entry point) runs too.
@@ -118,11 +124,34 @@ macro_rules! narrow {
             }
         }
     };
+    ($t:ty, $bits:ty, no_subnormals) => {
+        impl Narrow for $t {
+            const CODES: u32 = 1 << <$bits>::BITS;
+            fn from_code(c: u32) -> Self {
+                <$t>::from_bits(c as $bits)
+            }
+            fn finite(self) -> bool {
+                self.is_finite()
+            }
+            fn max_value() -> f64 {
+                <$t>::MAX.to_f64()
+            }
+            fn min_subnormal() -> f64 {
+                <$t>::MIN_POSITIVE.to_f64()
+            }
+        }
+    };
 }
 narrow!(F16, u16);
 narrow!(BF16, u16);
 narrow!(F8E4M3, u8);
 narrow!(F8E5M2, u8);
+narrow!(F8E4M3FNUZ, u8);
+narrow!(F8E5M2FNUZ, u8);
+narrow!(F6E2M3, u8);
+narrow!(F6E3M2, u8);
+narrow!(F4E2M1, u8);
+narrow!(F8E8M0, u8, no_subnormals);
 
 /// 2^e as an f64 (exact for normal exponents).
 fn pow2(e: i64) -> f64 {
@@ -456,9 +485,232 @@ fn bench_size(c: &mut Criterion, n: usize) {
     float8_pairs!(&mut *c, n, F8E5M2, float8::F8E5M2, "f8e5m2");
 }
 
+/// The newer pairs at one size: f32 to and from the formats of the formats issue (their
+/// only peer is vcvt's own Scalar kernel, a per-element loop over the codec: no other crate
+/// converts them), packed FP4, narrow <-> narrow pairs beside `half`/`float8` going through
+/// f32 one element at a time, and `round_trip` beside the narrowing alone and `half`.
+fn bench_new(c: &mut Criterion, n: usize) {
+    macro_rules! both_ways {
+        ($($t:ty: $name:literal),*) => {$(
+            {
+                let pair = concat!("f32_to_", $name);
+                let s = seed(pair, n);
+                let src = move || narrowing_input::<f32, $t>(n, s);
+                let mut g = open(c, pair, n);
+                vcvt_and_memcpy::<f32, $t>(&mut g, n, &src);
+                g.finish();
+                let pair = concat!($name, "_to_f32");
+                let s = seed(pair, n);
+                let src = move || widening_input::<$t>(n, s);
+                let mut g = open(c, pair, n);
+                vcvt_and_memcpy::<$t, f32>(&mut g, n, &src);
+                if stringify!($t) == "F8E8M0" {
+                    // The speed of light of E8M0 -> f32: the code as an f32 exponent, which
+                    // is the whole conversion for codes 1..=254.
+                    let codes = move || src().into_iter().map(<$t>::to_bits).collect::<Vec<u8>>();
+                    contender(&mut g, "bare-shift", codes, |s: &[u8], d: &mut [f32]| {
+                        for (o, &x) in d.iter_mut().zip(s) {
+                            *o = f32::from_bits(u32::from(x) << 23);
+                        }
+                    });
+                }
+                g.finish();
+            }
+        )*};
+    }
+    both_ways!(F8E4M3FNUZ: "f8e4m3fnuz", F8E5M2FNUZ: "f8e5m2fnuz", F6E2M3: "f6e2m3",
+        F6E3M2: "f6e3m2", F4E2M1: "f4e2m1", F8E8M0: "f8e8m0");
+
+    // Packed FP4: n values, n / 2 bytes.
+    {
+        let s = seed("f32_to_f4e2m1x2", n);
+        let mut g = open(c, "f32_to_f4e2m1x2", n);
+        for b in Backend::available() {
+            let mut bufs = None;
+            g.bench_function(format!("vcvt-{b}"), |bench| {
+                let (src, dst) = bufs.get_or_insert_with(|| {
+                    let src = Aligned::new(narrowing_input::<f32, F4E2M1>(n, s));
+                    (src, Aligned::new(vec![F4E2M1x2::ZERO; n / 2]))
+                });
+                bench.iter(|| {
+                    vcvt::convert_slice_on(
+                        b,
+                        black_box(src.get()),
+                        black_box(dst.get_mut()),
+                        Options::new(),
+                    )
+                    .expect("available backend")
+                });
+            });
+        }
+        g.finish();
+        let s = seed("f4e2m1x2_to_f32", n);
+        let mut g = open(c, "f4e2m1x2_to_f32", n);
+        for b in Backend::available() {
+            let mut bufs = None;
+            g.bench_function(format!("vcvt-{b}"), |bench| {
+                let (src, dst) = bufs.get_or_insert_with(|| {
+                    let mut rng = Rng(s);
+                    let codes = (0..n / 2).map(|_| F4E2M1x2::from_bits(rng.next_u64() as u8));
+                    (Aligned::new(codes.collect()), Aligned::new(vec![0f32; n]))
+                });
+                bench.iter(|| {
+                    vcvt::convert_slice_on(
+                        b,
+                        black_box(src.get()),
+                        black_box(dst.get_mut()),
+                        Options::new(),
+                    )
+                    .expect("available backend")
+                });
+            });
+        }
+        g.finish();
+    }
+
+    // Narrow <-> narrow, beside the other crates' element-by-element route through f32.
+    macro_rules! via {
+        ($s:ty, $d:ty, $name:literal, $peer:expr) => {{
+            let s = seed($name, n);
+            let src = move || widening_input::<$s>(n, s);
+            let mut g = open(c, $name, n);
+            vcvt_and_memcpy::<$s, $d>(&mut g, n, &src);
+            let peer: Option<fn(&[$s], &mut [$d])> = $peer;
+            if let Some(peer) = peer {
+                contender(&mut g, "half/float8 via f32", src, peer);
+            }
+            g.finish();
+        }};
+    }
+    fn hb(x: BF16) -> half::bf16 {
+        half::bf16::from_bits(x.to_bits())
+    }
+    fn hf(x: F16) -> half::f16 {
+        half::f16::from_bits(x.to_bits())
+    }
+    via!(
+        BF16,
+        F16,
+        "bf16_to_f16",
+        Some(|s, d| for (o, &x) in d.iter_mut().zip(s) {
+            *o = F16::from_bits(half::f16::from_f32(hb(x).to_f32()).to_bits());
+        })
+    );
+    via!(
+        F16,
+        BF16,
+        "f16_to_bf16",
+        Some(|s, d| for (o, &x) in d.iter_mut().zip(s) {
+            *o = BF16::from_bits(half::bf16::from_f32(hf(x).to_f32()).to_bits());
+        })
+    );
+    via!(
+        F8E4M3,
+        BF16,
+        "f8e4m3_to_bf16",
+        Some(|s, d| for (o, &x) in d.iter_mut().zip(s) {
+            let v = float8::F8E4M3::from_bits(x.to_bits()).to_f32();
+            *o = BF16::from_bits(half::bf16::from_f32(v).to_bits());
+        })
+    );
+    via!(
+        F8E4M3,
+        F16,
+        "f8e4m3_to_f16",
+        Some(|s, d| for (o, &x) in d.iter_mut().zip(s) {
+            let v = float8::F8E4M3::from_bits(x.to_bits()).to_f32();
+            *o = F16::from_bits(half::f16::from_f32(v).to_bits());
+        })
+    );
+    via!(
+        F8E5M2,
+        BF16,
+        "f8e5m2_to_bf16",
+        Some(|s, d| for (o, &x) in d.iter_mut().zip(s) {
+            let v = float8::F8E5M2::from_bits(x.to_bits()).to_f32();
+            *o = BF16::from_bits(half::bf16::from_f32(v).to_bits());
+        })
+    );
+    via!(
+        F8E5M2,
+        F16,
+        "f8e5m2_to_f16",
+        Some(|s, d| for (o, &x) in d.iter_mut().zip(s) {
+            let v = float8::F8E5M2::from_bits(x.to_bits()).to_f32();
+            *o = F16::from_bits(half::f16::from_f32(v).to_bits());
+        })
+    );
+    via!(
+        BF16,
+        F8E4M3,
+        "bf16_to_f8e4m3",
+        Some(|s, d| for (o, &x) in d.iter_mut().zip(s) {
+            *o = F8E4M3::from_bits(float8::F8E4M3::from_f32(hb(x).to_f32()).to_bits());
+        })
+    );
+    via!(
+        F16,
+        F8E4M3,
+        "f16_to_f8e4m3",
+        Some(|s, d| for (o, &x) in d.iter_mut().zip(s) {
+            *o = F8E4M3::from_bits(float8::F8E4M3::from_f32(hf(x).to_f32()).to_bits());
+        })
+    );
+    via!(F4E2M1, BF16, "f4e2m1_to_bf16", None);
+    via!(F6E2M3, BF16, "f6e2m3_to_bf16", None);
+    via!(F8E8M0, BF16, "f8e8m0_to_bf16", None);
+    via!(BF16, F4E2M1, "bf16_to_f4e2m1", None);
+
+    // Round trips in place, beside the narrowing alone (same source) and `half`.
+    macro_rules! round_trip {
+        ($t:ty, $h:ty, $name:literal) => {{
+            let s = seed($name, n);
+            let src = move || narrowing_input::<f32, $t>(n, s);
+            let mut g = open(c, $name, n);
+            for b in Backend::available() {
+                let mut filled = false;
+                contender(
+                    &mut g,
+                    &format!("vcvt-{b}"),
+                    src,
+                    move |s, d: &mut [f32]| {
+                        // The buffer starts as zeros: fill it with the input once; later
+                        // calls round values already on the grid (the kernels are
+                        // branch-free, so that costs the same).
+                        if !filled {
+                            d.copy_from_slice(s);
+                            filled = true;
+                        }
+                        vcvt::round_trip_on::<$t, f32>(b, d, Options::new()).expect("available");
+                    },
+                );
+                contender(
+                    &mut g,
+                    &format!("narrow-only-{b}"),
+                    src,
+                    move |s, d: &mut [$t]| {
+                        vcvt::convert_slice_on(b, s, d, Options::new()).expect("available");
+                    },
+                );
+            }
+            contender(&mut g, "half", src, |_s, d: &mut [f32]| {
+                for x in d.iter_mut() {
+                    *x = <$h>::from_f32(*x).to_f32();
+                }
+            });
+            g.finish();
+        }};
+    }
+    round_trip!(BF16, half::bf16, "round_trip_bf16");
+    round_trip!(F16, half::f16, "round_trip_f16");
+}
+
 fn benches(c: &mut Criterion) {
     for n in SIZES {
         bench_size(c, n);
+    }
+    for n in NEW_SIZES {
+        bench_new(c, n);
     }
 }
 
