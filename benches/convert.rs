@@ -30,6 +30,14 @@
 //!   a correct conversion), and `bare-shift`, `bare-shift-avx2`, `bare-shift-avx512`
 //!   (BF16 → f32 as `u16 → u32 << 16`; `bare-shift` is portable Rust, on every target).
 //!
+//! The newer pairs (f32 to and from fnuz fp8, fp6, fp4, packed fp4 and E8M0; narrow ↔ narrow;
+//! `round_trip`) run at 1024 and 16777216 elements only, with these peers: `vcvt-scalar`
+//! (vcvt's own per-element codec loop) where no crate converts the pair, `bare-shift` for
+//! E8M0 → f32 (`code << 23`, right for codes 1..=254), `half/float8 via f32` (those crates
+//! element by element through f32) for narrow ↔ narrow, and for `round_trip_*`, in-place
+//! `vcvt-<backend>` beside `narrow-only-<backend>` (the f32 → format narrowing alone, same
+//! input) and `half` (`from_f32(x).to_f32()` per element).
+//!
 //! Every contender's source and destination start on a 64-byte boundary (the allocator's
 //! alignment would otherwise differ between contenders and split some of their vector
 //! accesses across cache lines). Throughput is reported in elements. Inputs are random finite values spread over the
