@@ -167,8 +167,13 @@ impl Backend {
     pub fn is_simd<S: ConvertTo<D>, D: Element>(self) -> bool {
         let pair = S::PAIR;
         let table = &self.entry().kernels.0;
-        // A narrow -> narrow pair runs its two halves: SIMD when both are.
-        table[pair.index].simd && pair.via.is_none_or(|v| table[v.widen].simd)
+        // A narrow -> narrow pair runs a direct kernel (always SIMD) or its two halves:
+        // SIMD when both are.
+        match pair.via {
+            Some(v) if self.entry().kernels.1[v.direct].is_some() => true,
+            Some(v) => table[pair.index].simd && table[v.widen].simd,
+            None => table[pair.index].simd,
+        }
     }
 
     /// An identity of the code this backend runs for `S -> D`: two backends with equal
@@ -179,8 +184,14 @@ impl Backend {
     pub fn kernel_id<S: ConvertTo<D>, D: Element>(self) -> (usize, usize) {
         let pair = S::PAIR;
         let table = &self.entry().kernels.0;
-        let widen = pair.via.map_or(0, |v| table[v.widen].run as usize);
-        (table[pair.index].run as usize, widen)
+        let direct = &self.entry().kernels.1;
+        match pair.via {
+            Some(v) => match direct[v.direct] {
+                Some(k) => (k as usize, 0),
+                None => (table[pair.index].run as usize, table[v.widen].run as usize),
+            },
+            None => (table[pair.index].run as usize, 0),
+        }
     }
 
     /// Runs the CPU detection for this backend (uncached).

@@ -43,6 +43,8 @@ pub(crate) mod private {
         pub(crate) src_packed: bool,
         /// Size in bytes of a source element.
         pub(crate) src_size: usize,
+        /// Index of the pair's direct kernel in a backend's table (`Kernels::set_direct`).
+        pub(crate) direct: usize,
     }
 }
 
@@ -182,6 +184,7 @@ macro_rules! via_pair {
                     widen: crate::element::widen_index(0, $sf),
                     src_packed: $sp,
                     src_size: core::mem::size_of::<$src>(),
+                    direct: $sf * crate::format::FORMATS + $df,
                 }),
             };
         }

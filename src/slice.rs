@@ -25,8 +25,14 @@ unsafe fn run<S: ConvertTo<D>, D: Element>(
     let pair = S::PAIR;
     let policy = options.resolve(pair.default_overflow);
     if let Some(via) = pair.via {
-        // SAFETY: forwarded from this function's contract.
-        unsafe { run_via(entry, pair, via, src, dst, len, policy) };
+        match entry.kernels.1[via.direct] {
+            // A direct kernel implements the NaN policy `Preserve` (and every overflow
+            // policy); the other NaN policies run the two halves with the NaN patch.
+            // SAFETY: forwarded from this function's contract, which is the kernel's.
+            Some(k) if policy.nan == NanPolicy::Preserve => unsafe { k(src, dst, len, policy) },
+            // SAFETY: forwarded from this function's contract.
+            _ => unsafe { run_via(entry, pair, via, src, dst, len, policy) },
+        }
         return;
     }
     // SAFETY: forwarded from this function's contract.

@@ -14,7 +14,7 @@
 
 use crate::element::private::Pair;
 use crate::element::{ConvertTo, Element};
-use crate::format::PAIRS;
+use crate::format::{FORMATS, PAIRS};
 use crate::options::{NanPolicy, Policy};
 
 /// A conversion kernel.
@@ -40,8 +40,16 @@ pub(crate) struct Slot {
     pub(crate) all_nan_policies: bool,
 }
 
-/// A backend's kernels, indexed by pair.
-pub(crate) struct Kernels(pub(crate) [Slot; PAIRS]);
+/// A backend's kernels: the pairs with an f32 or f64 side, indexed by pair, and the direct
+/// kernels of narrow → narrow pairs, indexed by `source format * FORMATS + destination
+/// format` (`None`: the pair runs its two halves through a stack buffer).
+pub(crate) struct Kernels(
+    pub(crate) [Slot; PAIRS],
+    pub(crate) [Option<RawKernel>; DIRECT],
+);
+
+/// Number of direct-kernel slots.
+pub(crate) const DIRECT: usize = FORMATS * FORMATS;
 
 /// A placeholder until a table is filled (the registry fills every slot).
 unsafe fn unfilled(_: *const u8, _: *mut u8, _: usize, _: Policy) {
@@ -57,6 +65,7 @@ impl Kernels {
                 simd: false,
                 all_nan_policies: true,
             }; PAIRS],
+            [None; DIRECT],
         )
     }
 
@@ -88,6 +97,17 @@ impl Kernels {
             simd: true,
             all_nan_policies: false,
         };
+    }
+
+    /// Gives the narrow → narrow pair `S -> D` a direct kernel (one pass, in registers),
+    /// which implements the overflow policy and [`NanPolicy::Preserve`]; under the other NaN
+    /// policies the pair runs its two halves with the NaN patch.
+    #[allow(dead_code)] // Not every build has a SIMD backend.
+    pub(crate) const fn set_direct<S: ConvertTo<D>, D: Element>(&mut self, k: RawKernel) {
+        match S::PAIR.via {
+            Some(via) => self.1[via.direct] = Some(k),
+            None => panic!("set_direct: not a narrow -> narrow pair"),
+        }
     }
 
     /// Replaces pair `S -> D` with a SIMD kernel that implements the overflow policy and
