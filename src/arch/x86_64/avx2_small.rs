@@ -64,21 +64,32 @@
 //! work on pairs of values; an odd last value goes through a stack buffer on its own (its
 //! missing partner is a zero source, code `+0`, as the format's length rule wants).
 //!
-//! # Widening fnuz, fp6, fp4
+//! # Widening fp6, fp4
 //!
-//! Every value of these formats is exactly an F16 value times a power of two, built from
-//! the code in 16-bit lanes, 16 codes at a time:
+//! Table lookup, 32 codes at a time ([`lut_f32x32`]): every fp6/fp4 value has at most 4
+//! significant bits, so its f32 bits are zero below bit 16, and bytes 3 and 2 come from
+//! `VPSHUFB` tables computed at compile time from the format's constants. fp4 indexes its
+//! 16-entry tables with the whole code (`c & 0xF`, which also drops the byte's unused high
+//! bits); fp6 indexes two 16-entry tables per byte with the low 4 magnitude bits, picks
+//! one with `VPBLENDVB` on magnitude bit 4, and ORs in the sign (bit 5; bits 6 and 7 are
+//! never read). Two rounds of in-lane unpacks with zero bytes build the f32 bits. No
+//! floating-point instruction is involved.
 //!
-//! * **E4M3FNUZ, E2M3, E3M2, E2M1** (at most 4 exponent bits): `(c << (16 - BITS))` puts
-//!   the sign at bit 15 and drops the unused high bits of an fp6/fp4 byte; an arithmetic
-//!   shift right by `5 - EXP_BITS` then moves the exponent and fraction to the bottom of
-//!   the F16 exponent and the top of the F16 fraction, and the copies of the sign between
-//!   them are cleared. Read as F16 this is the value times 2^(BIAS - 15), for normal and
-//!   subnormal codes alike (a subnormal code's fraction lands on an F16 subnormal with the
-//!   same scale). `VCVTPH2PS` widens it exactly (it ignores MXCSR) and `VMULPS` by
-//!   2^(15 - BIAS) restores the value: its inputs are normal or zero, the product is exact
-//!   (a power-of-two factor) and normal (these formats' smallest value is at least 2^-10),
-//!   so no rounding mode, FTZ or DAZ can change it.
+//! # Widening fnuz
+//!
+//! Every fnuz value is exactly an F16 value times a power of two, built from the code in
+//! 16-bit lanes, 16 codes at a time ([`f16_codes16`]):
+//!
+//! * **E4M3FNUZ** (4 exponent bits; the method is written for any format with at most 4):
+//!   `(c << (16 - BITS))` puts the sign at bit 15 (and would drop the unused high bits of
+//!   a narrower format's byte); an arithmetic shift right by `5 - EXP_BITS` then moves the
+//!   exponent and fraction to the bottom of the F16 exponent and the top of the F16
+//!   fraction, and the copies of the sign between them are cleared. Read as F16 this is the
+//!   value times 2^(BIAS - 15), for normal and subnormal codes alike (a subnormal code's
+//!   fraction lands on an F16 subnormal with the same scale). `VCVTPH2PS` widens it exactly
+//!   (it ignores MXCSR) and `VMULPS` by 2^(15 - BIAS) restores the value: its inputs are
+//!   normal or zero, the product is exact (a power-of-two factor) and normal (the smallest
+//!   value is 2^-10), so no rounding mode, FTZ or DAZ can change it.
 //! * **E5M2FNUZ** (5 exponent bits, bias 16): its exponent field 31 is finite, so the E5M2
 //!   trick (`c << 8` is an F16 code) would give Inf/NaN; instead the F16 code of the value
 //!   itself, which exists for every code (57344 and 2^-17 are F16 values), is halved in
@@ -789,6 +800,22 @@ trait WidenCodes {
     /// # Safety
     /// AVX2, FMA and F16C present.
     unsafe fn f32x8(c: __m128i) -> __m256;
+    /// The 32 codes (bytes) of `c` widened to f32, in order (the large steps' unit).
+    ///
+    /// # Safety
+    /// AVX2, FMA and F16C present.
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn f32x32(c: __m256i) -> [__m256; 4] {
+        // SAFETY: the features are the caller's.
+        let ([f0, f1], [f2, f3]) = unsafe {
+            (
+                Self::f32x16(_mm256_castsi256_si128(c)),
+                Self::f32x16(_mm256_extracti128_si256::<1>(c)),
+            )
+        };
+        [f0, f1, f2, f3]
+    }
 }
 
 /// The [`WidenCodes`] of an fnuz, fp6 or fp4 format, by way of F16 codes.
@@ -816,7 +843,128 @@ macro_rules! widen_via_f16 {
     )*};
 }
 
-widen_via_f16!(F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1);
+widen_via_f16!(F8E4M3FNUZ, F8E5M2FNUZ);
+
+/// The f32 bits of magnitude code `m` of `F` (fp6, fp4), for the widening tables: the
+/// definition of an IEEE-like code (a subnormal code is normalised on its leading one).
+const fn f32_of_mag<F: Format>(m: u32) -> u32 {
+    let (e, f) = (m >> F::MAN_BITS, m & ((1 << F::MAN_BITS) - 1));
+    if e == 0 {
+        if f == 0 {
+            return 0;
+        }
+        // f * 2^(1 - BIAS - MAN_BITS) with f's leading one at bit p.
+        let p = 31 - f.leading_zeros();
+        let e32 = (p as i32 + 1 - F::BIAS - F::MAN_BITS as i32 + 127) as u32;
+        (e32 << 23) | ((f << (23 - p)) & 0x007F_FFFF)
+    } else {
+        (((e as i32 - F::BIAS + 127) as u32) << 23) | (f << (23 - F::MAN_BITS))
+    }
+}
+
+/// A `VPSHUFB` table: byte `byte` (2 or 3) of the f32 bits of codes `16 * half..16 * half +
+/// 16` of `F`. For fp4 the index is the whole code (sign included); for fp6 it is the
+/// magnitude (the sign is ORed in separately).
+const fn widen_table<F: Format>(byte: u32, half: u32) -> [u8; 16] {
+    let mut t = [0u8; 16];
+    let mut i = 0;
+    while i < 16 {
+        let code = 16 * half + i;
+        let bits = if F::BITS == 4 {
+            f32_of_mag::<F>(code & F::MAG_MASK) | ((code >> 3) << 31)
+        } else {
+            f32_of_mag::<F>(code)
+        };
+        // Every value has at most 4 significant bits: the low 16 bits of the f32 are 0.
+        assert!(bits & 0xFFFF == 0);
+        t[i as usize] = (bits >> (8 * byte)) as u8;
+        i += 1;
+    }
+    t
+}
+
+/// A 16-byte table in both 128-bit lanes.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn table(t: &[u8; 16]) -> __m256i {
+    // SAFETY: reads the 16 bytes of `t`, unaligned.
+    _mm256_broadcastsi128_si256(unsafe { _mm_loadu_si128(t.as_ptr().cast()) })
+}
+
+/// 32 codes of fp6 or fp4 `F` (bytes of `c`, in order; unused high bits ignored) to f32, in
+/// order, by table lookup: `VPSHUFB` gives bytes 3 and 2 of each result (the other two are
+/// zero), and two rounds of in-lane unpacks with zeros build the f32 bits. Integer only.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn lut_f32x32<F: Format>(c: __m256i) -> [__m256; 4] {
+    const { assert!(F::BITS == 4 || F::BITS == 6) };
+    // The unpacks work within 128-bit lanes: with 32-bit groups of codes arranged as
+    // [0-3, 8-11, 16-19, 24-27 | 4-7, 12-15, 20-23, 28-31], the first unpack gives words
+    // [0-3, 8-11 | 4-7, 12-15] and [16-19, 24-27 | 20-23, 28-31], and the second the f32
+    // of codes [0-3 | 4-7], [8-11 | 12-15], [16-19 | 20-23], [24-27 | 28-31]: in order.
+    let c = _mm256_permutevar8x32_epi32(c, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+    // The table index: the low 4 bits (bit 7 clear, which VPSHUFB would read as "zero").
+    let idx = _mm256_and_si256(c, _mm256_set1_epi8(0x0F));
+    let look = |k: u32, half: u32| {
+        let t = match (k, half) {
+            (3, 0) => const { widen_table::<F>(3, 0) },
+            (2, 0) => const { widen_table::<F>(2, 0) },
+            (3, _) => const { widen_table::<F>(3, 1) },
+            _ => const { widen_table::<F>(2, 1) },
+        };
+        _mm256_shuffle_epi8(table(&t), idx)
+    };
+    let (hi, lo) = if F::BITS == 4 {
+        (look(3, 0), look(2, 0))
+    } else {
+        // Magnitude bit 4 moves to bit 7 of its byte, which VPBLENDVB reads (the 16-bit
+        // shift also moves bits across bytes, but none into a bit 7).
+        let sel = _mm256_slli_epi16::<3>(c);
+        let pick = |k| _mm256_blendv_epi8(look(k, 0), look(k, 1), sel);
+        // The sign, bit 5, to bit 7 of the top byte.
+        let sign = _mm256_and_si256(_mm256_slli_epi16::<2>(c), _mm256_set1_epi8(0x80u8 as i8));
+        (_mm256_or_si256(pick(3), sign), pick(2))
+    };
+    let (w0, w1) = (_mm256_unpacklo_epi8(lo, hi), _mm256_unpackhi_epi8(lo, hi));
+    let z = _mm256_setzero_si256();
+    let f = |x: __m256i| _mm256_castsi256_ps(x);
+    [
+        f(_mm256_unpacklo_epi16(z, w0)),
+        f(_mm256_unpackhi_epi16(z, w0)),
+        f(_mm256_unpacklo_epi16(z, w1)),
+        f(_mm256_unpackhi_epi16(z, w1)),
+    ]
+}
+
+/// The [`WidenCodes`] of an fp6 or fp4 format, by table lookup ([`lut_f32x32`]).
+macro_rules! widen_via_table {
+    ($($f:ty),*) => {$(
+        impl WidenCodes for $f {
+            const F32_SUBNORMAL: bool = false;
+
+            #[inline]
+            #[target_feature(enable = "avx2,fma,f16c")]
+            unsafe fn f32x16(c: __m128i) -> [__m256; 2] {
+                let [f0, f1, _, _] = lut_f32x32::<$f>(_mm256_castsi128_si256(c));
+                [f0, f1]
+            }
+
+            #[inline]
+            #[target_feature(enable = "avx2,fma,f16c")]
+            unsafe fn f32x8(c: __m128i) -> __m256 {
+                lut_f32x32::<$f>(_mm256_castsi128_si256(c))[0]
+            }
+
+            #[inline]
+            #[target_feature(enable = "avx2,fma,f16c")]
+            unsafe fn f32x32(c: __m256i) -> [__m256; 4] {
+                lut_f32x32::<$f>(c)
+            }
+        }
+    )*};
+}
+
+widen_via_table!(F6E2M3, F6E3M2, F4E2M1);
 
 /// 8 E8M0 codes (32-bit lanes) to f32 bits (module docs).
 #[inline]
@@ -891,14 +1039,12 @@ impl<F: WidenCodes, const F64: bool> Steps for Widen<F, F64> {
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c")]
     unsafe fn big(src: *const u8, dst: *mut u8) {
-        for k in 0..2 {
-            // SAFETY: 32 codes readable at src and 32 results writable at dst; step k
-            // touches codes and results 16k..16k + 16.
-            unsafe {
-                let c = _mm_loadu_si128(src.add(16 * k).cast());
-                let [f0, f1] = F::f32x16(c);
-                store8::<F64>(dst.add(16 * k * Self::D), f0, F::F32_SUBNORMAL);
-                store8::<F64>(dst.add((16 * k + 8) * Self::D), f1, F::F32_SUBNORMAL);
+        // SAFETY: 32 codes readable at src, 32 results writable at dst; the four stores
+        // cover results 0-7, 8-15, 16-23, 24-31.
+        unsafe {
+            let f = F::f32x32(_mm256_loadu_si256(src.cast()));
+            for (k, fk) in f.into_iter().enumerate() {
+                store8::<F64>(dst.add(8 * k * Self::D), fk, F::F32_SUBNORMAL);
             }
         }
     }
@@ -945,12 +1091,10 @@ impl<const F64: bool> Steps for Unpack<F64> {
         // SAFETY: 32 values (16 pairs) writable at dst; the four stores cover values
         // 0-7, 8-15, 16-23, 24-31.
         unsafe {
-            let [f0, f1] = F4E2M1::f32x16(c0);
-            let [f2, f3] = F4E2M1::f32x16(c1);
-            store8::<F64>(dst, f0, false);
-            store8::<F64>(dst.add(8 * w), f1, false);
-            store8::<F64>(dst.add(16 * w), f2, false);
-            store8::<F64>(dst.add(24 * w), f3, false);
+            let f = F4E2M1::f32x32(_mm256_set_m128i(c1, c0));
+            for (k, fk) in f.into_iter().enumerate() {
+                store8::<F64>(dst.add(8 * k * w), fk, false);
+            }
         }
     }
 
