@@ -18,11 +18,12 @@
 //! * the *normal candidate* `((a - (e0 << 23) + half - 1 + lsb) >> s) + (1 << MAN_BITS)`
 //!   with `s = 23 - MAN_BITS` and `e0` the f32 exponent field of the target's smallest
 //!   normal 2^emin. Below 2^emin the subtraction wraps to at least `2^32 - 2^30` (as
-//!   `e0 <= 127` for every bias here, `BIAS >= 1`), which is at least `3 · 2^(30 - s)`
-//!   >= 768 after the shift, above every code of these formats (MAX is at most 0x7F),
+//!   `e0 <= 127` for every bias here, `BIAS >= 1`), which is at least
+//!   `3 · 2^(30 - s) >= 768` after the shift, above every code of these formats (MAX is
+//!   at most 0x7F),
 //!   except within half a quantum of 2^emin, where the candidate is the smallest normal
-//!   code, the right answer there. Every candidate is below `2^(32 - s) + 2^MAN_BITS`
-//!   <= 2^12 + 8, so the signed packs to 16 bits keep it;
+//!   code, the right answer there. Every candidate is below
+//!   `2^(32 - s) + 2^MAN_BITS <= 2^12 + 8`, so the signed packs to 16 bits keep it;
 //! * the *subnormal candidate* `VCVTPS2PH(|x| · 2^(BIAS + MAN_BITS - 25))` (immediate 0:
 //!   round to nearest even), the number of target subnormal quanta rounded once (the
 //!   target's subnormal codes, below 2^MAN_BITS <= 8, are F16 subnormals, so the count is
