@@ -123,9 +123,12 @@
 //!   is bit 0 and changes nothing). The code is `max(that, -127) + 127`, with the same
 //!   flagged lanes (sign set, zero, Inf/NaN) and the same overflow handling.
 //! * **Widening**: `c << 23` is the f32 of code `c` for `1..=254`; code 0 (2^-127, the f32
-//!   subnormal `0x00400000`) is an unsigned maximum with `0x00400000` (every other code
-//!   gives at least `0x00800000`), and code 255 (`0x7F800000` after the shift) gets bit 22
-//!   set, the quiet NaN `0x7FC00000`. To f64, the f32 widening is followed by
+//!   subnormal `0x00400000`) and code 255 (`0x7F800000` after the shift) also get bit 22
+//!   set, giving 2^-127 and the quiet NaN `0x7FC00000`. The large steps build bytes 3
+//!   (`c >> 1`) and 2 (`(c & 1) << 7`, plus `0x40` for codes 0 and 255) of 32 codes at
+//!   once and assemble them like the fp6/fp4 tables' outputs; the small steps work in
+//!   32-bit lanes (`c << 23`, an unsigned maximum with `0x00400000` for code 0, bit 22
+//!   ORed in where the result is `0x7F800000`). To f64, the f32 widening is followed by
 //!   `avx2::widen_pd_any`, which is exact for f32 subnormals under DAZ too.
 //!
 //! # Widening to f64
@@ -899,11 +902,7 @@ fn table(t: &[u8; 16]) -> __m256i {
 #[target_feature(enable = "avx2,fma,f16c")]
 fn lut_f32x32<F: Format>(c: __m256i) -> [__m256; 4] {
     const { assert!(F::BITS == 4 || F::BITS == 6) };
-    // The unpacks work within 128-bit lanes: with 32-bit groups of codes arranged as
-    // [0-3, 8-11, 16-19, 24-27 | 4-7, 12-15, 20-23, 28-31], the first unpack gives words
-    // [0-3, 8-11 | 4-7, 12-15] and [16-19, 24-27 | 20-23, 28-31], and the second the f32
-    // of codes [0-3 | 4-7], [8-11 | 12-15], [16-19 | 20-23], [24-27 | 28-31]: in order.
-    let c = _mm256_permutevar8x32_epi32(c, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+    let c = planes_order(c);
     // The table index: the low 4 bits (bit 7 clear, which VPSHUFB would read as "zero").
     let idx = _mm256_and_si256(c, _mm256_set1_epi8(0x0F));
     let look = |k: u32, half: u32| {
@@ -926,6 +925,24 @@ fn lut_f32x32<F: Format>(c: __m256i) -> [__m256; 4] {
         let sign = _mm256_and_si256(_mm256_slli_epi16::<2>(c), _mm256_set1_epi8(0x80u8 as i8));
         (_mm256_or_si256(pick(3), sign), pick(2))
     };
+    planes_to_f32(lo, hi)
+}
+
+/// Arranges 32 code bytes (in order) for [`planes_to_f32`]: 32-bit groups of codes
+/// `[0-3, 8-11, 16-19, 24-27 | 4-7, 12-15, 20-23, 28-31]`.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn planes_order(c: __m256i) -> __m256i {
+    _mm256_permutevar8x32_epi32(c, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7))
+}
+
+/// Builds 32 f32 from bytes 2 (`lo`) and 3 (`hi`) of each (bytes 0 and 1 zero), given in
+/// the order of [`planes_order`]. The unpacks work within 128-bit lanes: the first gives
+/// words `[0-3, 8-11 | 4-7, 12-15]` and `[16-19, 24-27 | 20-23, 28-31]`, the second the f32
+/// of codes `[0-3 | 4-7]`, `[8-11 | 12-15]`, `[16-19 | 20-23]`, `[24-27 | 28-31]`: in order.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn planes_to_f32(lo: __m256i, hi: __m256i) -> [__m256; 4] {
     let (w0, w1) = (_mm256_unpacklo_epi8(lo, hi), _mm256_unpackhi_epi8(lo, hi));
     let z = _mm256_setzero_si256();
     let f = |x: __m256i| _mm256_castsi256_ps(x);
@@ -998,6 +1015,26 @@ impl WidenCodes for F8E8M0 {
     #[target_feature(enable = "avx2,fma,f16c")]
     unsafe fn f32x8(c: __m128i) -> __m256 {
         e8m0_to_f32x8(_mm256_cvtepu8_epi32(c))
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn f32x32(c: __m256i) -> [__m256; 4] {
+        // The same bits as e8m0_to_f32x8, built as bytes 3 and 2 on 32 codes at once (the
+        // other two bytes are zero for every code).
+        let c = planes_order(c);
+        // Byte 3 = c >> 1 (the 16-bit shift moves the next byte's bit 0 into bit 7: masked).
+        let hi = _mm256_and_si256(_mm256_srli_epi16::<1>(c), _mm256_set1_epi8(0x7F));
+        // Byte 2 bit 7 = c & 1 (the 16-bit shift moves each byte's bit 0 to its own bit 7;
+        // the mask drops what it moves across bytes) ...
+        let lo = _mm256_and_si256(_mm256_slli_epi16::<7>(c), _mm256_set1_epi8(0x80u8 as i8));
+        // ... and bit 6 set for codes 0 (0x00400000 = 2^-127) and 255 (0x7FC00000, NaN).
+        let special = _mm256_or_si256(
+            _mm256_cmpeq_epi8(c, _mm256_setzero_si256()),
+            _mm256_cmpeq_epi8(c, _mm256_set1_epi8(-1)),
+        );
+        let lo = _mm256_or_si256(lo, _mm256_and_si256(special, _mm256_set1_epi8(0x40)));
+        planes_to_f32(lo, hi)
     }
 }
 
