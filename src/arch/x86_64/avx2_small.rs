@@ -19,10 +19,9 @@
 //!   with `s = 23 - MAN_BITS` and `e0` the f32 exponent field of the target's smallest
 //!   normal 2^emin. Below 2^emin the subtraction wraps to at least `2^32 - 2^30` (as
 //!   `e0 <= 127` for every bias here, `BIAS >= 1`), which is at least
-//!   `3 · 2^(30 - s) >= 768` after the shift, above every code of these formats (MAX is
-//!   at most 0x7F),
-//!   except within half a quantum of 2^emin, where the candidate is the smallest normal
-//!   code, the right answer there. Every candidate is below
+//!   `3 · 2^(30 - s) >= 768` after the shift (`s <= 22`), above every code of these
+//!   formats (MAX is at most 0x7F), except within half a quantum of 2^emin, where the
+//!   candidate is the smallest normal code, the right answer there. Every candidate is below
 //!   `2^(32 - s) + 2^MAN_BITS <= 2^12 + 8`, so the signed packs to 16 bits keep it;
 //! * the *subnormal candidate* `VCVTPS2PH(|x| · 2^(BIAS + MAN_BITS - 25))` (immediate 0:
 //!   round to nearest even), the number of target subnormal quanta rounded once (the
@@ -139,10 +138,12 @@
 //!
 //! # Loops
 //!
-//! [`drive`] is the `avx2` module's loop (a large step, 8-element small steps, an
-//! overlapping last small step, a stack buffer for slices shorter than one small step, and
-//! an aligning first step for widening), with the small step's length a parameter of the
-//! kernel, so that packed kernels, whose elements are pairs of values, can use it too.
+//! [`drive`] is the `avx2` module's loop (a large step, small steps, an overlapping last
+//! small step, a stack buffer for slices shorter than one small step, and an aligning
+//! first step for widening), with the small step's length a parameter of the kernel (8
+//! values, or 4 or 8 pairs of values for the packed kernels, whose elements are pairs).
+//! [`drive_pack`] and [`drive_unpack`] run it over the pairs and convert an odd last value
+//! through a stack buffer.
 //! No access is made outside the two slices; loads and stores are unaligned.
 
 use core::arch::x86_64::*;
