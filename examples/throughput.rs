@@ -614,8 +614,8 @@ fn widen_pair<N: Narrow + ConvertTo<W>, W: Wide>(cfg: &Config, phase: &mut Phase
     }
 }
 
-/// Every unpacked pair, in a fixed order (packed FP4 has its own length rule and no SIMD
-/// kernel yet; `print_simd_pairs` lists it).
+/// Every unpacked pair, in a fixed order (packed FP4 has its own length rule and is not
+/// timed here; `print_simd_pairs` lists it).
 fn all_pairs(cfg: &Config, phase: &mut Phase) {
     narrow_pair::<f32, F16>(cfg, phase, 1);
     narrow_pair::<f32, BF16>(cfg, phase, 2);
