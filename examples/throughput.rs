@@ -729,7 +729,7 @@ fn widen_pair<N: Narrow + ConvertTo<W>, W: Wide>(cfg: &Config, phase: &mut Phase
 }
 
 /// Every unpacked pair and the round trips, in a fixed order (packed FP4 has its own length
-/// rule; `print_simd_pairs` lists whether it has SIMD kernels).
+/// rule and is not timed here, see `benches/convert.rs`; `print_simd_pairs` lists it).
 fn all_pairs(cfg: &Config, phase: &mut Phase) {
     narrow_pair::<f32, F16>(cfg, phase, 1);
     narrow_pair::<f32, BF16>(cfg, phase, 2);

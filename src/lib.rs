@@ -101,8 +101,8 @@
 //! feature (default), `VCVT_BACKEND=<name>` forces a backend; a name that is unknown or not
 //! runnable here makes the first conversion panic with a message that says so. Without
 //! `std`, the choice comes from the target features enabled at compile time.
-//! [`Backend::is_simd`] says which pairs a backend runs with SIMD code; the others (today the
-//! fnuz, fp6, fp4 and E8M0 pairs) run the Scalar kernel there, with the same bits.
+//! [`Backend::is_simd`] says which pairs a backend runs with SIMD code; the others run the
+//! Scalar kernel there, with the same bits.
 //!
 //! # Features
 //!

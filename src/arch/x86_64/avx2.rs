@@ -127,21 +127,21 @@ use crate::{BF16, F8E4M3, F8E5M2, F16, Overflow};
 /// All 32-bit lanes set to `x`.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn splat(x: u32) -> __m256i {
+pub(super) fn splat(x: u32) -> __m256i {
     _mm256_set1_epi32(x as i32)
 }
 
 /// All 16-bit lanes set to `x`.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn splat16(x: u16) -> __m256i {
+pub(super) fn splat16(x: u16) -> __m256i {
     _mm256_set1_epi16(x as i16)
 }
 
 /// Logical right shift of every 32-bit lane by the constant `n` (folded to `VPSRLD imm`).
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn srl(a: __m256i, n: u32) -> __m256i {
+pub(super) fn srl(a: __m256i, n: u32) -> __m256i {
     _mm256_srlv_epi32(a, splat(n))
 }
 
@@ -158,7 +158,7 @@ fn saturate16(h: __m256i, inf: u16) -> __m256i {
 /// Packs 8 codes (each < 256, in 32-bit lanes, in order) into the low 8 bytes.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn pack_bytes8(r: __m256i) -> __m128i {
+pub(super) fn pack_bytes8(r: __m256i) -> __m128i {
     let w = _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256::<1>(r));
     _mm_packus_epi16(w, w)
 }
@@ -205,7 +205,7 @@ fn pack_words8(r: __m256i) -> __m128i {
 /// below 2^-10 of the smallest subnormal.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn round_mag<F: Format, const SRC_MAN: u32, const SRC_BIAS: i32>(a: __m256i) -> __m256i {
+pub(super) fn round_mag<F: Format, const SRC_MAN: u32, const SRC_BIAS: i32>(a: __m256i) -> __m256i {
     let sh = SRC_MAN - F::MAN_BITS;
     let ne = (SRC_BIAS - F::BIAS + 1) as u32;
     let e = srl(a, SRC_MAN);
@@ -332,7 +332,7 @@ fn f32_to_f8_codes16<F: Format, const SAT: bool>(x0: __m256i, x1: __m256i) -> __
 /// `src` must be readable for 64 bytes.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn load_f64x8(src: *const u8) -> (__m256i, __m256i) {
+pub(super) unsafe fn load_f64x8(src: *const u8) -> (__m256i, __m256i) {
     // SAFETY: the caller guarantees 64 readable bytes; the loads are unaligned.
     let (v0, v1) = unsafe {
         (
@@ -470,7 +470,7 @@ trait Steps {
 /// `src` readable for 128 bytes.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn load_f32x32(src: *const u8) -> [__m256i; 4] {
+pub(super) unsafe fn load_f32x32(src: *const u8) -> [__m256i; 4] {
     let s = src.cast::<__m256i>();
     // SAFETY: the four 32-byte loads cover the caller's 128 readable bytes.
     unsafe {
@@ -1073,7 +1073,7 @@ fn widen_pd(f: __m128) -> __m256d {
 /// Exact f32 → f64 of 4 values that may be f32 subnormals, independent of MXCSR.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn widen_pd_any(x: __m128i) -> __m256d {
+pub(super) fn widen_pd_any(x: __m128i) -> __m256d {
     // Exact for every lane except f32 subnormals under DAZ, which it reads as ±0 (keeping
     // the sign).
     let d = _mm256_cvtps_pd(_mm_castsi128_ps(x));
@@ -1097,7 +1097,7 @@ fn widen_pd_any(x: __m128i) -> __m256d {
 /// `dst` writable for 64 bytes.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn store_pd8(dst: *mut u8, f: __m256) {
+pub(super) unsafe fn store_pd8(dst: *mut u8, f: __m256) {
     let lo = widen_pd(_mm256_castps256_ps128(f));
     let hi = widen_pd(_mm256_extractf128_ps::<1>(f));
     // SAFETY: 64 bytes writable at dst; unaligned stores.
