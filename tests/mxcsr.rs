@@ -277,6 +277,58 @@ fn mxcsr_every_pair_sampled() {
     );
 }
 
+/// Every bit pattern of `S` converted to `D` (a narrow -> narrow pair), both overflow
+/// policies, under all 16 settings, against Scalar under the default MXCSR.
+fn narrow_pair_all<S: Narrow + ConvertTo<D>, D: Narrow>(report: &mut Report, b: &[Backend]) {
+    let n = 1usize << (8 * size_of::<S>());
+    let src: Vec<S> = (0..n)
+        .map(|i| bytemuck::pod_read_unaligned(&(i as u16).to_le_bytes()[..size_of::<S>()]))
+        .collect();
+    let mut want = vec![D::zeroed(); n];
+    let mut out = want.clone();
+    for mode in MODES {
+        let opts = Options::new().overflow(mode);
+        vcvt::convert_slice_on(Backend::Scalar, &src, &mut want, opts).unwrap();
+        for &backend in b {
+            for s in all_settings() {
+                check(report, (backend, s, opts), &src, &want, &mut out, || {
+                    format!("{}->{}, {mode:?}", S::DEF.name, D::DEF.name)
+                });
+            }
+        }
+    }
+}
+
+#[test]
+fn mxcsr_narrow_pairs_every_code() {
+    let test = "mxcsr_narrow_pairs_every_code";
+    let b = simd_backends(test);
+    if b.is_empty() {
+        println!("SKIPPED: {test}: no SIMD backend on this CPU");
+        return;
+    }
+    let mut report = Report::default();
+    let r = &mut report;
+    narrow_pair_all::<F16, BF16>(r, &b);
+    narrow_pair_all::<BF16, F16>(r, &b);
+    macro_rules! hubs {
+        ($($t:ty),*) => {$(
+            narrow_pair_all::<$t, F16>(r, &b);
+            narrow_pair_all::<$t, BF16>(r, &b);
+            narrow_pair_all::<F16, $t>(r, &b);
+            narrow_pair_all::<BF16, $t>(r, &b);
+        )*};
+    }
+    hubs!(F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F8E8M0);
+    report.finish(
+        test,
+        &format!(
+            "34 narrow -> narrow pairs, every source pattern x 2 modes x 16 MXCSR settings on [{}] against Scalar",
+            names(&b)
+        ),
+    );
+}
+
 /// Per-thread buffers of the 2^32 sweep.
 struct Scratch<T> {
     want: Vec<T>,
@@ -309,7 +361,10 @@ where
         }
     }
     if b.is_empty() {
-        println!("SKIPPED: {test}: no SIMD kernel for f32->{} on this CPU", T::DEF.name);
+        println!(
+            "SKIPPED: {test}: no SIMD kernel for f32->{} on this CPU",
+            T::DEF.name
+        );
         return;
     }
     let settings = hostile_settings();

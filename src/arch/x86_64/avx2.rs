@@ -150,7 +150,7 @@ pub(super) fn srl(a: __m256i, n: u32) -> __m256i {
 /// the magnitude is at least 0x7C00 there, so the sign bit is not touched.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn saturate16(h: __m256i, inf: u16) -> __m256i {
+pub(super) fn saturate16(h: __m256i, inf: u16) -> __m256i {
     let is_inf = _mm256_cmpeq_epi16(_mm256_and_si256(h, splat16(0x7FFF)), splat16(inf));
     _mm256_add_epi16(h, is_inf)
 }
@@ -166,7 +166,7 @@ pub(super) fn pack_bytes8(r: __m256i) -> __m128i {
 /// Packs 2 × 8 codes (each < 65536, in 32-bit lanes, in order) into 16 words in order.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn pack_words(r0: __m256i, r1: __m256i) -> __m256i {
+pub(super) fn pack_words(r0: __m256i, r1: __m256i) -> __m256i {
     // VPACKUSDW interleaves the 128-bit halves: [r0 0-3, r1 0-3 | r0 4-7, r1 4-7]; the
     // 64-bit permute 0xD8 (order 0, 2, 1, 3) restores [r0 0-7 | r1 0-7].
     _mm256_permute4x64_epi64::<0xD8>(_mm256_packus_epi32(r0, r1))
@@ -271,7 +271,7 @@ fn finish<F: Format, const SAT: bool, const SRC_MAN: u32>(
 /// (see "f32 → F8E4M3 / F8E5M2" in the module docs).
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn f32_to_f8_codes16<F: Format, const SAT: bool>(x0: __m256i, x1: __m256i) -> __m256i {
+pub(super) fn f32_to_f8_codes16<F: Format, const SAT: bool>(x0: __m256i, x1: __m256i) -> __m256i {
     let abs = splat(0x7FFF_FFFF);
     let (a0, a1) = (_mm256_and_si256(x0, abs), _mm256_and_si256(x1, abs));
     // Normal candidate: the bits re-biased so that the target's smallest normal 2^emin has
@@ -398,7 +398,7 @@ unsafe fn f64_to_f16x8(src: *const u8) -> __m128i {
 /// BF16 codes of 8 f32 bit patterns, in 32-bit lanes, before `Saturate`.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn f32_to_bf16_codes(x: __m256i) -> __m256i {
+pub(super) fn f32_to_bf16_codes(x: __m256i) -> __m256i {
     // NaN lanes: an unordered self-compare finds them whatever MXCSR holds (DAZ only
     // zeroes subnormals, which are ordered).
     let xf = _mm256_castsi256_ps(x);
@@ -443,7 +443,7 @@ fn saturate_bf16_no_nan(h: __m256i) -> __m256i {
 // ---------------------------------------------------------------------------------------
 
 /// The two steps of a kernel.
-trait Steps {
+pub(super) trait Steps {
     /// Source element size in bytes.
     const S: usize;
     /// Destination element size in bytes.
@@ -493,7 +493,7 @@ const SMALL: usize = 8;
 /// (see [`RawKernel`](crate::arch::RawKernel)), and the CPU has AVX2, FMA and F16C.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn drive<K: Steps>(src: *const u8, dst: *mut u8, len: usize) {
+pub(super) unsafe fn drive<K: Steps>(src: *const u8, dst: *mut u8, len: usize) {
     const { assert!(SMALL * K::S <= 64 && SMALL * K::D <= 64) };
     let mut i = 0;
     // Widening writes 32 bytes per 8 elements; stores that straddle cache lines halve the
@@ -1108,7 +1108,7 @@ pub(super) unsafe fn store_pd8(dst: *mut u8, f: __m256) {
 }
 
 /// Which narrow format a widening kernel reads.
-trait WidenFrom {
+pub(super) trait WidenFrom {
     /// Bytes per code.
     const SIZE: usize;
     /// Loads 8 codes at `src`.
@@ -1438,6 +1438,7 @@ widen_kernel!(e5m2_to_f64, ToF64<F8E5M2>);
 pub(super) const fn table() -> Kernels {
     let mut t = crate::format::scalar_kernels();
     super::avx2_small::set(&mut t);
+    super::avx2_direct::set(&mut t);
     t.set::<f32, F16>(f32_to_f16);
     t.set::<f32, BF16>(f32_to_bf16);
     t.set::<f32, F8E4M3>(f32_to_e4m3);

@@ -1,0 +1,272 @@
+//! AVX2 direct kernels for narrow → narrow pairs: one pass, in registers.
+//!
+//! Each kernel loads source codes, widens them to f32 in registers with the widening code
+//! of the `avx2` module ([`WidenFrom`]), and narrows those f32 to the destination with the
+//! narrowing code of the same module, then stores. Widening is exact (every value of every
+//! narrow format is an f32, and NaNs widen to quiet f32 NaNs with their sign), so the
+//! narrowing is the only rounding: the result is the source value rounded once to the
+//! destination, exactly what the Scalar route (widen a chunk to f32, narrow it) gives, for
+//! the NaN policy `Preserve` (the dispatcher runs the two halves for the other NaN
+//! policies).
+//!
+//! The narrowing steps, per destination:
+//!
+//! * **BF16 from a format whose values are all BF16 values** (fp8 formats, fp6, fp4, E8M0):
+//!   the value needs no rounding, so the BF16 code is the top half of the f32: `x >> 16`.
+//!   A NaN widens to a quiet f32 NaN, whose top half is what the f32 → BF16 rule
+//!   `Preserve` keeps (`(x >> 16) | 0x40`, the quiet bit already set). Finite values never
+//!   overflow BF16; an infinity (E5M2 has them) becomes ±MAX under `Saturate`, by the
+//!   fix-up of the f32 → BF16 kernel.
+//! * **BF16 from F16** (11 significant bits, BF16 keeps 8): the integer round to nearest
+//!   even of the f32 → BF16 kernel (`f32_to_bf16_codes`), and the same `Saturate` fix-up for
+//!   infinities (finite F16 values never overflow BF16).
+//! * **F16**: `VCVTPS2PH` with rounding immediate 0 (round to nearest even, not MXCSR),
+//!   then `Saturate`'s fix-up, as the f32 → F16 kernel does. From BF16, which exceeds F16's
+//!   range, that applies the overflow policy; from E4M3 every value is an F16 value and
+//!   nothing rounds or overflows; from E5M2 only its infinities need the fix-up. MXCSR.DAZ reads an f32
+//!   subnormal (only a BF16 source gives them) as zero, and such a value narrows to ±0
+//!   anyway (it is far below half of F16's smallest subnormal).
+//! * **E4M3, E5M2 from F16 or BF16**: the integer method of the f32 → fp8 kernel
+//!   (`f32_to_f8_codes16`), which does not depend on MXCSR.
+//!
+//! Loops: the `drive` driver of the `avx2` module, 16 elements per large step and 8 per
+//! small step, with its overlapping last step and stack buffer for short slices, so no
+//! access leaves the slices.
+
+use core::arch::x86_64::*;
+use core::marker::PhantomData;
+
+use super::avx2::{
+    Steps, WidenFrom, drive, f32_to_bf16_codes, f32_to_f8_codes16, pack_words, saturate16, srl,
+};
+use crate::arch::Kernels;
+use crate::codec::Format;
+use crate::options::Policy;
+use crate::{BF16, F8E4M3, F8E5M2, F16, Overflow};
+
+/// How a direct kernel narrows f32 values to its destination.
+trait NarrowTo {
+    /// Destination element size in bytes.
+    const D: usize;
+    /// Narrows 16 f32 (two vectors) and stores 16 codes at `dst`.
+    ///
+    /// # Safety
+    /// `dst` writable for `16 * D` bytes; AVX2, FMA and F16C present.
+    unsafe fn store16(dst: *mut u8, x: [__m256; 2]);
+    /// Narrows 8 f32 and stores 8 codes at `dst`.
+    ///
+    /// # Safety
+    /// `dst` writable for `8 * D` bytes; AVX2, FMA and F16C present.
+    unsafe fn store8(dst: *mut u8, x: __m256);
+}
+
+/// BF16 codes of 8 f32 in 32-bit lanes: by truncation when `EXACT` (every source value is
+/// a BF16 value), else rounded to nearest even.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn bf16_codes<const EXACT: bool>(x: __m256) -> __m256i {
+    let v = _mm256_castps_si256(x);
+    if EXACT {
+        srl(v, 16)
+    } else {
+        f32_to_bf16_codes(v)
+    }
+}
+
+/// BF16, by truncation when `EXACT`, else rounded; ±Inf become ±MAX when `SAT`.
+struct ToBf16<const EXACT: bool, const SAT: bool>;
+
+impl<const EXACT: bool, const SAT: bool> NarrowTo for ToBf16<EXACT, SAT> {
+    const D: usize = 2;
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn store16(dst: *mut u8, x: [__m256; 2]) {
+        let h = pack_words(bf16_codes::<EXACT>(x[0]), bf16_codes::<EXACT>(x[1]));
+        let h = if SAT { saturate16(h, 0x7F80) } else { h };
+        // SAFETY: 32 bytes writable at dst (the caller's contract).
+        unsafe { _mm256_storeu_si256(dst.cast(), h) };
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn store8(dst: *mut u8, x: __m256) {
+        let a = bf16_codes::<EXACT>(x);
+        // The codes are below 65536, so the unsigned-saturating pack keeps them.
+        let mut h = _mm_packus_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256::<1>(a));
+        if SAT {
+            h = _mm256_castsi256_si128(saturate16(_mm256_castsi128_si256(h), 0x7F80));
+        }
+        // SAFETY: 16 bytes writable at dst.
+        unsafe { _mm_storeu_si128(dst.cast(), h) };
+    }
+}
+
+/// F16 by `VCVTPS2PH`, saturating when `SAT`.
+struct ToF16<const SAT: bool>;
+
+impl<const SAT: bool> NarrowTo for ToF16<SAT> {
+    const D: usize = 2;
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn store16(dst: *mut u8, x: [__m256; 2]) {
+        // Immediate 0: round to nearest even, not MXCSR.RC.
+        let h = _mm256_set_m128i(_mm256_cvtps_ph::<0>(x[1]), _mm256_cvtps_ph::<0>(x[0]));
+        let h = if SAT { saturate16(h, 0x7C00) } else { h };
+        // SAFETY: 32 bytes writable at dst.
+        unsafe { _mm256_storeu_si256(dst.cast(), h) };
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn store8(dst: *mut u8, x: __m256) {
+        let mut h = _mm256_cvtps_ph::<0>(x);
+        if SAT {
+            h = _mm256_castsi256_si128(saturate16(_mm256_castsi128_si256(h), 0x7C00));
+        }
+        // SAFETY: 16 bytes writable at dst.
+        unsafe { _mm_storeu_si128(dst.cast(), h) };
+    }
+}
+
+/// E4M3 or E5M2 by the integer method, saturating when `SAT`.
+struct ToFp8<F, const SAT: bool>(PhantomData<F>);
+
+impl<F: Format, const SAT: bool> NarrowTo for ToFp8<F, SAT> {
+    const D: usize = 1;
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn store16(dst: *mut u8, x: [__m256; 2]) {
+        let w = f32_to_f8_codes16::<F, SAT>(_mm256_castps_si256(x[0]), _mm256_castps_si256(x[1]));
+        // The codes come in the VPACKUSDW order [x0 0-3, x1 0-3 | x0 4-7, x1 4-7]; the
+        // 64-bit order 0, 2, 1, 3 restores [x0 0-7 | x1 0-7].
+        let w = _mm256_permute4x64_epi64::<0xD8>(w);
+        let b = _mm_packus_epi16(_mm256_castsi256_si128(w), _mm256_extracti128_si256::<1>(w));
+        // SAFETY: 16 bytes writable at dst.
+        unsafe { _mm_storeu_si128(dst.cast(), b) };
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn store8(dst: *mut u8, x: __m256) {
+        let v = _mm256_castps_si256(x);
+        // Both halves convert the same 8 values; the low 128 bits after the permute hold
+        // elements 0-7.
+        let w = _mm256_permute4x64_epi64::<0xD8>(f32_to_f8_codes16::<F, SAT>(v, v));
+        let w = _mm256_castsi256_si128(w);
+        // SAFETY: 8 bytes writable at dst (MOVQ stores exactly 8).
+        unsafe { _mm_storel_epi64(dst.cast(), _mm_packus_epi16(w, w)) };
+    }
+}
+
+/// Source `S` widened in registers, narrowed by `N`.
+struct Direct<S, N>(PhantomData<(S, N)>);
+
+impl<S: WidenFrom, N: NarrowTo> Steps for Direct<S, N> {
+    const S: usize = S::SIZE;
+    const D: usize = N::D;
+    const BIG: usize = 32;
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn big(src: *const u8, dst: *mut u8) {
+        for k in 0..2 {
+            // SAFETY: 32 codes readable at src and 32 writable at dst; step k touches
+            // elements 16k..16k + 16 of both.
+            unsafe {
+                let f = S::load16_to_f32(src.add(16 * k * S::SIZE));
+                N::store16(dst.add(16 * k * N::D), f);
+            }
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn small(src: *const u8, dst: *mut u8) {
+        // SAFETY: 8 codes readable at src, 8 writable at dst.
+        unsafe { N::store8(dst, S::to_f32(S::load8(src))) };
+    }
+}
+
+/// A direct kernel whose destination's overflow policy cannot apply (every source value,
+/// E4M3 has no infinity, is a destination value).
+macro_rules! exact_kernel {
+    ($name:ident, $steps:ty) => {
+        /// # Safety
+        /// See [`RawKernel`](crate::arch::RawKernel).
+        unsafe fn $name(src: *const u8, dst: *mut u8, len: usize, _policy: Policy) {
+            // SAFETY: the caller passes valid, non-overlapping ranges of `len` elements,
+            // and this table belongs to `Backend::Avx2` (or an AVX-512 tier), selected only
+            // after AVX2, FMA and F16C were detected.
+            unsafe { drive::<$steps>(src, dst, len) }
+        }
+    };
+}
+
+/// A direct kernel that applies the destination's overflow policy.
+macro_rules! policy_kernel {
+    ($name:ident, $sat:ty, $nonsat:ty) => {
+        /// # Safety
+        /// See [`RawKernel`](crate::arch::RawKernel).
+        unsafe fn $name(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
+            // SAFETY: as for `exact_kernel!`.
+            unsafe {
+                match policy.overflow {
+                    Overflow::Saturate => drive::<$sat>(src, dst, len),
+                    Overflow::NonSaturating => drive::<$nonsat>(src, dst, len),
+                }
+            }
+        }
+    };
+}
+
+exact_kernel!(e4m3_to_bf16, Direct<F8E4M3, ToBf16<true, false>>);
+exact_kernel!(e4m3_to_f16, Direct<F8E4M3, ToF16<false>>);
+policy_kernel!(
+    e5m2_to_bf16,
+    Direct<F8E5M2, ToBf16<true, true>>,
+    Direct<F8E5M2, ToBf16<true, false>>
+);
+policy_kernel!(e5m2_to_f16, Direct<F8E5M2, ToF16<true>>, Direct<F8E5M2, ToF16<false>>);
+policy_kernel!(
+    f16_to_bf16,
+    Direct<F16, ToBf16<false, true>>,
+    Direct<F16, ToBf16<false, false>>
+);
+policy_kernel!(bf16_to_f16, Direct<BF16, ToF16<true>>, Direct<BF16, ToF16<false>>);
+policy_kernel!(
+    f16_to_e4m3,
+    Direct<F16, ToFp8<F8E4M3, true>>,
+    Direct<F16, ToFp8<F8E4M3, false>>
+);
+policy_kernel!(
+    f16_to_e5m2,
+    Direct<F16, ToFp8<F8E5M2, true>>,
+    Direct<F16, ToFp8<F8E5M2, false>>
+);
+policy_kernel!(
+    bf16_to_e4m3,
+    Direct<BF16, ToFp8<F8E4M3, true>>,
+    Direct<BF16, ToFp8<F8E4M3, false>>
+);
+policy_kernel!(
+    bf16_to_e5m2,
+    Direct<BF16, ToFp8<F8E5M2, true>>,
+    Direct<BF16, ToFp8<F8E5M2, false>>
+);
+
+/// Puts the direct kernels into the AVX2 table `t`.
+pub(super) const fn set(t: &mut Kernels) {
+    t.set_direct::<F8E4M3, BF16>(e4m3_to_bf16);
+    t.set_direct::<F8E5M2, BF16>(e5m2_to_bf16);
+    t.set_direct::<F8E4M3, F16>(e4m3_to_f16);
+    t.set_direct::<F8E5M2, F16>(e5m2_to_f16);
+    t.set_direct::<F16, BF16>(f16_to_bf16);
+    t.set_direct::<BF16, F16>(bf16_to_f16);
+    t.set_direct::<F16, F8E4M3>(f16_to_e4m3);
+    t.set_direct::<F16, F8E5M2>(f16_to_e5m2);
+    t.set_direct::<BF16, F8E4M3>(bf16_to_e4m3);
+    t.set_direct::<BF16, F8E5M2>(bf16_to_e5m2);
+}
