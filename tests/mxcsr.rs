@@ -319,7 +319,9 @@ fn mxcsr_narrow_pairs_every_code() {
             narrow_pair_all::<BF16, $t>(r, &b);
         )*};
     }
-    hubs!(F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F8E8M0);
+    hubs!(
+        F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F8E8M0
+    );
     report.finish(
         test,
         &format!(
