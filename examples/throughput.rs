@@ -70,6 +70,8 @@ trait Narrow: Elem {
     const CODES: u32;
     fn from_code(c: u32) -> Self;
     fn code(self) -> u32;
+    /// The nearest code (the format's default policies).
+    fn from_f64(v: f64) -> Self;
     fn finite(self) -> bool;
     fn value(self) -> f64;
     fn max_value() -> f64;
@@ -176,6 +178,9 @@ macro_rules! narrow_elem {
             }
             fn code(self) -> u32 {
                 self.to_bits().into()
+            }
+            fn from_f64(v: f64) -> Self {
+                <$t>::from_f64(v)
             }
             fn finite(self) -> bool {
                 self.is_finite()
@@ -611,7 +616,8 @@ fn narrow_pair<W: Wide + ConvertTo<N>, N: Narrow>(cfg: &Config, phase: &mut Phas
     }
 }
 
-/// A narrow -> narrow pair: checked on every code of `S`, timed on random finite codes.
+/// A narrow -> narrow pair: checked on every code of `S`, timed on random finite codes (of
+/// `S` in `D`'s range when `D` is the smaller format).
 fn via_pair<S: Narrow + ConvertTo<D>, D: Narrow>(cfg: &Config, phase: &mut Phase, seed: u64) {
     let name = format!("{}_to_{}", S::NAME, D::NAME);
     if !wanted(cfg, phase, &name) {
@@ -624,7 +630,17 @@ fn via_pair<S: Narrow + ConvertTo<D>, D: Narrow>(cfg: &Config, phase: &mut Phase
                 check_backend::<S, D>(b, &input);
             }
         }
-        Phase::Time(size) => run_pair::<S, D>(cfg, size, seed, |r| random_widening_input::<S>(r)),
+        Phase::Time(size) => {
+            if S::CODES > D::CODES {
+                // Narrowing (F16/BF16 to a smaller format): values in the destination's
+                // range, as for f32 sources, each the nearest `S` value.
+                run_pair::<S, D>(cfg, size, seed, |r| {
+                    S::from_f64(random_narrowing_input::<f64, D>(r))
+                })
+            } else {
+                run_pair::<S, D>(cfg, size, seed, |r| random_widening_input::<S>(r))
+            }
+        }
         Phase::Names(_) => {}
     }
 }
