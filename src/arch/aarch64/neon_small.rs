@@ -276,6 +276,8 @@ unsafe fn f32_to_small<F: Format + Code>(src: *const u8, dst: *mut u8, len: usiz
 /// See [`RawKernel`](crate::arch::RawKernel).
 #[target_feature(enable = "neon")]
 unsafe fn f64_to_small<F: Format + Code>(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
+    // FCVTXN (inside `f64_via_f32`, under FPCR = 0) rounds to odd, which is exact enough:
+    // a second rounding to at most 4 bits gives the single rounding (module docs).
     // SAFETY: the caller's guarantee; `f32_to_small` is base AdvSIMD.
     unsafe {
         f64_via_f32::<F>(src, dst, len, policy, |s, d, n, o| {
@@ -356,6 +358,8 @@ unsafe fn f64_to_fp4x2(src: *const u8, dst: *mut u8, len: usize, policy: Policy)
     while i < whole {
         // A multiple of 4, at least 4, at most BLOCK.
         let n = (whole - i).min(BLOCK);
+        // FCVTXN runs with FPCR = 0 (`fpcr_loop!`): round to odd, no flush, whatever the
+        // caller's FPCR; its f32 results then round once more to FP4 exactly (module docs).
         // SAFETY: values `i..i + n` are inside `0..len` and `i` is even, so their bytes are
         // `i / 2..i / 2 + n / 2`, inside the caller's `len.div_ceil(2)`; the buffer holds
         // BLOCK >= n f32, and `f32_to_fp4x2` reads the `n` the loop has just written.
@@ -428,6 +432,9 @@ unsafe fn f32_to_e8m0(src: *const u8, dst: *mut u8, len: usize, policy: Policy) 
 /// See [`RawKernel`](crate::arch::RawKernel).
 #[target_feature(enable = "neon")]
 unsafe fn f64_to_e8m0(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
+    // FCVTXN (inside `f64_via_f32`, under FPCR = 0) keeps the top fraction bit and makes
+    // tiny positive values the nonzero f32 subnormal 1, so E8M0's rule sees the same answer
+    // (module docs).
     // SAFETY: the caller's guarantee; `f32_to_e8m0` is base AdvSIMD.
     unsafe {
         f64_via_f32::<F8E8M0>(src, dst, len, policy, |s, d, n, o| f32_to_e8m0(s, d, n, o));
