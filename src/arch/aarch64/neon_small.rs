@@ -100,6 +100,13 @@
 //! Packed FP4 bytes give their low and high nibbles, interleaved with `ZIP1`/`ZIP2` into
 //! value order.
 //!
+//! # Safety
+//!
+//! Every function here has `#[target_feature(enable = "neon")]`, and the kernels are only
+//! reachable through the `neon` and `neon-bf16` tables, which the dispatcher uses only after
+//! detecting NEON (the [`RawKernel`](crate::arch::RawKernel) contract), so every call to a
+//! NEON function below runs on a CPU that has it.
+//!
 //! # Lengths
 //!
 //! As in `neon`: whole chunks, then one chunk overlapping the end; shorter slices go to the
@@ -128,6 +135,7 @@ use crate::{F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E4M3FNUZ, F8E5M2FNUZ, F8E8M0, Ov
 #[target_feature(enable = "neon")]
 unsafe fn load_x16(p: *const u8) -> [uint32x4_t; 4] {
     // SAFETY: four 16-byte loads inside the caller's 64 bytes.
+    // NEON is enabled here and present on the CPU (module docs, "Safety").
     unsafe {
         [
             vreinterpretq_u32_u8(load(p)),
@@ -262,6 +270,7 @@ unsafe fn f32_to_small<F: Format + Code>(src: *const u8, dst: *mut u8, len: usiz
                 let i = start + 16 * c;
                 // SAFETY: elements `i..i + 16` are inside `0..len` (`cover`): 64 source
                 // bytes at `4 * i`, 16 destination bytes at `i`.
+                // NEON is enabled here and present on the CPU (module docs, "Safety").
                 unsafe { store(dst.add(i), small_x16::<F>(load_x16(src.add(4 * i)), &k)) }
             }
         },
@@ -279,6 +288,7 @@ unsafe fn f64_to_small<F: Format + Code>(src: *const u8, dst: *mut u8, len: usiz
     // FCVTXN (inside `f64_via_f32`, under FPCR = 0) rounds to odd, which is exact enough:
     // a second rounding to at most 4 bits gives the single rounding (module docs).
     // SAFETY: the caller's guarantee; `f32_to_small` is base AdvSIMD.
+    // NEON is enabled here and present on the CPU (module docs, "Safety").
     unsafe {
         f64_via_f32::<F>(src, dst, len, policy, |s, d, n, o| {
             f32_to_small::<F>(s, d, n, o)
@@ -297,6 +307,7 @@ unsafe fn f64_to_small<F: Format + Code>(src: *const u8, dst: *mut u8, len: usiz
 #[target_feature(enable = "neon")]
 unsafe fn packed_x32(src: *const u8, dst: *mut u8, k: &SmallConsts) {
     // SAFETY: two 64-byte loads inside the caller's 128 bytes.
+    // NEON is enabled here and present on the CPU (module docs, "Safety").
     let (a, b) = unsafe {
         (
             small_x16::<F4E2M1>(load_x16(src), k),
@@ -309,6 +320,7 @@ unsafe fn packed_x32(src: *const u8, dst: *mut u8, k: &SmallConsts) {
     // Shift the odd code into the high nibble, keeping the even code (< 16) below it.
     let out = vsliq_n_u8::<4>(even, odd);
     // SAFETY: forwarded from the caller.
+    // NEON is enabled here and present on the CPU (module docs, "Safety").
     unsafe { store(dst, out) }
 }
 
@@ -330,6 +342,7 @@ unsafe fn f32_to_fp4x2(src: *const u8, dst: *mut u8, len: usize, policy: Policy)
                 // SAFETY: values `i..i + 32` are inside `0..even` (`cover`) and `i` is even:
                 // 128 source bytes at `4 * i`, bytes `i / 2..i / 2 + 16` of the destination,
                 // inside its `len.div_ceil(2)` bytes.
+                // NEON is enabled here and present on the CPU (module docs, "Safety").
                 unsafe { packed_x32(src.add(4 * i), dst.add(i / 2), &k) }
             }
         },
@@ -363,6 +376,7 @@ unsafe fn f64_to_fp4x2(src: *const u8, dst: *mut u8, len: usize, policy: Policy)
         // SAFETY: values `i..i + n` are inside `0..len` and `i` is even, so their bytes are
         // `i / 2..i / 2 + n / 2`, inside the caller's `len.div_ceil(2)`; the buffer holds
         // BLOCK >= n f32, and `f32_to_fp4x2` reads the `n` the loop has just written.
+        // NEON is enabled here and present on the CPU (module docs, "Safety").
         unsafe {
             f64_to_f32_odd_loop(src.add(8 * i), buf, n / 4);
             f32_to_fp4x2(buf, dst.add(i / 2), n, policy);
@@ -415,6 +429,7 @@ unsafe fn f32_to_e8m0(src: *const u8, dst: *mut u8, len: usize, policy: Policy) 
                 let i = start + 16 * c;
                 // SAFETY: elements `i..i + 16` are inside `0..len` (`cover`): 64 source
                 // bytes at `4 * i`, 16 destination bytes at `i`.
+                // NEON is enabled here and present on the CPU (module docs, "Safety").
                 unsafe {
                     let x = load_x16(src.add(4 * i));
                     store(dst.add(i), low_bytes(x.map(|x| e8m0_x4(x, limit))));
@@ -436,6 +451,7 @@ unsafe fn f64_to_e8m0(src: *const u8, dst: *mut u8, len: usize, policy: Policy) 
     // tiny positive values the nonzero f32 subnormal 1, so E8M0's rule sees the same answer
     // (module docs).
     // SAFETY: the caller's guarantee; `f32_to_e8m0` is base AdvSIMD.
+    // NEON is enabled here and present on the CPU (module docs, "Safety").
     unsafe {
         f64_via_f32::<F8E8M0>(src, dst, len, policy, |s, d, n, o| f32_to_e8m0(s, d, n, o));
     }
@@ -536,6 +552,7 @@ impl WidenConsts {
             const { top16_table::<F>(7, 127) }
         };
         // SAFETY: each row of the table is 16 bytes.
+        // NEON is enabled here and present on the CPU (module docs, "Safety").
         let table = table.map(|row| unsafe { load(row.as_ptr()) });
         let (nan_code, nan_top) = match F::NAN {
             NanKind::Fixed { code, .. } => {
@@ -626,6 +643,7 @@ fn top16_x16<F: Format>(c: uint8x16_t, k: &WidenConsts) -> [uint16x8_t; 2] {
 unsafe fn store_f32_x16(d: *mut u8, h: [uint16x8_t; 2]) {
     // SAFETY: four 16-byte stores inside the caller's 64 bytes. SHLL #16 puts the 16 bits on
     // top of zero low bits.
+    // NEON is enabled here and present on the CPU (module docs, "Safety").
     unsafe {
         for (j, h) in h.into_iter().enumerate() {
             store(
@@ -683,6 +701,7 @@ unsafe fn small_to_wide<F: Format + Code, const F64: bool>(
                 let i = start + 16 * c;
                 // SAFETY: elements `i..i + 16` are inside `0..len` (`cover`): 16 source
                 // bytes at `i`, 64 (f32) or 128 (f64) destination bytes at `4 * i` / `8 * i`.
+                // NEON is enabled here and present on the CPU (module docs, "Safety").
                 unsafe {
                     let h = top16_x16::<F>(load(src.add(i)), &k);
                     if F64 {
@@ -722,6 +741,7 @@ unsafe fn fp4x2_to_wide<const F64: bool>(src: *const u8, dst: *mut u8, len: usiz
                 // SAFETY: values `i..i + 32` are inside `0..even` (`cover`) and `i` is even:
                 // source bytes `i / 2..i / 2 + 16`, inside the caller's `len.div_ceil(2)`,
                 // and `32 * size` destination bytes at `size * i`.
+                // NEON is enabled here and present on the CPU (module docs, "Safety").
                 unsafe {
                     let b = load(src.add(i / 2));
                     // Value 2j is the low nibble of byte j, value 2j + 1 its high nibble
