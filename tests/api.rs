@@ -609,9 +609,10 @@ fn is_simd_is_honest() {
             b.is_simd::<f32, F4E2M1x2>(),
             b.is_simd::<F4E2M1x2, f64>(),
         ];
-        match b {
-            Backend::Scalar => assert_eq!(newer, [false; 5], "{b}"),
-            Backend::Neon | Backend::NeonBf16 => assert_eq!(newer, [true; 5], "{b}"),
+        // By name: the NEON variants exist only on aarch64 builds.
+        match b.name() {
+            "scalar" => assert_eq!(newer, [false; 5], "{b}"),
+            "neon" | "neon-bf16" => assert_eq!(newer, [true; 5], "{b}"),
             _ => {}
         }
         let mut out = [F8E8M0::NAN; 2];
