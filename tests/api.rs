@@ -585,7 +585,7 @@ fn mx_and_fnuz_types_behave_as_their_contract_says() {
 
 #[test]
 fn is_simd_is_honest() {
-    use vcvt::F8E8M0;
+    use vcvt::{F4E2M1x2, F6E3M2, F8E4M3FNUZ, F8E8M0};
     for b in Backend::ALL.iter().copied().filter(|b| b.is_available()) {
         // Scalar is never SIMD; every SIMD backend has the four classic formats both ways.
         let classic = [
@@ -600,14 +600,20 @@ fn is_simd_is_honest() {
         } else {
             assert_eq!(classic, [true; 5], "{b}");
         }
-        // E8M0 has kernels on the x86-64 SIMD tiers (the AVX2 ones, which the AVX-512
-        // tables start from) and none on Scalar; whatever a backend has, the call must
-        // work on every backend.
+        // Every SIMD tier has kernels for the newer formats too (`avx2_small`, which the
+        // AVX-512 tables start from, and `neon_small`); Scalar has none; the call must work
+        // on every backend either way.
+        let newer = [
+            b.is_simd::<f32, F8E8M0>(),
+            b.is_simd::<f64, F8E4M3FNUZ>(),
+            b.is_simd::<F6E3M2, f32>(),
+            b.is_simd::<f32, F4E2M1x2>(),
+            b.is_simd::<F4E2M1x2, f64>(),
+        ];
         if b == Backend::Scalar {
-            assert!(!b.is_simd::<f32, F8E8M0>(), "{b}");
-        } else if cfg!(target_arch = "x86_64") {
-            assert!(b.is_simd::<f32, F8E8M0>(), "{b}");
-            assert!(b.is_simd::<F8E8M0, f32>(), "{b}");
+            assert_eq!(newer, [false; 5], "{b}");
+        } else {
+            assert_eq!(newer, [true; 5], "{b}");
         }
         let mut out = [F8E8M0::NAN; 2];
         vcvt::convert_slice_on(b, &[1.0f32, 3.0], &mut out, Options::new()).unwrap();

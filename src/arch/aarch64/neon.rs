@@ -127,7 +127,7 @@ pub(super) fn sat_key(overflow: Overflow, inf_shifted: u16) -> u16 {
 /// `p` must be valid for reading 16 bytes.
 #[inline]
 #[target_feature(enable = "neon")]
-unsafe fn load(p: *const u8) -> uint8x16_t {
+pub(super) unsafe fn load(p: *const u8) -> uint8x16_t {
     // SAFETY: forwarded from the caller; `vld1q_u8` reads bytes, so any alignment is fine.
     unsafe { vld1q_u8(p) }
 }
@@ -138,7 +138,7 @@ unsafe fn load(p: *const u8) -> uint8x16_t {
 /// `p` must be valid for writing 16 bytes.
 #[inline]
 #[target_feature(enable = "neon")]
-unsafe fn store(p: *mut u8, v: uint8x16_t) {
+pub(super) unsafe fn store(p: *mut u8, v: uint8x16_t) {
     // SAFETY: forwarded from the caller; `vst1q_u8` writes bytes, so any alignment is fine.
     unsafe { vst1q_u8(p, v) }
 }
@@ -307,35 +307,35 @@ pub(super) unsafe fn f32_to_bf16(src: *const u8, dst: *mut u8, len: usize, polic
 
 /// Per-call constants of the fp8 narrowing.
 #[derive(Clone, Copy)]
-struct Fp8Consts {
+pub(super) struct Fp8Consts {
     /// `0x7FFF_FFFF`: clears the sign.
-    abs: uint32x4_t,
+    pub(super) abs: uint32x4_t,
     /// `0x7F80_0000`: magnitudes above it are NaN.
-    inf: uint32x4_t,
+    pub(super) inf: uint32x4_t,
     /// `128 - bias`: the f32 biased exponent of the target's smallest normal, plus one.
-    e_min: uint32x4_t,
+    pub(super) e_min: uint32x4_t,
     /// `-(23 - MAN)`: the shift for normal results, negated.
-    neg_shift: int32x4_t,
+    pub(super) neg_shift: int32x4_t,
     /// `-31`: the largest right shift needed.
-    neg_31: int32x4_t,
+    pub(super) neg_31: int32x4_t,
     /// `MAN` as a left shift count.
-    man: int32x4_t,
+    pub(super) man: int32x4_t,
     /// `0x007F_FFFF`: the fraction field.
-    frac: uint32x4_t,
+    pub(super) frac: uint32x4_t,
     /// `0x0080_0000`: the implicit bit.
-    implicit: uint32x4_t,
+    pub(super) implicit: uint32x4_t,
     /// 1.
-    one: uint32x4_t,
+    pub(super) one: uint32x4_t,
     /// The code that overflow and ±Inf become (MAX or the non-saturating code).
-    limit: uint32x4_t,
+    pub(super) limit: uint32x4_t,
     /// The NaN magnitude code.
-    nan: uint32x4_t,
+    pub(super) nan: uint32x4_t,
 }
 
 impl Fp8Consts {
     #[inline]
     #[target_feature(enable = "neon")]
-    fn new<F: Format>(overflow: Overflow) -> Fp8Consts {
+    pub(super) fn new<F: Format>(overflow: Overflow) -> Fp8Consts {
         let limit = match overflow {
             Overflow::Saturate => F::MAX,
             Overflow::NonSaturating => F::OVERFLOW_NONSAT,
@@ -360,7 +360,7 @@ impl Fp8Consts {
 /// Narrows 4 f32 (bits) to fp8 magnitude codes in 32-bit lanes (sign not included).
 #[inline]
 #[target_feature(enable = "neon")]
-fn fp8_mag_x4(x: uint32x4_t, k: &Fp8Consts) -> uint32x4_t {
+pub(super) fn fp8_mag_x4(x: uint32x4_t, k: &Fp8Consts) -> uint32x4_t {
     let a = vandq_u32(x, k.abs);
     let e = vshrq_n_u32::<23>(a);
     // s = 23 - MAN + max(e_min - e, 0), clamped to 31 (USHL reads the shift from the low
@@ -478,7 +478,7 @@ const BLOCK: usize = 256;
 /// # Safety
 /// See [`RawKernel`](crate::arch::RawKernel); `f32_kernel` must be a kernel of this CPU for f32 -> `F`.
 #[inline(always)]
-unsafe fn f64_via_f32<F: Format + Code>(
+pub(super) unsafe fn f64_via_f32<F: Format + Code>(
     src: *const u8,
     dst: *mut u8,
     len: usize,
