@@ -4,8 +4,8 @@
 //! aarch64 (`aarch64_be`) no SIMD backend is available and Scalar runs.
 
 pub(crate) mod neon;
-mod neon_small;
 pub(crate) mod neon_bf16;
+mod neon_small;
 
 /// Base AdvSIMD, part of every ARMv8-A aarch64 core.
 pub(crate) fn neon_available() -> bool {
