@@ -656,6 +656,19 @@ fn round_trip_entry<F: Element + ConvertTo<W>, W: ConvertTo<F>>(
 ) {
     // Narrow codes are at most 2 bytes (a packed FP4 chunk needs half a byte per value).
     debug_assert!(size_of::<F>() <= 2);
+    let narrow = <W as ConvertTo<F>>::PAIR;
+    if narrow.narrow_src == 4 && !narrow.packed {
+        let policy = options.resolve(narrow.default_overflow);
+        let fused = entry.kernels.2[narrow.index / crate::element::PAIRS_PER_FORMAT];
+        if let (Some(k), NanPolicy::Preserve) = (fused, policy.nan) {
+            let p = x.as_mut_ptr().cast::<u8>();
+            // SAFETY: `x` holds `x.len()` f32 values; a fused round-trip kernel may be called
+            // with the same range as source and destination (see
+            // `Kernels::set_round_trip`); the entry's backend is available.
+            unsafe { k(p, p, x.len(), policy) };
+            return;
+        }
+    }
     let mut buf = [MaybeUninit::<u16>::uninit(); ROUND_TRIP_CHUNK];
     let codes = buf.as_mut_ptr().cast::<u8>();
     for chunk in x.chunks_mut(ROUND_TRIP_CHUNK) {

@@ -46,6 +46,8 @@ pub(crate) struct Slot {
 pub(crate) struct Kernels(
     pub(crate) [Slot; PAIRS],
     pub(crate) [Option<RawKernel>; DIRECT],
+    /// Fused in-place round trips of f32 through format number `i` (`set_round_trip`).
+    pub(crate) [Option<RawKernel>; FORMATS],
 );
 
 /// Number of direct-kernel slots.
@@ -66,6 +68,7 @@ impl Kernels {
                 all_nan_policies: true,
             }; PAIRS],
             [None; DIRECT],
+            [None; FORMATS],
         )
     }
 
@@ -108,6 +111,22 @@ impl Kernels {
             Some(via) => self.1[via.direct] = Some(k),
             None => panic!("set_direct: not a narrow -> narrow pair"),
         }
+    }
+
+    /// Gives `round_trip` of f32 through format `F` a fused kernel: it narrows and widens
+    /// back in registers, in place (it is called with `src == dst`, which is allowed for
+    /// such a kernel only: it reads each element before writing it, and a round trip of a
+    /// value it already wrote gives that value again, so overlapping steps are harmless).
+    /// It implements the overflow policy and [`NanPolicy::Preserve`]; the other NaN
+    /// policies run the two halves with the NaN patch.
+    #[allow(dead_code)] // Not every build has a SIMD backend.
+    pub(crate) const fn set_round_trip<F: ConvertTo<f32>>(&mut self, k: RawKernel)
+    where
+        f32: ConvertTo<F>,
+    {
+        let pair = <f32 as ConvertTo<F>>::PAIR;
+        assert!(!pair.packed && pair.via.is_none());
+        self.2[pair.index / crate::element::PAIRS_PER_FORMAT] = Some(k);
     }
 
     /// Replaces pair `S -> D` with a SIMD kernel that implements the overflow policy and

@@ -241,6 +241,78 @@ impl<const SAT: bool> Steps for E5m2ToF16<SAT> {
     }
 }
 
+/// `round_trip` of f32 through F16 in registers: `VCVTPS2PH` (rounding immediate 0), the
+/// `Saturate` fix-up, `VCVTPH2PS`: exactly the f32 → F16 kernel followed by the F16 → f32
+/// one, without the F16 buffer.
+struct RoundTripF16<const SAT: bool>;
+
+impl<const SAT: bool> RoundTripF16<SAT> {
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    fn step(x: __m256) -> __m256 {
+        let mut h = _mm256_cvtps_ph::<0>(x);
+        if SAT {
+            h = _mm256_castsi256_si128(saturate16(_mm256_castsi128_si256(h), 0x7C00));
+        }
+        _mm256_cvtph_ps(h)
+    }
+}
+
+/// `round_trip` of f32 through BF16 in registers: the f32 → BF16 rounding
+/// (`f32_to_bf16_codes`), the `Saturate` fix-up, then `code << 16`.
+struct RoundTripBf16<const SAT: bool>;
+
+impl<const SAT: bool> RoundTripBf16<SAT> {
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    fn step(x: __m256) -> __m256 {
+        let mut c = f32_to_bf16_codes(_mm256_castps_si256(x));
+        if SAT {
+            // The codes sit in the low halves of 32-bit lanes; the high halves are 0 and
+            // never equal the Inf code, so the 16-bit fix-up leaves them alone.
+            c = saturate16(c, 0x7F80);
+        }
+        _mm256_castsi256_ps(_mm256_slli_epi32::<16>(c))
+    }
+}
+
+/// The steps of a fused round trip, in place.
+macro_rules! round_trip_steps {
+    ($t:ident) => {
+        impl<const SAT: bool> Steps for $t<SAT> {
+            const S: usize = 4;
+            const D: usize = 4;
+            const BIG: usize = 32;
+
+            #[inline]
+            #[target_feature(enable = "avx2,fma,f16c")]
+            unsafe fn big(src: *const u8, dst: *mut u8) {
+                let (s, d) = (src.cast::<f32>(), dst.cast::<f32>());
+                for k in 0..4 {
+                    // SAFETY: 32 f32 readable at src and writable at dst; step k touches
+                    // elements 8k..8k + 8, read before written (src may equal dst).
+                    unsafe {
+                        let x = _mm256_loadu_ps(s.add(8 * k));
+                        _mm256_storeu_ps(d.add(8 * k), Self::step(x));
+                    }
+                }
+            }
+
+            #[inline]
+            #[target_feature(enable = "avx2,fma,f16c")]
+            unsafe fn small(src: *const u8, dst: *mut u8) {
+                // SAFETY: 8 f32 readable at src and writable at dst, read before written.
+                unsafe {
+                    let x = _mm256_loadu_ps(src.cast());
+                    _mm256_storeu_ps(dst.cast(), Self::step(x));
+                }
+            }
+        }
+    };
+}
+round_trip_steps!(RoundTripF16);
+round_trip_steps!(RoundTripBf16);
+
 /// A direct kernel whose destination's overflow policy cannot apply (every source value,
 /// E4M3 has no infinity, is a destination value).
 macro_rules! exact_kernel {
@@ -308,8 +380,13 @@ policy_kernel!(
     Direct<BF16, ToFp8<F8E5M2, false>>
 );
 
-/// Puts the direct kernels into the AVX2 table `t`.
+policy_kernel!(round_trip_f16, RoundTripF16<true>, RoundTripF16<false>);
+policy_kernel!(round_trip_bf16, RoundTripBf16<true>, RoundTripBf16<false>);
+
+/// Puts the direct and fused round-trip kernels into the AVX2 table `t`.
 pub(super) const fn set(t: &mut Kernels) {
+    t.set_round_trip::<F16>(round_trip_f16);
+    t.set_round_trip::<BF16>(round_trip_bf16);
     t.set_direct::<F8E4M3, BF16>(e4m3_to_bf16);
     t.set_direct::<F8E5M2, BF16>(e5m2_to_bf16);
     t.set_direct::<F8E4M3, F16>(e4m3_to_f16);
