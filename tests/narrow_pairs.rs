@@ -69,8 +69,9 @@ fn check<S: Narrow + ConvertTo<D>, D: Narrow>(test: &str) {
         for mode in MODES {
             for nan in NAN_POLICIES {
                 let options = Options::new().overflow(mode).nan(nan);
-                // The whole set, then an odd length that ends inside a chunk.
-                for len in [src.len(), src.len() / 2 - 37] {
+                // The whole set, an odd length that ends inside a chunk, and every short
+                // length (the kernels' short-slice and overlapping last steps).
+                for len in [src.len(), src.len() / 2 - 37].into_iter().chain(0..=40) {
                     let expected: Vec<D> = src[..len]
                         .iter()
                         .map(|s| D::from_code(expect::<S, D>(s.code(), mode, nan)))
@@ -153,7 +154,7 @@ where
             for nan in NAN_POLICIES {
                 let options = Options::new().overflow(mode).nan(nan);
                 // Every value, then odd counts (the last byte's high nibble unused).
-                for values in [2 * src.len(), 1301, 301] {
+                for values in [2 * src.len(), 1301, 301].into_iter().chain(0..=40) {
                     let expected: Vec<D> = (0..values)
                         .map(|i| {
                             let byte = u32::from(src[i / 2].to_bits());

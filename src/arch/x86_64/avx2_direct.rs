@@ -42,7 +42,7 @@ use super::avx2::{
 use crate::arch::Kernels;
 use crate::codec::Format;
 use crate::options::Policy;
-use crate::{BF16, F8E4M3, F8E5M2, F16, Overflow};
+use crate::{BF16, F4E2M1, F4E2M1x2, F8E4M3, F8E5M2, F8E8M0, F16, Overflow};
 
 /// How a direct kernel narrows f32 values to its destination.
 trait NarrowTo {
@@ -313,6 +313,258 @@ macro_rules! round_trip_steps {
 round_trip_steps!(RoundTripF16);
 round_trip_steps!(RoundTripBf16);
 
+/// The code in a hub format (F16 or BF16: exponent bias `hb`, `hm` fraction bits, a range
+/// and precision that hold every value of `F`) of code `c` of `F`, a format without
+/// infinities or NaNs (fp4): the exact value, re-encoded. Used at compile time to build
+/// lookup tables, so the kernels below stay generic over the format's constants.
+const fn hub_code<F: Format>(c: u32, hb: i32, hm: u32) -> u16 {
+    let sign = if c & F::SIGN_BIT != 0 { 0x8000 } else { 0 };
+    let mag = c & F::MAG_MASK;
+    let e = mag >> F::MAN_BITS;
+    let m = mag & ((1 << F::MAN_BITS) - 1);
+    let bits = if mag == 0 {
+        0
+    } else if e == 0 {
+        // Subnormal: m * 2^(1 - BIAS - MAN_BITS), normalised around its leading one (bit p).
+        let p = 31 - m.leading_zeros();
+        let exp = (1 - F::BIAS - F::MAN_BITS as i32 + p as i32 + hb) as u32;
+        (exp << hm) | ((m << (hm - p)) & ((1 << hm) - 1))
+    } else {
+        (((e as i32 - F::BIAS + hb) as u32) << hm) | (m << (hm - F::MAN_BITS))
+    };
+    (sign | bits) as u16
+}
+
+/// Lookup tables of the 16 FP4 codes in a hub format: the full codes, and their low and
+/// high bytes (the two `VPSHUFB` tables).
+struct Fp4Tables {
+    full: [u16; 16],
+    lo: [u8; 16],
+    hi: [u8; 16],
+}
+
+impl Fp4Tables {
+    const fn new(hb: i32, hm: u32) -> Fp4Tables {
+        let mut t = Fp4Tables {
+            full: [0; 16],
+            lo: [0; 16],
+            hi: [0; 16],
+        };
+        let mut c = 0;
+        while c < 16 {
+            let h = hub_code::<F4E2M1>(c as u32, hb, hm);
+            t.full[c] = h;
+            t.lo[c] = h as u8;
+            t.hi[c] = (h >> 8) as u8;
+            c += 1;
+        }
+        t
+    }
+}
+
+/// FP4 → BF16 (bias 127, 7 fraction bits).
+static FP4_BF16: Fp4Tables = Fp4Tables::new(127, 7);
+/// FP4 → F16 (bias 15, 10 fraction bits).
+static FP4_F16: Fp4Tables = Fp4Tables::new(15, 10);
+
+/// Which hub format an FP4 kernel writes.
+trait Fp4Hub {
+    const TABLES: &'static Fp4Tables;
+}
+impl Fp4Hub for BF16 {
+    const TABLES: &'static Fp4Tables = &FP4_BF16;
+}
+impl Fp4Hub for F16 {
+    const TABLES: &'static Fp4Tables = &FP4_F16;
+}
+
+/// Hub codes of 32 FP4 codes (one per byte, values 0..16), in order: two vectors of 16.
+/// `VPSHUFB` looks up the low and the high byte of each code (the tables are repeated in
+/// both 128-bit halves), `VPUNPCKL/HBW` interleave them into words within each half, and
+/// `VPERM2I128` puts the halves back in order.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn fp4_codes32<H: Fp4Hub>(c: __m256i) -> [__m256i; 2] {
+    // SAFETY: each load reads one 16-byte static table (unaligned loads).
+    let (tlo, thi) = unsafe {
+        (
+            _mm_loadu_si128(H::TABLES.lo.as_ptr().cast()),
+            _mm_loadu_si128(H::TABLES.hi.as_ptr().cast()),
+        )
+    };
+    let lo = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(tlo), c);
+    let hi = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(thi), c);
+    let a = _mm256_unpacklo_epi8(lo, hi); // codes 0-7 | 16-23
+    let b = _mm256_unpackhi_epi8(lo, hi); // codes 8-15 | 24-31
+    [
+        _mm256_permute2x128_si256::<0x20>(a, b),
+        _mm256_permute2x128_si256::<0x31>(a, b),
+    ]
+}
+
+/// Hub codes of 16 FP4 codes (one per byte, values 0..16) in 128-bit vectors.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn fp4_codes16<H: Fp4Hub>(c: __m128i) -> [__m128i; 2] {
+    // SAFETY: each load reads one 16-byte static table (unaligned loads).
+    let (tlo, thi) = unsafe {
+        (
+            _mm_loadu_si128(H::TABLES.lo.as_ptr().cast()),
+            _mm_loadu_si128(H::TABLES.hi.as_ptr().cast()),
+        )
+    };
+    let lo = _mm_shuffle_epi8(tlo, c);
+    let hi = _mm_shuffle_epi8(thi, c);
+    [_mm_unpacklo_epi8(lo, hi), _mm_unpackhi_epi8(lo, hi)]
+}
+
+/// FP4 (one code per byte; the high nibble is ignored, as widening ignores it) → F16 or
+/// BF16, exact (every FP4 value is a value of both, and FP4 has no Inf or NaN, so neither
+/// policy applies).
+struct Fp4ToHub<H>(PhantomData<H>);
+
+impl<H: Fp4Hub> Steps for Fp4ToHub<H> {
+    const S: usize = 1;
+    const D: usize = 2;
+    const BIG: usize = 32;
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn big(src: *const u8, dst: *mut u8) {
+        // SAFETY: 32 codes readable at src, 32 hub codes (64 bytes) writable at dst.
+        unsafe {
+            let c = _mm256_and_si256(_mm256_loadu_si256(src.cast()), _mm256_set1_epi8(0x0F));
+            let [a, b] = fp4_codes32::<H>(c);
+            _mm256_storeu_si256(dst.cast(), a);
+            _mm256_storeu_si256(dst.add(32).cast(), b);
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn small(src: *const u8, dst: *mut u8) {
+        // SAFETY: 8 codes readable at src (MOVQ reads exactly 8 bytes), 8 hub codes (16
+        // bytes) writable at dst.
+        unsafe {
+            let c = _mm_and_si128(_mm_loadl_epi64(src.cast()), _mm_set1_epi8(0x0F));
+            let [a, _] = fp4_codes16::<H>(c);
+            _mm_storeu_si128(dst.cast(), a);
+        }
+    }
+}
+
+/// Packed FP4 → F16 or BF16, by pairs: each "element" of this step is one packed byte (two
+/// values: the low nibble first) and two hub codes (4 bytes).
+struct Fp4x2ToHub<H>(PhantomData<H>);
+
+impl<H: Fp4Hub> Steps for Fp4x2ToHub<H> {
+    const S: usize = 1;
+    const D: usize = 4;
+    const BIG: usize = 16;
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn big(src: *const u8, dst: *mut u8) {
+        // SAFETY: 16 bytes readable at src, 32 hub codes (64 bytes) writable at dst.
+        unsafe {
+            let b = _mm_loadu_si128(src.cast());
+            let nib = _mm_set1_epi8(0x0F);
+            let lo = _mm_and_si128(b, nib);
+            let hi = _mm_and_si128(_mm_srli_epi16::<4>(b), nib);
+            // Values in order: byte i gives values 2i (low nibble) and 2i + 1 (high).
+            let c = _mm256_set_m128i(_mm_unpackhi_epi8(lo, hi), _mm_unpacklo_epi8(lo, hi));
+            let [x, y] = fp4_codes32::<H>(c);
+            _mm256_storeu_si256(dst.cast(), x);
+            _mm256_storeu_si256(dst.add(32).cast(), y);
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn small(src: *const u8, dst: *mut u8) {
+        // SAFETY: 8 bytes readable at src (MOVQ), 16 hub codes (32 bytes) writable at dst.
+        unsafe {
+            let b = _mm_loadl_epi64(src.cast());
+            let nib = _mm_set1_epi8(0x0F);
+            let lo = _mm_and_si128(b, nib);
+            let hi = _mm_and_si128(_mm_srli_epi16::<4>(b), nib);
+            let [x, y] = fp4_codes16::<H>(_mm_unpacklo_epi8(lo, hi));
+            _mm_storeu_si128(dst.cast(), x);
+            _mm_storeu_si128(dst.add(16).cast(), y);
+        }
+    }
+}
+
+/// Packed FP4 → `H`: whole bytes by [`Fp4x2ToHub`], then an odd last value (the low nibble
+/// of the last byte) from the table.
+///
+/// # Safety
+/// See [`RawKernel`](crate::arch::RawKernel): `len.div_ceil(2)` bytes readable at `src`,
+/// `len` hub codes writable at `dst`; AVX2, FMA and F16C present.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn fp4x2_to_hub<H: Fp4Hub>(src: *const u8, dst: *mut u8, len: usize) {
+    let pairs = len / 2;
+    // SAFETY: `pairs` whole bytes are readable and `2 * pairs` codes writable.
+    unsafe { drive::<Fp4x2ToHub<H>>(src, dst, pairs) };
+    if len % 2 == 1 {
+        // SAFETY: byte `pairs` is the last source byte (len.div_ceil(2) = pairs + 1) and
+        // code `len - 1` the last destination code.
+        unsafe {
+            let b = src.add(pairs).read();
+            let h = H::TABLES.full[usize::from(b & 0x0F)];
+            dst.add(2 * (len - 1)).cast::<u16>().write_unaligned(h);
+        }
+    }
+}
+
+/// E8M0 → BF16, exact: code `c` in 1..=254 is 2^(c - 127), whose BF16 code is `c << 7`
+/// (exponent field `c`, fraction 0); code 0 is 2^-127, the BF16 subnormal `0x0040`; code
+/// 0xFF is NaN, which widening makes the f32 quiet NaN `0x7FC00000`, so BF16 `0x7FC0`.
+/// Both exceptions are `c << 7` with bit 6 set.
+struct E8m0ToBf16;
+
+impl E8m0ToBf16 {
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    fn codes16(c: __m128i) -> __m256i {
+        let w = _mm256_slli_epi16::<7>(_mm256_cvtepu8_epi16(c));
+        let special = _mm256_or_si256(
+            _mm256_cmpeq_epi16(w, _mm256_setzero_si256()),
+            _mm256_cmpeq_epi16(w, _mm256_set1_epi16(0x7F80)),
+        );
+        _mm256_or_si256(w, _mm256_and_si256(special, _mm256_set1_epi16(0x0040)))
+    }
+}
+
+impl Steps for E8m0ToBf16 {
+    const S: usize = 1;
+    const D: usize = 2;
+    const BIG: usize = 32;
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn big(src: *const u8, dst: *mut u8) {
+        // SAFETY: 32 codes readable at src, 32 BF16 (64 bytes) writable at dst.
+        unsafe {
+            let c = _mm256_loadu_si256(src.cast());
+            let d = dst.cast::<__m256i>();
+            _mm256_storeu_si256(d, Self::codes16(_mm256_castsi256_si128(c)));
+            _mm256_storeu_si256(d.add(1), Self::codes16(_mm256_extracti128_si256::<1>(c)));
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn small(src: *const u8, dst: *mut u8) {
+        // SAFETY: 8 codes readable at src (MOVQ), 8 BF16 (16 bytes) writable at dst.
+        unsafe {
+            let h = Self::codes16(_mm_loadl_epi64(src.cast()));
+            _mm_storeu_si128(dst.cast(), _mm256_castsi256_si128(h));
+        }
+    }
+}
+
 /// A direct kernel whose destination's overflow policy cannot apply (every source value,
 /// E4M3 has no infinity, is a destination value).
 macro_rules! exact_kernel {
@@ -380,6 +632,28 @@ policy_kernel!(
     Direct<BF16, ToFp8<F8E5M2, false>>
 );
 
+exact_kernel!(fp4_to_bf16, Fp4ToHub<BF16>);
+exact_kernel!(fp4_to_f16, Fp4ToHub<F16>);
+exact_kernel!(e8m0_to_bf16, E8m0ToBf16);
+
+/// Packed FP4 → BF16 or F16 (exact; no policy applies).
+///
+/// # Safety
+/// See [`RawKernel`](crate::arch::RawKernel).
+unsafe fn fp4x2_to_bf16(src: *const u8, dst: *mut u8, len: usize, _policy: Policy) {
+    // SAFETY: as for `exact_kernel!`.
+    unsafe { fp4x2_to_hub::<BF16>(src, dst, len) }
+}
+
+/// See [`fp4x2_to_bf16`].
+///
+/// # Safety
+/// See [`RawKernel`](crate::arch::RawKernel).
+unsafe fn fp4x2_to_f16(src: *const u8, dst: *mut u8, len: usize, _policy: Policy) {
+    // SAFETY: as for `exact_kernel!`.
+    unsafe { fp4x2_to_hub::<F16>(src, dst, len) }
+}
+
 policy_kernel!(round_trip_f16, RoundTripF16<true>, RoundTripF16<false>);
 policy_kernel!(round_trip_bf16, RoundTripBf16<true>, RoundTripBf16<false>);
 
@@ -387,6 +661,11 @@ policy_kernel!(round_trip_bf16, RoundTripBf16<true>, RoundTripBf16<false>);
 pub(super) const fn set(t: &mut Kernels) {
     t.set_round_trip::<F16>(round_trip_f16);
     t.set_round_trip::<BF16>(round_trip_bf16);
+    t.set_direct::<F4E2M1, BF16>(fp4_to_bf16);
+    t.set_direct::<F4E2M1, F16>(fp4_to_f16);
+    t.set_direct::<F4E2M1x2, BF16>(fp4x2_to_bf16);
+    t.set_direct::<F4E2M1x2, F16>(fp4x2_to_f16);
+    t.set_direct::<F8E8M0, BF16>(e8m0_to_bf16);
     t.set_direct::<F8E4M3, BF16>(e4m3_to_bf16);
     t.set_direct::<F8E5M2, BF16>(e5m2_to_bf16);
     t.set_direct::<F8E4M3, F16>(e4m3_to_f16);
