@@ -190,28 +190,20 @@ impl<S: WidenFrom, N: NarrowTo> Steps for Direct<S, N> {
     }
 }
 
-/// E5M2 → F16 without f32: `code << 8` is the F16 code of the same value (same exponent
-/// field and bias, fraction padded with zeros). A NaN gets the F16 quiet bit `0x0200`, as
-/// widening to f32 (which quiets) and narrowing back would give, and `Saturate` turns ±Inf
-/// into ±MAX with the fix-up of the f32 → F16 kernel.
-struct E5m2ToF16<const SAT: bool>;
-
-impl<const SAT: bool> E5m2ToF16<SAT> {
-    /// The F16 codes of 16 E5M2 codes (bytes).
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    fn codes16(c: __m128i) -> __m256i {
-        let h = _mm256_slli_epi16::<8>(_mm256_cvtepu8_epi16(c));
-        // NaN: magnitude above Inf (0x7C00); magnitudes are below 0x8000, so the signed
-        // compare is an unsigned one here.
-        let mag = _mm256_and_si256(h, _mm256_set1_epi16(0x7FFF));
-        let is_nan = _mm256_cmpgt_epi16(mag, _mm256_set1_epi16(0x7C00));
-        let h = _mm256_or_si256(h, _mm256_and_si256(is_nan, _mm256_set1_epi16(0x0200)));
-        if SAT { saturate16(h, 0x7C00) } else { h }
-    }
+/// A conversion from 8-bit codes to 16-bit codes done on 16 lanes of 16 bits.
+trait ByteToWord {
+    /// The 16-bit codes of 16 byte codes (the low 8 of `c` when only 8 are loaded; the
+    /// other lanes are then ignored).
+    ///
+    /// # Safety
+    /// AVX2, FMA and F16C present.
+    unsafe fn codes16(c: __m128i) -> __m256i;
 }
 
-impl<const SAT: bool> Steps for E5m2ToF16<SAT> {
+/// The loop steps of a [`ByteToWord`] conversion.
+struct Bytes<K>(PhantomData<K>);
+
+impl<K: ByteToWord> Steps for Bytes<K> {
     const S: usize = 1;
     const D: usize = 2;
     const BIG: usize = 32;
@@ -219,25 +211,45 @@ impl<const SAT: bool> Steps for E5m2ToF16<SAT> {
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c")]
     unsafe fn big(src: *const u8, dst: *mut u8) {
-        // SAFETY: 32 codes readable at src and 32 F16 (64 bytes) writable at dst (the
-        // caller's contract); unaligned accesses.
+        // SAFETY: 32 codes readable at src and 32 16-bit codes (64 bytes) writable at dst
+        // (the caller's contract); unaligned accesses; the features are the caller's.
         unsafe {
             let c = _mm256_loadu_si256(src.cast());
             let d = dst.cast::<__m256i>();
-            _mm256_storeu_si256(d, Self::codes16(_mm256_castsi256_si128(c)));
-            _mm256_storeu_si256(d.add(1), Self::codes16(_mm256_extracti128_si256::<1>(c)));
+            _mm256_storeu_si256(d, K::codes16(_mm256_castsi256_si128(c)));
+            _mm256_storeu_si256(d.add(1), K::codes16(_mm256_extracti128_si256::<1>(c)));
         }
     }
 
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c")]
     unsafe fn small(src: *const u8, dst: *mut u8) {
-        // SAFETY: 8 codes readable at src (MOVQ reads exactly 8 bytes), 8 F16 (16 bytes)
-        // writable at dst.
+        // SAFETY: 8 codes readable at src (MOVQ reads exactly 8 bytes), 8 16-bit codes (16
+        // bytes) writable at dst; the features are the caller's.
         unsafe {
-            let h = Self::codes16(_mm_loadl_epi64(src.cast()));
+            let h = K::codes16(_mm_loadl_epi64(src.cast()));
             _mm_storeu_si128(dst.cast(), _mm256_castsi256_si128(h));
         }
+    }
+}
+
+/// E5M2 → F16 without f32: `code << 8` is the F16 code of the same value (same exponent
+/// field and bias, fraction padded with zeros). A NaN gets the F16 quiet bit `0x0200`, as
+/// widening to f32 (which quiets) and narrowing back would give, and `Saturate` turns ±Inf
+/// into ±MAX with the fix-up of the f32 → F16 kernel.
+struct E5m2ToF16<const SAT: bool>;
+
+impl<const SAT: bool> ByteToWord for E5m2ToF16<SAT> {
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn codes16(c: __m128i) -> __m256i {
+        let h = _mm256_slli_epi16::<8>(_mm256_cvtepu8_epi16(c));
+        // NaN: magnitude above Inf (0x7C00); magnitudes are below 0x8000, so the signed
+        // compare is an unsigned one here.
+        let mag = _mm256_and_si256(h, _mm256_set1_epi16(0x7FFF));
+        let is_nan = _mm256_cmpgt_epi16(mag, _mm256_set1_epi16(0x7C00));
+        let h = _mm256_or_si256(h, _mm256_and_si256(is_nan, _mm256_set1_epi16(0x0200)));
+        if SAT { saturate16(h, 0x7C00) } else { h }
     }
 }
 
@@ -524,44 +536,16 @@ unsafe fn fp4x2_to_hub<H: Fp4Hub>(src: *const u8, dst: *mut u8, len: usize) {
 /// Both exceptions are `c << 7` with bit 6 set.
 struct E8m0ToBf16;
 
-impl E8m0ToBf16 {
+impl ByteToWord for E8m0ToBf16 {
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c")]
-    fn codes16(c: __m128i) -> __m256i {
+    unsafe fn codes16(c: __m128i) -> __m256i {
         let w = _mm256_slli_epi16::<7>(_mm256_cvtepu8_epi16(c));
         let special = _mm256_or_si256(
             _mm256_cmpeq_epi16(w, _mm256_setzero_si256()),
             _mm256_cmpeq_epi16(w, _mm256_set1_epi16(0x7F80)),
         );
         _mm256_or_si256(w, _mm256_and_si256(special, _mm256_set1_epi16(0x0040)))
-    }
-}
-
-impl Steps for E8m0ToBf16 {
-    const S: usize = 1;
-    const D: usize = 2;
-    const BIG: usize = 32;
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn big(src: *const u8, dst: *mut u8) {
-        // SAFETY: 32 codes readable at src, 32 BF16 (64 bytes) writable at dst.
-        unsafe {
-            let c = _mm256_loadu_si256(src.cast());
-            let d = dst.cast::<__m256i>();
-            _mm256_storeu_si256(d, Self::codes16(_mm256_castsi256_si128(c)));
-            _mm256_storeu_si256(d.add(1), Self::codes16(_mm256_extracti128_si256::<1>(c)));
-        }
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn small(src: *const u8, dst: *mut u8) {
-        // SAFETY: 8 codes readable at src (MOVQ), 8 BF16 (16 bytes) writable at dst.
-        unsafe {
-            let h = Self::codes16(_mm_loadl_epi64(src.cast()));
-            _mm_storeu_si128(dst.cast(), _mm256_castsi256_si128(h));
-        }
     }
 }
 
@@ -604,7 +588,7 @@ policy_kernel!(
     Direct<F8E5M2, ToBf16<true, true>>,
     Direct<F8E5M2, ToBf16<true, false>>
 );
-policy_kernel!(e5m2_to_f16, E5m2ToF16<true>, E5m2ToF16<false>);
+policy_kernel!(e5m2_to_f16, Bytes<E5m2ToF16<true>>, Bytes<E5m2ToF16<false>>);
 policy_kernel!(
     f16_to_bf16,
     Direct<F16, ToBf16<false, true>>,
@@ -634,7 +618,7 @@ policy_kernel!(
 
 exact_kernel!(fp4_to_bf16, Fp4ToHub<BF16>);
 exact_kernel!(fp4_to_f16, Fp4ToHub<F16>);
-exact_kernel!(e8m0_to_bf16, E8m0ToBf16);
+exact_kernel!(e8m0_to_bf16, Bytes<E8m0ToBf16>);
 
 /// Packed FP4 → BF16 or F16 (exact; no policy applies).
 ///
