@@ -417,7 +417,7 @@ pub(super) fn f32_to_bf16_codes(x: __m256i) -> __m256i {
 /// `Saturate`: [`f32_to_bf16_codes`] without its NaN lanes.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn bf16_rne_no_nan(x: __m256i) -> __m256i {
+pub(super) fn bf16_rne_no_nan(x: __m256i) -> __m256i {
     // Round to nearest even at bit 16 (see f32_to_bf16_codes; without NaN nothing carries
     // into the sign bit).
     let lsb = _mm256_and_si256(srl(x, 16), splat(1));

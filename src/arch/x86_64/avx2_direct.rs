@@ -37,7 +37,8 @@ use core::arch::x86_64::*;
 use core::marker::PhantomData;
 
 use super::avx2::{
-    Steps, WidenFrom, drive, f32_to_bf16_codes, f32_to_f8_codes16, pack_words, saturate16, srl,
+    Steps, WidenFrom, bf16_rne_no_nan, drive, f32_to_bf16_codes, f32_to_f8_codes16, pack_words,
+    saturate16, srl,
 };
 use crate::arch::Kernels;
 use crate::codec::Format;
@@ -82,7 +83,16 @@ impl<const EXACT: bool, const SAT: bool> NarrowTo for ToBf16<EXACT, SAT> {
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c")]
     unsafe fn store16(dst: *mut u8, x: [__m256; 2]) {
-        let h = pack_words(bf16_codes::<EXACT>(x[0]), bf16_codes::<EXACT>(x[1]));
+        // Rounding (from F16): 16 values without a NaN (one unordered compare of the two
+        // vectors and a VTESTPS; MXCSR.DAZ cannot make a NaN ordered) take the rounding
+        // without NaN lanes, as the f32 -> BF16 kernel does.
+        let nan = _mm256_cmp_ps::<_CMP_UNORD_Q>(x[0], x[1]);
+        let h = if !EXACT && _mm256_testz_ps(nan, nan) == 1 {
+            let r = |v: __m256| bf16_rne_no_nan(_mm256_castps_si256(v));
+            pack_words(r(x[0]), r(x[1]))
+        } else {
+            pack_words(bf16_codes::<EXACT>(x[0]), bf16_codes::<EXACT>(x[1]))
+        };
         let h = if SAT { saturate16(h, 0x7F80) } else { h };
         // SAFETY: 32 bytes writable at dst (the caller's contract).
         unsafe { _mm256_storeu_si256(dst.cast(), h) };
