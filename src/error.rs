@@ -45,6 +45,25 @@ pub enum Error {
         /// The backend that was asked for.
         backend: Backend,
     },
+    /// A buffer of a block conversion ([`crate::block`]) does not have the length that the
+    /// shape needs.
+    BlockLength {
+        /// Which buffer: `"src"`, `"dst"`, `"data"`, `"scales"`, `"scale_inv"`, ...
+        buffer: &'static str,
+        /// The length it must have (elements of the buffer's type, bytes for byte buffers).
+        expected: usize,
+        /// The length it has.
+        given: usize,
+    },
+    /// The shape (or a block or tile size) cannot be used with this block format.
+    BlockShape {
+        /// Rows of the shape.
+        rows: usize,
+        /// Columns of the shape.
+        cols: usize,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
 }
 
 impl fmt::Display for Error {
@@ -66,6 +85,17 @@ impl fmt::Display for Error {
                 "packed length mismatch: {values} fp4 values need {} packed bytes, the packed side has {packed}",
                 values.div_ceil(2)
             ),
+            Error::BlockLength {
+                buffer,
+                expected,
+                given,
+            } => write!(
+                f,
+                "block conversion: `{buffer}` has length {given}, the shape needs {expected}"
+            ),
+            Error::BlockShape { rows, cols, reason } => {
+                write!(f, "block conversion: shape {rows}x{cols}: {reason}")
+            }
             Error::BackendUnavailable { backend } => write!(
                 f,
                 "backend `{}` is not available on this CPU",

@@ -143,6 +143,7 @@ mod element;
 
 mod arch;
 mod backend;
+pub mod block;
 mod codec;
 mod error;
 mod format;

@@ -1,0 +1,264 @@
+//! Block FP8: E4M3 codes with one f32 scale per 2-D tile, as DeepSeek-V3/R1 ship their
+//! weights (`weight` `float8_e4m3fn [out, in]` + `weight_scale_inv` `f32 [⌈out/128⌉,
+//! ⌈in/128⌉]`) and quantize activations (1×128 groups).
+
+use core::mem::MaybeUninit;
+
+use super::kernels;
+use super::{BlockDest, BlockSource, Shape, as_uninit, checked_mul, expect_len, f32_at, put, soft};
+use crate::codec;
+use crate::options::Policy;
+use crate::{Backend, Error, F8E4M3, NanPolicy, Overflow};
+
+/// How [`BlockFp8::quantize`] chooses a tile's scale.
+///
+/// Both follow DeepSeek's `act_quant` kernel (`inference/kernel.py`): `amax = max(max|x|,
+/// 1e-4)`, `s = amax / 448` in f32, codes `e4m3(x / s)` (f32 division, then nearest-even
+/// E4M3 rounding, saturating at ±448), `scale_inv = s`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Fp8Profile {
+    /// `s = amax / 448` (DeepSeek-V3/R1 weights and activations).
+    #[default]
+    DeepSeek,
+    /// `s` rounded up to a power of two (DeepSeek-V3.1's `scale_fmt = "ue8m0"`): the
+    /// smallest power of two ≥ `amax / 448`. DeepSeek computes it as `exp2(ceil(log2(s)))`
+    /// with a float `log2`, which can round `log2` of a value just above a power of two down
+    /// to the integer; vcvt takes the exact smallest power of two.
+    Ue8m0,
+}
+
+/// Block FP8 with `tile_rows × tile_cols` tiles (DeepSeek: 128×128 for weights, 1×128 for
+/// activations).
+///
+/// Dequantization follows DeepSeek's `weight_dequant` (`inference/kernel.py`) and
+/// `fp8_cast_bf16.py`: `y = f32(e4m3) · scale_inv` rounded to f32, then rounded (nearest
+/// even) to the destination: two roundings for BF16/F16 output, in that order, as the
+/// reference does. Tiles at the right and bottom edges are cropped to the shape.
+///
+/// ```
+/// use vcvt::block::{BlockFp8, Shape};
+/// use vcvt::BF16;
+///
+/// // A 2×3 weight with one tile: codes of 1.0, 2.0, -0.5, ... and one f32 scale_inv.
+/// let weight = [0x38u8, 0x40, 0xB0, 0x00, 0x38, 0x7E];
+/// let scale_inv = 0.5f32.to_le_bytes();
+/// let mut out = [BF16::ZERO; 6];
+/// BlockFp8::deepseek().dequantize(&weight, &scale_inv, Shape::matrix(2, 3), &mut out)?;
+/// assert_eq!(out.map(|x| x.to_f32()), [0.5, 1.0, -0.25, 0.0, 0.5, 224.0]);
+/// # Ok::<(), vcvt::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BlockFp8 {
+    tile_rows: usize,
+    tile_cols: usize,
+    profile: Fp8Profile,
+    backend: Option<Backend>,
+}
+
+const SAT: Policy = Policy {
+    overflow: Overflow::Saturate,
+    nan: NanPolicy::Preserve,
+};
+
+/// `1e-4` as f32, DeepSeek's floor for a tile's amax.
+const AMAX_FLOOR: u32 = 0x38D1_B717;
+/// `448.0` as f32.
+const E4M3_MAX: u32 = 0x43E0_0000;
+
+impl BlockFp8 {
+    /// Tiles of `tile_rows × tile_cols` values (both must be non-zero: checked by the
+    /// conversions), with the [`Fp8Profile::DeepSeek`] scale.
+    pub const fn new(tile_rows: usize, tile_cols: usize) -> BlockFp8 {
+        BlockFp8 {
+            tile_rows,
+            tile_cols,
+            profile: Fp8Profile::DeepSeek,
+            backend: None,
+        }
+    }
+
+    /// DeepSeek-V3/R1 weights: 128×128 tiles.
+    pub const fn deepseek() -> BlockFp8 {
+        BlockFp8::new(128, 128)
+    }
+
+    /// The same tiles with another scale profile.
+    pub const fn profile(self, profile: Fp8Profile) -> BlockFp8 {
+        BlockFp8 { profile, ..self }
+    }
+
+    /// Runs on `backend` instead of [`Backend::active`] (same results).
+    pub const fn on(self, backend: Backend) -> BlockFp8 {
+        BlockFp8 {
+            backend: Some(backend),
+            ..self
+        }
+    }
+
+    fn tiles(&self, shape: Shape) -> Result<(usize, usize), Error> {
+        shape.check()?;
+        if self.tile_rows == 0 || self.tile_cols == 0 {
+            return Err(Error::BlockShape {
+                rows: shape.rows(),
+                cols: shape.cols(),
+                reason: "a tile dimension is zero",
+            });
+        }
+        Ok((
+            shape.rows().div_ceil(self.tile_rows),
+            shape.cols().div_ceil(self.tile_cols),
+        ))
+    }
+
+    /// Bytes of E4M3 codes that `shape` needs (`rows · cols`).
+    pub fn data_len(&self, shape: Shape) -> Result<usize, Error> {
+        self.tiles(shape)?;
+        checked_mul(shape.rows(), shape.cols(), shape)
+    }
+
+    /// Bytes of little-endian f32 scales that `shape` needs (4 per tile, row-major
+    /// `⌈rows / tile_rows⌉ × ⌈cols / tile_cols⌉`).
+    pub fn scale_inv_len(&self, shape: Shape) -> Result<usize, Error> {
+        let (tr, tc) = self.tiles(shape)?;
+        checked_mul(checked_mul(tr, tc, shape)?, 4, shape)
+    }
+
+    fn check(&self, shape: Shape, data: usize, scale_inv: usize) -> Result<(), Error> {
+        expect_len("data", self.data_len(shape)?, data)?;
+        expect_len("scale_inv", self.scale_inv_len(shape)?, scale_inv)
+    }
+
+    /// Dequantizes E4M3 codes `data` (`rows · cols` bytes) with the f32 tile scales
+    /// `scale_inv` (little-endian bytes) into `dst` (`shape.len()` values).
+    ///
+    /// # Errors
+    /// [`Error::BlockLength`] when a buffer's length differs from what the shape needs,
+    /// [`Error::BlockShape`] for a zero tile or a stride below `cols`; nothing is written.
+    pub fn dequantize<D: BlockDest>(
+        &self,
+        data: &[u8],
+        scale_inv: &[u8],
+        shape: Shape,
+        dst: &mut [D],
+    ) -> Result<(), Error> {
+        self.dequantize_uninit(data, scale_inv, shape, as_uninit(dst))
+    }
+
+    /// [`dequantize`](Self::dequantize) into an uninitialised destination.
+    pub fn dequantize_uninit<D: BlockDest>(
+        &self,
+        data: &[u8],
+        scale_inv: &[u8],
+        shape: Shape,
+        dst: &mut [MaybeUninit<D>],
+    ) -> Result<(), Error> {
+        expect_len("dst", shape.len(), dst.len())?;
+        self.check(shape, data.len(), scale_inv.len())?;
+        let k = kernels::check_backend(self.backend)?;
+        let kernel = k.fp8_dequant[D::KIND as usize];
+        let (_, tiles_per_row) = self.tiles(shape)?;
+        let cols = shape.cols();
+        for r in 0..shape.rows() {
+            let codes = &data[r * cols..(r + 1) * cols];
+            let out = &mut dst[r * shape.stride()..r * shape.stride() + cols];
+            let tile_row = r / self.tile_rows;
+            for t in 0..tiles_per_row {
+                let lo = t * self.tile_cols;
+                let hi = (lo + self.tile_cols).min(cols);
+                let s = f32_at(scale_inv, tile_row * tiles_per_row + t);
+                match kernel {
+                    // SAFETY: `lo..hi` lies inside the row (`hi ≤ cols`), so `codes[lo..]`
+                    // has `hi − lo` bytes and `out[lo..]` `hi − lo` values of `D`, the type
+                    // the slot was registered for; `check_backend` returned this table only
+                    // if its backend runs here.
+                    Some(f) => unsafe {
+                        f(
+                            codes[lo..hi].as_ptr(),
+                            s,
+                            hi - lo,
+                            out[lo..hi].as_mut_ptr().cast(),
+                        )
+                    },
+                    None => dequantize_run(&codes[lo..hi], s, &mut out[lo..hi]),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Quantizes `src` into E4M3 codes `data` and f32 tile scales `scale_inv`
+    /// (little-endian bytes), as the type docs and [`Fp8Profile`] say.
+    ///
+    /// # Errors
+    /// As for [`dequantize`](Self::dequantize); nothing is written on error.
+    pub fn quantize<S: BlockSource>(
+        &self,
+        src: &[S],
+        shape: Shape,
+        data: &mut [u8],
+        scale_inv: &mut [u8],
+    ) -> Result<(), Error> {
+        expect_len("src", shape.len(), src.len())?;
+        self.check(shape, data.len(), scale_inv.len())?;
+        kernels::check_backend(self.backend)?;
+        let (tiles_down, tiles_across) = self.tiles(shape)?;
+        let cols = shape.cols();
+        for tr in 0..tiles_down {
+            let r0 = tr * self.tile_rows;
+            let r1 = (r0 + self.tile_rows).min(shape.rows());
+            for tc in 0..tiles_across {
+                let c0 = tc * self.tile_cols;
+                let c1 = (c0 + self.tile_cols).min(cols);
+                let mut m = 0u32;
+                for r in r0..r1 {
+                    let row = &src[r * shape.stride() + c0..r * shape.stride() + c1];
+                    m = m.max(super::amax_bits(row));
+                }
+                let s = self.scale(m);
+                let i = 4 * (tr * tiles_across + tc);
+                scale_inv[i..i + 4].copy_from_slice(&s.to_le_bytes());
+                for r in r0..r1 {
+                    let row = &src[r * shape.stride() + c0..r * shape.stride() + c1];
+                    for (d, x) in data[r * cols + c0..r * cols + c1].iter_mut().zip(row) {
+                        let q = soft::div(x.f32_bits(), s);
+                        *d = codec::narrow_f32::<F8E4M3>(q, SAT) as u8;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The f32 scale (bits) of a tile whose `max |x|` has bits `m`.
+    fn scale(&self, m: u32) -> u32 {
+        // max(amax, 1e-4) as Triton's `tl.maximum` computes it: a NaN amax stays NaN.
+        let amax = if m > 0x7F80_0000 {
+            0x7FC0_0000
+        } else {
+            m.max(AMAX_FLOOR)
+        };
+        let s = soft::div(amax, E4M3_MAX);
+        match self.profile {
+            Fp8Profile::DeepSeek => s,
+            Fp8Profile::Ue8m0 if s >= 0x7F80_0000 => s,
+            Fp8Profile::Ue8m0 => {
+                // s ≥ 1e-4 / 448 is a normal f32: bump the exponent unless s is a power
+                // of two already (the bump may reach +Inf, the next power of two).
+                if s & 0x007F_FFFF == 0 {
+                    s
+                } else {
+                    ((s >> 23) + 1) << 23
+                }
+            }
+        }
+    }
+}
+
+/// The scalar block FP8 dequantization of one tile row segment.
+pub(crate) fn dequantize_run<D: BlockDest>(codes: &[u8], s: u32, out: &mut [MaybeUninit<D>]) {
+    for (o, &c) in out.iter_mut().zip(codes) {
+        let y = soft::mul(codec::widen_f32::<F8E4M3>(c as u32), s);
+        put(o, D::from_f32_bits(y));
+    }
+}

@@ -1,0 +1,87 @@
+//! The block kernels of each backend: SIMD replacements for the scalar loops of
+//! `src/block/`, each bound to produce exactly the scalar loop's bits.
+//!
+//! A table has one optional slot per (operation, element, destination). An empty slot means
+//! the scalar loop runs; a SIMD backend fills the slots it has kernels for
+//! (`src/arch/<arch>/*_block.rs`). Every slot handles whole blocks only; the scalar loop
+//! finishes a short last block of a row.
+
+use crate::{Backend, Error};
+
+/// The scale rules with an integer definition that SIMD kernels implement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MxRule {
+    /// [`MxProfile::Ocp`](super::MxProfile::Ocp).
+    Ocp = 0,
+    /// [`MxProfile::Ceil`](super::MxProfile::Ceil).
+    Ceil = 1,
+}
+
+/// Dequantizes `blocks` whole MX blocks of one row, OCP decoding (`0xFF` = NaN block).
+///
+/// # Safety
+/// `codes` readable for `blocks · 32` codes (`blocks · 16` bytes for E2M1), `scales` for
+/// `blocks` bytes, `dst` writable for `blocks · 32` values of the slot's destination type
+/// (no alignment required), and the table's backend must run on this CPU.
+pub(crate) type MxDequantFn =
+    unsafe fn(codes: *const u8, scales: *const u8, blocks: usize, dst: *mut u8);
+
+/// Quantizes `blocks` whole MX blocks of f32 values of one row.
+///
+/// # Safety
+/// `src` readable for `blocks · 32` f32 values, `codes` writable for `blocks · 32` codes
+/// (`blocks · 16` bytes for E2M1), `scales` for `blocks` bytes (no alignment required), and
+/// the table's backend must run on this CPU.
+pub(crate) type MxQuantFn =
+    unsafe fn(src: *const u8, blocks: usize, codes: *mut u8, scales: *mut u8);
+
+/// Block FP8 dequantization of `len` E4M3 codes with one f32 scale (bits):
+/// `dst[i] = D(f32(f32(code[i]) · scale))`.
+///
+/// # Safety
+/// `codes` readable for `len` bytes, `dst` writable for `len` values of the slot's
+/// destination type, and the table's backend must run on this CPU.
+pub(crate) type Fp8DequantFn = unsafe fn(codes: *const u8, scale: u32, len: usize, dst: *mut u8);
+
+/// One backend's block kernels.
+pub(crate) struct BlockKernels {
+    /// `[element][destination]`, indices of `MxElement` and `DestKind`.
+    pub(crate) mx_dequant: [[Option<MxDequantFn>; 3]; 5],
+    /// `[rule][element]`, f32 sources.
+    pub(crate) mx_quant: [[Option<MxQuantFn>; 5]; 2],
+    /// `[destination]`.
+    pub(crate) fp8_dequant: [Option<Fp8DequantFn>; 3],
+}
+
+impl BlockKernels {
+    /// A table without kernels: everything runs the scalar loops.
+    pub(crate) const fn empty() -> BlockKernels {
+        BlockKernels {
+            mx_dequant: [[None; 3]; 5],
+            mx_quant: [[None; 5]; 2],
+            fp8_dequant: [None; 3],
+        }
+    }
+}
+
+static SCALAR: BlockKernels = BlockKernels::empty();
+
+/// The table of `backend`.
+fn table(backend: Backend) -> &'static BlockKernels {
+    match backend {
+        Backend::Scalar => &SCALAR,
+        #[allow(unreachable_patterns)]
+        _ => &SCALAR,
+    }
+}
+
+/// The table of the chosen backend (the active one when `None`), or the error saying that
+/// it cannot run here.
+pub(crate) fn check_backend(backend: Option<Backend>) -> Result<&'static BlockKernels, Error> {
+    let b = match backend {
+        Some(b) if !b.is_available() => return Err(Error::BackendUnavailable { backend: b }),
+        Some(b) => b,
+        None => Backend::active(),
+    };
+    Ok(table(b))
+}

@@ -1,0 +1,425 @@
+//! Block-scaled quantization: MX (MXFP8, MXFP6, MXFP4), NVFP4 and DeepSeek-style block
+//! FP8, both directions, with each ecosystem's rule named and matched bit for bit.
+//!
+//! A block-scaled tensor stores narrow *element codes* and, for each block of consecutive
+//! values, one *scale*: the value of element `i` is `decode(code_i) · scale`.
+//!
+//! | scheme | type | elements | scale | block |
+//! |---|---|---|---|---|
+//! | MXFP8 | [`Mx`] with [`MxElement::E4M3`] / [`MxElement::E5M2`] | one byte each | E8M0 byte, `2^(s−127)` | 32 along a row |
+//! | MXFP6 | [`Mx`] with [`MxElement::E2M3`] / [`MxElement::E3M2`] | one per byte, low 6 bits | E8M0 | 32 |
+//! | MXFP4 | [`Mx`] with [`MxElement::E2M1`] | two per byte, element `2j` in the low nibble of byte `j` | E8M0 | 32 |
+//! | NVFP4 | [`Nvfp4`] | two per byte, as MXFP4 | E4M3 byte per 16 values, times one f32 per tensor | 16 |
+//! | block FP8 | [`BlockFp8`] | E4M3 bytes | f32 per 2-D tile (`weight_scale_inv`) | e.g. 128×128 or 1×128 |
+//!
+//! # Shapes and edge blocks
+//!
+//! Every scheme works on a row-major matrix described by a [`Shape`]: `rows × cols` values,
+//! consecutive rows `stride` values apart on the unquantized (f32/BF16/F16) side; a 1-D run
+//! of `n` values is `Shape::vector(n)`. Blocks run along a row and never cross rows. When
+//! `cols` is not a multiple of the block, **the last block of each row is short**: its scale
+//! comes from the values it has, and the codes it stores are only those values (so a row of
+//! MXFP8 codes is `cols` bytes, a row of packed FP4 is `cols.div_ceil(2)` bytes, the high
+//! nibble of an odd row's last byte is `0`). Scales are row-major, one per block:
+//! `rows × cols.div_ceil(block)`. This is the layout the safetensors checkpoints use when
+//! `cols` is a multiple of the block (gpt-oss `*_blocks` `[…, K/32, 16]` + `*_scales`
+//! `[…, K/32]`; DeepSeek `weight_scale_inv` `[⌈rows/128⌉, ⌈cols/128⌉]`, whose edge tiles are
+//! cropped the same way). The ggml layouts need whole blocks (llama.cpp requires them too).
+//!
+//! The quantized side is always bytes (`&[u8]`, any alignment, little-endian where a scale
+//! is wider than a byte), so the slices of a memory-mapped safetensors file can be passed as
+//! they are. Every function checks every length before it writes anything; a mismatch is an
+//! [`Error`] naming the buffer, the size it needs and the size it has.
+//!
+//! # Profiles
+//!
+//! The ecosystems agree on the element formats and disagree on everything around them: how
+//! a block's scale follows from its largest magnitude (floor, ceiling or nearest in log2,
+//! from the exponent bits or from a float `log2`), how element ties round, what a NaN or an
+//! infinity does, how the scale byte `0xFF` decodes. A [`MxProfile`] (and [`NvProfile`],
+//! [`Fp8Profile`]) names one such rule set; each is documented with the reference it
+//! reproduces and is tested against that reference's own code on committed vectors.
+//!
+//! # Exactness
+//!
+//! Dequantizing MX to f32 is exact: an element has at most 4 significant bits and the scale
+//! is a power of two, so the product needs no rounding unless it leaves f32's range (huge
+//! E5M2/E3M2 values under huge scales overflow to ±Inf; tiny products are f32 subnormals,
+//! kept). To BF16 or F16 it is one rounding of that exact product. The other schemes follow
+//! their reference's order of f32 operations (see each type), computed so that the results
+//! do not depend on the FP environment (flush-to-zero, DAZ, rounding mode).
+
+mod fp8;
+pub(crate) mod kernels;
+mod mx;
+mod nvfp4;
+pub(crate) mod soft;
+
+use core::mem::MaybeUninit;
+
+pub use fp8::{BlockFp8, Fp8Profile};
+pub use mx::{Mx, MxElement, MxLayout, MxProfile};
+pub use nvfp4::{NvLayout, NvProfile, Nvfp4};
+
+use crate::codec::{self, Code, Format};
+use crate::options::Policy;
+use crate::{BF16, Error, F16, NanPolicy, Overflow};
+
+/// The shape of a row-major matrix on the unquantized side of a block conversion.
+///
+/// ```
+/// use vcvt::block::Shape;
+/// let s = Shape::matrix(3, 40); // 3 rows of 40 values, tightly packed
+/// assert_eq!(s.len(), 120);
+/// let t = Shape::matrix(3, 40).with_stride(64); // rows 64 values apart
+/// assert_eq!(t.len(), 2 * 64 + 40);
+/// assert_eq!(Shape::vector(100).len(), 100);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Shape {
+    rows: usize,
+    cols: usize,
+    stride: usize,
+}
+
+impl Shape {
+    /// One row of `n` values.
+    pub const fn vector(n: usize) -> Shape {
+        Shape {
+            rows: 1,
+            cols: n,
+            stride: n,
+        }
+    }
+
+    /// `rows × cols` values, row after row.
+    pub const fn matrix(rows: usize, cols: usize) -> Shape {
+        Shape {
+            rows,
+            cols,
+            stride: cols,
+        }
+    }
+
+    /// The same shape with rows `stride` values apart (`stride ≥ cols`, checked by the
+    /// conversions) on the unquantized side.
+    pub const fn with_stride(self, stride: usize) -> Shape {
+        Shape { stride, ..self }
+    }
+
+    /// Number of rows.
+    pub const fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Values per row.
+    pub const fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// Distance between the starts of consecutive rows, in values.
+    pub const fn stride(&self) -> usize {
+        self.stride
+    }
+
+    /// Length the unquantized slice must have: `(rows − 1) · stride + cols`, or 0 without
+    /// rows or columns.
+    pub const fn len(&self) -> usize {
+        if self.rows == 0 || self.cols == 0 {
+            0
+        } else {
+            (self.rows - 1) * self.stride + self.cols
+        }
+    }
+
+    /// Whether the shape holds no value.
+    pub const fn is_empty(&self) -> bool {
+        self.rows == 0 || self.cols == 0
+    }
+
+    /// Checks the stride and that `(rows − 1) · stride + cols` fits in `usize`.
+    fn check(&self) -> Result<(), Error> {
+        if self.rows > 1 && self.stride < self.cols {
+            return Err(Error::BlockShape {
+                rows: self.rows,
+                cols: self.cols,
+                reason: "the row stride is smaller than the number of columns",
+            });
+        }
+        let total = self.rows.checked_mul(self.stride.max(self.cols));
+        if total.is_none() {
+            return Err(Error::BlockShape {
+                rows: self.rows,
+                cols: self.cols,
+                reason: "the shape holds more values than usize can count",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Checks that buffer `buffer` has exactly `expected` elements.
+#[inline]
+fn expect_len(buffer: &'static str, expected: usize, given: usize) -> Result<(), Error> {
+    if expected == given {
+        Ok(())
+    } else {
+        Err(Error::BlockLength {
+            buffer,
+            expected,
+            given,
+        })
+    }
+}
+
+/// Multiplies, reporting an overflow as a shape error.
+fn checked_mul(a: usize, b: usize, shape: Shape) -> Result<usize, Error> {
+    a.checked_mul(b).ok_or(Error::BlockShape {
+        rows: shape.rows,
+        cols: shape.cols,
+        reason: "the shape holds more values than usize can count",
+    })
+}
+
+mod private {
+    pub trait Sealed {}
+}
+
+/// A type whose values can be quantized into blocks: `f32`, [`BF16`], [`F16`].
+///
+/// Sealed. Every value is exactly an f32, which is what the profiles compute with.
+pub trait BlockSource: private::Sealed + Copy + Send + Sync + 'static {
+    #[doc(hidden)]
+    const IS_F32: bool = false;
+    #[doc(hidden)]
+    fn f32_bits(self) -> u32;
+}
+
+/// A type that dequantized values can be written as: `f32`, [`BF16`], [`F16`].
+///
+/// Sealed. Results are rounded once to it (nearest, ties to even; overflow to ±Inf).
+pub trait BlockDest: private::Sealed + Copy + Send + Sync + 'static {
+    #[doc(hidden)]
+    const KIND: DestKind;
+    #[doc(hidden)]
+    fn from_wide(x: f64) -> Self;
+    #[doc(hidden)]
+    fn from_f32_bits(x: u32) -> Self;
+}
+
+/// Which [`BlockDest`] a type is (for the SIMD kernel tables).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DestKind {
+    /// `f32`.
+    F32,
+    /// [`BF16`].
+    Bf16,
+    /// [`F16`].
+    F16,
+}
+
+const TO_DEST: Policy = Policy {
+    overflow: Overflow::NonSaturating,
+    nan: NanPolicy::Preserve,
+};
+
+impl private::Sealed for f32 {}
+impl BlockSource for f32 {
+    const IS_F32: bool = true;
+    #[inline(always)]
+    fn f32_bits(self) -> u32 {
+        self.to_bits()
+    }
+}
+impl BlockDest for f32 {
+    const KIND: DestKind = DestKind::F32;
+    #[inline(always)]
+    fn from_wide(x: f64) -> f32 {
+        f32::from_bits(soft::round(x))
+    }
+    #[inline(always)]
+    fn from_f32_bits(x: u32) -> f32 {
+        f32::from_bits(x)
+    }
+}
+
+macro_rules! block_half {
+    ($t:ident, $kind:ident) => {
+        impl private::Sealed for $t {}
+        impl BlockSource for $t {
+            #[inline(always)]
+            fn f32_bits(self) -> u32 {
+                codec::widen_f32::<$t>(self.code())
+            }
+        }
+        impl BlockDest for $t {
+            const KIND: DestKind = DestKind::$kind;
+            #[inline(always)]
+            fn from_wide(x: f64) -> $t {
+                $t::from_code(codec::narrow_f64::<$t>(x.to_bits(), TO_DEST))
+            }
+            #[inline(always)]
+            fn from_f32_bits(x: u32) -> $t {
+                $t::from_code(codec::narrow_f32::<$t>(x, TO_DEST))
+            }
+        }
+    };
+}
+block_half!(BF16, Bf16);
+block_half!(F16, F16);
+
+/// A narrow format that [`narrow_scaled`] can write and [`dequantize_scaled`] can read:
+/// every vcvt format except the packed [`F4E2M1x2`](crate::F4E2M1x2).
+///
+/// Sealed.
+pub trait ScaledCode: private::Sealed + Copy + Send + Sync + 'static {
+    #[doc(hidden)]
+    fn narrow_wide(x: f64) -> Self;
+    #[doc(hidden)]
+    fn widen_bits(self) -> u32;
+}
+
+macro_rules! scaled_code {
+    ($($t:ident),*) => {$(
+        impl private::Sealed for crate::$t {}
+        impl ScaledCode for crate::$t {
+            #[inline(always)]
+            fn narrow_wide(x: f64) -> Self {
+                let p = Policy::overflow(<crate::$t as Format>::DEFAULT_OVERFLOW);
+                Self::from_code(codec::narrow_f64::<crate::$t>(x.to_bits(), p))
+            }
+            #[inline(always)]
+            fn widen_bits(self) -> u32 {
+                codec::widen_f32::<crate::$t>(self.code())
+            }
+        }
+    )*};
+}
+scaled_code!(
+    F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F8E8M0
+);
+
+/// The largest magnitude in `src` (`|x|` maximum), or NaN if `src` holds a NaN; `0.0` for
+/// an empty slice.
+///
+/// ```
+/// use vcvt::BF16;
+/// assert_eq!(vcvt::block::amax(&[1.0f32, -7.5, 3.0]), 7.5);
+/// assert!(vcvt::block::amax(&[1.0f32, f32::NAN]).is_nan());
+/// assert_eq!(vcvt::block::amax(&[BF16::from_f32(-2.0)]), 2.0);
+/// ```
+pub fn amax<S: BlockSource>(src: &[S]) -> f32 {
+    f32::from_bits(amax_bits(src))
+}
+
+/// [`amax`] of each block of `block` consecutive values (the last one may be short) into
+/// `out`, which must have `src.len().div_ceil(block)` entries.
+///
+/// ```
+/// let mut m = [0.0f32; 2];
+/// vcvt::block::amax_blocks(&[1.0f32, -3.0, 2.0], 2, &mut m)?;
+/// assert_eq!(m, [3.0, 2.0]);
+/// # Ok::<(), vcvt::Error>(())
+/// ```
+pub fn amax_blocks<S: BlockSource>(src: &[S], block: usize, out: &mut [f32]) -> Result<(), Error> {
+    if block == 0 {
+        return Err(Error::BlockShape {
+            rows: 1,
+            cols: src.len(),
+            reason: "the block size is zero",
+        });
+    }
+    expect_len("out", src.len().div_ceil(block), out.len())?;
+    for (o, chunk) in out.iter_mut().zip(src.chunks(block)) {
+        *o = amax(chunk);
+    }
+    Ok(())
+}
+
+/// The bits of `max |x|` (NaN if any `x` is NaN): the maximum of the magnitude bits as
+/// integers, which orders non-NaN magnitudes as their values and puts every NaN above
+/// `+Inf`.
+#[inline(always)]
+pub(crate) fn amax_bits<S: BlockSource>(src: &[S]) -> u32 {
+    let mut m = 0u32;
+    for &x in src {
+        m = m.max(x.f32_bits() & 0x7FFF_FFFF);
+    }
+    if m > 0x7F80_0000 { 0x7FC0_0000 } else { m }
+}
+
+/// Narrows `x · scale` for each value of `src` into `dst`: the exact product rounded
+/// **once** to the format (nearest, ties to even), under the format's default overflow
+/// policy (saturation for the fp8/fp6/fp4 formats).
+///
+/// The product of two f32 values is computed exactly (in f64), so there is one rounding
+/// for every `scale`, not only for powers of two. When `scale` is a power of two and the
+/// product is a normal f32, this equals multiplying in f32 and then narrowing, which is
+/// what torchao and Triton do.
+///
+/// ```
+/// use vcvt::F4E2M1;
+/// let mut q = [F4E2M1::ZERO; 3];
+/// vcvt::block::narrow_scaled(&[10.0f32, -2.5, 100.0], 0.25, &mut q)?;
+/// // 2.5 is a tie between 2 and 3 (to even: 2); -0.625 is nearest to -0.5; 25 saturates.
+/// assert_eq!(q.map(|c| c.to_f32()), [2.0, -0.5, 6.0]);
+/// # Ok::<(), vcvt::Error>(())
+/// ```
+pub fn narrow_scaled<S: BlockSource, D: ScaledCode>(
+    src: &[S],
+    scale: f32,
+    dst: &mut [D],
+) -> Result<(), Error> {
+    expect_len("dst", src.len(), dst.len())?;
+    let s = soft::wide(scale.to_bits());
+    for (d, &x) in dst.iter_mut().zip(src) {
+        *d = D::narrow_wide(soft::wide(x.f32_bits()) * s);
+    }
+    Ok(())
+}
+
+/// Writes `decode(code) · scale` for each code of `src` into `dst`: the exact product
+/// rounded once to the destination (nearest, ties to even, overflow to ±Inf). A NaN code
+/// gives NaN; `0 · Inf` gives NaN.
+///
+/// ```
+/// use vcvt::{BF16, F8E4M3};
+/// let codes = [F8E4M3::from_f32(1.5), F8E4M3::from_f32(-448.0)];
+/// let mut out = [BF16::ZERO; 2];
+/// vcvt::block::dequantize_scaled(&codes, 0.5, &mut out)?;
+/// assert_eq!(out.map(|x| x.to_f32()), [0.75, -224.0]);
+/// # Ok::<(), vcvt::Error>(())
+/// ```
+pub fn dequantize_scaled<S: ScaledCode, D: BlockDest>(
+    src: &[S],
+    scale: f32,
+    dst: &mut [D],
+) -> Result<(), Error> {
+    expect_len("dst", src.len(), dst.len())?;
+    let s = soft::wide(scale.to_bits());
+    for (d, &c) in dst.iter_mut().zip(src) {
+        *d = D::from_wide(soft::wide(c.widen_bits()) * s);
+    }
+    Ok(())
+}
+
+/// Writes `v` into an uninitialised slot.
+#[inline(always)]
+fn put<T>(slot: &mut MaybeUninit<T>, v: T) {
+    slot.write(v);
+}
+
+/// Reinterprets an initialised slice as uninitialised, to share one implementation.
+#[inline(always)]
+fn as_uninit<T>(s: &mut [T]) -> &mut [MaybeUninit<T>] {
+    // SAFETY: `MaybeUninit<T>` has the layout of `T`; the callers only write initialised
+    // values through the returned slice, so `s` stays initialised.
+    unsafe { &mut *(s as *mut [T] as *mut [MaybeUninit<T>]) }
+}
+
+/// Little-endian f32 at byte offset `4 * i` of `b` (in bounds: checked by the callers).
+#[inline(always)]
+fn f32_at(b: &[u8], i: usize) -> u32 {
+    u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]])
+}
