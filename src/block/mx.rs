@@ -303,10 +303,10 @@ impl Mx {
                 }
                 _ => 0,
             };
-            for b in done..nblocks {
+            for (b, &sb) in s.iter().enumerate().skip(done) {
                 let lo = b * BLOCK;
                 let hi = (lo + BLOCK).min(shape.cols);
-                dequantize_block(self.element, codes, lo, s[b], &mut out[lo..hi]);
+                dequantize_block(self.element, codes, lo, sb, &mut out[lo..hi]);
             }
         }
         Ok(())
