@@ -294,6 +294,21 @@ def nan_bits(ddt, neg):
     return u(q | ((1 << sb) if neg else 0))
 
 
+def elem_nan_bits(fmt, code, bits, ddt):
+    """A NaN element code as vcvt widens it (E4M3: 0x7FC00000 | sign; E5M2: as the F16 code
+    `code << 8`, quiet bit set, payload kept), then narrowed to the destination keeping the
+    sign and the top payload bits (IEEE style), as vcvt's element conversions do."""
+    neg = bool(code >> (bits - 1))
+    f32 = 0x7FC00000 | (0x80000000 if neg else 0)
+    if fmt == "fp8e5m2":
+        f32 |= (code & 3) << 21
+    if ddt == "f32":
+        return np.uint32(f32)
+    if ddt == "bf16":
+        return np.uint16(f32 >> 16)
+    return np.uint16(((f32 >> 16) & 0x8000) | 0x7E00 | ((f32 >> 13) & 0x3FF))
+
+
 def mx_dequant(codes, scales, fmt, ddt, bs=32):
     """codes (rows, cols) one per element; the vcvt MX default dequant"""
     t, bits, _, _ = ELEM[fmt]
@@ -311,7 +326,7 @@ def mx_dequant(codes, scales, fmt, ddt, bs=32):
                 continue
             v = table[code]
             if np.isnan(v):
-                ov[r, c] = nan_bits(ddt, bool(code >> (bits - 1)))
+                ov[r, c] = elem_nan_bits(fmt, code, bits, ddt)
                 continue
             out[r, c] = round_out(np.array([v * 2.0 ** (s - 127)]), ddt)[0]
     return out
@@ -350,7 +365,7 @@ def gen_mx_profile(rng, fmt, profile, seed):
         % ("fp4 packed two per byte, element 2j in the low nibble of byte j, rows padded to whole bytes (high nibble 0)"
            if bits == 4 else "one code per byte" + (" in the low 6 bits" if bits == 6 else "")),
         "dequant: decode(code) * 2^(s-127) exact, rounded once (RNE) to dst; scale 0xff -> canonical +qNaN; "
-        "element NaN codes -> qNaN with the code's sign; E5M2 Inf stays Inf",
+        "element NaN codes -> NaN as vcvt widens the element (E4M3 0x7fc00000|sign; E5M2 the F16 code<<8 with the quiet bit, payload kept), sign and top payload bits kept in dst; E5M2 Inf stays Inf",
     ])
     for sdt in ("f32", "bf16", "f16"):
         dense = sdt == "f32"
@@ -656,6 +671,10 @@ def gen_modelopt(rng, seed):
                 e = c.view(FP4_T).astype(F32)
                 with np.errstate(all="ignore"):
                     y = (e * dd).astype(F32)
+                # The only NaNs here come from 0 * Inf (an overflowed scale product): vcvt's
+                # f32 operations give +NaN (0x7fc00000) for an invalid operation, where x86
+                # hardware would give its negative default NaN.
+                y.view(np.uint32)[np.isnan(y)] = 0x7FC00000
                 y = y if ddt == "f32" else y.astype(DTS[ddt])
                 o.d(ddt, 1, c.shape[1], pack4(c, c.shape[1]), sc, f32hex(w2), y,
                     "scale codes %d..%d, wsf2 %g" % (s0, s0 + 15, w2))

@@ -58,7 +58,7 @@ fn inputs(top: &str) -> Vec<(Target, PathBuf)> {
 /// Scalar kernels, the dispatch and the entry points, for which short slices suffice, and it
 /// interprets each step about a thousand times slower than native code. The full lengths and
 /// values run natively.
-const MIRI_MAX_LEN: usize = 24;
+const MIRI_MAX_LEN: usize = 12;
 
 fn replay(files: &[(Target, PathBuf)]) {
     let mut failures = Vec::new();

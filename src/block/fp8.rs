@@ -153,8 +153,8 @@ impl BlockFp8 {
         shape: Shape,
         dst: &mut [MaybeUninit<D>],
     ) -> Result<(), Error> {
-        expect_len("dst", shape.len(), dst.len())?;
         self.check(shape, data.len(), scale_inv.len())?;
+        expect_len("dst", shape.len(), dst.len())?;
         let k = kernels::check_backend(self.backend)?;
         let kernel = k.fp8_dequant[D::KIND as usize];
         let (_, tiles_per_row) = self.tiles(shape)?;
@@ -199,8 +199,8 @@ impl BlockFp8 {
         data: &mut [u8],
         scale_inv: &mut [u8],
     ) -> Result<(), Error> {
-        expect_len("src", shape.len(), src.len())?;
         self.check(shape, data.len(), scale_inv.len())?;
+        expect_len("src", shape.len(), src.len())?;
         kernels::check_backend(self.backend)?;
         let (tiles_down, tiles_across) = self.tiles(shape)?;
         let cols = shape.cols();

@@ -210,8 +210,8 @@ impl Mx {
         data: &mut [MaybeUninit<u8>],
         scales: &mut [MaybeUninit<u8>],
     ) -> Result<(), Error> {
-        expect_len("src", shape.len(), src.len())?;
         self.check(shape, data.len(), scales.len())?;
+        expect_len("src", shape.len(), src.len())?;
         let k = kernels::check_backend(self.backend)?;
         let rule = match self.profile {
             MxProfile::Ocp => MxRule::Ocp,
@@ -281,8 +281,8 @@ impl Mx {
         shape: Shape,
         dst: &mut [MaybeUninit<D>],
     ) -> Result<(), Error> {
-        expect_len("dst", shape.len(), dst.len())?;
         self.check(shape, data.len(), scales.len())?;
+        expect_len("dst", shape.len(), dst.len())?;
         let k = kernels::check_backend(self.backend)?;
         let row_bytes = self.element.row_bytes(shape.cols);
         let nblocks = shape.cols.div_ceil(BLOCK);

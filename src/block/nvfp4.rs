@@ -134,8 +134,8 @@ impl Nvfp4 {
         scales: &mut [u8],
         tensor_scale: Option<f32>,
     ) -> Result<f32, Error> {
-        expect_len("src", shape.len(), src.len())?;
         self.check(shape, data.len(), scales.len())?;
+        expect_len("src", shape.len(), src.len())?;
         kernels::check_backend(self.backend)?;
         let cols = shape.cols();
         let g = match tensor_scale {
@@ -203,8 +203,8 @@ impl Nvfp4 {
         shape: Shape,
         dst: &mut [MaybeUninit<D>],
     ) -> Result<(), Error> {
-        expect_len("dst", shape.len(), dst.len())?;
         self.check(shape, data.len(), scales.len())?;
+        expect_len("dst", shape.len(), dst.len())?;
         kernels::check_backend(self.backend)?;
         let cols = shape.cols();
         let (row_bytes, nblocks) = (cols.div_ceil(2), cols.div_ceil(BLOCK));
