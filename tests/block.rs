@@ -628,3 +628,55 @@ fn building_blocks_against_the_oracle() {
         }
     }
 }
+
+#[test]
+fn mxfp4_layouts_repack_losslessly_and_agree() {
+    use vcvt::block::{MxLayout, mxfp4_ggml_to_planar, mxfp4_planar_to_ggml};
+    let mut rng = Rng(8);
+    let shape = Shape::matrix(3, 96);
+    let src: Vec<f32> = (0..shape.len()).map(|_| rng.f32_near(0)).collect();
+    let planar = Mx::new(MxElement::E2M1);
+    let ggml = planar.layout(MxLayout::Ggml);
+    let mut blocks = vec![0u8; planar.data_len(shape).unwrap()];
+    let mut scales = vec![0u8; planar.scales_len(shape).unwrap()];
+    planar
+        .quantize(&src, shape, &mut blocks, &mut scales)
+        .unwrap();
+    let mut g = vec![0u8; ggml.data_len(shape).unwrap()];
+    ggml.quantize(&src, shape, &mut g, &mut []).unwrap();
+    // The same codes and scales, in the other layout.
+    let mut repacked = vec![0u8; g.len()];
+    mxfp4_planar_to_ggml(&blocks, &scales, &mut repacked).unwrap();
+    assert_eq!(repacked, g);
+    let (mut b2, mut s2) = (vec![0u8; blocks.len()], vec![0u8; scales.len()]);
+    mxfp4_ggml_to_planar(&g, &mut b2, &mut s2).unwrap();
+    assert_eq!((b2, s2), (blocks.clone(), scales.clone()));
+    // Both layouts dequantize to the same values; element j of block b sits where ggml says.
+    let (mut a, mut c) = (vec![0f32; shape.len()], vec![0f32; shape.len()]);
+    planar.dequantize(&blocks, &scales, shape, &mut a).unwrap();
+    ggml.dequantize(&g, &[], shape, &mut c).unwrap();
+    assert_eq!(
+        a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+        c.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+    );
+    let e2m1 = Oracle::new(E2M1_DEF);
+    for j in 0..32 {
+        let code = if j < 16 {
+            g[1 + j] & 0xF
+        } else {
+            g[1 + j - 16] >> 4
+        };
+        let v = f64::from_bits(e2m1.widen_f64(code as u32)) * pow2(g[0] as i32 - 127);
+        assert_eq!(a[j], v as f32);
+    }
+    assert!(matches!(
+        ggml.data_len(Shape::matrix(1, 40)),
+        Err(Error::BlockShape { .. })
+    ));
+    assert!(matches!(
+        Mx::new(MxElement::E4M3)
+            .profile(MxProfile::Ggml)
+            .data_len(Shape::vector(32)),
+        Err(Error::BlockShape { .. })
+    ));
+}

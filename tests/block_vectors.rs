@@ -12,7 +12,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use vcvt::block::{BlockFp8, Fp8Profile, Mx, MxElement, MxProfile, Nvfp4, Shape};
+use vcvt::block::{BlockFp8, Fp8Profile, Mx, MxElement, MxLayout, MxProfile, Nvfp4, Shape};
 use vcvt::{BF16, Backend, F16};
 
 /// Files whose scheme vcvt implements, by name prefix (the rest of the name is the profile).
@@ -30,6 +30,11 @@ fn scheme(name: &str) -> Option<Scheme> {
         "mxfp8e5m2_ocp" => mx(MxElement::E5M2, MxProfile::Ocp),
         "mxfp8e5m2_ceil" => mx(MxElement::E5M2, MxProfile::Ceil),
         "nvfp4_modelopt" => Some(Scheme::Nv(Nvfp4::new())),
+        "mxfp4_gguf" => Some(Scheme::Mx(
+            Mx::new(MxElement::E2M1)
+                .profile(MxProfile::Ggml)
+                .layout(MxLayout::Ggml),
+        )),
         _ => {
             let rest = name.strip_prefix("fp8_deepseek_")?;
             let (profile, tile) = match rest.strip_prefix("ue8m0_") {

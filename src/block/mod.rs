@@ -58,7 +58,7 @@ pub(crate) mod soft;
 use core::mem::MaybeUninit;
 
 pub use fp8::{BlockFp8, Fp8Profile};
-pub use mx::{Mx, MxElement, MxLayout, MxProfile};
+pub use mx::{Mx, MxElement, MxLayout, MxProfile, mxfp4_ggml_to_planar, mxfp4_planar_to_ggml};
 pub use nvfp4::{NvLayout, NvProfile, Nvfp4};
 
 use crate::codec::{self, Code, Format};

@@ -91,6 +91,18 @@ pub enum MxProfile {
     /// is clipped. Also called RCEIL.
     #[default]
     Ceil,
+    /// llama.cpp's MXFP4 (E2M1 only), bit-exact with gguf 0.19's `MXFP4` quantizer:
+    /// * scale byte `floor(log2f(amax)) − 2 + 127`, with the f32 `log2` correctly rounded (a
+    ///   value just below a power of two `2^N`, `|N| ≥ 2`, has `log2f` rounded up to `N`,
+    ///   so its scale is one above the OCP rule's); `amax` 0 or NaN gives `0x00`. Where
+    ///   ggml's float → byte cast is undefined, vcvt clamps: `0 < amax < 2^-125` gives
+    ///   `0x00`, an infinite `amax` `0xFF`;
+    /// * each element the nearest of `kvalues · 2^(s−128)` (`kvalues` = E2M1 doubled),
+    ///   with the distances computed in f32 and the **first** minimum winning: ties go toward
+    ///   zero, `−0` and small negatives become code 0 (`+0`), a NaN becomes code 0;
+    /// * dequantization `kvalues[code] · 2^(s−128)` in f32 (exact): code 8 gives `+0`, and
+    ///   scale `0xFF` is not NaN but `2^128` (values `±2^127` or `±Inf`, zero stays `+0`).
+    Ggml,
 }
 
 /// Where an MX tensor's element codes and scales live.
@@ -103,6 +115,10 @@ pub enum MxLayout {
     /// words, read as little-endian bytes, are exactly these codes).
     #[default]
     Planar,
+    /// llama.cpp's `block_mxfp4` (E2M1 only, `cols` a multiple of 32): 17 bytes per block,
+    /// the scale byte then 16 bytes whose low nibbles hold elements 0..16 and high nibbles
+    /// elements 16..32. The scales live in the blocks: pass an empty `scales` slice.
+    Ggml,
 }
 
 /// An MX block-scaled format (MXFP8, MXFP6 or MXFP4): element format, profile and layout.
@@ -167,16 +183,53 @@ impl Mx {
         self.element
     }
 
-    /// Bytes of element codes that `shape` needs.
-    pub fn data_len(&self, shape: Shape) -> Result<usize, Error> {
+    /// Checks that the profile and layout fit the element and the shape.
+    fn check_combination(&self, shape: Shape) -> Result<(), Error> {
         shape.check()?;
-        checked_mul(shape.rows, self.element.row_bytes(shape.cols), shape)
+        let bad = |reason| {
+            Err(Error::BlockShape {
+                rows: shape.rows,
+                cols: shape.cols,
+                reason,
+            })
+        };
+        if self.profile == MxProfile::Ggml && self.element != MxElement::E2M1 {
+            return bad("the Ggml profile is defined for E2M1 (MXFP4) only");
+        }
+        if self.layout == MxLayout::Ggml {
+            if self.element != MxElement::E2M1 {
+                return bad("the ggml block_mxfp4 layout holds E2M1 (MXFP4) only");
+            }
+            if !shape.cols.is_multiple_of(BLOCK) {
+                return bad("the ggml block_mxfp4 layout needs cols to be a multiple of 32");
+            }
+        }
+        Ok(())
     }
 
-    /// Scale bytes that `shape` needs (one per block of 32 values of a row).
+    /// Bytes of element codes that `shape` needs (for [`MxLayout::Ggml`], the whole
+    /// 17-byte blocks).
+    pub fn data_len(&self, shape: Shape) -> Result<usize, Error> {
+        self.check_combination(shape)?;
+        match self.layout {
+            MxLayout::Planar => checked_mul(shape.rows, self.element.row_bytes(shape.cols), shape),
+            MxLayout::Ggml => checked_mul(shape.rows, shape.cols / BLOCK * GGML_BLOCK, shape),
+        }
+    }
+
+    /// Scale bytes that `shape` needs (one per block of 32 values of a row; none for
+    /// [`MxLayout::Ggml`], whose blocks hold them).
     pub fn scales_len(&self, shape: Shape) -> Result<usize, Error> {
-        shape.check()?;
-        checked_mul(shape.rows, shape.cols.div_ceil(BLOCK), shape)
+        self.check_combination(shape)?;
+        match self.layout {
+            MxLayout::Planar => checked_mul(shape.rows, shape.cols.div_ceil(BLOCK), shape),
+            MxLayout::Ggml => Ok(0),
+        }
+    }
+
+    /// Whether the fast path (planar layout, OCP decoding or an integer scale rule) applies.
+    fn is_plain(&self) -> bool {
+        self.layout == MxLayout::Planar && self.profile != MxProfile::Ggml
     }
 
     fn check(&self, shape: Shape, data: usize, scales: usize) -> Result<(), Error> {
@@ -213,9 +266,13 @@ impl Mx {
         self.check(shape, data.len(), scales.len())?;
         expect_len("src", shape.len(), src.len())?;
         let k = kernels::check_backend(self.backend)?;
+        if !self.is_plain() {
+            self.quantize_generic(src, shape, data, scales);
+            return Ok(());
+        }
         let rule = match self.profile {
             MxProfile::Ocp => MxRule::Ocp,
-            MxProfile::Ceil => MxRule::Ceil,
+            _ => MxRule::Ceil,
         };
         let row_bytes = self.element.row_bytes(shape.cols);
         let nblocks = shape.cols.div_ceil(BLOCK);
@@ -284,6 +341,10 @@ impl Mx {
         self.check(shape, data.len(), scales.len())?;
         expect_len("dst", shape.len(), dst.len())?;
         let k = kernels::check_backend(self.backend)?;
+        if !self.is_plain() {
+            self.dequantize_generic(data, scales, shape, dst);
+            return Ok(());
+        }
         let row_bytes = self.element.row_bytes(shape.cols);
         let nblocks = shape.cols.div_ceil(BLOCK);
         let full = shape.cols / BLOCK;
@@ -311,6 +372,204 @@ impl Mx {
         }
         Ok(())
     }
+
+    /// The E2M1 path of the other profiles and layouts: per block, the scale and the 32
+    /// codes, then stored as the layout says.
+    fn quantize_generic<S: BlockSource>(
+        &self,
+        src: &[S],
+        shape: Shape,
+        data: &mut [MaybeUninit<u8>],
+        scales: &mut [MaybeUninit<u8>],
+    ) {
+        let nblocks = shape.cols.div_ceil(BLOCK);
+        let row_bytes = self.data_len(Shape::vector(shape.cols)).unwrap_or(0);
+        for r in 0..shape.rows {
+            let row = &src[r * shape.stride..][..shape.cols];
+            for (b, blk) in row.chunks(BLOCK).enumerate() {
+                let (s, codes) = match self.profile {
+                    MxProfile::Ggml => ggml_quantize_block(blk),
+                    p => {
+                        let rule = if p == MxProfile::Ocp {
+                            MxRule::Ocp
+                        } else {
+                            MxRule::Ceil
+                        };
+                        let s = scale_byte(MxElement::E2M1, rule, super::amax_bits(blk));
+                        let mut codes = [0u8; BLOCK];
+                        if s != 0xFF {
+                            let inv = inv_scale(s);
+                            for (c, x) in codes.iter_mut().zip(blk) {
+                                *c = element_code::<F4E2M1>(x.f32_bits(), inv);
+                            }
+                        }
+                        (s, codes)
+                    }
+                };
+                match self.layout {
+                    MxLayout::Planar => {
+                        put(&mut scales[r * nblocks + b], s);
+                        let d = &mut data[r * row_bytes + b * BLOCK / 2..];
+                        for j in 0..blk.len().div_ceil(2) {
+                            put(&mut d[j], codes[2 * j] | (codes[2 * j + 1] << 4));
+                        }
+                    }
+                    MxLayout::Ggml => {
+                        let d = &mut data[r * row_bytes + b * GGML_BLOCK..][..GGML_BLOCK];
+                        put(&mut d[0], s);
+                        for j in 0..16 {
+                            put(&mut d[1 + j], codes[j] | (codes[j + 16] << 4));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Dequantization for the other profiles and layouts (E2M1).
+    fn dequantize_generic<D: BlockDest>(
+        &self,
+        data: &[u8],
+        scales: &[u8],
+        shape: Shape,
+        dst: &mut [MaybeUninit<D>],
+    ) {
+        let nblocks = shape.cols.div_ceil(BLOCK);
+        let row_bytes = self.data_len(Shape::vector(shape.cols)).unwrap_or(0);
+        for r in 0..shape.rows {
+            let out = &mut dst[r * shape.stride..][..shape.cols];
+            for (b, o) in out.chunks_mut(BLOCK).enumerate() {
+                let mut codes = [0u8; BLOCK];
+                let s = match self.layout {
+                    MxLayout::Planar => {
+                        let d = &data[r * row_bytes + b * BLOCK / 2..];
+                        for (j, c) in codes.iter_mut().enumerate().take(o.len()) {
+                            *c = (d[j / 2] >> (4 * (j & 1))) & 0xF;
+                        }
+                        scales[r * nblocks + b]
+                    }
+                    MxLayout::Ggml => {
+                        let d = &data[r * row_bytes + b * GGML_BLOCK..][..GGML_BLOCK];
+                        for j in 0..16 {
+                            codes[j] = d[1 + j] & 0xF;
+                            codes[j + 16] = d[1 + j] >> 4;
+                        }
+                        d[0]
+                    }
+                };
+                if self.profile == MxProfile::Ggml {
+                    // kvalues[c] * 2^(s - 128): E2M1 with +0 for code 8, exact in f64.
+                    let v = f64::from_bits((1023 - 128 + s as u64) << 52);
+                    for (slot, &c) in o.iter_mut().zip(&codes) {
+                        let k = soft::wide(decode(MxElement::E2M1, c & 0x7)) * 2.0;
+                        let k = if c & 0x8 != 0 && k != 0.0 { -k } else { k };
+                        put(slot, D::from_wide(k * v));
+                    }
+                } else if s == 0xFF {
+                    let nan = D::from_f32_bits(0x7FC0_0000);
+                    o.iter_mut().for_each(|slot| put(slot, nan));
+                } else {
+                    let v = scale_value(s);
+                    for (slot, &c) in o.iter_mut().zip(&codes) {
+                        let e = soft::wide(decode(MxElement::E2M1, c));
+                        put(slot, D::from_wide(e * v));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Bytes of a ggml `block_mxfp4`.
+const GGML_BLOCK: usize = 17;
+
+/// gguf's MXFP4 quantization of one block (see [`MxProfile::Ggml`]).
+fn ggml_quantize_block<S: BlockSource>(blk: &[S]) -> (u8, [u8; BLOCK]) {
+    let amax = super::amax_bits(blk);
+    let s = if amax == 0 || amax > 0x7F80_0000 {
+        0
+    } else if amax == 0x7F80_0000 {
+        0xFF
+    } else {
+        (ggml_floor_log2(amax) - 2 + 127).clamp(0, 255) as u8
+    };
+    // d = 2^(s - 128), the half scale; kvalues = E2M1 doubled, in code order.
+    let d = f32_pow2(s as i32 - 128);
+    let mut codes = [0u8; BLOCK];
+    for (c, x) in codes.iter_mut().zip(blk) {
+        let x = x.f32_bits();
+        let mut best = (0u8, u32::MAX);
+        for k in 0..16u8 {
+            let kv = ggml_kvalue(k);
+            let err = soft::sub(soft::mul(d, kv), x) & 0x7FFF_FFFF;
+            if err > 0x7F80_0000 {
+                // numpy's argmin stops at the first NaN.
+                best = (k, 0);
+                break;
+            }
+            if err < best.1 {
+                best = (k, err);
+            }
+        }
+        *c = best.0;
+    }
+    (s, codes)
+}
+
+/// f32 bits of ggml's `kvalues_mxfp4[k]` (E2M1 doubled; code 8 is `+0`).
+fn ggml_kvalue(k: u8) -> u32 {
+    const K: [u32; 8] = [0, 1, 2, 3, 4, 6, 8, 12];
+    let v = (K[(k & 7) as usize] as f32).to_bits();
+    if k & 8 != 0 && v != 0 {
+        v | 0x8000_0000
+    } else {
+        v
+    }
+}
+
+/// `2^n` as f32 bits for `-149 <= n <= 127`.
+fn f32_pow2(n: i32) -> u32 {
+    if n >= -126 {
+        ((n + 127) as u32) << 23
+    } else {
+        1 << (n + 149)
+    }
+}
+
+/// `floor(RN_f32(log2 x))` for a normal positive f32 `x` (bits): the exponent `E` of `x`,
+/// or `E + 1` when `x` is so close below `2^(E+1)` that the correctly rounded f32 `log2`
+/// is the integer `E + 1`. That happens when `log2(2^(E+1)) − log2(x) = −log2(m)` (with
+/// `m = x / 2^(E+1)` in `[1/2, 1)`) is at most half an f32 ulp of the numbers just below
+/// `E + 1`. `−log2(m)` is computed from the series of `ln(1 + u)`, `u = m − 1`, in f64,
+/// accurate to a few f64 ulps, far finer than the half f32 ulp it is compared with (`log2` of an f32 that is not
+/// a power of two is never that close to an f32 rounding boundary).
+fn ggml_floor_log2(x: u32) -> i32 {
+    let e = (x >> 23) as i32 - 127;
+    let n = e + 1;
+    if n == 0 || x & 0x007F_FFFF == 0 {
+        return e;
+    }
+    // The exponent k of the binade holding the f32 numbers just below n (toward -Inf).
+    let k = if n > 0 {
+        // below n > 0: the binade of n - tiny, i.e. ceil(log2 n) - 1
+        (32 - (n as u32 - 1).leading_zeros()) as i32 - 1
+    } else {
+        // below n < 0: magnitudes just above |n|, i.e. floor(log2 |n|)
+        31 - (n.unsigned_abs()).leading_zeros() as i32
+    };
+    let half_ulp = f64::from_bits(((1023 + k - 24) as u64) << 52);
+    // m - 1 is exact in f64: m has 24 significant bits.
+    let m_minus_1 = f64::from_bits((((x & 0x007F_FFFF) as u64) << 29) | (1022u64 << 52)) - 1.0;
+    let u = m_minus_1;
+    if u < -1.0 / 1024.0 {
+        // -log2(m) > 2^-10 / ln 2, more than any half ulp here (at most 2^-17).
+        return e;
+    }
+    // -ln(1 + u) by its series; |u| <= 2^-10, so the terms after u^6 are below 2^-70.
+    let (u2, u3) = (u * u, u * u * u);
+    let ln = u - u2 / 2.0 + u3 / 3.0 - u2 * u2 / 4.0 + u2 * u3 / 5.0 - u3 * u3 / 6.0;
+    let dist = -ln / core::f64::consts::LN_2;
+    if dist <= half_ulp { n } else { e }
 }
 
 /// The E8M0 scale byte of a block with largest magnitude `amax` (f32 bits, NaN as
@@ -475,4 +734,76 @@ pub(crate) fn dequantize_block<D: BlockDest>(
         let c = code_at(element, codes, lo + i);
         put(o, D::from_wide(soft::wide(decode(element, c)) * v));
     }
+}
+
+/// Repacks MXFP4 from the planar layout (gpt-oss/Hugging Face `*_blocks` bytes, element
+/// `2j` in the low nibble of byte `j`, and `*_scales` bytes) into ggml `block_mxfp4`s
+/// (17 bytes: the scale, then elements `j` / `j + 16` in the low / high nibbles of byte
+/// `j`), losslessly: `blocks` has 16 bytes per scale, `out` 17.
+///
+/// ```
+/// use vcvt::block::{mxfp4_ggml_to_planar, mxfp4_planar_to_ggml};
+/// let blocks: Vec<u8> = (0..16).map(|j| j as u8 * 0x11).collect();
+/// let mut ggml = [0u8; 17];
+/// mxfp4_planar_to_ggml(&blocks, &[130], &mut ggml)?;
+/// assert_eq!(ggml[0], 130);
+/// let (mut back, mut s) = ([0u8; 16], [0u8; 1]);
+/// mxfp4_ggml_to_planar(&ggml, &mut back, &mut s)?;
+/// assert_eq!((&back[..], s[0]), (&blocks[..], 130));
+/// # Ok::<(), vcvt::Error>(())
+/// ```
+///
+/// # Errors
+/// [`Error::BlockLength`] when `blocks` or `out` does not match `scales`; nothing is
+/// written then.
+pub fn mxfp4_planar_to_ggml(blocks: &[u8], scales: &[u8], out: &mut [u8]) -> Result<(), Error> {
+    let n = scales.len();
+    expect_len("blocks", 16 * n, blocks.len())?;
+    expect_len("out", GGML_BLOCK * n, out.len())?;
+    for ((b, &s), o) in blocks
+        .chunks(16)
+        .zip(scales)
+        .zip(out.chunks_mut(GGML_BLOCK))
+    {
+        let code = |i: usize| (b[i / 2] >> (4 * (i & 1))) & 0xF;
+        o[0] = s;
+        for j in 0..16 {
+            o[1 + j] = code(j) | (code(j + 16) << 4);
+        }
+    }
+    Ok(())
+}
+
+/// The inverse of [`mxfp4_planar_to_ggml`]: ggml `block_mxfp4`s (17 bytes each) into
+/// planar `blocks` (16 bytes per block) and `scales` (one byte per block).
+///
+/// # Errors
+/// [`Error::BlockLength`] when the lengths do not match (`ggml` must be whole blocks);
+/// nothing is written then.
+pub fn mxfp4_ggml_to_planar(
+    ggml: &[u8],
+    blocks: &mut [u8],
+    scales: &mut [u8],
+) -> Result<(), Error> {
+    let n = scales.len();
+    expect_len("ggml", GGML_BLOCK * n, ggml.len())?;
+    expect_len("blocks", 16 * n, blocks.len())?;
+    for ((g, s), b) in ggml
+        .chunks(GGML_BLOCK)
+        .zip(scales.iter_mut())
+        .zip(blocks.chunks_mut(16))
+    {
+        *s = g[0];
+        let code = |i: usize| {
+            if i < 16 {
+                g[1 + i] & 0xF
+            } else {
+                g[1 + i - 16] >> 4
+            }
+        };
+        for (j, o) in b.iter_mut().enumerate() {
+            *o = code(2 * j) | (code(2 * j + 1) << 4);
+        }
+    }
+    Ok(())
 }
