@@ -30,6 +30,8 @@ fn scheme(name: &str) -> Option<Scheme> {
         "mxfp8e5m2_ocp" => mx(MxElement::E5M2, MxProfile::Ocp),
         "mxfp8e5m2_ceil" => mx(MxElement::E5M2, MxProfile::Ceil),
         "nvfp4_modelopt" => Some(Scheme::Nv(Nvfp4::new())),
+        "mxfp4_mlx" => mx(MxElement::E2M1, MxProfile::Mlx),
+        "mxfp8_mlx" => mx(MxElement::E4M3, MxProfile::Mlx),
         "mxfp4_gguf" => Some(Scheme::Mx(
             Mx::new(MxElement::E2M1)
                 .profile(MxProfile::Ggml)

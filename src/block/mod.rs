@@ -192,6 +192,8 @@ pub trait BlockSource: private::Sealed + Copy + Send + Sync + 'static {
     #[doc(hidden)]
     const IS_F32: bool = false;
     #[doc(hidden)]
+    const KIND: DestKind;
+    #[doc(hidden)]
     fn f32_bits(self) -> u32;
 }
 
@@ -205,6 +207,8 @@ pub trait BlockDest: private::Sealed + Copy + Send + Sync + 'static {
     fn from_wide(x: f64) -> Self;
     #[doc(hidden)]
     fn from_f32_bits(x: u32) -> Self;
+    #[doc(hidden)]
+    fn from_raw(bits: u32) -> Self;
 }
 
 /// Which [`BlockDest`] a type is (for the SIMD kernel tables).
@@ -227,6 +231,7 @@ const TO_DEST: Policy = Policy {
 impl private::Sealed for f32 {}
 impl BlockSource for f32 {
     const IS_F32: bool = true;
+    const KIND: DestKind = DestKind::F32;
     #[inline(always)]
     fn f32_bits(self) -> u32 {
         self.to_bits()
@@ -242,12 +247,17 @@ impl BlockDest for f32 {
     fn from_f32_bits(x: u32) -> f32 {
         f32::from_bits(x)
     }
+    #[inline(always)]
+    fn from_raw(bits: u32) -> f32 {
+        f32::from_bits(bits)
+    }
 }
 
 macro_rules! block_half {
     ($t:ident, $kind:ident) => {
         impl private::Sealed for $t {}
         impl BlockSource for $t {
+            const KIND: DestKind = DestKind::$kind;
             #[inline(always)]
             fn f32_bits(self) -> u32 {
                 codec::widen_f32::<$t>(self.code())
@@ -262,6 +272,10 @@ macro_rules! block_half {
             #[inline(always)]
             fn from_f32_bits(x: u32) -> $t {
                 $t::from_code(codec::narrow_f32::<$t>(x, TO_DEST))
+            }
+            #[inline(always)]
+            fn from_raw(bits: u32) -> $t {
+                $t::from_code(bits)
             }
         }
     };
@@ -402,6 +416,18 @@ pub fn dequantize_scaled<S: ScaledCode, D: BlockDest>(
         *d = D::from_wide(soft::wide(c.widen_bits()) * s);
     }
     Ok(())
+}
+
+/// f32 bits `x` rounded to the type `kind` names (nearest even; overflow to ±Inf; NaN keeps
+/// its sign and top payload bits) and widened back to f32 bits: the value a computation
+/// "in that dtype" holds.
+#[inline(always)]
+pub(crate) fn round_to(kind: DestKind, x: u32) -> u32 {
+    match kind {
+        DestKind::F32 => x,
+        DestKind::Bf16 => codec::widen_f32::<BF16>(codec::narrow_f32::<BF16>(x, TO_DEST)),
+        DestKind::F16 => codec::widen_f32::<F16>(codec::narrow_f32::<F16>(x, TO_DEST)),
+    }
 }
 
 /// Writes `v` into an uninitialised slot.

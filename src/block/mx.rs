@@ -103,6 +103,26 @@ pub enum MxProfile {
     /// * dequantization `kvalues[code] · 2^(s−128)` in f32 (exact): code 8 gives `+0`, and
     ///   scale `0xFF` is not NaN but `2^128` (values `±2^127` or `±Inf`, zero stays `+0`).
     Ggml,
+    /// MLX 0.32.4's `mx.quantize(w, 32, bits, mode="mxfp4" | "mxfp8")` and
+    /// `mx.dequantize` on the CPU (E2M1 and E4M3 only), bit-exact with its composed-ops
+    /// path, which computes in the source's (resp. destination's) dtype:
+    /// * `q = amax / maxval` rounded to the source type (BF16/F16 sources round here); the
+    ///   scale is the smallest `2^e ≥ q` (MLX ≥ 0.32 rounds up, PR #4353), byte
+    ///   `e + 127` **without a clamp** (a tiny `q` wraps the byte), and a zero block gets
+    ///   `127` (scale 1);
+    /// * `wq = w / 2^e` rounded to the source type; E2M1 codes are the **first** minimum of
+    ///   `|wq − lut|` (distances rounded to the source type): ties toward zero, `−0` → `+0`;
+    ///   E4M3 codes saturate, a NaN becomes ±448;
+    /// * dequantization computes `2^(s−127)` in the destination type (F16: `0` for `s ≤ 102`,
+    ///   `+Inf` for `s ≥ 143`; `s = 255` is `+Inf`, not NaN), then one rounding of the
+    ///   product (`0 · Inf` is `+NaN`).
+    ///
+    /// NaN and ±Inf lanes make MLX convert a non-finite float to an integer (undefined in
+    /// C++); vcvt gives such a block scale `0xFF` and codes 0, as the other profiles do.
+    /// MLX's Metal kernels differ from its CPU path (nearest-in-log2 rounding before
+    /// 0.32, RNE element thresholds, f32 arithmetic); this profile follows the CPU path,
+    /// which is the one a test can run here.
+    Mlx,
 }
 
 /// Where an MX tensor's element codes and scales live.
@@ -196,6 +216,11 @@ impl Mx {
         if self.profile == MxProfile::Ggml && self.element != MxElement::E2M1 {
             return bad("the Ggml profile is defined for E2M1 (MXFP4) only");
         }
+        if self.profile == MxProfile::Mlx
+            && !matches!(self.element, MxElement::E2M1 | MxElement::E4M3)
+        {
+            return bad("the Mlx profile is defined for E2M1 (mxfp4) and E4M3 (mxfp8) only");
+        }
         if self.layout == MxLayout::Ggml {
             if self.element != MxElement::E2M1 {
                 return bad("the ggml block_mxfp4 layout holds E2M1 (MXFP4) only");
@@ -229,7 +254,7 @@ impl Mx {
 
     /// Whether the fast path (planar layout, OCP decoding or an integer scale rule) applies.
     fn is_plain(&self) -> bool {
-        self.layout == MxLayout::Planar && self.profile != MxProfile::Ggml
+        self.layout == MxLayout::Planar && matches!(self.profile, MxProfile::Ocp | MxProfile::Ceil)
     }
 
     fn check(&self, shape: Shape, data: usize, scales: usize) -> Result<(), Error> {
@@ -389,6 +414,7 @@ impl Mx {
             for (b, blk) in row.chunks(BLOCK).enumerate() {
                 let (s, codes) = match self.profile {
                     MxProfile::Ggml => ggml_quantize_block(blk),
+                    MxProfile::Mlx => mlx_quantize_block(self.element, blk),
                     p => {
                         let rule = if p == MxProfile::Ocp {
                             MxRule::Ocp
@@ -407,11 +433,18 @@ impl Mx {
                     }
                 };
                 match self.layout {
-                    MxLayout::Planar => {
+                    MxLayout::Planar if self.element == MxElement::E2M1 => {
                         put(&mut scales[r * nblocks + b], s);
                         let d = &mut data[r * row_bytes + b * BLOCK / 2..];
                         for j in 0..blk.len().div_ceil(2) {
                             put(&mut d[j], codes[2 * j] | (codes[2 * j + 1] << 4));
+                        }
+                    }
+                    MxLayout::Planar => {
+                        put(&mut scales[r * nblocks + b], s);
+                        let d = &mut data[r * row_bytes + b * BLOCK..];
+                        for (slot, &c) in d.iter_mut().zip(&codes[..blk.len()]) {
+                            put(slot, c);
                         }
                     }
                     MxLayout::Ggml => {
@@ -441,11 +474,16 @@ impl Mx {
             for (b, o) in out.chunks_mut(BLOCK).enumerate() {
                 let mut codes = [0u8; BLOCK];
                 let s = match self.layout {
-                    MxLayout::Planar => {
+                    MxLayout::Planar if self.element == MxElement::E2M1 => {
                         let d = &data[r * row_bytes + b * BLOCK / 2..];
                         for (j, c) in codes.iter_mut().enumerate().take(o.len()) {
                             *c = (d[j / 2] >> (4 * (j & 1))) & 0xF;
                         }
+                        scales[r * nblocks + b]
+                    }
+                    MxLayout::Planar => {
+                        let d = &data[r * row_bytes + b * BLOCK..];
+                        codes[..o.len()].copy_from_slice(&d[..o.len()]);
                         scales[r * nblocks + b]
                     }
                     MxLayout::Ggml => {
@@ -457,7 +495,17 @@ impl Mx {
                         d[0]
                     }
                 };
-                if self.profile == MxProfile::Ggml {
+                if self.profile == MxProfile::Mlx {
+                    let scale = super::round_to(D::KIND, mlx_pow2(s));
+                    for (slot, &c) in o.iter_mut().zip(&codes) {
+                        if self.element == MxElement::E4M3 && c & 0x7F == 0x7F {
+                            put(slot, D::from_raw(mlx_fp8_nan::<D>(c)));
+                            continue;
+                        }
+                        let v = soft::mul(decode(self.element, c), scale);
+                        put(slot, D::from_f32_bits(v));
+                    }
+                } else if self.profile == MxProfile::Ggml {
                     // kvalues[c] * 2^(s - 128): E2M1 with +0 for code 8, exact in f64.
                     let v = f64::from_bits((1023 - 128 + s as u64) << 52);
                     for (slot, &c) in o.iter_mut().zip(&codes) {
@@ -478,6 +526,85 @@ impl Mx {
             }
         }
     }
+}
+
+/// `2^(s − 127)` as f32 bits, `+Inf` for `s = 255` (MLX's `power(2, s − 127)`).
+fn mlx_pow2(s: u8) -> u32 {
+    if s == 255 {
+        0x7F80_0000
+    } else {
+        f32_pow2(s as i32 - 127)
+    }
+}
+
+/// The bits MLX's CPU dequantization gives for an E4M3 NaN code `c` (whatever the scale):
+/// f32 `0x7FF00000 | sign`, BF16 `0x7FC0` (sign dropped), F16 `0x7D00 | sign`.
+pub(crate) fn mlx_fp8_nan<D: BlockDest>(c: u8) -> u32 {
+    let neg = c & 0x80 != 0;
+    match D::KIND {
+        super::DestKind::F32 => 0x7FF0_0000 | if neg { 0x8000_0000 } else { 0 },
+        super::DestKind::Bf16 => 0x7FC0,
+        super::DestKind::F16 => 0x7D00 | if neg { 0x8000 } else { 0 },
+    }
+}
+
+/// The `maxval` of MLX's modes as f32 bits.
+fn mlx_maxval(element: MxElement) -> u32 {
+    element.max().to_bits()
+}
+
+/// MLX's CPU quantization of one MX block (see [`MxProfile::Mlx`]).
+fn mlx_quantize_block<S: BlockSource>(element: MxElement, blk: &[S]) -> (u8, [u8; BLOCK]) {
+    let w = S::KIND;
+    let mut codes = [0u8; BLOCK];
+    let amax = super::amax_bits(blk);
+    if amax >= 0x7F80_0000 {
+        return (0xFF, codes);
+    }
+    let q = super::round_to(w, soft::div(amax, mlx_maxval(element)));
+    // e = ceil(log2 q): the smallest e with 2^e >= q (q may be an f32 subnormal).
+    let e = if q == 0 {
+        0
+    } else if q >= 0x0080_0000 {
+        (q >> 23) as i32 - 127 + (q & 0x007F_FFFF != 0) as i32
+    } else {
+        let p = 31 - q.leading_zeros() as i32; // q = m * 2^-149, 2^p <= m < 2^(p+1)
+        p - 149 + (q & (q - 1) != 0) as i32
+    };
+    let byte = (e + 127) as u8; // MLX's uint8 cast wraps: no clamp
+    let p = f32_pow2(e);
+    for (c, x) in codes.iter_mut().zip(blk) {
+        let wq = super::round_to(w, soft::div(x.f32_bits(), p));
+        *c = match element {
+            MxElement::E2M1 => mlx_fp4_argmin(w, wq),
+            _ => codec::narrow_f32::<F8E4M3>(wq, MLX_FP8) as u8,
+        };
+    }
+    (byte, codes)
+}
+
+/// E4M3 as MLX's `ToFP8` rounds: nearest even, saturating, NaN → ±448.
+pub(crate) const MLX_FP8: Policy = Policy {
+    overflow: Overflow::Saturate,
+    nan: NanPolicy::ToMax,
+};
+
+/// MLX's fp4 encoding: the first index `i` (in code order `+0, 0.5, …, 6, −0, …, −6`)
+/// minimising `|wq − lut[i]|`, each distance rounded to `w`'s type; a NaN distance
+/// stops the search there (the first NaN wins, as in an argmin that propagates NaN).
+pub(crate) fn mlx_fp4_argmin(w: super::DestKind, wq: u32) -> u8 {
+    let mut best = (0u8, u32::MAX);
+    for k in 0..16u8 {
+        let lut = decode(MxElement::E2M1, k);
+        let err = super::round_to(w, soft::sub(wq, lut)) & 0x7FFF_FFFF;
+        if err > 0x7F80_0000 {
+            return if best.1 == u32::MAX { k } else { best.0 };
+        }
+        if err < best.1 {
+            best = (k, err);
+        }
+    }
+    best.0
 }
 
 /// Bytes of a ggml `block_mxfp4`.
