@@ -12,7 +12,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use vcvt::block::{BlockFp8, Fp8Profile, Mx, MxElement, MxLayout, MxProfile, Nvfp4, Shape};
+use vcvt::block::{
+    BlockFp8, Fp8Profile, Mx, MxElement, MxLayout, MxProfile, NvLayout, NvProfile, Nvfp4, Shape,
+};
 use vcvt::{BF16, Backend, F16};
 
 /// Files whose scheme vcvt implements, by name prefix (the rest of the name is the profile).
@@ -31,6 +33,10 @@ fn scheme(name: &str) -> Option<Scheme> {
         "mxfp8e5m2_ceil" => mx(MxElement::E5M2, MxProfile::Ceil),
         "nvfp4_modelopt" => Some(Scheme::Nv(Nvfp4::new())),
         "mxfp4_mlx" => mx(MxElement::E2M1, MxProfile::Mlx),
+        "nvfp4_mlx" => Some(Scheme::Nv(Nvfp4::new().profile(NvProfile::Mlx))),
+        "nvfp4_gguf" => Some(Scheme::Nv(
+            Nvfp4::new().profile(NvProfile::Ggml).layout(NvLayout::Ggml),
+        )),
         "mxfp8_mlx" => mx(MxElement::E4M3, MxProfile::Mlx),
         "mxfp4_gguf" => Some(Scheme::Mx(
             Mx::new(MxElement::E2M1)
@@ -180,9 +186,10 @@ fn dequantize(
             let mut out = vec![$zero; shape.len()];
             match s {
                 Scheme::Mx(m) => m.dequantize(data, scales, shape, &mut out).unwrap(),
-                Scheme::Nv(n) => n
-                    .dequantize(data, scales, t.unwrap(), shape, &mut out)
-                    .unwrap(),
+                Scheme::Nv(n) => {
+                    let t = t.unwrap_or(n.identity_tensor_scale());
+                    n.dequantize(data, scales, t, shape, &mut out).unwrap()
+                }
                 Scheme::Fp8(f) => f.dequantize(data, scales, shape, &mut out).unwrap(),
             }
             out.iter().flat_map($bytes).collect::<Vec<u8>>()

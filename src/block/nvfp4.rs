@@ -4,7 +4,10 @@
 use core::mem::MaybeUninit;
 
 use super::kernels;
-use super::{BlockDest, BlockSource, Shape, as_uninit, checked_mul, expect_len, put, soft};
+use super::mx::{MLX_FP8, mlx_fp4_argmin, mlx_fp8_nan};
+use super::{
+    BlockDest, BlockSource, DestKind, Shape, as_uninit, checked_mul, expect_len, put, soft,
+};
 use crate::codec;
 use crate::options::Policy;
 use crate::{Backend, Error, F4E2M1, F8E4M3, NanPolicy, Overflow};
@@ -14,20 +17,40 @@ const BLOCK: usize = 16;
 
 /// How NVFP4 scales are computed and applied.
 ///
-/// | profile | tensor scale `g` | block scale | elements | dequantize |
+/// | profile | tensor scale `g` | block scale `s8` (E4M3) | elements | dequantize |
 /// |---|---|---|---|---|
-/// | `ModelOpt` | `weight_scale_2 = amax(W) / 2688` | `e4m3(amax_b / (6·g))`, zero → 1.0 | `fp4(x / (f32(s8)·g))` | `fp4 · (f32(s8)·g)` |
+/// | `ModelOpt` | `weight_scale_2 = amax(W) / 2688` | `e4m3(amax_b / (6·g))`, 0 → 1.0 | `fp4(x / (f32(s8)·g))` | `fp4 · (f32(s8)·g)` |
+/// | `Mlx` | MLX's `global_scale` (none = 2688) | `e4m3(W(amax_b / 6) · (2688 / g))` | first-minimum fp4 of `W(x / s8) · (2688/g)` | `fp4 · O(s8) · (g / 2688)` |
+/// | `Ggml` | none (pass 1.0) | UE4M3 | as llama.cpp | `ue4m3(s8) · e2m1` |
 ///
 /// Every operation is an f32 operation in the order shown (each product and quotient
-/// rounded to f32), as NVIDIA ModelOpt's `NVFP4QTensor` computes it; E4M3 and FP4 roundings
-/// are to nearest even and saturate.
+/// rounded to f32; `W(·)` rounds to the source type, `O(·)` to the destination type); E4M3
+/// and FP4 roundings are to nearest even and saturate unless said otherwise.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum NvProfile {
-    /// NVIDIA ModelOpt checkpoints: `weight` (uint8 `[out, in/2]`), `weight_scale`
-    /// (`float8_e4m3fn [out, in/16]`), `weight_scale_2` (f32 scalar).
+    /// NVIDIA ModelOpt checkpoints (`NVFP4QTensor`): `weight` (uint8 `[out, in/2]`),
+    /// `weight_scale` (`float8_e4m3fn [out, in/16]`), `weight_scale_2` (f32 scalar). As in
+    /// ModelOpt, a block scale that rounds to E4M3 zero divides by zero (its elements
+    /// become ±6, or +6 for a zero element), and an all-zero tensor gets a NaN block scale
+    /// (`0x7F`) with every element +6: quantize such tensors with a given tensor scale.
     #[default]
     ModelOpt,
+    /// MLX 0.32.4's `mx.quantize(w, 16, 4, mode="nvfp4", global_scale=g)` and
+    /// `mx.dequantize` on the CPU: block scale `q = amax/6` rounded to the source type,
+    /// times `2688 / g`, to E4M3 saturating (NaN → 448); elements `w / s8` rounded to the
+    /// source type, times `2688 / g` in f32, then the first minimum of `|wq − lut|` (ties
+    /// toward zero, `−0` → `+0`, zero block scale → code 0). Without `global_scale`, MLX
+    /// computes exactly what `g = 2688` gives ([`Nvfp4::identity_tensor_scale`]).
+    /// Dequantization: `lut · (O(s8) · f32(g / 2688))`; an E4M3 NaN scale gives MLX's NaN
+    /// bits. (MLX itself returns f32 when a `global_scale` is given; vcvt rounds that f32 to
+    /// the requested type.) MLX needs `cols` to be a multiple of 32; vcvt does not.
+    Mlx,
+    /// llama.cpp's `block_nvfp4` rules: UE4M3 sub-block scales (bit 7 ignored, `0x00` and
+    /// `0x7F` decode to 0, exponent 15 is finite: `0xFF` is 480), no tensor scale (pass
+    /// 1.0; another value multiplies the exact product, rounded once). Dequantization is
+    /// bit-exact with gguf 0.19; code 8 (`−0`) gives `+0`.
+    Ggml,
 }
 
 /// Where NVFP4 codes and scales live.
@@ -36,9 +59,14 @@ pub enum NvProfile {
 pub enum NvLayout {
     /// Packed codes (element `2j` in the low nibble of byte `j`, `cols.div_ceil(2)` bytes a
     /// row) and E4M3 scale bytes (`rows × cols.div_ceil(16)`): ModelOpt's `weight` and
-    /// `weight_scale`.
+    /// `weight_scale`, and MLX's `uint32` words read as little-endian bytes.
     #[default]
     Planar,
+    /// llama.cpp's `block_nvfp4` (`cols` a multiple of 64): 36 bytes per 64 values, four
+    /// scale bytes then 32 bytes; sub-block `i` (values `16i..16i+16`) has its elements
+    /// `j` / `j + 8` in the low / high nibbles of byte `4 + 8i + j`. Pass an empty
+    /// `scales` slice.
+    Ggml,
 }
 
 /// NVFP4 with a profile and a layout.
@@ -102,16 +130,48 @@ impl Nvfp4 {
         }
     }
 
-    /// Bytes of packed codes that `shape` needs (`rows · cols.div_ceil(2)`).
-    pub fn data_len(&self, shape: Shape) -> Result<usize, Error> {
-        shape.check()?;
-        checked_mul(shape.rows(), shape.cols().div_ceil(2), shape)
+    /// The tensor scale that means "none" for the profile: 2688 (= 6 · 448) for
+    /// [`NvProfile::Mlx`] (MLX without `global_scale` computes exactly what `g = 2688`
+    /// gives), 1.0 otherwise.
+    pub const fn identity_tensor_scale(&self) -> f32 {
+        match self.profile {
+            NvProfile::Mlx => 2688.0,
+            _ => 1.0,
+        }
     }
 
-    /// E4M3 scale bytes that `shape` needs (`rows · cols.div_ceil(16)`).
-    pub fn scales_len(&self, shape: Shape) -> Result<usize, Error> {
+    fn check_layout(&self, shape: Shape) -> Result<(), Error> {
         shape.check()?;
-        checked_mul(shape.rows(), shape.cols().div_ceil(BLOCK), shape)
+        if self.layout == NvLayout::Ggml && !shape.cols().is_multiple_of(GGML_VALUES) {
+            return Err(Error::BlockShape {
+                rows: shape.rows(),
+                cols: shape.cols(),
+                reason: "the ggml block_nvfp4 layout needs cols to be a multiple of 64",
+            });
+        }
+        Ok(())
+    }
+
+    /// Bytes of packed codes that `shape` needs (`rows · cols.div_ceil(2)`; for
+    /// [`NvLayout::Ggml`] the whole 36-byte blocks).
+    pub fn data_len(&self, shape: Shape) -> Result<usize, Error> {
+        self.check_layout(shape)?;
+        match self.layout {
+            NvLayout::Planar => checked_mul(shape.rows(), shape.cols().div_ceil(2), shape),
+            NvLayout::Ggml => {
+                checked_mul(shape.rows(), shape.cols() / GGML_VALUES * GGML_BYTES, shape)
+            }
+        }
+    }
+
+    /// E4M3 scale bytes that `shape` needs (`rows · cols.div_ceil(16)`; none for
+    /// [`NvLayout::Ggml`]).
+    pub fn scales_len(&self, shape: Shape) -> Result<usize, Error> {
+        self.check_layout(shape)?;
+        match self.layout {
+            NvLayout::Planar => checked_mul(shape.rows(), shape.cols().div_ceil(BLOCK), shape),
+            NvLayout::Ggml => Ok(0),
+        }
     }
 
     fn check(&self, shape: Shape, data: usize, scales: usize) -> Result<(), Error> {
@@ -137,41 +197,32 @@ impl Nvfp4 {
         self.check(shape, data.len(), scales.len())?;
         expect_len("src", shape.len(), src.len())?;
         kernels::check_backend(self.backend)?;
+        if self.profile == NvProfile::Ggml {
+            return Err(Error::BlockShape {
+                rows: shape.rows(),
+                cols: shape.cols(),
+                reason: "quantizing with the Ggml NVFP4 profile is not implemented",
+            });
+        }
         let cols = shape.cols();
-        let g = match tensor_scale {
-            Some(g) => g.to_bits(),
-            None => {
+        let g = match (tensor_scale, self.profile) {
+            (Some(g), _) => g.to_bits(),
+            (None, NvProfile::ModelOpt) => {
                 let mut m = 0u32;
                 for r in 0..shape.rows() {
                     m = m.max(super::amax_bits(&src[r * shape.stride()..][..cols]));
                 }
-                if m > 0x7F80_0000 {
-                    m = 0x7FC0_0000;
-                }
                 soft::div(m, SIX_448)
             }
+            (None, _) => self.identity_tensor_scale().to_bits(),
         };
-        let six_g = soft::mul(SIX, g);
-        let (row_bytes, nblocks) = (cols.div_ceil(2), cols.div_ceil(BLOCK));
+        let ctx = Ctx::new(self.profile, g);
+        let nblocks = cols.div_ceil(BLOCK);
         for r in 0..shape.rows() {
             let row = &src[r * shape.stride()..][..cols];
-            let d = &mut data[r * row_bytes..][..row_bytes];
-            let s = &mut scales[r * nblocks..][..nblocks];
-            for ((blk, sc), db) in row.chunks(BLOCK).zip(s.iter_mut()).zip(d.chunks_mut(8)) {
-                let mut q = soft::div(super::amax_bits(blk), six_g);
-                if q & 0x7FFF_FFFF == 0 {
-                    q = ONE;
-                }
-                let s8 = codec::narrow_f32::<F8E4M3>(q, SAT);
-                *sc = s8 as u8;
-                let denom = soft::mul(codec::widen_f32::<F8E4M3>(s8), g);
-                let code = |x: &S| {
-                    let y = soft::div(x.f32_bits(), denom);
-                    codec::narrow_f32::<F4E2M1>(y, SAT) as u8
-                };
-                for (pair, c) in blk.chunks(2).zip(db.iter_mut()) {
-                    *c = code(&pair[0]) | pair.get(1).map_or(0, |x| code(x) << 4);
-                }
+            for (b, blk) in row.chunks(BLOCK).enumerate() {
+                let (s8, codes) = ctx.quantize_block(blk);
+                self.store(data, scales, cols, r, b, nblocks, s8, &codes, blk.len());
             }
         }
         Ok(f32::from_bits(g))
@@ -207,22 +258,194 @@ impl Nvfp4 {
         expect_len("dst", shape.len(), dst.len())?;
         kernels::check_backend(self.backend)?;
         let cols = shape.cols();
-        let (row_bytes, nblocks) = (cols.div_ceil(2), cols.div_ceil(BLOCK));
+        let nblocks = cols.div_ceil(BLOCK);
         let g = tensor_scale.to_bits();
         for r in 0..shape.rows() {
-            let codes = &data[r * row_bytes..][..row_bytes];
-            let s = &scales[r * nblocks..][..nblocks];
             let out = &mut dst[r * shape.stride()..][..cols];
             for (b, o) in out.chunks_mut(BLOCK).enumerate() {
-                let f = soft::mul(codec::widen_f32::<F8E4M3>(s[b] as u32), g);
-                for (i, slot) in o.iter_mut().enumerate() {
-                    let j = b * BLOCK + i;
-                    let c = (codes[j / 2] >> (4 * (j & 1))) & 0xF;
-                    let v = soft::mul(codec::widen_f32::<F4E2M1>(c as u32), f);
-                    put(slot, D::from_f32_bits(v));
-                }
+                let (s8, codes) = self.load(data, scales, cols, r, b, nblocks, o.len());
+                dequantize_block(self.profile, s8, &codes, g, o);
             }
         }
         Ok(())
+    }
+
+    /// Stores block `b` of row `r` (its scale and `n` codes) as the layout says.
+    #[allow(clippy::too_many_arguments)]
+    fn store(
+        &self,
+        data: &mut [u8],
+        scales: &mut [u8],
+        cols: usize,
+        r: usize,
+        b: usize,
+        nblocks: usize,
+        s8: u8,
+        codes: &[u8; BLOCK],
+        n: usize,
+    ) {
+        match self.layout {
+            NvLayout::Planar => {
+                scales[r * nblocks + b] = s8;
+                let d = &mut data[r * cols.div_ceil(2) + b * BLOCK / 2..];
+                for j in 0..n.div_ceil(2) {
+                    d[j] = codes[2 * j] | (codes[2 * j + 1] << 4);
+                }
+            }
+            NvLayout::Ggml => {
+                let blk = &mut data[(r * cols / GGML_VALUES + b / 4) * GGML_BYTES..][..GGML_BYTES];
+                let i = b % 4;
+                blk[i] = s8;
+                for j in 0..8 {
+                    blk[4 + 8 * i + j] = codes[j] | (codes[j + 8] << 4);
+                }
+            }
+        }
+    }
+
+    /// Loads the scale and the `n` codes of block `b` of row `r`.
+    #[allow(clippy::too_many_arguments)]
+    fn load(
+        &self,
+        data: &[u8],
+        scales: &[u8],
+        cols: usize,
+        r: usize,
+        b: usize,
+        nblocks: usize,
+        n: usize,
+    ) -> (u8, [u8; BLOCK]) {
+        let mut codes = [0u8; BLOCK];
+        match self.layout {
+            NvLayout::Planar => {
+                let d = &data[r * cols.div_ceil(2) + b * BLOCK / 2..];
+                for (j, c) in codes.iter_mut().enumerate().take(n) {
+                    *c = (d[j / 2] >> (4 * (j & 1))) & 0xF;
+                }
+                (scales[r * nblocks + b], codes)
+            }
+            NvLayout::Ggml => {
+                let blk = &data[(r * cols / GGML_VALUES + b / 4) * GGML_BYTES..][..GGML_BYTES];
+                let i = b % 4;
+                for j in 0..8 {
+                    codes[j] = blk[4 + 8 * i + j] & 0xF;
+                    codes[j + 8] = blk[4 + 8 * i + j] >> 4;
+                }
+                (blk[i], codes)
+            }
+        }
+    }
+}
+
+/// Values and bytes of a ggml `block_nvfp4`.
+const GGML_VALUES: usize = 64;
+const GGML_BYTES: usize = 36;
+
+/// The per-tensor constants of a quantization.
+struct Ctx {
+    profile: NvProfile,
+    /// The tensor scale (f32 bits).
+    g: u32,
+    /// ModelOpt: `6 · g`; Mlx: `2688 / g`.
+    k: u32,
+}
+
+impl Ctx {
+    fn new(profile: NvProfile, g: u32) -> Ctx {
+        let k = match profile {
+            NvProfile::Mlx => soft::div(SIX_448, g),
+            _ => soft::mul(SIX, g),
+        };
+        Ctx { profile, g, k }
+    }
+
+    /// The scale byte and the codes of one block.
+    fn quantize_block<S: BlockSource>(&self, blk: &[S]) -> (u8, [u8; BLOCK]) {
+        let mut codes = [0u8; BLOCK];
+        let amax = super::amax_bits(blk);
+        match self.profile {
+            NvProfile::Mlx => {
+                let w = S::KIND;
+                let q = super::round_to(w, soft::div(amax, SIX));
+                let s8 = codec::narrow_f32::<F8E4M3>(soft::mul(q, self.k), MLX_FP8);
+                let d = codec::widen_f32::<F8E4M3>(s8);
+                for (c, x) in codes.iter_mut().zip(blk) {
+                    let wq = soft::mul(super::round_to(w, soft::div(x.f32_bits(), d)), self.k);
+                    *c = mlx_fp4_argmin(DestKind::F32, wq);
+                }
+                (s8 as u8, codes)
+            }
+            NvProfile::Ggml => unreachable!("rejected by quantize"),
+            NvProfile::ModelOpt => {
+                let mut q = soft::div(amax, self.k);
+                if q & 0x7FFF_FFFF == 0 {
+                    q = ONE;
+                }
+                let s8 = codec::narrow_f32::<F8E4M3>(q, SAT);
+                let denom = soft::mul(codec::widen_f32::<F8E4M3>(s8), self.g);
+                for (c, x) in codes.iter_mut().zip(blk) {
+                    let y = soft::div(x.f32_bits(), denom);
+                    *c = codec::narrow_f32::<F4E2M1>(y, SAT) as u8;
+                }
+                (s8 as u8, codes)
+            }
+        }
+    }
+}
+
+/// Dequantizes one block of `out.len()` values.
+fn dequantize_block<D: BlockDest>(
+    profile: NvProfile,
+    s8: u8,
+    codes: &[u8; BLOCK],
+    g: u32,
+    out: &mut [MaybeUninit<D>],
+) {
+    let fp4 = |c: u8| codec::widen_f32::<F4E2M1>(c as u32);
+    match profile {
+        NvProfile::ModelOpt => {
+            let f = soft::mul(codec::widen_f32::<F8E4M3>(s8 as u32), g);
+            for (slot, &c) in out.iter_mut().zip(codes) {
+                put(slot, D::from_f32_bits(soft::mul(fp4(c), f)));
+            }
+        }
+        NvProfile::Mlx => {
+            if s8 & 0x7F == 0x7F {
+                let nan = D::from_raw(mlx_fp8_nan::<D>(s8));
+                out.iter_mut().for_each(|slot| put(slot, nan));
+                return;
+            }
+            let inv = soft::div(g, SIX_448);
+            let scale = soft::mul(codec::widen_f32::<F8E4M3>(s8 as u32), inv);
+            for (slot, &c) in out.iter_mut().zip(codes) {
+                put(slot, D::from_f32_bits(soft::mul(fp4(c), scale)));
+            }
+        }
+        NvProfile::Ggml => {
+            let d = soft::wide(ggml_ue4m3(s8)) * soft::wide(g);
+            for (slot, &c) in out.iter_mut().zip(codes) {
+                // Code 8 (−0) is +0 in ggml's integer table.
+                let e = if c == 8 { 0.0 } else { soft::wide(fp4(c)) };
+                put(slot, D::from_wide(e * d));
+            }
+        }
+    }
+}
+
+/// ggml's UE4M3 scale value as f32 bits (exact): bit 7 ignored, `0x00` and `0x7F` are 0,
+/// exponent 15 finite.
+fn ggml_ue4m3(x: u8) -> u32 {
+    if x == 0 || x == 0x7F {
+        return 0;
+    }
+    let (e, m) = (((x >> 3) & 0xF) as u32, (x & 7) as u32);
+    if e == 0 && m == 0 {
+        0
+    } else if e == 0 {
+        // m · 2^-9, a normal f32
+        let p = 31 - m.leading_zeros();
+        ((p + 127 - 9) << 23) | ((m << (23 - p)) & 0x007F_FFFF)
+    } else {
+        ((e + 127 - 7) << 23) | (m << 20)
     }
 }
