@@ -87,6 +87,8 @@
 //! * [`convert_from_bytes`], [`convert_to_bytes`]: unaligned little-endian bytes, such as a
 //!   memory-mapped safetensors file.
 //! * [`round_trip`], [`round_trip_f64`]: quantize-dequantize in place through a format.
+//! * [`block`]: block-scaled formats (MXFP4/6/8, NVFP4, DeepSeek block FP8), quantize and
+//!   dequantize, with each ecosystem's rule as a named profile.
 //!
 //! Supported pairs are `f32` and `f64` to and from each narrow format (and
 //! `half::f16`/`half::bf16` with the `half` feature, `float8::F8E4M3`/`float8::F8E5M2` with

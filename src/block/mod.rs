@@ -449,3 +449,62 @@ fn as_uninit<T>(s: &mut [T]) -> &mut [MaybeUninit<T>] {
 fn f32_at(b: &[u8], i: usize) -> u32 {
     u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]])
 }
+
+#[cfg(test)]
+mod tests {
+    //! Small end-to-end runs of every scheme through the entry points, so that Miri (which
+    //! runs the library's unit tests) sees the block module's `unsafe` (the uninit casts and
+    //! the kernel calls). The values are checked against the oracle in `tests/block.rs`.
+    use super::*;
+
+    #[test]
+    fn every_scheme_runs_and_round_trips_small_shapes() {
+        let src: [f32; 70] = core::array::from_fn(|i| (i as f32 - 35.0) * 0.37);
+        let shape = Shape::matrix(2, 33).with_stride(37);
+        for element in [
+            MxElement::E4M3,
+            MxElement::E5M2,
+            MxElement::E2M3,
+            MxElement::E3M2,
+            MxElement::E2M1,
+        ] {
+            for profile in [MxProfile::Ocp, MxProfile::Ceil] {
+                let mx = Mx::new(element).profile(profile);
+                let mut data = [0u8; 66];
+                let mut scales = [0u8; 4];
+                let n = mx.data_len(shape).unwrap();
+                mx.quantize(&src, shape, &mut data[..n], &mut scales)
+                    .unwrap();
+                let mut out = [BF16::ZERO; 70];
+                mx.dequantize(&data[..n], &scales, shape, &mut out).unwrap();
+                // Under Ceil an E4M3 element is within 2^-4 of the value (3 fraction bits).
+                if profile == MxProfile::Ceil && element == MxElement::E4M3 {
+                    assert!((out[0].to_f32() - src[0]).abs() <= src[0].abs() / 16.0);
+                }
+            }
+        }
+        let ggml = Mx::new(MxElement::E2M1)
+            .profile(MxProfile::Ggml)
+            .layout(MxLayout::Ggml);
+        let mut g = [0u8; 34];
+        ggml.quantize(&src[..64], Shape::matrix(1, 64), &mut g, &mut [])
+            .unwrap();
+        let mut o = [MaybeUninit::<f32>::uninit(); 64];
+        ggml.dequantize_uninit(&g, &[], Shape::matrix(1, 64), &mut o)
+            .unwrap();
+        let nv = Nvfp4::new();
+        let (mut d, mut s) = ([0u8; 35], [0u8; 5]);
+        let t = nv
+            .quantize(&src, Shape::vector(70), &mut d, &mut s, None)
+            .unwrap();
+        let mut o = [F16::ZERO; 70];
+        nv.dequantize(&d, &s, t, Shape::vector(70), &mut o).unwrap();
+        let fp8 = BlockFp8::new(1, 32);
+        let (mut d, mut si) = ([0u8; 70], [0u8; 12]);
+        fp8.quantize(&src, Shape::vector(70), &mut d, &mut si)
+            .unwrap();
+        let mut o = [0f32; 70];
+        fp8.dequantize(&d, &si, Shape::vector(70), &mut o).unwrap();
+        assert!((o[69] - src[69]).abs() <= src[69].abs() / 8.0);
+    }
+}
