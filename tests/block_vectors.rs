@@ -34,7 +34,12 @@ fn scheme(name: &str) -> Option<Scheme> {
         "nvfp4_modelopt" => Some(Scheme::Nv(Nvfp4::new())),
         "mxfp4_mlx" => mx(MxElement::E2M1, MxProfile::Mlx),
         "nvfp4_mlx" => Some(Scheme::Nv(Nvfp4::new().profile(NvProfile::Mlx))),
-        "nvfp4_gguf" => Some(Scheme::Nv(
+        "mxfp4_ggml_c" => Some(Scheme::Mx(
+            Mx::new(MxElement::E2M1)
+                .profile(MxProfile::Ggml)
+                .layout(MxLayout::Ggml),
+        )),
+        "nvfp4_ggml_c" | "nvfp4_gguf" => Some(Scheme::Nv(
             Nvfp4::new().profile(NvProfile::Ggml).layout(NvLayout::Ggml),
         )),
         "mxfp8_mlx" => mx(MxElement::E4M3, MxProfile::Mlx),
@@ -56,6 +61,12 @@ fn scheme(name: &str) -> Option<Scheme> {
         }
     }
 }
+
+/// Lines where two references disagree and the profile follows the other one: llama.cpp's
+/// C MXFP4 quantizer skips a NaN lane when taking a block's amax, gguf 0.19's numpy mirror
+/// (the `Ggml` profile's reference) propagates it. These lines (named by their note) must
+/// differ, so that the documented difference stays true.
+const KNOWN_DIFFERENT: &[(&str, &str)] = &[("mxfp4_ggml_c", "NaN lane")];
 
 /// Reference files whose rules vcvt does not implement yet (the `Ggml` and `Mlx`
 /// profiles). Listed so that a new file cannot be skipped silently.
@@ -261,6 +272,17 @@ fn every_reference_vector() {
                     // NaN lanes: the references' NaN bits are compared as they are.
                     got == want
                 };
+                let known = KNOWN_DIFFERENT
+                    .iter()
+                    .any(|(file, note)| *file == name && line.contains(note));
+                if known {
+                    assert!(
+                        !ok,
+                        "{name}:{}: expected to differ from the reference",
+                        ln + 1
+                    );
+                    continue;
+                }
                 if !ok && failures.len() < 20 {
                     failures.push(format!(
                         "{name}:{} [{b:?}] {}",

@@ -102,6 +102,10 @@ pub enum MxProfile {
     ///   zero, `−0` and small negatives become code 0 (`+0`), a NaN becomes code 0;
     /// * dequantization `kvalues[code] · 2^(s−128)` in f32 (exact): code 8 gives `+0`, and
     ///   scale `0xFF` is not NaN but `2^128` (values `±2^127` or `±Inf`, zero stays `+0`).
+    ///
+    /// llama.cpp's C `quantize_row_mxfp4_ref` agrees with gguf on every tested input but
+    /// one kind: it skips a NaN lane when taking `amax` (gguf propagates it, giving scale
+    /// `0x00`). `tests/data/block/mxfp4_ggml_c.tsv` holds both.
     Ggml,
     /// MLX 0.32.4's `mx.quantize(w, 32, bits, mode="mxfp4" | "mxfp8")` and
     /// `mx.dequantize` on the CPU (E2M1 and E4M3 only), bit-exact with its composed-ops

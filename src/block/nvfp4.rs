@@ -46,10 +46,18 @@ pub enum NvProfile {
     /// bits. (MLX itself returns f32 when a `global_scale` is given; vcvt rounds that f32 to
     /// the requested type.) MLX needs `cols` to be a multiple of 32; vcvt does not.
     Mlx,
-    /// llama.cpp's `block_nvfp4` rules: UE4M3 sub-block scales (bit 7 ignored, `0x00` and
-    /// `0x7F` decode to 0, exponent 15 is finite: `0xFF` is 480), no tensor scale (pass
-    /// 1.0; another value multiplies the exact product, rounded once). Dequantization is
-    /// bit-exact with gguf 0.19; code 8 (`−0`) gives `+0`.
+    /// llama.cpp's `block_nvfp4` rules, bit-exact with its C `quantize_row_nvfp4_ref` /
+    /// `dequantize_row_nvfp4` (ggml d99724f2) and gguf 0.19's NVFP4 dequantization:
+    /// * no tensor scale (pass 1.0; for another value, the source is divided by it first
+    ///   and dequantized values are multiplied by it, each product rounded once);
+    /// * sub-block scale `ue4m3(f32(amax / 6))`, where `amax` skips NaN lanes, the UE4M3
+    ///   rounding is half-up on the dropped bits, every value ≥ 248 gives `0x7E` (448),
+    ///   subnormal scales do not carry into `0x08`, and `amax / 6 < 2^-10 − 2^-34` gives 0;
+    /// * each element the first minimum of `|kvalues[k] · d − x|` in f32 (`kvalues` = E2M1
+    ///   doubled, `d` the UE4M3 value halved): ties toward zero, `−0`, small negatives, NaN
+    ///   and ±Inf lanes give code 0, and huge lanes can too;
+    /// * UE4M3 decoding: bit 7 ignored, `0x00` and `0x7F` are 0, exponent 15 is finite
+    ///   (`0xFF` is 480); code 8 (`−0`) gives `+0`.
     Ggml,
 }
 
@@ -197,13 +205,6 @@ impl Nvfp4 {
         self.check(shape, data.len(), scales.len())?;
         expect_len("src", shape.len(), src.len())?;
         kernels::check_backend(self.backend)?;
-        if self.profile == NvProfile::Ggml {
-            return Err(Error::BlockShape {
-                rows: shape.rows(),
-                cols: shape.cols(),
-                reason: "quantizing with the Ggml NVFP4 profile is not implemented",
-            });
-        }
         let cols = shape.cols();
         let g = match (tensor_scale, self.profile) {
             (Some(g), _) => g.to_bits(),
@@ -375,7 +376,7 @@ impl Ctx {
                 }
                 (s8 as u8, codes)
             }
-            NvProfile::Ggml => unreachable!("rejected by quantize"),
+            NvProfile::Ggml => ggml_quantize_block(blk, self.g),
             NvProfile::ModelOpt => {
                 let mut q = soft::div(amax, self.k);
                 if q & 0x7FFF_FFFF == 0 {
@@ -422,6 +423,8 @@ fn dequantize_block<D: BlockDest>(
             }
         }
         NvProfile::Ggml => {
+            // ue4m3 · e2m1 is exact in f32 (gguf computes (ue4m3 / 2) · (2 · e2m1)), and the
+            // tensor scale multiplies the exact value with one rounding.
             let d = soft::wide(ggml_ue4m3(s8)) * soft::wide(g);
             for (slot, &c) in out.iter_mut().zip(codes) {
                 // Code 8 (−0) is +0 in ggml's integer table.
@@ -429,6 +432,92 @@ fn dequantize_block<D: BlockDest>(
                 put(slot, D::from_wide(e * d));
             }
         }
+    }
+}
+
+/// llama.cpp's `quantize_row_nvfp4_ref` for one 16-value sub-block (see
+/// [`NvProfile::Ggml`]); `g` divides the source first unless it is 1.0.
+fn ggml_quantize_block<S: BlockSource>(blk: &[S], g: u32) -> (u8, [u8; BLOCK]) {
+    let x = |v: &S| {
+        let b = v.f32_bits();
+        if g == ONE { b } else { soft::div(b, g) }
+    };
+    // `if (amax < fabsf(x)) amax = fabsf(x)`: a NaN lane compares false and is skipped.
+    let mut amax = 0u32;
+    for v in blk {
+        let a = x(v) & 0x7FFF_FFFF;
+        if a <= 0x7F80_0000 && a > amax {
+            amax = a;
+        }
+    }
+    let ue = ggml_fp32_to_ue4m3(soft::div(amax, SIX));
+    // d = ue4m3 / 2; kvalues = E2M1 doubled: kvalues[k] · d = e2m1(k) · ue4m3 exactly.
+    let d = soft::mul(ggml_ue4m3(ue), 0x3F00_0000);
+    let mut codes = [0u8; BLOCK];
+    for (c, v) in codes.iter_mut().zip(blk) {
+        let xv = x(v);
+        let err = |k: u8| {
+            let kv = soft::mul(codec::widen_f32::<F4E2M1>(k as u32), 0x4000_0000);
+            let kv = if k == 8 { 0 } else { kv };
+            soft::sub(soft::mul(kv, d), xv) & 0x7FFF_FFFF
+        };
+        // `best = 0; for k in 1..16: if err(k) < err(best) best = k` (a NaN never wins).
+        let (mut best, mut best_err) = (0u8, err(0));
+        for k in 1..16u8 {
+            let e = err(k);
+            if e <= 0x7F80_0000 && best_err <= 0x7F80_0000 && e < best_err {
+                best = k;
+                best_err = e;
+            }
+        }
+        *c = best;
+    }
+    (ue, codes)
+}
+
+/// ggml's `ggml_fp32_to_ue4m3` (f32 bits in, the UE4M3 byte out).
+fn ggml_fp32_to_ue4m3(q: u32) -> u8 {
+    // `!(x > 0)`: zero, negative and NaN give 0.
+    if q == 0 || q & 0x8000_0000 != 0 || q > 0x7F80_0000 {
+        return 0;
+    }
+    let q = q.min(0x43E0_0000); // fminf(x, 448): +Inf becomes 448
+    let e = (q >> 23) as i32 - 127 + 7;
+    if e <= 0 {
+        // `(int)(x * 512.0f + 0.5f)` in f32, then clamped to 1..=7 (0 below 1).
+        let t = soft::add(soft::mul(q, 0x4400_0000), 0x3F00_0000);
+        let man = f32_trunc(t);
+        return if man > 7 {
+            7
+        } else if man < 1 {
+            0
+        } else {
+            man as u8
+        };
+    }
+    if e >= 15 {
+        return 0x7E;
+    }
+    // The top 3 fraction bits plus the next one: half-up rounding of the dropped bits.
+    let mut m = ((q >> 20) & 7) + ((q >> 19) & 1);
+    let mut e = e as u32;
+    if m > 7 {
+        m = 0;
+        e += 1;
+        if e >= 15 {
+            return 0x7E;
+        }
+    }
+    ((e << 3) | m) as u8
+}
+
+/// The integer part of a non-negative finite f32 below 2^31 (what a C `(int)` cast gives).
+fn f32_trunc(x: u32) -> u32 {
+    let e = (x >> 23) as i32 - 127;
+    if e < 0 {
+        0
+    } else {
+        ((x & 0x007F_FFFF) | 0x0080_0000) >> (23 - e.min(23)) << (e - 23).max(0)
     }
 }
 

@@ -85,6 +85,12 @@ pub(crate) fn mul(a: u32, b: u32) -> u32 {
     finish(a, b, wide(a) * wide(b))
 }
 
+/// IEEE f32 `a + b` (bits in, bits out; NaN as [`finish`] says).
+#[inline(always)]
+pub(crate) fn add(a: u32, b: u32) -> u32 {
+    finish(a, b, wide(a) + wide(b))
+}
+
 /// IEEE f32 `a − b` (bits in, bits out; NaN as [`finish`] says). The f64 difference of two
 /// f32 values is rounded at most once, and double rounding is innocuous for subtraction
 /// too (53 ≥ 2 · 24 + 2).
@@ -153,6 +159,7 @@ mod tests {
             assert!(same(fa * fb, mul(a, b)), "{a:08x} * {b:08x}");
             assert!(same(fa / fb, div(a, b)), "{a:08x} / {b:08x}");
             assert!(same(fa - fb, sub(a, b)), "{a:08x} - {b:08x}");
+            assert!(same(fa + fb, add(a, b)), "{a:08x} + {b:08x}");
         }
     }
 }
