@@ -428,9 +428,9 @@ impl Mx {
                         let s = scale_byte(MxElement::E2M1, rule, super::amax_bits(blk));
                         let mut codes = [0u8; BLOCK];
                         if s != 0xFF {
-                            let inv = inv_scale(s);
+                            let k = 127 - s as i32;
                             for (c, x) in codes.iter_mut().zip(blk) {
-                                *c = element_code::<F4E2M1>(x.f32_bits(), inv);
+                                *c = element_code::<F4E2M1>(x.f32_bits(), k);
                             }
                         }
                         (s, codes)
@@ -755,10 +755,23 @@ const SAT: Policy = Policy {
     nan: NanPolicy::Preserve,
 };
 
-/// Element code of `x · 2^(127 − b)`: one rounding of the exact product, saturated.
+/// Element code of `x · 2^k` (`k = 127 − b` for scale byte `b`): one rounding of the exact
+/// product, saturated.
 #[inline(always)]
-fn element_code<E: Format>(x: u32, inv: f64) -> u8 {
-    codec::narrow_f64::<E>((soft::wide(x) * inv).to_bits(), SAT) as u8
+fn element_code<E: Format>(x: u32, k: i32) -> u8 {
+    let mag = x & 0x7FFF_FFFF;
+    let e = (mag >> 23) as i32;
+    if mag == 0 {
+        codec::narrow_f32::<E>(x, SAT) as u8
+    } else if (1..=254).contains(&e) && (1..=254).contains(&(e + k)) {
+        // x and x · 2^k are normal f32 numbers: the product is x with its exponent field
+        // moved by k, exactly.
+        codec::narrow_f32::<E>(x.wrapping_add((k << 23) as u32), SAT) as u8
+    } else {
+        // Subnormal x or product (or a NaN/Inf, which a finite block cannot hold): the
+        // exact product in f64, rounded once.
+        codec::narrow_f64::<E>((soft::wide(x) * inv_scale((127 - k) as u8)).to_bits(), SAT) as u8
+    }
 }
 
 /// Quantizes one row of values into its codes and scales.
@@ -786,12 +799,12 @@ pub(crate) fn quantize_row<S: BlockSource>(
                     d.iter_mut().for_each(|c| put(c, 0));
                     continue;
                 }
-                let inv = inv_scale(b);
+                let k = 127 - b as i32;
                 for (pair, c) in blk.chunks(2).zip(d.iter_mut()) {
-                    let lo = element_code::<F4E2M1>(pair[0].f32_bits(), inv);
+                    let lo = element_code::<F4E2M1>(pair[0].f32_bits(), k);
                     let hi = pair
                         .get(1)
-                        .map_or(0, |x| element_code::<F4E2M1>(x.f32_bits(), inv));
+                        .map_or(0, |x| element_code::<F4E2M1>(x.f32_bits(), k));
                     put(c, lo | (hi << 4));
                 }
             }
@@ -817,9 +830,9 @@ fn quantize_row_bytes<S: BlockSource, E: Format>(
             d.iter_mut().for_each(|c| put(c, 0));
             continue;
         }
-        let inv = inv_scale(b);
+        let k = 127 - b as i32;
         for (x, c) in blk.iter().zip(d.iter_mut()) {
-            put(c, element_code::<E>(x.f32_bits(), inv));
+            put(c, element_code::<E>(x.f32_bits(), k));
         }
     }
 }
@@ -861,9 +874,20 @@ pub(crate) fn dequantize_block<D: BlockDest>(
         return;
     }
     let v = scale_value(s);
+    let k = s as i32 - 127;
     for (i, o) in out.iter_mut().enumerate() {
-        let c = code_at(element, codes, lo + i);
-        put(o, D::from_wide(soft::wide(decode(element, c)) * v));
+        let e = decode(element, code_at(element, codes, lo + i));
+        let mag = e & 0x7FFF_FFFF;
+        let ex = (mag >> 23) as i32 + k;
+        if mag == 0 || mag >= 0x7F80_0000 {
+            // ±0, ±Inf and NaN times a finite power of two are themselves.
+            put(o, D::from_f32_bits(e));
+        } else if (1..=254).contains(&ex) {
+            // Every element is a normal f32; the product is normal too: move the exponent.
+            put(o, D::from_f32_bits(e.wrapping_add((k << 23) as u32)));
+        } else {
+            put(o, D::from_wide(soft::wide(e) * v));
+        }
     }
 }
 

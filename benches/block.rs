@@ -1,0 +1,251 @@
+//! Benchmarks of `vcvt::block` beside the element conversions they are measured against,
+//! in the same groups, so that the ratios come from one run:
+//!
+//! * `mxfp4_to_bf16/N`: MXFP4 dequantization (planar layout, N values) on every backend;
+//!   `e4m3_to_bf16-<backend>` (F8E4M3 → BF16 of N values, the yardstick); `memcpy`
+//!   of the 2·N bytes the conversion writes; `mistralrs-loop` (a per-byte lookup of
+//!   `[[f32; 16]; 256]` into an f32 buffer, then `half::bf16::from_f32` per value: the two
+//!   passes mistral.rs's CPU MXFP4 path makes).
+//! * `fp8block_to_bf16/N`: DeepSeek block FP8 dequantization (128×128 tiles of a
+//!   `N/1024 × 1024` weight), E4M3 → BF16 beside it, and `per-element-loop` (`f32(e4m3) ·
+//!   scale`, then `half::bf16::from_f32`, tile by tile, as mistral.rs's blockwise path).
+//! * `f32_to_mxfp4/N`, `f32_to_mxfp8/N`: `Ceil` quantization beside f32 → F8E4M3.
+//!
+//! Sizes: 1 Ki values (L1) and, with `VCVT_BENCH_BIG=1`, 128 Mi values (beyond this VM's
+//! last-level cache). Throughput is in values (elements) per second.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::measurement::WallTime;
+use criterion::{
+    BenchmarkGroup, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
+};
+use vcvt::block::{BlockFp8, Mx, MxElement, Shape};
+use vcvt::{BF16, Backend, F8E4M3, Options};
+
+type Group<'a> = BenchmarkGroup<'a, WallTime>;
+
+fn sizes() -> Vec<usize> {
+    let mut v = vec![1 << 10];
+    if std::env::var_os("VCVT_BENCH_BIG").is_some() {
+        v.push(1 << 27);
+    }
+    v
+}
+
+fn open<'a>(c: &'a mut Criterion, name: &str, n: usize) -> Group<'a> {
+    let mut g = c.benchmark_group(format!("{name}/{n}"));
+    g.throughput(Throughput::Elements(n as u64));
+    if n > 1 << 20 {
+        g.sample_size(10)
+            .sampling_mode(SamplingMode::Flat)
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(3));
+    }
+    g
+}
+
+/// A SplitMix64 stream.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// Weights-like f32 values: normal, a spread of magnitudes per block.
+fn weights(n: usize, seed: u64) -> Vec<f32> {
+    let mut r = Rng(seed);
+    (0..n)
+        .map(|i| {
+            let m = (r.next() >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+            m * (1u32 << ((i / 32) % 8)) as f32
+        })
+        .collect()
+}
+
+/// F8E4M3 → BF16 of `n` values on `b`, the yardstick of the dequantizations.
+fn e4m3_to_bf16(g: &mut Group, n: usize, b: Backend) {
+    let src: Vec<F8E4M3> = weights(n, 1).iter().map(|&x| F8E4M3::from_f32(x)).collect();
+    let mut dst = vec![BF16::ZERO; n];
+    g.bench_function(format!("e4m3_to_bf16-{b}"), |bench| {
+        bench.iter(|| {
+            vcvt::convert_slice_on(b, black_box(&src), black_box(&mut dst), Options::new())
+        })
+    });
+}
+
+fn memcpy(g: &mut Group, bytes: usize) {
+    let src = vec![0x5Au8; bytes];
+    let mut dst = vec![0u8; bytes + 2048];
+    // 2 KiB apart in page offset from the source: on the AMD VM a copy whose source and
+    // destination share a page offset runs at a fraction of the usual rate.
+    let dst = &mut dst[2048..];
+    g.bench_function("memcpy", |bench| {
+        bench.iter(|| black_box(&mut *dst).copy_from_slice(black_box(&src)))
+    });
+}
+
+fn bench_mxfp4(c: &mut Criterion, n: usize) {
+    let shape = Shape::vector(n);
+    let mx = Mx::new(MxElement::E2M1);
+    let w = weights(n, 2);
+    let mut blocks = vec![0u8; n / 2];
+    let mut scales = vec![0u8; n / 32];
+    mx.quantize(&w, shape, &mut blocks, &mut scales).unwrap();
+    let mut g = open(c, "mxfp4_to_bf16", n);
+    let mut out = vec![BF16::ZERO; n];
+    for b in Backend::available() {
+        g.bench_function(format!("vcvt-{b}"), |bench| {
+            bench.iter(|| {
+                mx.on(b).dequantize(
+                    black_box(&blocks),
+                    black_box(&scales),
+                    shape,
+                    black_box(&mut out),
+                )
+            })
+        });
+        e4m3_to_bf16(&mut g, n, b);
+    }
+    memcpy(&mut g, 2 * n);
+    // mistral.rs: a 256 × 16 table of f32 (scale byte × code), f32 output, then to BF16.
+    let lut: Vec<[f32; 16]> = (0..256u32)
+        .map(|s| {
+            let scale = f32::from_bits(s << 23); // 0x00 -> 0.0, 0xFF -> +Inf, as mistral.rs
+            let fp4 = [
+                0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0,
+                -6.0,
+            ];
+            fp4.map(|v| v * scale)
+        })
+        .collect();
+    let mut tmp = vec![0f32; n];
+    let mut out_h = vec![half::bf16::ZERO; n];
+    g.bench_function("mistralrs-loop", |bench| {
+        bench.iter(|| {
+            for ((o, blk), &s) in tmp
+                .chunks_mut(32)
+                .zip(black_box(&blocks).chunks(16))
+                .zip(&scales)
+            {
+                let t = &lut[s as usize];
+                for (pair, &byte) in o.chunks_mut(2).zip(blk) {
+                    pair[0] = t[(byte & 0xF) as usize];
+                    pair[1] = t[(byte >> 4) as usize];
+                }
+            }
+            for (o, &x) in out_h.iter_mut().zip(&tmp) {
+                *o = half::bf16::from_f32(x);
+            }
+            black_box(&mut out_h);
+        })
+    });
+    g.finish();
+}
+
+fn bench_fp8_block(c: &mut Criterion, n: usize) {
+    let cols = 1024;
+    let rows = n / cols;
+    let shape = Shape::matrix(rows, cols);
+    let fp8 = BlockFp8::deepseek();
+    let w = weights(n, 3);
+    let mut data = vec![0u8; n];
+    let mut si = vec![0u8; fp8.scale_inv_len(shape).unwrap()];
+    fp8.quantize(&w, shape, &mut data, &mut si).unwrap();
+    let mut g = open(c, "fp8block_to_bf16", n);
+    let mut out = vec![BF16::ZERO; n];
+    for b in Backend::available() {
+        g.bench_function(format!("vcvt-{b}"), |bench| {
+            bench.iter(|| {
+                fp8.on(b)
+                    .dequantize(black_box(&data), black_box(&si), shape, black_box(&mut out))
+            })
+        });
+        e4m3_to_bf16(&mut g, n, b);
+    }
+    let scales: Vec<f32> = si
+        .chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let tiles = cols.div_ceil(128);
+    let mut out_h = vec![half::bf16::ZERO; n];
+    g.bench_function("per-element-loop", |bench| {
+        bench.iter(|| {
+            for (r, (row, o)) in black_box(&data)
+                .chunks(cols)
+                .zip(out_h.chunks_mut(cols))
+                .enumerate()
+            {
+                for (c, (&x, y)) in row.iter().zip(o.iter_mut()).enumerate() {
+                    let s = scales[(r / 128) * tiles + c / 128];
+                    *y = half::bf16::from_f32(F8E4M3::from_bits(x).to_f32() * s);
+                }
+            }
+            black_box(&mut out_h);
+        })
+    });
+    g.finish();
+}
+
+fn bench_quantize(c: &mut Criterion, n: usize) {
+    let shape = Shape::vector(n);
+    let w = weights(n, 4);
+    for (name, element) in [
+        ("f32_to_mxfp4", MxElement::E2M1),
+        ("f32_to_mxfp8", MxElement::E4M3),
+    ] {
+        let mx = Mx::new(element);
+        let mut g = open(c, name, n);
+        let mut data = vec![0u8; mx.data_len(shape).unwrap()];
+        let mut scales = vec![0u8; n / 32];
+        let mut q = vec![F8E4M3::ZERO; n];
+        for b in Backend::available() {
+            g.bench_function(format!("vcvt-{b}"), |bench| {
+                bench.iter(|| {
+                    mx.on(b).quantize(
+                        black_box(&w),
+                        shape,
+                        black_box(&mut data),
+                        black_box(&mut scales),
+                    )
+                })
+            });
+            g.bench_function(format!("f32_to_e4m3-{b}"), |bench| {
+                bench.iter(|| {
+                    vcvt::convert_slice_on(b, black_box(&w), black_box(&mut q), Options::new())
+                })
+            });
+        }
+        g.finish();
+    }
+}
+
+fn benches(c: &mut Criterion) {
+    for n in sizes() {
+        bench_mxfp4(c, n);
+        bench_fp8_block(c, n);
+        bench_quantize(c, n);
+    }
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_millis(250))
+        .measurement_time(Duration::from_millis(800))
+        .sample_size(20)
+        .nresamples(10_000)
+        .configure_from_args()
+}
+
+criterion_group! {
+    name = block;
+    config = config();
+    targets = benches
+}
+criterion_main!(block);
