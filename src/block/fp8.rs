@@ -199,6 +199,18 @@ impl BlockFp8 {
         data: &mut [u8],
         scale_inv: &mut [u8],
     ) -> Result<(), Error> {
+        self.quantize_uninit(src, shape, as_uninit(data), as_uninit(scale_inv))
+    }
+
+    /// [`quantize`](Self::quantize) into uninitialised buffers, all of which it initialises
+    /// on success.
+    pub fn quantize_uninit<S: BlockSource>(
+        &self,
+        src: &[S],
+        shape: Shape,
+        data: &mut [MaybeUninit<u8>],
+        scale_inv: &mut [MaybeUninit<u8>],
+    ) -> Result<(), Error> {
         self.check(shape, data.len(), scale_inv.len())?;
         expect_len("src", shape.len(), src.len())?;
         kernels::check_backend(self.backend)?;
@@ -217,12 +229,14 @@ impl BlockFp8 {
                 }
                 let s = self.scale(m);
                 let i = 4 * (tr * tiles_across + tc);
-                scale_inv[i..i + 4].copy_from_slice(&s.to_le_bytes());
+                for (slot, byte) in scale_inv[i..i + 4].iter_mut().zip(s.to_le_bytes()) {
+                    put(slot, byte);
+                }
                 for r in r0..r1 {
                     let row = &src[r * shape.stride() + c0..r * shape.stride() + c1];
                     for (d, x) in data[r * cols + c0..r * cols + c1].iter_mut().zip(row) {
                         let q = soft::div(x.f32_bits(), s);
-                        *d = codec::narrow_f32::<F8E4M3>(q, SAT) as u8;
+                        put(d, codec::narrow_f32::<F8E4M3>(q, SAT) as u8);
                     }
                 }
             }

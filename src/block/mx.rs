@@ -25,8 +25,14 @@ pub enum MxElement {
     /// MXFP8 with [`F8E5M2`](crate::F8E5M2) elements (max 57344, emax 15).
     E5M2,
     /// MXFP6 with [`F6E2M3`](crate::F6E2M3) elements, one per byte (max 7.5, emax 2).
+    ///
+    /// One code per byte (low 6 bits) is how torchao's `MXTensor`, ml_dtypes and the
+    /// safetensors `F6_E2M3` dtype hold fp6. No checkpoint format defines a packed form
+    /// (torchao's `pack_uint6`, 4 codes in 3 bytes, feeds its own GPU kernels), so vcvt
+    /// offers none.
     E2M3,
-    /// MXFP6 with [`F6E3M2`](crate::F6E3M2) elements, one per byte (max 28, emax 4).
+    /// MXFP6 with [`F6E3M2`](crate::F6E3M2) elements, one per byte (max 28, emax 4), held
+    /// as [`E2M3`](Self::E2M3) is.
     E3M2,
     /// MXFP4 with [`F4E2M1`](crate::F4E2M1) elements, two per byte, element `2j` in the low
     /// nibble of byte `j` (max 6, emax 2).
@@ -123,9 +129,13 @@ pub enum MxProfile {
     ///
     /// NaN and ±Inf lanes make MLX convert a non-finite float to an integer (undefined in
     /// C++); vcvt gives such a block scale `0xFF` and codes 0, as the other profiles do.
-    /// MLX's Metal kernels differ from its CPU path (nearest-in-log2 rounding before
-    /// 0.32, RNE element thresholds, f32 arithmetic); this profile follows the CPU path,
-    /// which is the one a test can run here.
+    ///
+    /// MLX's Metal kernels differ from its CPU path: f32 arithmetic with subnormals
+    /// flushed, E2M1 by round-to-nearest-even thresholds with NaN → `+6`, E8M0 by
+    /// `round(log2 x)` then a round-up step clamped at `0xFE`. This profile follows the CPU
+    /// path, which is what runs (and can be tested) without Apple hardware; a Metal
+    /// profile is not offered because its block-level operation order could not be checked
+    /// against the GPU here.
     Mlx,
 }
 

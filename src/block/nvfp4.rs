@@ -202,6 +202,19 @@ impl Nvfp4 {
         scales: &mut [u8],
         tensor_scale: Option<f32>,
     ) -> Result<f32, Error> {
+        self.quantize_uninit(src, shape, as_uninit(data), as_uninit(scales), tensor_scale)
+    }
+
+    /// [`quantize`](Self::quantize) into uninitialised buffers, all of which it initialises
+    /// on success.
+    pub fn quantize_uninit<S: BlockSource>(
+        &self,
+        src: &[S],
+        shape: Shape,
+        data: &mut [MaybeUninit<u8>],
+        scales: &mut [MaybeUninit<u8>],
+        tensor_scale: Option<f32>,
+    ) -> Result<f32, Error> {
         self.check(shape, data.len(), scales.len())?;
         expect_len("src", shape.len(), src.len())?;
         kernels::check_backend(self.backend)?;
@@ -275,8 +288,8 @@ impl Nvfp4 {
     #[allow(clippy::too_many_arguments)]
     fn store(
         &self,
-        data: &mut [u8],
-        scales: &mut [u8],
+        data: &mut [MaybeUninit<u8>],
+        scales: &mut [MaybeUninit<u8>],
         cols: usize,
         r: usize,
         b: usize,
@@ -287,18 +300,18 @@ impl Nvfp4 {
     ) {
         match self.layout {
             NvLayout::Planar => {
-                scales[r * nblocks + b] = s8;
+                put(&mut scales[r * nblocks + b], s8);
                 let d = &mut data[r * cols.div_ceil(2) + b * BLOCK / 2..];
                 for j in 0..n.div_ceil(2) {
-                    d[j] = codes[2 * j] | (codes[2 * j + 1] << 4);
+                    put(&mut d[j], codes[2 * j] | (codes[2 * j + 1] << 4));
                 }
             }
             NvLayout::Ggml => {
                 let blk = &mut data[(r * cols / GGML_VALUES + b / 4) * GGML_BYTES..][..GGML_BYTES];
                 let i = b % 4;
-                blk[i] = s8;
+                put(&mut blk[i], s8);
                 for j in 0..8 {
-                    blk[4 + 8 * i + j] = codes[j] | (codes[j + 8] << 4);
+                    put(&mut blk[4 + 8 * i + j], codes[j] | (codes[j + 8] << 4));
                 }
             }
         }
