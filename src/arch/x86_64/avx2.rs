@@ -1039,7 +1039,7 @@ fn e4m3_to_f32x8(c: __m128i) -> __m256 {
 /// integer part 16 lanes at a time.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn e4m3_to_f16x16(c: __m128i) -> __m256i {
+pub(super) fn e4m3_to_f16x16(c: __m128i) -> __m256i {
     // Sign-extended, then shifted left by 7: fraction and exponent land in F16 position and
     // the sign fills bits 14 and 15; clearing bit 14 leaves `(code & 0x7F) << 7 | sign`.
     let w = _mm256_cvtepi8_epi16(c);
