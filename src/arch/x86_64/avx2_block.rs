@@ -46,15 +46,15 @@
 //! `STMXCSR`; otherwise, and for a NaN or infinite scale (whose NaN rules differ from x86's
 //! default NaN), the scalar `fp8::dequantize_run` runs. Under the default MXCSR `VMULPS` is
 //! the IEEE product: round to nearest even, subnormals kept. The code is widened as
-//! `h = code · 2^-8` (exact, see above) and multiplied by `256 · scale` (computed exactly
-//! with `soft::mul`; exact whenever finite, because multiplying by 256 only moves the
-//! exponent or shifts a subnormal left): `h · (256 · scale)` is the same real number as
-//! `code · scale`, so one `VMULPS` rounds it exactly once. When `256 · scale` overflows
-//! (`|scale| ≥ 2^120`), `h · 256` (exact) is multiplied by `scale` instead. A NaN code
+//! `h = code · 2^-8` (exact, see above) and multiplied by `256 · scale` (for a normal
+//! scale below 2^120: exponent field plus 8, exact): `h · (256 · scale)` is the same real
+//! number as `code · scale`, so one `VMULPS` rounds it exactly once. For other scales
+//! (zero, subnormal, at least 2^120), `h · 256` (exact) is multiplied by `scale`. A NaN code
 //! widens to the quiet NaN `0x7FC00000 | sign`, which `VMULPS` returns as is: the
 //! `soft::mul` rule (the first NaN operand, quieted). No invalid `0 · Inf` can occur (codes
-//! are finite or NaN, the scale is finite). BF16 rounds with the integer round to nearest
-//! even of the `avx2` module (NaN: top half with the quiet bit), F16 with `VCVTPS2PH`
+//! are finite or NaN, the scale is finite), so every NaN product is `0x7FC00000 | sign`.
+//! BF16 rounds with the integer round to nearest even of the `avx2` module, which keeps
+//! such a NaN's top half (`0x7FC0 | sign`, vcvt's narrowing), F16 with `VCVTPS2PH`
 //! (immediate 0), the narrowing `codec::narrow_f32` specifies. A run's last `len % 32`
 //! codes go through 32-element stack buffers (zero padding), so nothing is read or
 //! written outside the slices.
@@ -92,14 +92,14 @@ use core::mem::MaybeUninit;
 use core::ptr;
 
 use super::avx2::{
-    bf16_rne_no_nan, e4m3_to_f16x16, f32_to_bf16_codes, f32_to_f8_codes16, load_f32x32, pack_words,
-    splat, splat16, srl,
+    bf16_rne_no_nan, e4m3_to_f16x16, f32_to_f8_codes16, f32_to_f8_fma, load_f32x32,
+    mxcsr_rounds_to_nearest, pack_words, splat, splat16, srl,
 };
 use super::avx2_small::{f32_codes16, lut_f32x32, order_bytes, pair_nibbles};
 use crate::block::kernels::{
     self as kern, BlockKernels, Fp8DequantFn, MxDequantFn, MxQuantFn, MxRule,
 };
-use crate::block::{BlockDest, MxElement, soft};
+use crate::block::{BlockDest, MxElement};
 use crate::codec::Format;
 use crate::{BF16, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E5M2, F16};
 
@@ -167,8 +167,8 @@ trait Dest {
     /// # Safety
     /// `dst` writable for `32 · SIZE` bytes; AVX2, FMA and F16C present.
     unsafe fn store_exact(dst: *mut u8, v: [__m256; 4]);
-    /// Stores 32 arbitrary f32 values rounded to nearest even to `T` (NaN as
-    /// `codec::narrow_f32` with `Preserve`). May assume the default MXCSR.
+    /// Stores 32 f32 values rounded to nearest even to `T`, where every NaN among them is
+    /// a canonical quiet NaN (`0x7FC00000` with either sign). May assume the default MXCSR.
     ///
     /// # Safety
     /// As for [`store_exact`](Self::store_exact), and MXCSR is the default.
@@ -262,24 +262,11 @@ impl Dest for ToBf16 {
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c")]
     unsafe fn store_rounded(dst: *mut u8, v: [__m256; 4]) {
-        // Any NaN among the 32? (An unordered compare is true where either operand is a
-        // NaN.) Without one, the rounding without NaN lanes; both are the codec's rule.
-        let nan = _mm256_or_ps(
-            _mm256_cmp_ps::<_CMP_UNORD_Q>(v[0], v[1]),
-            _mm256_cmp_ps::<_CMP_UNORD_Q>(v[2], v[3]),
-        );
-        let i = _mm256_castps_si256;
-        let (a, b) = if _mm256_testz_ps(nan, nan) == 1 {
-            (
-                pack_words(bf16_rne_no_nan(i(v[0])), bf16_rne_no_nan(i(v[1]))),
-                pack_words(bf16_rne_no_nan(i(v[2])), bf16_rne_no_nan(i(v[3]))),
-            )
-        } else {
-            (
-                pack_words(f32_to_bf16_codes(i(v[0])), f32_to_bf16_codes(i(v[1]))),
-                pack_words(f32_to_bf16_codes(i(v[2])), f32_to_bf16_codes(i(v[3]))),
-            )
-        };
+        // The integer round to nearest even at bit 16. Without NaN lanes handled apart: a
+        // canonical quiet NaN `0x7FC00000 | sign` plus 0x7FFF (its bit 16 is 0) keeps its
+        // top half, `0x7FC0 | sign`, which is what vcvt's f32 -> BF16 narrowing gives it.
+        let r = |x: __m256| bf16_rne_no_nan(_mm256_castps_si256(x));
+        let (a, b) = (pack_words(r(v[0]), r(v[1])), pack_words(r(v[2]), r(v[3])));
         let d = dst.cast::<__m256i>();
         // SAFETY: 32 u16 (64 bytes) writable at dst.
         unsafe {
@@ -685,16 +672,17 @@ unsafe fn fp8_dequant_entry<D: Dest>(codes: *const u8, scale: u32, len: usize, d
         unsafe { fp8_dequant_scalar::<D>(codes, scale, len, dst) };
         return;
     }
-    // 256 · scale, exact when finite (module docs).
-    let s256 = soft::mul(scale, 0x4380_0000);
     // SAFETY: the caller's ranges are forwarded; MXCSR was just found to be the default;
     // this table is only reachable through backends chosen after `avx2_available()`
     // confirmed AVX2, FMA and F16C.
     unsafe {
-        if s256 & 0x7FFF_FFFF < 0x7F80_0000 {
-            let f = _mm256_set1_ps(f32::from_bits(s256));
+        let e = (scale >> 23) & 0xFF;
+        if (1..=246).contains(&e) {
+            // 256 · scale: exponent field e + 8 <= 254, a normal f32, exact.
+            let f = _mm256_set1_ps(f32::from_bits(scale + (8 << 23)));
             fp8_dequant_simd::<D, false>(codes, f, len, dst)
         } else {
+            // A subnormal or zero scale, or 256 · scale above f32's range.
             let f = _mm256_set1_ps(f32::from_bits(scale));
             fp8_dequant_simd::<D, true>(codes, f, len, dst)
         }
@@ -713,6 +701,18 @@ trait QuantElem: MxElem {
     /// # Safety
     /// `c` writable for `BYTES` bytes; AVX2, FMA and F16C present.
     unsafe fn store_codes(c: *mut u8, y: [__m256i; 4]);
+    /// [`store_codes`](Self::store_codes) when MXCSR rounds to nearest (FTZ and DAZ may
+    /// be set): E4M3 and E5M2 use the faster fused multiply-add narrowing of the `avx2`
+    /// module, which depends on the rounding mode only.
+    ///
+    /// # Safety
+    /// As for [`store_codes`](Self::store_codes), and MXCSR rounds to nearest.
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn store_codes_rn(c: *mut u8, y: [__m256i; 4]) {
+        // SAFETY: forwarded.
+        unsafe { Self::store_codes(c, y) }
+    }
 }
 
 /// E4M3 and E5M2 by the integer narrowing of the `avx2` module.
@@ -726,6 +726,13 @@ macro_rules! quant_f8 {
                 let w23 = f32_to_f8_codes16::<$t, true>(y[2], y[3]);
                 // SAFETY: 32 bytes writable at c.
                 unsafe { _mm256_storeu_si256(c.cast(), order_bytes(w01, w23)) };
+            }
+
+            #[inline]
+            #[target_feature(enable = "avx2,fma,f16c")]
+            unsafe fn store_codes_rn(c: *mut u8, y: [__m256i; 4]) {
+                // SAFETY: 32 bytes writable at c.
+                unsafe { _mm256_storeu_si256(c.cast(), f32_to_f8_fma::<$t, true, 4>(y)) };
             }
         }
     )*};
@@ -786,17 +793,53 @@ unsafe fn mx_quant_scalar<E: MxElem>(rule: MxRule, x: *const u8, c: *mut u8, sca
     }
 }
 
+/// The scale byte of a block with largest magnitude bits `amax`: `mx::scale_byte`, with
+/// the `Ceil` rule's f32 division replaced by integer arithmetic for normal quotients.
+///
+/// For `amax` with exponent field `ea ≥ emax + 2` and fraction `fa`, and `max = M · 2^emax`
+/// (`1 ≤ M < 2`, fraction field `fm`), the quotient is `amax / max = r · 2^q` with
+/// `r = A / M` (A the significand of amax) in `(1/2, 2)` and `q = ea − 127 − emax ≥ −125`,
+/// so its f32 rounding `d = RN(r) · 2^q` is a normal number (`RN` at 24 bits). `Ceil` wants
+/// the smallest `2^(b − 127) ≥ d`: `b = q + 127` when `RN(r) ≤ 1` and `q + 128` when
+/// `RN(r) > 1` (then `RN(r) < 2`, as `r < 2/1.5`). `RN(r) > 1` exactly when `r > 1 + 2^-24`
+/// (the midpoint to the next f32 above 1; at the midpoint itself the tie goes to the even
+/// 1), i.e. `A − M > M · 2^-24`. In units of 2^-23, `A − M` is the integer `fa − fm` and
+/// `M · 2^-24` lies in `[1/2, 1)`, so this is `fa > fm`. Hence
+/// `b = ea − emax + [fa > fm]`, which is `((amax + 0x7FFFFF − fm) >> 23) − emax` (the
+/// carry out of the fraction is the comparison), clamped to 254. Smaller `amax` (tiny
+/// blocks, where `d` may be subnormal) and NaN/Inf go to `mx::scale_byte`.
+#[inline(always)]
+fn scale_byte<const CEIL: bool>(element: MxElement, amax: u32) -> u8 {
+    let emax = element.emax() as u32;
+    if CEIL && amax < 0x7F80_0000 && amax >> 23 >= emax + 2 {
+        let fm = element.max().to_bits() & 0x007F_FFFF;
+        (((amax + (0x007F_FFFF - fm)) >> 23) - emax).min(254) as u8
+    } else {
+        let rule = if CEIL { MxRule::Ceil } else { MxRule::Ocp };
+        kern::mx_scale_byte(element, rule, amax)
+    }
+}
+
 /// Lowest and highest scale byte of the SIMD quantization path (module docs).
 const Q_LO: u8 = 18;
 const Q_HI: u8 = 254;
 
+/// Blocks per pass of [`mx_quant`] (4 KiB of f32 values fits in L1).
+const CHUNK: usize = 32;
+
 /// MX quantization of `blocks` whole blocks of f32.
+///
+/// Two passes per chunk of up to [`CHUNK`] blocks: the scale bytes (and each block's
+/// integer constants), then the codes. The scale of a block is a long dependency chain
+/// (horizontal maximum, scalar scale rule, broadcast) that the whole narrowing of the
+/// block would wait on; computing all of a chunk's scales first lets their chains overlap
+/// and the narrowing pass start from constants already in memory.
 ///
 /// # Safety
 /// The `MxQuantFn` contract for element `E`; AVX2, FMA and F16C.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn mx_quant<E: QuantElem, const CEIL: bool>(
+unsafe fn mx_quant<E: QuantElem, const CEIL: bool, const RN: bool>(
     src: *const u8,
     blocks: usize,
     codes: *mut u8,
@@ -804,54 +847,76 @@ unsafe fn mx_quant<E: QuantElem, const CEIL: bool>(
 ) {
     let rule = if CEIL { MxRule::Ceil } else { MxRule::Ocp };
     let abs = splat(0x7FFF_FFFF);
-    for b in 0..blocks {
-        // SAFETY: b < blocks: values 32b..32b + 32 (128 bytes), code bytes b · BYTES..
-        // + BYTES and scale b are inside the caller's ranges.
-        let (p, c, sp) = unsafe {
-            (
-                src.add(b * 4 * BLOCK),
-                codes.add(b * E::BYTES),
-                scales.add(b),
-            )
-        };
-        // SAFETY: 128 bytes readable at p.
-        let x = unsafe { load_f32x32(p) };
-        let a = x.map(|v| _mm256_and_si256(v, abs));
-        // The magnitudes' unsigned maximum orders them as values, NaN above +Inf.
-        let m = _mm256_max_epu32(_mm256_max_epu32(a[0], a[1]), _mm256_max_epu32(a[2], a[3]));
-        let s = kern::mx_scale_byte(E::ELEMENT, rule, hmax_epu32(m));
-        if (Q_LO..=Q_HI).contains(&s) {
-            // y = x · 2^k in integer arithmetic (module docs): lanes with e ≥ 1 and
-            // e + k ≥ 1, i.e. magnitude bits at least max(1, 1 − k) << 23, get k added to
-            // the exponent field; the others keep only their sign (±0). Magnitudes are
-            // below 2^31, so the signed compare is an unsigned one.
+    let sign = splat(0x8000_0000);
+    let mut sbuf = [0u8; CHUNK];
+    let mut step = [0u32; CHUNK];
+    let mut below = [0u32; CHUNK];
+    let mut start = 0;
+    while start < blocks {
+        let n = (blocks - start).min(CHUNK);
+        for j in 0..n {
+            // SAFETY: block start + j < blocks: its 128 bytes are readable.
+            let x = unsafe { load_f32x32(src.add((start + j) * 4 * BLOCK)) };
+            let a = x.map(|v| _mm256_and_si256(v, abs));
+            // The magnitudes' unsigned maximum orders them as values, NaN above +Inf.
+            let m = _mm256_max_epu32(_mm256_max_epu32(a[0], a[1]), _mm256_max_epu32(a[2], a[3]));
+            let s = scale_byte::<CEIL>(E::ELEMENT, hmax_epu32(m));
+            sbuf[j] = s;
+            // y = x · 2^k, k = 127 - s, in integer arithmetic (module docs): lanes whose
+            // magnitude bits are at least max(1, 1 - k) << 23 (e >= 1 and e + k >= 1) get k
+            // added to the exponent field, the others keep only their sign (±0). Computed
+            // for every s (no overflow for 0..=255), used only for Q_LO..=Q_HI.
             let k = 127 - s as i32;
-            let min = (1.max(1 - k) as u32) << 23;
-            let step = splat((k << 23) as u32);
-            let sign = splat(0x8000_0000);
-            let y = |i: usize| {
-                let keep = _mm256_cmpgt_epi32(a[i], splat(min - 1));
-                _mm256_or_si256(
-                    _mm256_and_si256(keep, _mm256_add_epi32(a[i], step)),
-                    _mm256_and_si256(x[i], sign),
+            step[j] = (k << 23) as u32;
+            below[j] = ((1.max(1 - k) as u32) << 23) - 1;
+        }
+        for j in 0..n {
+            let s = sbuf[j];
+            // SAFETY: block b = start + j < blocks: values 32b..32b + 32 (128 bytes), code
+            // bytes b · BYTES.. + BYTES and scale b are inside the caller's ranges.
+            let (p, c, sp) = unsafe {
+                let b = start + j;
+                (
+                    src.add(b * 4 * BLOCK),
+                    codes.add(b * E::BYTES),
+                    scales.add(b),
                 )
             };
-            // SAFETY: E::BYTES bytes writable at c; scale b writable.
-            unsafe {
-                sp.write(s);
-                E::store_codes(c, [y(0), y(1), y(2), y(3)]);
+            if (Q_LO..=Q_HI).contains(&s) {
+                // SAFETY: 128 bytes readable at p.
+                let x = unsafe { load_f32x32(p) };
+                let (add, min) = (splat(step[j]), splat(below[j]));
+                // Magnitudes are below 2^31, so the signed compare is an unsigned one.
+                let y = |v: __m256i| {
+                    let a = _mm256_and_si256(v, abs);
+                    let keep = _mm256_cmpgt_epi32(a, min);
+                    _mm256_or_si256(
+                        _mm256_and_si256(keep, _mm256_add_epi32(a, add)),
+                        _mm256_and_si256(v, sign),
+                    )
+                };
+                // SAFETY: E::BYTES bytes writable at c, scale b writable.
+                unsafe {
+                    sp.write(s);
+                    if RN {
+                        E::store_codes_rn(c, x.map(y));
+                    } else {
+                        E::store_codes(c, x.map(y));
+                    }
+                }
+            } else if s == 0xFF {
+                // A NaN or infinity in the block: scale 0xFF and zero codes.
+                // SAFETY: as above.
+                unsafe {
+                    sp.write(s);
+                    ptr::write_bytes(c, 0, E::BYTES);
+                }
+            } else {
+                // SAFETY: as above (the scalar code writes the same scale byte).
+                unsafe { mx_quant_scalar::<E>(rule, p, c, sp) };
             }
-        } else if s == 0xFF {
-            // A NaN or infinity in the block: scale 0xFF and zero codes.
-            // SAFETY: as above.
-            unsafe {
-                sp.write(s);
-                ptr::write_bytes(c, 0, E::BYTES);
-            }
-        } else {
-            // SAFETY: as above (the scalar code writes the same scale byte).
-            unsafe { mx_quant_scalar::<E>(rule, p, c, sp) };
         }
+        start += n;
     }
 }
 
@@ -866,8 +931,15 @@ unsafe fn mx_quant_entry<E: QuantElem, const CEIL: bool>(
     scales: *mut u8,
 ) {
     // SAFETY: the caller's ranges are forwarded; this table is only reachable through
-    // backends chosen after `avx2_available()` confirmed AVX2, FMA and F16C.
-    unsafe { mx_quant::<E, CEIL>(src, blocks, codes, scales) }
+    // backends chosen after `avx2_available()` confirmed AVX2, FMA and F16C; the `RN`
+    // variant runs only when MXCSR was just found to round to nearest.
+    unsafe {
+        if mxcsr_rounds_to_nearest() {
+            mx_quant::<E, CEIL, true>(src, blocks, codes, scales)
+        } else {
+            mx_quant::<E, CEIL, false>(src, blocks, codes, scales)
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------
