@@ -446,12 +446,12 @@ fp6_elem!(F6E2M3, E2M3, 4, 252);
 fp6_elem!(F6E3M2, E3M2, 5, 250);
 
 /// The BF16 codes of the 16 E2M1 codes (0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives).
-const E2M1_BF16: [u16; 16] = [
+static E2M1_BF16: [u16; 16] = [
     0x0000, 0x3F00, 0x3F80, 0x3FC0, 0x4000, 0x4040, 0x4080, 0x40C0, //
     0x8000, 0xBF00, 0xBF80, 0xBFC0, 0xC000, 0xC040, 0xC080, 0xC0C0,
 ];
 /// All ones for the E2M1 codes with a non-zero value (every code but ±0).
-const E2M1_NONZERO: [u16; 16] = [
+static E2M1_NONZERO: [u16; 16] = [
     0, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, //
     0, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF,
 ];
