@@ -8,6 +8,14 @@
 
 use crate::{Backend, Error};
 
+/// The scalar block functions that SIMD kernels fall back to for the blocks they leave to
+/// the specification (`src/block/mx.rs`, `src/block/fp8.rs`).
+pub(crate) use super::fp8::dequantize_run as fp8_dequantize_run;
+pub(crate) use super::mx::{
+    dequantize_block as mx_dequantize_block, quantize_row as mx_quantize_row,
+    scale_byte as mx_scale_byte,
+};
+
 /// The scale rules with an integer definition that SIMD kernels implement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum MxRule {
@@ -70,6 +78,10 @@ static SCALAR: BlockKernels = BlockKernels::empty();
 fn table(backend: Backend) -> &'static BlockKernels {
     match backend {
         Backend::Scalar => &SCALAR,
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 | Backend::Avx512 | Backend::Avx512Vbmi | Backend::Avx512Bf16 => {
+            &crate::arch::x86_64::avx2_block::KERNELS
+        }
         #[allow(unreachable_patterns)]
         _ => &SCALAR,
     }

@@ -709,7 +709,7 @@ impl<F: Format, const SAT: bool> Steps for F32ToF8<F, SAT> {
 /// Whether MXCSR's rounding control (bits 13-14) is round to nearest, which the fused
 /// multiply-add of [`F32ToF8Fma`] needs (AVX2 has no rounding immediate for it).
 #[inline]
-fn mxcsr_rounds_to_nearest() -> bool {
+pub(super) fn mxcsr_rounds_to_nearest() -> bool {
     let mut csr = 0u32;
     // SAFETY: STMXCSR stores MXCSR into the 4 bytes of `csr`, a live local, and does nothing
     // else. Every x86-64 CPU has it (SSE).
@@ -741,7 +741,9 @@ fn code_gather_index(j: usize) -> __m256i {
 /// 2^7, so it is never flushed; the compare, minimum and maximum do not round.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn f32_to_f8_fma<F: Format, const SAT: bool, const N: usize>(x: [__m256i; N]) -> __m256i {
+pub(super) fn f32_to_f8_fma<F: Format, const SAT: bool, const N: usize>(
+    x: [__m256i; N],
+) -> __m256i {
     const { assert!(N == 1 || N == 4) };
     let cap_code = if SAT { F::MAX } else { F::OVERFLOW_NONSAT };
     let c = const {
@@ -1039,7 +1041,7 @@ fn e4m3_to_f32x8(c: __m128i) -> __m256 {
 /// integer part 16 lanes at a time.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn e4m3_to_f16x16(c: __m128i) -> __m256i {
+pub(super) fn e4m3_to_f16x16(c: __m128i) -> __m256i {
     // Sign-extended, then shifted left by 7: fraction and exponent land in F16 position and
     // the sign fills bits 14 and 15; clearing bit 14 leaves `(code & 0x7F) << 7 | sign`.
     let w = _mm256_cvtepi8_epi16(c);

@@ -385,7 +385,7 @@ fn finish16<F: Format, const SAT: bool>(code: __m256i, sub: __m256i, signs: __m2
 /// in the order of `VPACKUSDW(x0, x1)`: `[x0 0-3, x1 0-3 | x0 4-7, x1 4-7]`.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn f32_codes16<F: Format, const SAT: bool>(x0: __m256i, x1: __m256i) -> __m256i {
+pub(super) fn f32_codes16<F: Format, const SAT: bool>(x0: __m256i, x1: __m256i) -> __m256i {
     let abs = splat(0x7FFF_FFFF);
     let (a0, a1) = (_mm256_and_si256(x0, abs), _mm256_and_si256(x1, abs));
     // Normal candidate (module docs): re-biased so that 2^emin has exponent field 0,
@@ -421,7 +421,7 @@ fn f32_codes16<F: Format, const SAT: bool>(x0: __m256i, x1: __m256i) -> __m256i 
 /// bytes in element order.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn order_bytes(w01: __m256i, w23: __m256i) -> __m256i {
+pub(super) fn order_bytes(w01: __m256i, w23: __m256i) -> __m256i {
     // VPACKUSWB gives 32-bit groups [0-3, 8-11, 16-19, 24-27 | 4-7, 12-15, 20-23, 28-31].
     _mm256_permutevar8x32_epi32(
         _mm256_packus_epi16(w01, w23),
@@ -477,7 +477,7 @@ impl<F: Format, const SAT: bool> Steps for F32ToSmall<F, SAT> {
 /// `code[2i] | code[2i + 1] << 4` (`VPMADDUBSW` with weights 1 and 16; at most 255).
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn pair_nibbles(b: __m256i) -> __m256i {
+pub(super) fn pair_nibbles(b: __m256i) -> __m256i {
     _mm256_maddubs_epi16(b, splat16(0x1001))
 }
 
@@ -901,7 +901,7 @@ fn table(t: &[u8; 16]) -> __m256i {
 /// zero), and two rounds of in-lane unpacks with zeros build the f32 bits. Integer only.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn lut_f32x32<F: Format>(c: __m256i) -> [__m256; 4] {
+pub(super) fn lut_f32x32<F: Format>(c: __m256i) -> [__m256; 4] {
     const { assert!(F::BITS == 4 || F::BITS == 6) };
     let c = planes_order(c);
     // The table index: the low 4 bits (bit 7 clear, which VPSHUFB would read as "zero").

@@ -5,6 +5,7 @@
 //! only if the build enables its target features at compile time.
 
 pub(crate) mod avx2;
+pub(crate) mod avx2_block;
 mod avx2_direct;
 mod avx2_small;
 pub(crate) mod avx512;

@@ -1,0 +1,990 @@
+//! AVX2 block kernels (`src/block/kernels.rs`): MX dequantization and quantization and
+//! block FP8 dequantization, bit for bit the scalar loops of `src/block/` (the
+//! specification), whatever MXCSR holds.
+//!
+//! # MX dequantization (`mx_dequant`)
+//!
+//! The scalar code rounds the exact product `decode(code) · 2^(s − 127)` once to the
+//! destination. Every element value has at most 4 significant bits, so whenever the
+//! product of every non-zero code of the element is a *normal* f32, it is exact in f32, and
+//! rounding that f32 once to BF16 or F16 is the scalar result. For each element that holds
+//! for the scale bytes `LO..=HI` with `LO = 1 − log2(smallest subnormal)` (the smallest
+//! product is at least 2^-126) and `HI = 254 − emax` (the largest is below 2^128): E4M3
+//! 10..=246, E5M2 17..=239, E2M3 4..=252, E3M2 5..=250, E2M1 2..=252. Such blocks take the
+//! SIMD path; scale `0xFF` stores the canonical NaN block; the few other scales (tiny or
+//! huge blocks, whose products can be f32 subnormals or overflow) run the scalar
+//! `mx::dequantize_block` through stack buffers.
+//!
+//! * **f32 values of the codes**, exact and without MXCSR dependence: E4M3 by the F16 trick
+//!   of the `avx2` module (`e4m3_to_f16x16`: the value times 2^-8 as an F16 code, NaN as the
+//!   F16 quiet NaN with the code's sign), E5M2 as `code << 8` (an F16 code), both widened by
+//!   `VCVTPH2PS` (exact, ignores MXCSR, quiets NaN keeping the payload); fp6 by the
+//!   `avx2_small` table lookup (`lut_f32x32`, integer only).
+//! * **scaling**: one `VMULPS` by the power of two `2^(s − 127)` (E4M3: `2^(s − 119)`, which
+//!   also undoes the 2^-8). Its operands are normal (or zero, Inf, quiet NaN) and, inside
+//!   `LO..=HI`, its result is a normal f32 or zero: the product is exact, so neither the
+//!   rounding mode nor FTZ/DAZ can change it; a quiet NaN operand is returned unchanged
+//!   and an infinity stays infinite; nothing raises an exception.
+//! * **destination**: f32 as is; BF16 by truncation (`x >> 16`: at most 4 significant
+//!   bits, so the low half is zero; a quiet NaN's top half is what vcvt's f32 → BF16
+//!   narrowing keeps, the quiet bit already set); F16 by `VCVTPS2PH` with immediate 0 (round
+//!   to nearest even, not MXCSR.RC, F16 subnormals kept whatever FTZ says; its inputs are
+//!   normal, so DAZ does not apply), the IEEE narrowing vcvt specifies, NaN included.
+//! * **E2M1** takes a shorter route: per block, the 16 BF16 codes of the E2M1 codes times
+//!   `2^(s − 127)` (a constant table plus `(s − 127) << 7` in the exponent field of the
+//!   14 non-zero codes; exact inside `LO..=HI` because the scaled exponents stay in 1..=254,
+//!   so no carry or borrow reaches the sign bit), split into a low-byte and a high-byte
+//!   `VPSHUFB` table. Each 16-byte run of packed codes then costs two nibble lookups per
+//!   byte plane and the interleaves. f32 is the BF16 code shifted left by 16 (exact), F16
+//!   is `VCVTPS2PH` of that f32 (one rounding).
+//!
+//! # Block FP8 dequantization (`fp8_dequant`)
+//!
+//! `dst[i] = D(f32(f32(code) · scale))`: the f32 product is rounded, so it is computed with
+//! `VMULPS` only when MXCSR is the default (`0x1F80`, exception flags ignored: round to
+//! nearest even, no FTZ, no DAZ, all exceptions masked), checked once per call with
+//! `STMXCSR`; otherwise, and for a NaN or infinite scale (whose NaN rules differ from x86's
+//! default NaN), the scalar `fp8::dequantize_run` runs. Under the default MXCSR `VMULPS` is
+//! the IEEE product: round to nearest even, subnormals kept. The code is widened as
+//! `h = code · 2^-8` (exact, see above) and multiplied by `256 · scale` (for a normal
+//! scale below 2^120: exponent field plus 8, exact): `h · (256 · scale)` is the same real
+//! number as `code · scale`, so one `VMULPS` rounds it exactly once. For other scales
+//! (zero, subnormal, at least 2^120), `h · 256` (exact) is multiplied by `scale`. A NaN code
+//! widens to the quiet NaN `0x7FC00000 | sign`, which `VMULPS` returns as is: the
+//! `soft::mul` rule (the first NaN operand, quieted). No invalid `0 · Inf` can occur (codes
+//! are finite or NaN, the scale is finite), so every NaN product is `0x7FC00000 | sign`.
+//! BF16 rounds with the integer round to nearest even of the `avx2` module, which keeps
+//! such a NaN's top half (`0x7FC0 | sign`, vcvt's narrowing), F16 with `VCVTPS2PH`
+//! (immediate 0), the narrowing `codec::narrow_f32` specifies. A run's last `len % 32`
+//! codes go through 32-element stack buffers (zero padding), so nothing is read or
+//! written outside the slices.
+//!
+//! # MX quantization (`mx_quant`)
+//!
+//! Per block of 32 f32: `amax` is the unsigned maximum of the magnitude bits (a NaN is
+//! above `+Inf`, as `amax_bits` orders them) and the scale byte is the scalar
+//! `mx::scale_byte` of it (one per 32 values; for `Ceil` its division is `soft::div`).
+//! Scale `0xFF` (a NaN or infinity in the block) writes zero codes. For scales
+//! `18..=254` the codes are one rounding of `y = x · 2^k`, `k = 127 − s` in `−127..=109`,
+//! computed in integer arithmetic:
+//!
+//! * a lane whose exponent field `e` has `e ≥ 1` and `e + k ≥ 1` gets `x + (k << 23)`: the
+//!   same sign and fraction with exponent `e + k`, exactly `x · 2^k`. The new field never
+//!   exceeds 254: below scale 254 the scale is not clamped, so every `|y|` is below
+//!   `2^(emax + 1)` (Ocp) or at most about `max` (Ceil), below 2^17; at 254 (`k = −127`)
+//!   the field is `e − 127 ≤ 127` (the block has no infinity, so `e ≤ 254`);
+//! * every other lane (zero, f32 subnormal, or `e + k ≤ 0`) becomes `±0` with its sign:
+//!   its `|y|` is below `2^(k − 126) ≤ 2^-17`, less than half the smallest subnormal of
+//!   every element (E5M2's, 2^-16, is the smallest), so the scalar code is `±0` too;
+//!
+//! then the f32 → element narrowing of the `avx2` (E4M3, E5M2: `f32_to_f8_codes16`) or
+//! `avx2_small` (fp6, fp4: `f32_codes16`) module with `Saturate`, whose results do not
+//! depend on MXCSR. E2M1 codes are then paired into bytes (`pair_nibbles`). Blocks with
+//! scales 0..=17 (tiny blocks, whose f32 subnormal values can give non-zero codes) run the
+//! scalar `mx::quantize_row` through stack buffers.
+//!
+//! Kernels take whole blocks only (the slots' contract); loads and stores are unaligned
+//! and stay inside the ranges the contract gives.
+
+use core::arch::asm;
+use core::arch::x86_64::*;
+use core::mem::MaybeUninit;
+use core::ptr;
+
+use super::avx2::{
+    bf16_rne_no_nan, e4m3_to_f16x16, f32_to_f8_codes16, f32_to_f8_fma, load_f32x32,
+    mxcsr_rounds_to_nearest, pack_words, splat, splat16, srl,
+};
+use super::avx2_small::{f32_codes16, lut_f32x32, order_bytes, pair_nibbles};
+use crate::block::kernels::{
+    self as kern, BlockKernels, Fp8DequantFn, MxDequantFn, MxQuantFn, MxRule,
+};
+use crate::block::{BlockDest, MxElement};
+use crate::codec::Format;
+use crate::{BF16, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E5M2, F16};
+
+/// Values per MX block.
+const BLOCK: usize = 32;
+
+// ---------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------
+
+/// `2^e` in every f32 lane, for `−126 ≤ e ≤ 127` (a normal f32: biased exponent `e + 127`
+/// in 1..=254, fraction zero).
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn pow2(e: i32) -> __m256 {
+    debug_assert!((-126..=127).contains(&e));
+    _mm256_castsi256_ps(splat(((e + 127) as u32) << 23))
+}
+
+/// The unsigned maximum of the eight 32-bit lanes of `m`.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn hmax_epu32(m: __m256i) -> u32 {
+    let m = _mm_max_epu32(_mm256_castsi256_si128(m), _mm256_extracti128_si256::<1>(m));
+    // Swap 64-bit halves, then 32-bit neighbours: every lane ends up with the maximum.
+    let m = _mm_max_epu32(m, _mm_shuffle_epi32::<0x4E>(m));
+    let m = _mm_max_epu32(m, _mm_shuffle_epi32::<0xB1>(m));
+    _mm_cvtsi128_si32(m) as u32
+}
+
+/// Whether MXCSR is the default: round to nearest even, no FTZ, no DAZ, all six exceptions
+/// masked (`0x1F80`); the six sticky exception flags (bits 0-5) may be set.
+#[inline]
+fn mxcsr_is_default() -> bool {
+    let mut csr = 0u32;
+    // SAFETY: STMXCSR stores MXCSR into the 4 bytes of `csr`, a live local, and does nothing
+    // else. Every x86-64 CPU has it (SSE).
+    unsafe {
+        asm!(
+            "stmxcsr [{p}]",
+            p = in(reg) &mut csr,
+            options(nostack, preserves_flags)
+        )
+    };
+    csr & !0x3F == 0x1F80
+}
+
+// ---------------------------------------------------------------------------------------
+// Destinations
+// ---------------------------------------------------------------------------------------
+
+/// A dequantization destination: f32, BF16 or F16.
+trait Dest {
+    /// The destination type, for the scalar fallbacks.
+    type T: BlockDest;
+    /// Bytes per value.
+    const SIZE: usize;
+    /// The bits of the canonical NaN (`+NaN` `0x7FC00000` narrowed), as `T`'s code.
+    const NAN: u32;
+    /// Stores 32 f32 values (in order) each of which is an f32 value whose rounding to `T`
+    /// is wanted, where the rounding is exact or done by an instruction that ignores MXCSR
+    /// for these inputs (normal, zero, Inf or quiet NaN; at most 4 significant bits for
+    /// BF16).
+    ///
+    /// # Safety
+    /// `dst` writable for `32 · SIZE` bytes; AVX2, FMA and F16C present.
+    unsafe fn store_exact(dst: *mut u8, v: [__m256; 4]);
+    /// Stores 32 f32 values rounded to nearest even to `T`, where every NaN among them is
+    /// a canonical quiet NaN (`0x7FC00000` with either sign). May assume the default MXCSR.
+    ///
+    /// # Safety
+    /// As for [`store_exact`](Self::store_exact), and MXCSR is the default.
+    unsafe fn store_rounded(dst: *mut u8, v: [__m256; 4]);
+    /// Stores 32 BF16 codes given as the 16-bit lanes of `a` (values 0-7 | 16-23) and `b`
+    /// (values 8-15 | 24-31), each a normal BF16 value, zero, of at most 2 significant bits.
+    ///
+    /// # Safety
+    /// As for [`store_exact`](Self::store_exact).
+    unsafe fn store_bf16_words(dst: *mut u8, a: __m256i, b: __m256i);
+}
+
+/// f32 destination.
+struct ToF32;
+/// BF16 destination.
+struct ToBf16;
+/// F16 destination.
+struct ToF16;
+
+/// The f32 (BF16 code shifted left by 16) of the words of [`Dest::store_bf16_words`], in
+/// order. `VPUNPCKL/HWD` with zeros work within 128-bit lanes: `[0-3 | 16-19]`,
+/// `[4-7 | 20-23]`, `[8-11 | 24-27]`, `[12-15 | 28-31]`; `VPERM2I128` puts them in order.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn bf16_words_to_f32(a: __m256i, b: __m256i) -> [__m256; 4] {
+    let z = _mm256_setzero_si256();
+    let (a0, a1) = (_mm256_unpacklo_epi16(z, a), _mm256_unpackhi_epi16(z, a));
+    let (b0, b1) = (_mm256_unpacklo_epi16(z, b), _mm256_unpackhi_epi16(z, b));
+    let f = _mm256_castsi256_ps;
+    [
+        f(_mm256_permute2x128_si256::<0x20>(a0, a1)),
+        f(_mm256_permute2x128_si256::<0x20>(b0, b1)),
+        f(_mm256_permute2x128_si256::<0x31>(a0, a1)),
+        f(_mm256_permute2x128_si256::<0x31>(b0, b1)),
+    ]
+}
+
+impl Dest for ToF32 {
+    type T = f32;
+    const SIZE: usize = 4;
+    const NAN: u32 = 0x7FC0_0000;
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn store_exact(dst: *mut u8, v: [__m256; 4]) {
+        let d = dst.cast::<f32>();
+        // SAFETY: 32 f32 (128 bytes) writable at dst; unaligned stores.
+        unsafe {
+            _mm256_storeu_ps(d, v[0]);
+            _mm256_storeu_ps(d.add(8), v[1]);
+            _mm256_storeu_ps(d.add(16), v[2]);
+            _mm256_storeu_ps(d.add(24), v[3]);
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn store_rounded(dst: *mut u8, v: [__m256; 4]) {
+        // SAFETY: forwarded; f32 needs no rounding.
+        unsafe { Self::store_exact(dst, v) }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn store_bf16_words(dst: *mut u8, a: __m256i, b: __m256i) {
+        // SAFETY: forwarded; every BF16 value is an f32 value.
+        unsafe { Self::store_exact(dst, bf16_words_to_f32(a, b)) }
+    }
+}
+
+impl Dest for ToBf16 {
+    type T = BF16;
+    const SIZE: usize = 2;
+    const NAN: u32 = 0x7FC0;
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn store_exact(dst: *mut u8, v: [__m256; 4]) {
+        // Truncation: the low 16 bits are zero (at most 4 significant bits), and a quiet
+        // NaN's top half already has the quiet bit. The halves are below 65536, so the
+        // unsigned-saturating pack of `pack_words` keeps them.
+        let t = |x: __m256| srl(_mm256_castps_si256(x), 16);
+        let d = dst.cast::<__m256i>();
+        // SAFETY: 32 u16 (64 bytes) writable at dst.
+        unsafe {
+            _mm256_storeu_si256(d, pack_words(t(v[0]), t(v[1])));
+            _mm256_storeu_si256(d.add(1), pack_words(t(v[2]), t(v[3])));
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn store_rounded(dst: *mut u8, v: [__m256; 4]) {
+        // The integer round to nearest even at bit 16. Without NaN lanes handled apart: a
+        // canonical quiet NaN `0x7FC00000 | sign` plus 0x7FFF (its bit 16 is 0) keeps its
+        // top half, `0x7FC0 | sign`, which is what vcvt's f32 -> BF16 narrowing gives it.
+        let r = |x: __m256| bf16_rne_no_nan(_mm256_castps_si256(x));
+        let (a, b) = (pack_words(r(v[0]), r(v[1])), pack_words(r(v[2]), r(v[3])));
+        let d = dst.cast::<__m256i>();
+        // SAFETY: 32 u16 (64 bytes) writable at dst.
+        unsafe {
+            _mm256_storeu_si256(d, a);
+            _mm256_storeu_si256(d.add(1), b);
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn store_bf16_words(dst: *mut u8, a: __m256i, b: __m256i) {
+        let d = dst.cast::<__m256i>();
+        // SAFETY: 32 u16 (64 bytes) writable at dst. [0-7 | 8-15] and [16-23 | 24-31].
+        unsafe {
+            _mm256_storeu_si256(d, _mm256_permute2x128_si256::<0x20>(a, b));
+            _mm256_storeu_si256(d.add(1), _mm256_permute2x128_si256::<0x31>(a, b));
+        }
+    }
+}
+
+impl Dest for ToF16 {
+    type T = F16;
+    const SIZE: usize = 2;
+    const NAN: u32 = 0x7E00;
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn store_exact(dst: *mut u8, v: [__m256; 4]) {
+        let d = dst.cast::<__m128i>();
+        // Immediate 0: round to nearest even whatever MXCSR.RC says; VCVTPS2PH keeps F16
+        // subnormal results under FTZ, and DAZ does not touch these normal inputs.
+        // SAFETY: 32 u16 (64 bytes) writable at dst.
+        unsafe {
+            _mm_storeu_si128(d, _mm256_cvtps_ph::<0>(v[0]));
+            _mm_storeu_si128(d.add(1), _mm256_cvtps_ph::<0>(v[1]));
+            _mm_storeu_si128(d.add(2), _mm256_cvtps_ph::<0>(v[2]));
+            _mm_storeu_si128(d.add(3), _mm256_cvtps_ph::<0>(v[3]));
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn store_rounded(dst: *mut u8, v: [__m256; 4]) {
+        // SAFETY: forwarded; under the default MXCSR (no DAZ) VCVTPS2PH is the IEEE
+        // narrowing for f32 subnormal inputs too.
+        unsafe { Self::store_exact(dst, v) }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn store_bf16_words(dst: *mut u8, a: __m256i, b: __m256i) {
+        // SAFETY: forwarded; the f32 values are normal or zero.
+        unsafe { Self::store_exact(dst, bf16_words_to_f32(a, b)) }
+    }
+}
+
+/// Stores the canonical NaN block: 32 values of `D::NAN`.
+///
+/// # Safety
+/// `dst` writable for `32 · D::SIZE` bytes; AVX2, FMA and F16C present.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn store_nan_block<D: Dest>(dst: *mut u8) {
+    let v = if D::SIZE == 4 {
+        splat(D::NAN)
+    } else {
+        splat16(D::NAN as u16)
+    };
+    let d = dst.cast::<__m256i>();
+    // SAFETY: 32 · SIZE bytes writable at dst: SIZE 32-byte stores.
+    unsafe {
+        for j in 0..D::SIZE {
+            _mm256_storeu_si256(d.add(j), v);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// MX dequantization
+// ---------------------------------------------------------------------------------------
+
+/// An MX element with a SIMD dequantization of one block.
+trait MxElem {
+    const ELEMENT: MxElement;
+    /// Code bytes per block.
+    const BYTES: usize;
+    /// The scale bytes for which every non-zero finite product is a normal f32 (module
+    /// docs): `1 − log2(smallest subnormal)..=254 − emax`.
+    const LO: u8;
+    const HI: u8;
+    /// Dequantizes the block of codes at `c` with scale byte `s` (in `LO..=HI`) into `d`.
+    ///
+    /// # Safety
+    /// `c` readable for `BYTES` bytes, `d` writable for `32 · D::SIZE` bytes; AVX2, FMA and
+    /// F16C present.
+    unsafe fn dequant<D: Dest>(c: *const u8, s: u8, d: *mut u8);
+}
+
+impl MxElem for F8E4M3 {
+    const ELEMENT: MxElement = MxElement::E4M3;
+    const BYTES: usize = 32;
+    const LO: u8 = 10;
+    const HI: u8 = 246;
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn dequant<D: Dest>(c: *const u8, s: u8, d: *mut u8) {
+        // SAFETY: 32 code bytes readable at c.
+        let v = unsafe { _mm256_loadu_si256(c.cast()) };
+        let h0 = e4m3_to_f16x16(_mm256_castsi256_si128(v));
+        let h1 = e4m3_to_f16x16(_mm256_extracti128_si256::<1>(v));
+        // The F16 codes are the values times 2^-8: the factor 2^(s - 127 + 8) is normal for
+        // s <= 246, and the products are exact (module docs).
+        let f = pow2(s as i32 - 119);
+        let w = |h: __m128i| _mm256_mul_ps(_mm256_cvtph_ps(h), f);
+        let x = [
+            w(_mm256_castsi256_si128(h0)),
+            w(_mm256_extracti128_si256::<1>(h0)),
+            w(_mm256_castsi256_si128(h1)),
+            w(_mm256_extracti128_si256::<1>(h1)),
+        ];
+        // SAFETY: forwarded.
+        unsafe { D::store_exact(d, x) }
+    }
+}
+
+impl MxElem for F8E5M2 {
+    const ELEMENT: MxElement = MxElement::E5M2;
+    const BYTES: usize = 32;
+    const LO: u8 = 17;
+    const HI: u8 = 239;
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn dequant<D: Dest>(c: *const u8, s: u8, d: *mut u8) {
+        // SAFETY: 32 code bytes readable at c.
+        let v = unsafe { _mm256_loadu_si256(c.cast()) };
+        let (lo, hi) = (_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
+        // `code << 8` is the F16 code of the same value: bytes interleaved after a zero.
+        let z = _mm_setzero_si128();
+        let f = pow2(s as i32 - 127);
+        let w = |h: __m128i| _mm256_mul_ps(_mm256_cvtph_ps(h), f);
+        let x = [
+            w(_mm_unpacklo_epi8(z, lo)),
+            w(_mm_unpackhi_epi8(z, lo)),
+            w(_mm_unpacklo_epi8(z, hi)),
+            w(_mm_unpackhi_epi8(z, hi)),
+        ];
+        // SAFETY: forwarded.
+        unsafe { D::store_exact(d, x) }
+    }
+}
+
+/// fp6 elements (one per byte, the high two bits ignored) through the table widening.
+macro_rules! fp6_elem {
+    ($t:ty, $e:ident, $lo:expr, $hi:expr) => {
+        impl MxElem for $t {
+            const ELEMENT: MxElement = MxElement::$e;
+            const BYTES: usize = 32;
+            const LO: u8 = $lo;
+            const HI: u8 = $hi;
+
+            #[inline]
+            #[target_feature(enable = "avx2,fma,f16c")]
+            unsafe fn dequant<D: Dest>(c: *const u8, s: u8, d: *mut u8) {
+                // SAFETY: 32 code bytes readable at c.
+                let v = unsafe { _mm256_loadu_si256(c.cast()) };
+                let f = pow2(s as i32 - 127);
+                let x = lut_f32x32::<$t>(v).map(|x| _mm256_mul_ps(x, f));
+                // SAFETY: forwarded.
+                unsafe { D::store_exact(d, x) }
+            }
+        }
+    };
+}
+fp6_elem!(F6E2M3, E2M3, 4, 252);
+fp6_elem!(F6E3M2, E3M2, 5, 250);
+
+/// The BF16 codes of the 16 E2M1 codes (0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives).
+static E2M1_BF16: [u16; 16] = [
+    0x0000, 0x3F00, 0x3F80, 0x3FC0, 0x4000, 0x4040, 0x4080, 0x40C0, //
+    0x8000, 0xBF00, 0xBF80, 0xBFC0, 0xC000, 0xC040, 0xC080, 0xC0C0,
+];
+/// All ones for the E2M1 codes with a non-zero value (every code but ±0).
+static E2M1_NONZERO: [u16; 16] = [
+    0, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, //
+    0, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF,
+];
+
+impl MxElem for F4E2M1 {
+    const ELEMENT: MxElement = MxElement::E2M1;
+    const BYTES: usize = 16;
+    const LO: u8 = 2;
+    const HI: u8 = 252;
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn dequant<D: Dest>(c: *const u8, s: u8, d: *mut u8) {
+        // SAFETY: each load reads one 32-byte constant table.
+        let (base, nonzero) = unsafe {
+            (
+                _mm256_loadu_si256(E2M1_BF16.as_ptr().cast()),
+                _mm256_loadu_si256(E2M1_NONZERO.as_ptr().cast()),
+            )
+        };
+        // Scaled table: (s - 127) << 7 added to the exponent field of the non-zero codes
+        // (module docs: exponents stay in 1..=254, so the sign bit is untouched; the 16-bit
+        // add wraps for a negative step, which is the subtraction wanted).
+        let step = splat16((((s as i32) - 127) << 7) as u16);
+        let t = _mm256_add_epi16(base, _mm256_and_si256(nonzero, step));
+        // Low bytes then high bytes of each 128-bit half (codes 0-7 | 8-15), then 64-bit
+        // order 0, 2, 1, 3: [low bytes of codes 0-15 | high bytes of codes 0-15].
+        let split = _mm256_setr_epi8(
+            0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15, //
+            0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
+        );
+        let t = _mm256_permute4x64_epi64::<0xD8>(_mm256_shuffle_epi8(t, split));
+        let tlo = _mm256_permute2x128_si256::<0x00>(t, t);
+        let thi = _mm256_permute2x128_si256::<0x11>(t, t);
+        // SAFETY: 16 code bytes readable at c.
+        let b = unsafe { _mm_loadu_si128(c.cast()) };
+        let nib = _mm_set1_epi8(0x0F);
+        let lo = _mm_and_si128(b, nib);
+        let hi = _mm_and_si128(_mm_srli_epi16::<4>(b), nib);
+        // Codes in value order: byte j holds values 2j (low nibble) and 2j + 1 (high).
+        let idx = _mm256_set_m128i(_mm_unpackhi_epi8(lo, hi), _mm_unpacklo_epi8(lo, hi));
+        let l = _mm256_shuffle_epi8(tlo, idx);
+        let h = _mm256_shuffle_epi8(thi, idx);
+        // Words [0-7 | 16-23] and [8-15 | 24-31].
+        let a = _mm256_unpacklo_epi8(l, h);
+        let bw = _mm256_unpackhi_epi8(l, h);
+        // SAFETY: forwarded.
+        unsafe { D::store_bf16_words(d, a, bw) }
+    }
+}
+
+/// One block by the scalar `mx::dequantize_block`, through a stack buffer (the destination
+/// need not be aligned for `D::T`).
+///
+/// # Safety
+/// `c` readable for `E::BYTES` bytes, `d` writable for `32 · D::SIZE` bytes.
+#[cold]
+#[inline(never)]
+unsafe fn mx_dequant_scalar<E: MxElem, D: Dest>(c: *const u8, s: u8, d: *mut u8) {
+    // SAFETY: `c` is readable for E::BYTES bytes (u8, no alignment needed).
+    let codes = unsafe { core::slice::from_raw_parts(c, E::BYTES) };
+    let mut out = [MaybeUninit::<D::T>::uninit(); BLOCK];
+    kern::mx_dequantize_block::<D::T>(E::ELEMENT, codes, 0, s, &mut out);
+    // SAFETY: `dequantize_block` initialised all 32 values; they are 32 · SIZE bytes, which
+    // `d` can take; the buffer is a distinct local.
+    unsafe { ptr::copy_nonoverlapping(out.as_ptr().cast::<u8>(), d, BLOCK * D::SIZE) };
+}
+
+/// MX dequantization of `blocks` whole blocks.
+///
+/// # Safety
+/// The `MxDequantFn` contract for element `E` and destination `D`; AVX2, FMA and F16C.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn mx_dequant<E: MxElem, D: Dest>(
+    codes: *const u8,
+    scales: *const u8,
+    blocks: usize,
+    dst: *mut u8,
+) {
+    for b in 0..blocks {
+        // SAFETY: b < blocks, so scale b, code bytes b · BYTES.. + BYTES and values
+        // 32b..32b + 32 are inside the caller's ranges.
+        unsafe {
+            let s = scales.add(b).read();
+            let c = codes.add(b * E::BYTES);
+            let d = dst.add(b * BLOCK * D::SIZE);
+            if (E::LO..=E::HI).contains(&s) {
+                E::dequant::<D>(c, s, d);
+            } else if s == 0xFF {
+                store_nan_block::<D>(d);
+            } else {
+                mx_dequant_scalar::<E, D>(c, s, d);
+            }
+        }
+    }
+}
+
+/// The table entry of [`mx_dequant`].
+///
+/// # Safety
+/// The `MxDequantFn` contract.
+unsafe fn mx_dequant_entry<E: MxElem, D: Dest>(
+    codes: *const u8,
+    scales: *const u8,
+    blocks: usize,
+    dst: *mut u8,
+) {
+    // SAFETY: the caller's ranges are forwarded; this table is only reachable through the
+    // AVX2 and AVX-512 backends, which are chosen (or accepted by `check_backend`) only
+    // when `avx2_available()` confirmed AVX2, FMA and F16C.
+    unsafe { mx_dequant::<E, D>(codes, scales, blocks, dst) }
+}
+
+// ---------------------------------------------------------------------------------------
+// Block FP8 dequantization
+// ---------------------------------------------------------------------------------------
+
+/// 32 E4M3 codes at `c` times the scale, rounded once to f32 (default MXCSR): see the
+/// module docs. `TWO`: multiply by 256 and then by `f` (when `256 · scale` overflows),
+/// else by `f = 256 · scale` alone.
+///
+/// # Safety
+/// `c` readable for 32 bytes; AVX2, FMA and F16C present; MXCSR is the default.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn fp8_products<const TWO: bool>(c: *const u8, f: __m256) -> [__m256; 4] {
+    // SAFETY: 32 code bytes readable at c.
+    let v = unsafe { _mm256_loadu_si256(c.cast()) };
+    let h0 = e4m3_to_f16x16(_mm256_castsi256_si128(v));
+    let h1 = e4m3_to_f16x16(_mm256_extracti128_si256::<1>(v));
+    let w = |h: __m128i| {
+        let x = _mm256_cvtph_ps(h);
+        if TWO {
+            // x · 256 is exact (normal operands and result), then one rounding.
+            _mm256_mul_ps(_mm256_mul_ps(x, _mm256_set1_ps(256.0)), f)
+        } else {
+            _mm256_mul_ps(x, f)
+        }
+    };
+    [
+        w(_mm256_castsi256_si128(h0)),
+        w(_mm256_extracti128_si256::<1>(h0)),
+        w(_mm256_castsi256_si128(h1)),
+        w(_mm256_extracti128_si256::<1>(h1)),
+    ]
+}
+
+/// Block FP8 dequantization with `VMULPS` under the default MXCSR, finite `scale`.
+///
+/// # Safety
+/// The `Fp8DequantFn` contract; AVX2, FMA and F16C present; MXCSR is the default.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn fp8_dequant_simd<D: Dest, const TWO: bool>(
+    codes: *const u8,
+    f: __m256,
+    len: usize,
+    dst: *mut u8,
+) {
+    let mut i = 0;
+    while len - i >= 32 {
+        // SAFETY: codes i..i + 32 and values i..i + 32 are inside the caller's ranges; the
+        // features and MXCSR are the caller's.
+        unsafe { D::store_rounded(dst.add(i * D::SIZE), fp8_products::<TWO>(codes.add(i), f)) };
+        i += 32;
+    }
+    if i < len {
+        let n = len - i;
+        // Fewer than 32 left: through stack buffers; the padding codes (0) are converted
+        // and dropped.
+        let mut cbuf = [0u8; 32];
+        let mut dbuf = [0u8; 128];
+        // SAFETY: codes i..len are n < 32 readable bytes and values i..len are n · SIZE
+        // writable bytes; the buffers hold 32 codes and 32 values of at most 4 bytes and
+        // are distinct locals.
+        unsafe {
+            ptr::copy_nonoverlapping(codes.add(i), cbuf.as_mut_ptr(), n);
+            D::store_rounded(dbuf.as_mut_ptr(), fp8_products::<TWO>(cbuf.as_ptr(), f));
+            ptr::copy_nonoverlapping(dbuf.as_ptr(), dst.add(i * D::SIZE), n * D::SIZE);
+        }
+    }
+}
+
+/// Block FP8 dequantization by the scalar `fp8::dequantize_run`, 32 values at a time
+/// through a stack buffer (the destination need not be aligned for `D::T`).
+///
+/// # Safety
+/// The `Fp8DequantFn` contract.
+#[cold]
+#[inline(never)]
+unsafe fn fp8_dequant_scalar<D: Dest>(codes: *const u8, scale: u32, len: usize, dst: *mut u8) {
+    let mut out = [MaybeUninit::<D::T>::uninit(); 32];
+    let mut i = 0;
+    while i < len {
+        let n = (len - i).min(32);
+        // SAFETY: codes i..i + n are readable bytes (u8, no alignment needed).
+        let c = unsafe { core::slice::from_raw_parts(codes.add(i), n) };
+        kern::fp8_dequantize_run::<D::T>(c, scale, &mut out[..n]);
+        // SAFETY: the n values are initialised; values i..i + n (n · SIZE bytes) are
+        // writable at dst; the buffer is a distinct local.
+        unsafe {
+            ptr::copy_nonoverlapping(out.as_ptr().cast::<u8>(), dst.add(i * D::SIZE), n * D::SIZE)
+        };
+        i += n;
+    }
+}
+
+/// The table entry of the block FP8 dequantization.
+///
+/// # Safety
+/// The `Fp8DequantFn` contract.
+unsafe fn fp8_dequant_entry<D: Dest>(codes: *const u8, scale: u32, len: usize, dst: *mut u8) {
+    if scale & 0x7FFF_FFFF >= 0x7F80_0000 || !mxcsr_is_default() {
+        // A NaN or infinite scale (rare; its NaN results follow `soft::mul`, not x86's
+        // default NaN), or an MXCSR under which VMULPS would round differently.
+        // SAFETY: forwarded contract.
+        unsafe { fp8_dequant_scalar::<D>(codes, scale, len, dst) };
+        return;
+    }
+    // SAFETY: the caller's ranges are forwarded; MXCSR was just found to be the default;
+    // this table is only reachable through backends chosen after `avx2_available()`
+    // confirmed AVX2, FMA and F16C.
+    unsafe {
+        let e = (scale >> 23) & 0xFF;
+        if (1..=246).contains(&e) {
+            // 256 · scale: exponent field e + 8 <= 254, a normal f32, exact.
+            let f = _mm256_set1_ps(f32::from_bits(scale + (8 << 23)));
+            fp8_dequant_simd::<D, false>(codes, f, len, dst)
+        } else {
+            // A subnormal or zero scale, or 256 · scale above f32's range.
+            let f = _mm256_set1_ps(f32::from_bits(scale));
+            fp8_dequant_simd::<D, true>(codes, f, len, dst)
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// MX quantization
+// ---------------------------------------------------------------------------------------
+
+/// An MX element with a SIMD narrowing of one block's scaled values.
+trait QuantElem: MxElem {
+    /// Stores the codes of the 32 f32 (bit patterns, in order) `y`, each a normal f32 or ±0:
+    /// one rounding to nearest even, saturated.
+    ///
+    /// # Safety
+    /// `c` writable for `BYTES` bytes; AVX2, FMA and F16C present.
+    unsafe fn store_codes(c: *mut u8, y: [__m256i; 4]);
+    /// [`store_codes`](Self::store_codes) when MXCSR rounds to nearest (FTZ and DAZ may
+    /// be set): E4M3 and E5M2 use the faster fused multiply-add narrowing of the `avx2`
+    /// module, which depends on the rounding mode only.
+    ///
+    /// # Safety
+    /// As for [`store_codes`](Self::store_codes), and MXCSR rounds to nearest.
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn store_codes_rn(c: *mut u8, y: [__m256i; 4]) {
+        // SAFETY: forwarded.
+        unsafe { Self::store_codes(c, y) }
+    }
+}
+
+/// E4M3 and E5M2 by the integer narrowing of the `avx2` module.
+macro_rules! quant_f8 {
+    ($($t:ty),*) => {$(
+        impl QuantElem for $t {
+            #[inline]
+            #[target_feature(enable = "avx2,fma,f16c")]
+            unsafe fn store_codes(c: *mut u8, y: [__m256i; 4]) {
+                let w01 = f32_to_f8_codes16::<$t, true>(y[0], y[1]);
+                let w23 = f32_to_f8_codes16::<$t, true>(y[2], y[3]);
+                // SAFETY: 32 bytes writable at c.
+                unsafe { _mm256_storeu_si256(c.cast(), order_bytes(w01, w23)) };
+            }
+
+            #[inline]
+            #[target_feature(enable = "avx2,fma,f16c")]
+            unsafe fn store_codes_rn(c: *mut u8, y: [__m256i; 4]) {
+                // SAFETY: 32 bytes writable at c.
+                unsafe { _mm256_storeu_si256(c.cast(), f32_to_f8_fma::<$t, true, 4>(y)) };
+            }
+        }
+    )*};
+}
+quant_f8!(F8E4M3, F8E5M2);
+
+/// fp6 by the integer narrowing of the `avx2_small` module.
+macro_rules! quant_fp6 {
+    ($($t:ty),*) => {$(
+        impl QuantElem for $t {
+            #[inline]
+            #[target_feature(enable = "avx2,fma,f16c")]
+            unsafe fn store_codes(c: *mut u8, y: [__m256i; 4]) {
+                let w01 = f32_codes16::<$t, true>(y[0], y[1]);
+                let w23 = f32_codes16::<$t, true>(y[2], y[3]);
+                // SAFETY: 32 bytes writable at c.
+                unsafe { _mm256_storeu_si256(c.cast(), order_bytes(w01, w23)) };
+            }
+        }
+    )*};
+}
+quant_fp6!(F6E2M3, F6E3M2);
+
+impl QuantElem for F4E2M1 {
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn store_codes(c: *mut u8, y: [__m256i; 4]) {
+        let w01 = f32_codes16::<F4E2M1, true>(y[0], y[1]);
+        let w23 = f32_codes16::<F4E2M1, true>(y[2], y[3]);
+        // 32 code bytes in order, joined pairwise into 16 words (each at most 255), then
+        // packed to bytes (the unsigned-saturating pack keeps them).
+        let p = pair_nibbles(order_bytes(w01, w23));
+        let b = _mm_packus_epi16(_mm256_castsi256_si128(p), _mm256_extracti128_si256::<1>(p));
+        // SAFETY: 16 bytes writable at c.
+        unsafe { _mm_storeu_si128(c.cast(), b) };
+    }
+}
+
+/// One block by the scalar `mx::quantize_row`, through stack buffers (the source need
+/// not be aligned for f32).
+///
+/// # Safety
+/// `x` readable for 128 bytes, `c` writable for `E::BYTES` bytes, `scale` writable.
+#[cold]
+#[inline(never)]
+unsafe fn mx_quant_scalar<E: MxElem>(rule: MxRule, x: *const u8, c: *mut u8, scale: *mut u8) {
+    let mut src = [0f32; BLOCK];
+    let mut codes = [MaybeUninit::<u8>::uninit(); BLOCK];
+    let mut s = [MaybeUninit::<u8>::uninit(); 1];
+    // SAFETY: 128 bytes readable at x; the buffer is a distinct local of 128 bytes.
+    unsafe { ptr::copy_nonoverlapping(x, src.as_mut_ptr().cast::<u8>(), 4 * BLOCK) };
+    kern::mx_quantize_row::<f32>(E::ELEMENT, rule, &src, &mut codes[..E::BYTES], &mut s);
+    // SAFETY: `quantize_row` initialised the E::BYTES codes and the scale; `c` takes
+    // E::BYTES bytes and `scale` one; the buffers are distinct locals.
+    unsafe {
+        ptr::copy_nonoverlapping(codes.as_ptr().cast::<u8>(), c, E::BYTES);
+        scale.write(s[0].assume_init());
+    }
+}
+
+/// The scale byte of a block with largest magnitude bits `amax`: `mx::scale_byte`, with
+/// the `Ceil` rule's f32 division replaced by integer arithmetic for normal quotients.
+///
+/// For `amax` with exponent field `ea ≥ emax + 2` and fraction `fa`, and `max = M · 2^emax`
+/// (`1 ≤ M < 2`, fraction field `fm`), the quotient is `amax / max = r · 2^q` with
+/// `r = A / M` (A the significand of amax) in `(1/2, 2)` and `q = ea − 127 − emax ≥ −125`,
+/// so its f32 rounding `d = RN(r) · 2^q` is a normal number (`RN` at 24 bits). `Ceil` wants
+/// the smallest `2^(b − 127) ≥ d`: `b = q + 127` when `RN(r) ≤ 1` and `q + 128` when
+/// `RN(r) > 1` (then `RN(r) < 2`, as `r < 2/1.5`). `RN(r) > 1` exactly when `r > 1 + 2^-24`
+/// (the midpoint to the next f32 above 1; at the midpoint itself the tie goes to the even
+/// 1), i.e. `A − M > M · 2^-24`. In units of 2^-23, `A − M` is the integer `fa − fm` and
+/// `M · 2^-24` lies in `[1/2, 1)`, so this is `fa > fm`. Hence
+/// `b = ea − emax + [fa > fm]`, which is `((amax + 0x7FFFFF − fm) >> 23) − emax` (the
+/// carry out of the fraction is the comparison), clamped to 254. Smaller `amax` (tiny
+/// blocks, where `d` may be subnormal) and NaN/Inf go to `mx::scale_byte`.
+#[inline(always)]
+fn scale_byte<const CEIL: bool>(element: MxElement, amax: u32) -> u8 {
+    let emax = element.emax() as u32;
+    if CEIL && amax < 0x7F80_0000 && amax >> 23 >= emax + 2 {
+        let fm = element.max().to_bits() & 0x007F_FFFF;
+        (((amax + (0x007F_FFFF - fm)) >> 23) - emax).min(254) as u8
+    } else {
+        let rule = if CEIL { MxRule::Ceil } else { MxRule::Ocp };
+        kern::mx_scale_byte(element, rule, amax)
+    }
+}
+
+/// Lowest and highest scale byte of the SIMD quantization path (module docs).
+const Q_LO: u8 = 18;
+const Q_HI: u8 = 254;
+
+/// Blocks per pass of [`mx_quant`] (4 KiB of f32 values fits in L1).
+const CHUNK: usize = 32;
+
+/// MX quantization of `blocks` whole blocks of f32.
+///
+/// Two passes per chunk of up to [`CHUNK`] blocks: the scale bytes (and each block's
+/// integer constants), then the codes. The scale of a block is a long dependency chain
+/// (horizontal maximum, scalar scale rule, broadcast) that the whole narrowing of the
+/// block would wait on; computing all of a chunk's scales first lets their chains overlap
+/// and the narrowing pass start from constants already in memory.
+///
+/// # Safety
+/// The `MxQuantFn` contract for element `E`; AVX2, FMA and F16C.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn mx_quant<E: QuantElem, const CEIL: bool, const RN: bool>(
+    src: *const u8,
+    blocks: usize,
+    codes: *mut u8,
+    scales: *mut u8,
+) {
+    let rule = if CEIL { MxRule::Ceil } else { MxRule::Ocp };
+    let abs = splat(0x7FFF_FFFF);
+    let sign = splat(0x8000_0000);
+    let mut sbuf = [0u8; CHUNK];
+    let mut step = [0u32; CHUNK];
+    let mut below = [0u32; CHUNK];
+    let mut start = 0;
+    while start < blocks {
+        let n = (blocks - start).min(CHUNK);
+        for j in 0..n {
+            // SAFETY: block start + j < blocks: its 128 bytes are readable.
+            let x = unsafe { load_f32x32(src.add((start + j) * 4 * BLOCK)) };
+            let a = x.map(|v| _mm256_and_si256(v, abs));
+            // The magnitudes' unsigned maximum orders them as values, NaN above +Inf.
+            let m = _mm256_max_epu32(_mm256_max_epu32(a[0], a[1]), _mm256_max_epu32(a[2], a[3]));
+            let s = scale_byte::<CEIL>(E::ELEMENT, hmax_epu32(m));
+            sbuf[j] = s;
+            // y = x · 2^k, k = 127 - s, in integer arithmetic (module docs): lanes whose
+            // magnitude bits are at least max(1, 1 - k) << 23 (e >= 1 and e + k >= 1) get k
+            // added to the exponent field, the others keep only their sign (±0). Computed
+            // for every s (no overflow for 0..=255), used only for Q_LO..=Q_HI.
+            let k = 127 - s as i32;
+            step[j] = (k << 23) as u32;
+            below[j] = ((1.max(1 - k) as u32) << 23) - 1;
+        }
+        for j in 0..n {
+            let s = sbuf[j];
+            // SAFETY: block b = start + j < blocks: values 32b..32b + 32 (128 bytes), code
+            // bytes b · BYTES.. + BYTES and scale b are inside the caller's ranges.
+            let (p, c, sp) = unsafe {
+                let b = start + j;
+                (
+                    src.add(b * 4 * BLOCK),
+                    codes.add(b * E::BYTES),
+                    scales.add(b),
+                )
+            };
+            if (Q_LO..=Q_HI).contains(&s) {
+                // SAFETY: 128 bytes readable at p.
+                let x = unsafe { load_f32x32(p) };
+                let (add, min) = (splat(step[j]), splat(below[j]));
+                // Magnitudes are below 2^31, so the signed compare is an unsigned one.
+                let y = |v: __m256i| {
+                    let a = _mm256_and_si256(v, abs);
+                    let keep = _mm256_cmpgt_epi32(a, min);
+                    _mm256_or_si256(
+                        _mm256_and_si256(keep, _mm256_add_epi32(a, add)),
+                        _mm256_and_si256(v, sign),
+                    )
+                };
+                // SAFETY: E::BYTES bytes writable at c, scale b writable.
+                unsafe {
+                    sp.write(s);
+                    if RN {
+                        E::store_codes_rn(c, x.map(y));
+                    } else {
+                        E::store_codes(c, x.map(y));
+                    }
+                }
+            } else if s == 0xFF {
+                // A NaN or infinity in the block: scale 0xFF and zero codes.
+                // SAFETY: as above.
+                unsafe {
+                    sp.write(s);
+                    ptr::write_bytes(c, 0, E::BYTES);
+                }
+            } else {
+                // SAFETY: as above (the scalar code writes the same scale byte).
+                unsafe { mx_quant_scalar::<E>(rule, p, c, sp) };
+            }
+        }
+        start += n;
+    }
+}
+
+/// The table entry of [`mx_quant`].
+///
+/// # Safety
+/// The `MxQuantFn` contract.
+unsafe fn mx_quant_entry<E: QuantElem, const CEIL: bool>(
+    src: *const u8,
+    blocks: usize,
+    codes: *mut u8,
+    scales: *mut u8,
+) {
+    // SAFETY: the caller's ranges are forwarded; this table is only reachable through
+    // backends chosen after `avx2_available()` confirmed AVX2, FMA and F16C; the `RN`
+    // variant runs only when MXCSR was just found to round to nearest.
+    unsafe {
+        if mxcsr_rounds_to_nearest() {
+            mx_quant::<E, CEIL, true>(src, blocks, codes, scales)
+        } else {
+            mx_quant::<E, CEIL, false>(src, blocks, codes, scales)
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Table
+// ---------------------------------------------------------------------------------------
+
+/// The three destinations of element `E`, in `DestKind` order.
+const fn dequant_row<E: MxElem>() -> [Option<MxDequantFn>; 3] {
+    [
+        Some(mx_dequant_entry::<E, ToF32>),
+        Some(mx_dequant_entry::<E, ToBf16>),
+        Some(mx_dequant_entry::<E, ToF16>),
+    ]
+}
+
+/// The five elements of one rule, in `MxElement` order.
+const fn quant_row<const CEIL: bool>() -> [Option<MxQuantFn>; 5] {
+    [
+        Some(mx_quant_entry::<F8E4M3, CEIL>),
+        Some(mx_quant_entry::<F8E5M2, CEIL>),
+        Some(mx_quant_entry::<F6E2M3, CEIL>),
+        Some(mx_quant_entry::<F6E3M2, CEIL>),
+        Some(mx_quant_entry::<F4E2M1, CEIL>),
+    ]
+}
+
+/// The AVX2 block kernels (also used by the AVX-512 tiers, which have AVX2, FMA and F16C).
+pub(crate) static KERNELS: BlockKernels = BlockKernels {
+    mx_dequant: [
+        dequant_row::<F8E4M3>(),
+        dequant_row::<F8E5M2>(),
+        dequant_row::<F6E2M3>(),
+        dequant_row::<F6E3M2>(),
+        dequant_row::<F4E2M1>(),
+    ],
+    mx_quant: [quant_row::<false>(), quant_row::<true>()],
+    fp8_dequant: [
+        Some(fp8_dequant_entry::<ToF32> as Fp8DequantFn),
+        Some(fp8_dequant_entry::<ToBf16>),
+        Some(fp8_dequant_entry::<ToF16>),
+    ],
+};
+
+// The element codes' constants agree with the formats (checked at compile time).
+const _: () = {
+    assert!(<F4E2M1 as Format>::BITS == 4 && <F6E2M3 as Format>::BITS == 6);
+    assert!(MxElement::E2M1 as usize == 4 && MxElement::E4M3 as usize == 0);
+};

@@ -1,0 +1,656 @@
+//! Every SIMD backend's block kernels give the Scalar backend's bits: MX dequantization of
+//! every (scale byte, element code) pair to f32, BF16 and F16, block FP8 dequantization of
+//! every code under many scales, and MX quantization of blocks chosen to hit every path of
+//! the scale and rounding rules, for both profiles. Shapes have several rows, strides
+//! above the column count and short last blocks, and the destinations sit inside larger
+//! buffers filled with a sentinel, which must survive outside the rows.
+//!
+//! On x86-64 each SIMD conversion also runs under hostile MXCSR values (directed rounding,
+//! FTZ, DAZ), set and restored around the call only.
+
+use vcvt::block::{BlockFp8, Mx, MxElement, MxProfile, Shape};
+use vcvt::{BF16, Backend, F16};
+
+const ELEMENTS: [MxElement; 5] = [
+    MxElement::E4M3,
+    MxElement::E5M2,
+    MxElement::E2M3,
+    MxElement::E3M2,
+    MxElement::E2M1,
+];
+
+/// The SIMD backends this CPU has.
+fn simd_backends() -> Vec<Backend> {
+    Backend::available()
+        .filter(|&b| b != Backend::Scalar)
+        .collect()
+}
+
+/// xorshift64: deterministic test data.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn u32(&mut self) -> u32 {
+        (self.next() >> 16) as u32
+    }
+    fn below(&mut self, n: u32) -> u32 {
+        (self.next() % n as u64) as u32
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// MXCSR
+// ---------------------------------------------------------------------------------------
+
+/// MXCSR values the SIMD conversions also run under (`None`: as the test runs, the
+/// default). Rounding up or toward zero, FTZ and DAZ.
+#[cfg(target_arch = "x86_64")]
+const MXCSRS: [Option<u32>; 4] = [
+    None,
+    Some(0x1F80 | (2 << 13) | (1 << 15) | (1 << 6)),
+    Some(0x1F80 | (1 << 13) | (1 << 6)),
+    Some(0x1F80 | (3 << 13) | (1 << 15)),
+];
+#[cfg(not(target_arch = "x86_64"))]
+const MXCSRS: [Option<u32>; 1] = [None];
+
+#[cfg(target_arch = "x86_64")]
+extern "C" fn call_closure(ctx: *mut u8) {
+    // SAFETY: `with_mxcsr` passes a pointer to a live `&mut dyn FnMut()` and nothing else
+    // uses it during the call.
+    let f = unsafe { &mut *ctx.cast::<&mut dyn FnMut()>() };
+    f();
+}
+
+/// Runs `f` with MXCSR = `csr` (if given) and restores it. `f` must not panic.
+fn with_mxcsr(csr: Option<u32>, mut f: impl FnMut()) {
+    let Some(csr) = csr else {
+        f();
+        return;
+    };
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut dynf: &mut dyn FnMut() = &mut f;
+        let mut saved: u32 = 0;
+        // SAFETY: the block saves MXCSR to `saved`, loads `csr`, calls `call_closure` (a
+        // C-ABI function; `clobber_abi("C")` declares every register the call may change)
+        // and restores MXCSR before it ends. r12 and r13 are callee-saved, so they still
+        // point at `saved` and `csr` after the call.
+        unsafe {
+            std::arch::asm!(
+                "stmxcsr [r12]",
+                "ldmxcsr [r13]",
+                "call {f}",
+                "ldmxcsr [r12]",
+                f = sym call_closure,
+                in("r12") &raw mut saved,
+                in("r13") &raw const csr,
+                in("rdi") (&raw mut dynf).cast::<u8>(),
+                clobber_abi("C"),
+            );
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = csr;
+        f();
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Destinations as bits
+// ---------------------------------------------------------------------------------------
+
+/// A dequantization destination, compared by bits.
+trait Bits: vcvt::block::BlockDest + Copy + PartialEq + core::fmt::Debug {
+    const NAME: &'static str;
+    fn bits(self) -> u32;
+    fn sentinel() -> Self;
+}
+impl Bits for f32 {
+    const NAME: &'static str = "f32";
+    fn bits(self) -> u32 {
+        self.to_bits()
+    }
+    fn sentinel() -> Self {
+        f32::from_bits(0x7FA5_A5A5)
+    }
+}
+impl Bits for BF16 {
+    const NAME: &'static str = "bf16";
+    fn bits(self) -> u32 {
+        self.to_bits() as u32
+    }
+    fn sentinel() -> Self {
+        BF16::from_bits(0x7FA5)
+    }
+}
+impl Bits for F16 {
+    const NAME: &'static str = "f16";
+    fn bits(self) -> u32 {
+        self.to_bits() as u32
+    }
+    fn sentinel() -> Self {
+        F16::from_bits(0x7DA5)
+    }
+}
+
+/// Canary margin around every destination.
+const PAD: usize = 7;
+
+/// Compares bit patterns, reporting the first difference.
+fn same_bits(what: &dyn Fn() -> String, expected: &[u32], got: &[u32]) {
+    assert_eq!(expected.len(), got.len());
+    if let Some(i) = (0..got.len()).find(|&i| expected[i] != got[i]) {
+        let bad = (0..got.len()).filter(|&i| expected[i] != got[i]).count();
+        panic!(
+            "{}: index {i}: expected {:#x}, got {:#x} ({bad} differences)",
+            what(),
+            expected[i],
+            got[i]
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// MX dequantization
+// ---------------------------------------------------------------------------------------
+
+/// Dequantizes with `mx` into the middle of a sentinel-filled buffer; returns all its bits.
+fn mx_dequant<D: Bits>(
+    mx: Mx,
+    data: &[u8],
+    scales: &[u8],
+    shape: Shape,
+    csr: Option<u32>,
+) -> Vec<u32> {
+    let mut buf = vec![D::sentinel(); shape.len() + 2 * PAD];
+    let mut r = Ok(());
+    with_mxcsr(csr, || {
+        r = mx.dequantize(data, scales, shape, &mut buf[PAD..PAD + shape.len()]);
+    });
+    r.unwrap();
+    buf.iter().map(|x| x.bits()).collect()
+}
+
+fn check_mx_dequant<D: Bits>(element: MxElement, data: &[u8], scales: &[u8], shape: Shape) {
+    let reference = mx_dequant::<D>(
+        Mx::new(element).on(Backend::Scalar),
+        data,
+        scales,
+        shape,
+        None,
+    );
+    // The sentinel survives outside the rows and in the gaps between them.
+    let s = D::sentinel().bits();
+    assert!(reference[..PAD].iter().all(|&x| x == s));
+    assert!(reference[reference.len() - PAD..].iter().all(|&x| x == s));
+    for r in 0..shape.rows().saturating_sub(1) {
+        let gap = PAD + r * shape.stride() + shape.cols()..PAD + (r + 1) * shape.stride();
+        assert!(reference[gap].iter().all(|&x| x == s));
+    }
+    for b in simd_backends() {
+        for csr in MXCSRS {
+            let got = mx_dequant::<D>(Mx::new(element).on(b), data, scales, shape, csr);
+            same_bits(
+                &|| {
+                    format!(
+                        "MX {element:?} -> {} on {b}, MXCSR {csr:x?}, {shape:?}",
+                        D::NAME
+                    )
+                },
+                &reference,
+                &got,
+            );
+        }
+    }
+}
+
+/// Every scale byte with every code byte (fp6 bytes with their unused high bits set too;
+/// every E2M1 nibble pair), as rows of `cols ≥ 256` values (512 for E2M1) with a stride.
+fn mx_dequant_all_pairs<D: Bits>(element: MxElement, extra_cols: usize, extra_stride: usize) {
+    let base = if element == MxElement::E2M1 { 512 } else { 256 };
+    let cols = base + extra_cols;
+    let rows = 256;
+    let shape = Shape::matrix(rows, cols).with_stride(cols + extra_stride);
+    let mx = Mx::new(element);
+    let row_bytes = element.row_bytes(cols);
+    let mut data = vec![0u8; mx.data_len(shape).unwrap()];
+    let mut scales = vec![0u8; mx.scales_len(shape).unwrap()];
+    let nblocks = cols.div_ceil(32);
+    let mut rng = Rng(0x1234_5678_9ABC_DEF1 ^ extra_cols as u64);
+    for r in 0..rows {
+        for j in 0..row_bytes {
+            // Every byte value in the first 256 bytes; random bytes after.
+            data[r * row_bytes + j] = if j < 256 {
+                (j + r) as u8
+            } else {
+                rng.u32() as u8
+            };
+        }
+        if element == MxElement::E2M1 && cols % 2 == 1 {
+            // The unused high nibble of an odd row's last byte is 0.
+            data[r * row_bytes + row_bytes - 1] &= 0x0F;
+        }
+        for k in 0..nblocks {
+            // Scale r for the blocks of row r, a random scale for some.
+            scales[r * nblocks + k] = if k % 5 == 4 { rng.u32() as u8 } else { r as u8 };
+        }
+    }
+    check_mx_dequant::<D>(element, &data, &scales, shape);
+}
+
+#[test]
+fn mx_dequantize_every_scale_and_code() {
+    for element in ELEMENTS {
+        for (extra_cols, extra_stride) in [(0, 0), (0, 5), (13, 3), (31, 0), (1, 1)] {
+            mx_dequant_all_pairs::<f32>(element, extra_cols, extra_stride);
+            mx_dequant_all_pairs::<BF16>(element, extra_cols, extra_stride);
+            mx_dequant_all_pairs::<F16>(element, extra_cols, extra_stride);
+        }
+    }
+}
+
+#[test]
+fn mx_dequantize_short_rows() {
+    // Rows shorter than a block, one block, and a little over, with random codes.
+    let mut rng = Rng(0xDEAD_BEEF_0BAD_F00D);
+    for element in ELEMENTS {
+        for cols in [1, 5, 31, 32, 33, 64, 65, 95, 160] {
+            for rows in [1, 3] {
+                let shape = Shape::matrix(rows, cols).with_stride(cols + 2);
+                let mx = Mx::new(element);
+                let mut data: Vec<u8> = (0..mx.data_len(shape).unwrap())
+                    .map(|_| rng.u32() as u8)
+                    .collect();
+                if element == MxElement::E2M1 && cols % 2 == 1 {
+                    let rb = element.row_bytes(cols);
+                    for r in 0..rows {
+                        data[r * rb + rb - 1] &= 0x0F;
+                    }
+                }
+                let scales: Vec<u8> = (0..mx.scales_len(shape).unwrap())
+                    .map(|_| 100 + rng.below(60) as u8)
+                    .collect();
+                check_mx_dequant::<f32>(element, &data, &scales, shape);
+                check_mx_dequant::<BF16>(element, &data, &scales, shape);
+                check_mx_dequant::<F16>(element, &data, &scales, shape);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Block FP8 dequantization
+// ---------------------------------------------------------------------------------------
+
+/// The f32 scales (bits) of the block FP8 test.
+fn fp8_scales() -> Vec<u32> {
+    let mut v = vec![
+        0,
+        0x8000_0000,
+        0x7F80_0000,
+        0xFF80_0000,
+        0x7FC0_0000,
+        0xFFC0_0000,
+        0x7F80_0001,
+        0xFFA0_0001,
+        0x7FC1_2345,
+        1,
+        0x8000_0001,
+        0x0040_0000,
+        0x007F_FFFF,
+        0x0080_0000,
+        0x7F7F_FFFF,
+        0xFF7F_FFFF,
+        0x3F80_0000,
+        0xBF80_0000,
+        0x3F80_0001,
+        0x3F7F_FFFF,
+        0x3B92_4925, // 1/224
+        0x3C12_4925, // ~1/112
+        0x3A80_0000,
+        0x7B80_0000, // 2^120: 256 · scale overflows
+        0x7B7F_FFFF, // just below
+    ];
+    // Every power of two, both signs (2^-149 .. 2^127), and one ulp around some.
+    for e in 0..=254u32 {
+        v.push(e << 23);
+        v.push((e << 23) | 0x8000_0000);
+        if e % 7 == 0 {
+            v.push((e << 23) | 1);
+            v.push((e << 23).wrapping_sub(1) & 0x7FFF_FFFF);
+        }
+    }
+    for p in 0..23 {
+        v.push(1 << p); // f32 subnormals
+    }
+    let mut rng = Rng(0x0F0F_1234_5555_AAAA);
+    for _ in 0..200 {
+        let x = rng.u32();
+        // Random finite scales, mostly of moderate size, some anywhere.
+        v.push(if x.is_multiple_of(4) {
+            x
+        } else {
+            (x & 0x807F_FFFF) | ((100 + (x >> 24) % 60) << 23)
+        });
+    }
+    v
+}
+
+fn fp8_dequant<D: Bits>(
+    t: BlockFp8,
+    data: &[u8],
+    scale_inv: &[u8],
+    shape: Shape,
+    csr: Option<u32>,
+) -> Vec<u32> {
+    let mut buf = vec![D::sentinel(); shape.len() + 2 * PAD];
+    let mut r = Ok(());
+    with_mxcsr(csr, || {
+        r = t.dequantize(data, scale_inv, shape, &mut buf[PAD..PAD + shape.len()]);
+    });
+    r.unwrap();
+    buf.iter().map(|x| x.bits()).collect()
+}
+
+fn check_fp8<D: Bits>(tile: (usize, usize), data: &[u8], scale_inv: &[u8], shape: Shape) {
+    let t = BlockFp8::new(tile.0, tile.1);
+    let reference = fp8_dequant::<D>(t.on(Backend::Scalar), data, scale_inv, shape, None);
+    let s = D::sentinel().bits();
+    assert!(reference[..PAD].iter().all(|&x| x == s));
+    assert!(reference[reference.len() - PAD..].iter().all(|&x| x == s));
+    for b in simd_backends() {
+        for csr in MXCSRS {
+            let got = fp8_dequant::<D>(t.on(b), data, scale_inv, shape, csr);
+            same_bits(
+                &|| format!("block FP8 {tile:?} -> {} on {b}, MXCSR {csr:x?}", D::NAME),
+                &reference,
+                &got,
+            );
+        }
+    }
+}
+
+#[test]
+fn fp8_dequantize_every_code_and_scale() {
+    let scales = fp8_scales();
+    // Tiles of one row and 256 columns: row r has every code (rotated by r) under scale r,
+    // then a short tile of 37 codes under the next scale.
+    let cols = 256 + 37;
+    let rows = scales.len() / 2;
+    let shape = Shape::matrix(rows, cols).with_stride(cols + 3);
+    let mut data = vec![0u8; rows * cols];
+    let mut rng = Rng(77);
+    for r in 0..rows {
+        for j in 0..cols {
+            data[r * cols + j] = if j < 256 {
+                (j + r) as u8
+            } else {
+                rng.u32() as u8
+            };
+        }
+    }
+    let scale_inv: Vec<u8> = scales[..2 * rows]
+        .iter()
+        .flat_map(|s| s.to_le_bytes())
+        .collect();
+    check_fp8::<f32>((1, 256), &data, &scale_inv, shape);
+    check_fp8::<BF16>((1, 256), &data, &scale_inv, shape);
+    check_fp8::<F16>((1, 256), &data, &scale_inv, shape);
+}
+
+#[test]
+fn fp8_dequantize_tiles() {
+    // 2-D tiles, cropped edges, tiles narrower than a vector, runs of 128.
+    let mut rng = Rng(0xABCD_EF01_2345_6789);
+    let scales = fp8_scales();
+    for (rows, cols, tile) in [
+        (5, 300, (2, 128)),
+        (3, 100, (3, 7)),
+        (4, 64, (1, 32)),
+        (2, 129, (128, 128)),
+        (6, 31, (4, 40)),
+    ] {
+        let shape = Shape::matrix(rows, cols).with_stride(cols + 1);
+        let t = BlockFp8::new(tile.0, tile.1);
+        let data: Vec<u8> = (0..rows * cols).map(|_| rng.u32() as u8).collect();
+        let n = t.scale_inv_len(shape).unwrap() / 4;
+        let scale_inv: Vec<u8> = (0..n)
+            .flat_map(|_| scales[rng.below(scales.len() as u32) as usize].to_le_bytes())
+            .collect();
+        check_fp8::<f32>(tile, &data, &scale_inv, shape);
+        check_fp8::<BF16>(tile, &data, &scale_inv, shape);
+        check_fp8::<F16>(tile, &data, &scale_inv, shape);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// MX quantization
+// ---------------------------------------------------------------------------------------
+
+/// Quantizes with `mx` into codes and scales with canary bytes around them; returns both
+/// buffers whole.
+fn mx_quant(mx: Mx, src: &[f32], shape: Shape, csr: Option<u32>) -> (Vec<u8>, Vec<u8>) {
+    let n = mx.data_len(shape).unwrap();
+    let m = mx.scales_len(shape).unwrap();
+    let mut data = vec![0xA5u8; n + 2 * PAD];
+    let mut scales = vec![0x5Au8; m + 2 * PAD];
+    let mut r = Ok(());
+    with_mxcsr(csr, || {
+        r = mx.quantize(
+            src,
+            shape,
+            &mut data[PAD..PAD + n],
+            &mut scales[PAD..PAD + m],
+        );
+    });
+    r.unwrap();
+    assert!(
+        data[..PAD]
+            .iter()
+            .chain(&data[PAD + n..])
+            .all(|&x| x == 0xA5)
+    );
+    assert!(
+        scales[..PAD]
+            .iter()
+            .chain(&scales[PAD + m..])
+            .all(|&x| x == 0x5A)
+    );
+    (data, scales)
+}
+
+fn check_mx_quant(src: &[f32], shape: Shape, what: &str) {
+    for element in ELEMENTS {
+        for profile in [MxProfile::Ocp, MxProfile::Ceil] {
+            let mx = Mx::new(element).profile(profile);
+            let reference = mx_quant(mx.on(Backend::Scalar), src, shape, None);
+            for b in simd_backends() {
+                for csr in MXCSRS {
+                    let got = mx_quant(mx.on(b), src, shape, csr);
+                    if got != reference {
+                        let (i, which) =
+                            match (0..got.0.len()).find(|&i| got.0[i] != reference.0[i]) {
+                                Some(i) => (i, "code byte"),
+                                None => (
+                                    (0..got.1.len())
+                                        .find(|&i| got.1[i] != reference.1[i])
+                                        .unwrap(),
+                                    "scale",
+                                ),
+                            };
+                        let (e, g) = if which == "scale" {
+                            (reference.1[i], got.1[i])
+                        } else {
+                            (reference.0[i], got.0[i])
+                        };
+                        panic!(
+                            "MX quantize {what} {element:?} {profile:?} on {b}, MXCSR {csr:x?}, \
+                             {shape:?}: {which} {} (after {PAD} canaries): expected {e:#04x}, got {g:#04x}",
+                            i
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Interesting amax values of a block: powers of two and `max · 2^k`, one ulp around,
+/// for the five element maxima, over the whole exponent range.
+fn amax_values() -> Vec<u32> {
+    let mut v = Vec::new();
+    for max in [6.0f32, 7.5, 28.0, 448.0, 57344.0, 1.0] {
+        let m = max.to_bits();
+        for e in -140i32..=127 {
+            // max · 2^e by exponent arithmetic (skipping results outside f32's normal range)
+            let field = (m >> 23) as i32 + e;
+            if !(1..=254).contains(&field) {
+                continue;
+            }
+            let x = (m & 0x007F_FFFF) | ((field as u32) << 23);
+            v.extend([x - 1, x, x + 1]);
+        }
+    }
+    // Subnormal amax values and the largest finite.
+    v.extend([
+        1,
+        2,
+        0x0040_0000,
+        0x003F_FFFF,
+        0x0040_0001,
+        0x007F_FFFF,
+        0x7F7F_FFFF,
+    ]);
+    v
+}
+
+/// A block of 32 values with amax `amax` (bits), placed at a random lane.
+fn block_with_amax(rng: &mut Rng, amax: u32, out: &mut [f32]) {
+    for x in out.iter_mut() {
+        // Values at or below amax in magnitude: random fractions of it (including tiny
+        // ones whose scaled value is an f32 subnormal or rounds to zero), random signs.
+        let r = rng.u32();
+        let mag = match r % 8 {
+            0 => 0,
+            1 => amax >> (r % 24),
+            2 => amax.saturating_sub(r % 1000),
+            3 => amax.saturating_sub((r % 64) << 23),
+            _ => amax.saturating_sub(rng.u32() % (amax.max(1) & 0x3FFF_FFFF).max(1)),
+        };
+        *x = f32::from_bits(mag.min(amax) | (rng.u32() & 0x8000_0000));
+    }
+    let i = rng.below(out.len() as u32) as usize;
+    out[i] = f32::from_bits(amax | (rng.u32() & 0x8000_0000));
+}
+
+#[test]
+fn mx_quantize_blocks() {
+    let mut rng = Rng(0x5151_5151_2323_2323);
+    let amaxes = amax_values();
+    // One block per amax, in rows of 7 blocks (224 values) plus a tail of 19; stride 240.
+    let cols = 7 * 32 + 19;
+    let stride = cols + 17;
+    let rows = amaxes.len().div_ceil(8);
+    let shape = Shape::matrix(rows, cols).with_stride(stride);
+    let mut src = vec![f32::from_bits(0x7FC0_0000); shape.len()];
+    let mut k = 0;
+    for r in 0..rows {
+        for b in 0..8 {
+            let lo = r * stride + 32 * b;
+            let hi = (lo + 32).min(r * stride + cols);
+            block_with_amax(&mut rng, amaxes[k % amaxes.len()], &mut src[lo..hi]);
+            k += 1;
+        }
+    }
+    check_mx_quant(&src, shape, "amax blocks");
+}
+
+#[test]
+fn mx_quantize_random_magnitudes() {
+    let mut rng = Rng(0x0123_4567_89AB_CDEF);
+    let cols = 32 * 12;
+    let rows = 40;
+    let shape = Shape::matrix(rows, cols);
+    let mut src = vec![0f32; shape.len()];
+    for (i, blk) in src.chunks_mut(32).enumerate() {
+        // Each block: a random exponent range, sometimes across the whole f32 range.
+        let e0 = rng.below(254);
+        let spread = 1 + rng.below(if i % 3 == 0 { 254 } else { 12 });
+        for x in blk.iter_mut() {
+            let e = (e0 + rng.below(spread)).min(254);
+            *x = f32::from_bits((rng.u32() & 0x807F_FFFF) | (e << 23));
+        }
+    }
+    check_mx_quant(&src, shape, "random magnitudes");
+}
+
+#[test]
+fn mx_quantize_specials() {
+    let mut rng = Rng(99);
+    let specials = [
+        0u32,
+        0x8000_0000,
+        1,
+        0x8000_0001,
+        0x007F_FFFF,
+        0x7F80_0000,
+        0xFF80_0000,
+        0x7FC0_0000,
+        0xFFC0_0001,
+        0x7F80_0001,
+        0x7F7F_FFFF,
+        0x3F80_0000,
+    ];
+    let cols = 32 * 10 + 3;
+    let rows = 12;
+    let shape = Shape::matrix(rows, cols).with_stride(cols + 1);
+    let mut src = vec![0f32; shape.len()];
+    for r in 0..rows {
+        let row = &mut src[r * (cols + 1)..r * (cols + 1) + cols];
+        for (b, blk) in row.chunks_mut(32).enumerate() {
+            match b {
+                // All zero (both signs), all subnormal, all one special.
+                0 => blk
+                    .iter_mut()
+                    .for_each(|x| *x = f32::from_bits(rng.u32() & 0x8000_0000)),
+                1 => blk
+                    .iter_mut()
+                    .for_each(|x| *x = f32::from_bits(rng.u32() & 0x807F_FFFF)),
+                2 => blk
+                    .iter_mut()
+                    .for_each(|x| *x = f32::from_bits(specials[r])),
+                // Normal values with one special lane.
+                _ => {
+                    for x in blk.iter_mut() {
+                        *x = f32::from_bits(
+                            (rng.u32() & 0x807F_FFFF) | ((110 + rng.below(30)) << 23),
+                        );
+                    }
+                    let i = rng.below(blk.len() as u32) as usize;
+                    blk[i] = f32::from_bits(specials[(r + b) % specials.len()]);
+                }
+            }
+        }
+    }
+    check_mx_quant(&src, shape, "specials");
+}
+
+#[test]
+fn mx_quantize_short_rows() {
+    let mut rng = Rng(4242);
+    for cols in [1, 2, 31, 32, 33, 63, 64, 97] {
+        let shape = Shape::matrix(3, cols).with_stride(cols + 4);
+        let src: Vec<f32> = (0..shape.len())
+            .map(|_| f32::from_bits((rng.u32() & 0x807F_FFFF) | ((120 + rng.below(16)) << 23)))
+            .collect();
+        check_mx_quant(&src, shape, "short rows");
+    }
+}
