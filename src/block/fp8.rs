@@ -163,25 +163,29 @@ impl BlockFp8 {
             let codes = &data[r * cols..(r + 1) * cols];
             let out = &mut dst[r * shape.stride()..r * shape.stride() + cols];
             let tile_row = r / self.tile_rows;
+            let scales =
+                &scale_inv[4 * tile_row * tiles_per_row..4 * (tile_row + 1) * tiles_per_row];
+            if let Some(f) = kernel {
+                // SAFETY: `codes` has `cols` bytes, `scales` the 4 · ⌈cols / tile_cols⌉ bytes
+                // of this tile row, `out` `cols` values of `D`, the type the slot was
+                // registered for; `tile_cols > 0` (checked by `tiles`); `check_backend`
+                // returned this table only if its backend runs here.
+                unsafe {
+                    f(
+                        codes.as_ptr(),
+                        scales.as_ptr(),
+                        self.tile_cols,
+                        cols,
+                        out.as_mut_ptr().cast(),
+                    )
+                };
+                continue;
+            }
             for t in 0..tiles_per_row {
                 let lo = t * self.tile_cols;
                 let hi = (lo + self.tile_cols).min(cols);
-                let s = f32_at(scale_inv, tile_row * tiles_per_row + t);
-                match kernel {
-                    // SAFETY: `lo..hi` lies inside the row (`hi ≤ cols`), so `codes[lo..]`
-                    // has `hi − lo` bytes and `out[lo..]` `hi − lo` values of `D`, the type
-                    // the slot was registered for; `check_backend` returned this table only
-                    // if its backend runs here.
-                    Some(f) => unsafe {
-                        f(
-                            codes[lo..hi].as_ptr(),
-                            s,
-                            hi - lo,
-                            out[lo..hi].as_mut_ptr().cast(),
-                        )
-                    },
-                    None => dequantize_run(&codes[lo..hi], s, &mut out[lo..hi]),
-                }
+                let s = f32_at(scales, t);
+                dequantize_run(&codes[lo..hi], s, &mut out[lo..hi]);
             }
         }
         Ok(())

@@ -43,13 +43,16 @@ pub(crate) type MxDequantFn =
 pub(crate) type MxQuantFn =
     unsafe fn(src: *const u8, blocks: usize, codes: *mut u8, scales: *mut u8);
 
-/// Block FP8 dequantization of `len` E4M3 codes with one f32 scale (bits):
-/// `dst[i] = D(f32(f32(code[i]) · scale))`.
+/// Block FP8 dequantization of one row of `cols` E4M3 codes whose tiles are `tile_cols`
+/// wide (the last one possibly narrower), tile `t` scaled by the little-endian f32 at
+/// `scales + 4t`: `dst[i] = D(f32(f32(code[i]) · scale))`.
 ///
 /// # Safety
-/// `codes` readable for `len` bytes, `dst` writable for `len` values of the slot's
-/// destination type, and the table's backend must run on this CPU.
-pub(crate) type Fp8DequantFn = unsafe fn(codes: *const u8, scale: u32, len: usize, dst: *mut u8);
+/// `codes` readable for `cols` bytes, `scales` for `4 · cols.div_ceil(tile_cols)` bytes,
+/// `dst` writable for `cols` values of the slot's destination type (no alignment
+/// required), `tile_cols > 0`, and the table's backend must run on this CPU.
+pub(crate) type Fp8DequantFn =
+    unsafe fn(codes: *const u8, scales: *const u8, tile_cols: usize, cols: usize, dst: *mut u8);
 
 /// One backend's block kernels.
 pub(crate) struct BlockKernels {

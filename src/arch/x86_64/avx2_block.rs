@@ -660,20 +660,53 @@ unsafe fn fp8_dequant_scalar<D: Dest>(codes: *const u8, scale: u32, len: usize, 
     }
 }
 
-/// The table entry of the block FP8 dequantization.
+/// The table entry of the block FP8 dequantization: one row, MXCSR read once.
 ///
 /// # Safety
 /// The `Fp8DequantFn` contract.
-unsafe fn fp8_dequant_entry<D: Dest>(codes: *const u8, scale: u32, len: usize, dst: *mut u8) {
-    if scale & 0x7FFF_FFFF >= 0x7F80_0000 || !mxcsr_is_default() {
+unsafe fn fp8_dequant_row<D: Dest>(
+    codes: *const u8,
+    scales: *const u8,
+    tile_cols: usize,
+    cols: usize,
+    dst: *mut u8,
+) {
+    let default = mxcsr_is_default();
+    let mut lo = 0;
+    let mut t = 0;
+    while lo < cols {
+        let len = tile_cols.min(cols - lo);
+        // SAFETY: tile t < cols.div_ceil(tile_cols), so its 4 scale bytes are readable.
+        let scale = unsafe { scales.add(4 * t).cast::<u32>().read_unaligned() }.to_le();
+        // SAFETY: values lo..lo + len of the row are inside the caller's ranges.
+        unsafe { fp8_dequant_tile::<D>(codes.add(lo), scale, len, dst.add(lo * D::SIZE), default) };
+        lo += len;
+        t += 1;
+    }
+}
+
+/// Block FP8 dequantization of one tile's run of a row.
+///
+/// # Safety
+/// `codes` readable for `len` bytes, `dst` writable for `len` values; `default` says
+/// whether MXCSR is the default (read by the caller).
+#[inline(always)]
+unsafe fn fp8_dequant_tile<D: Dest>(
+    codes: *const u8,
+    scale: u32,
+    len: usize,
+    dst: *mut u8,
+    default: bool,
+) {
+    if scale & 0x7FFF_FFFF >= 0x7F80_0000 || !default {
         // A NaN or infinite scale (rare; its NaN results follow `soft::mul`, not x86's
         // default NaN), or an MXCSR under which VMULPS would round differently.
         // SAFETY: forwarded contract.
         unsafe { fp8_dequant_scalar::<D>(codes, scale, len, dst) };
         return;
     }
-    // SAFETY: the caller's ranges are forwarded; MXCSR was just found to be the default;
-    // this table is only reachable through backends chosen after `avx2_available()`
+    // SAFETY: the caller's ranges are forwarded; MXCSR was found to be the default by the
+    // caller; this table is only reachable through backends chosen after `avx2_available()`
     // confirmed AVX2, FMA and F16C.
     unsafe {
         let e = (scale >> 23) & 0xFF;
@@ -977,9 +1010,9 @@ pub(crate) static KERNELS: BlockKernels = BlockKernels {
     ],
     mx_quant: [quant_row::<false>(), quant_row::<true>()],
     fp8_dequant: [
-        Some(fp8_dequant_entry::<ToF32> as Fp8DequantFn),
-        Some(fp8_dequant_entry::<ToBf16>),
-        Some(fp8_dequant_entry::<ToF16>),
+        Some(fp8_dequant_row::<ToF32> as Fp8DequantFn),
+        Some(fp8_dequant_row::<ToBf16>),
+        Some(fp8_dequant_row::<ToF16>),
     ],
 };
 
