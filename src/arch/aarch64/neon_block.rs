@@ -140,12 +140,13 @@ unsafe fn fcvtn_f16(a: uint32x4_t, b: uint32x4_t) -> uint16x8_t {
 /// to 32 entries.
 fn word_table<F: Format>(off: u32, n: usize) -> [[u8; 32]; 2] {
     let mut t = [[0u8; 32]; 2];
-    for i in 0..n {
+    let (lo, hi) = t.split_at_mut(1);
+    for (i, (l, h)) in lo[0].iter_mut().zip(hi[0].iter_mut()).take(n).enumerate() {
         let w = codec::widen_f32::<F>((i as u32 + off) & 0x7F);
         // Every element value has at most 4 significant bits: the low half is zero.
         debug_assert_eq!(w & 0xFFFF, 0);
-        t[0][i] = (w >> 16) as u8;
-        t[1][i] = (w >> 24) as u8;
+        *l = (w >> 16) as u8;
+        *h = (w >> 24) as u8;
     }
     t
 }
@@ -668,7 +669,10 @@ unsafe fn mx_dequant_e2m1<D: Dest>(
                 let lo = vandq_u8(v, nib);
                 let hi = vshrq_n_u8::<4>(v);
                 // Codes in value order: byte j holds values 2j (low nibble), 2j + 1 (high).
-                for (h, idx) in [vzip1q_u8(lo, hi), vzip2q_u8(lo, hi)].into_iter().enumerate() {
+                for (h, idx) in [vzip1q_u8(lo, hi), vzip2q_u8(lo, hi)]
+                    .into_iter()
+                    .enumerate()
+                {
                     let w = zip16(vqtbl1q_u8(planes.0, idx), vqtbl1q_u8(planes.1, idx));
                     D::store_table_words(d.add(16 * h * D::SIZE), w);
                 }
@@ -906,9 +910,16 @@ unsafe fn mx_quant<E: Elem, const CEIL: bool>(
     for b in 0..blocks {
         // SAFETY: block b < blocks: its 128 source bytes, its code bytes and its scale byte
         // are inside the caller's ranges.
-        let (p, c, sp) = unsafe { (src.add(b * 4 * BLOCK), codes.add(b * E::BYTES), scales.add(b)) };
+        let (p, c, sp) = unsafe {
+            (
+                src.add(b * 4 * BLOCK),
+                codes.add(b * E::BYTES),
+                scales.add(b),
+            )
+        };
         // SAFETY: 128 bytes readable at p: eight 16-byte loads.
-        let x: [uint32x4_t; 8] = core::array::from_fn(|j| unsafe { vreinterpretq_u32_u8(load(p.add(16 * j))) });
+        let x: [uint32x4_t; 8] =
+            core::array::from_fn(|j| unsafe { vreinterpretq_u32_u8(load(p.add(16 * j))) });
         let a = x.map(|v| vandq_u32(v, abs));
         // The magnitudes' unsigned maximum orders them as values, NaN above +Inf.
         let m = vmaxvq_u32(a.into_iter().fold(vdupq_n_u32(0), |p, q| vmaxq_u32(p, q)));
@@ -930,8 +941,9 @@ unsafe fn mx_quant<E: Elem, const CEIL: bool>(
                 vorrq_u32(mag[j], sign)
             });
             // Every code is below 256: narrow 32 -> 16 -> 8 bits keeps it.
-            let n16: [uint16x8_t; 4] =
-                core::array::from_fn(|j| vcombine_u16(vmovn_u32(code[2 * j]), vmovn_u32(code[2 * j + 1])));
+            let n16: [uint16x8_t; 4] = core::array::from_fn(|j| {
+                vcombine_u16(vmovn_u32(code[2 * j]), vmovn_u32(code[2 * j + 1]))
+            });
             let n8 = [
                 vcombine_u8(vmovn_u16(n16[0]), vmovn_u16(n16[1])),
                 vcombine_u8(vmovn_u16(n16[2]), vmovn_u16(n16[3])),
