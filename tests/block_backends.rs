@@ -108,23 +108,29 @@ fn with_mxcsr(csr: Option<u32>, mut f: impl FnMut()) {
     #[cfg(target_arch = "aarch64")]
     {
         let mut dynf: &mut dyn FnMut() = &mut f;
+        let after: u64;
         // SAFETY: the block saves FPCR in x20, loads `csr`, calls `call_closure` (a C-ABI
-        // function; `clobber_abi("C")` declares every register the call may change) and
-        // restores FPCR before it ends. x20 and x21 are callee-saved, so they still hold the
-        // saved FPCR after the call; x20 is declared clobbered for this function's own use.
+        // function; `clobber_abi("C")` declares every register the call may change), reads
+        // FPCR as the call left it into x22 and restores FPCR before it ends. x20, x21 and x22
+        // are callee-saved, so x20 still holds the saved FPCR after the call; x20 and x22 are
+        // declared as outputs for this function's own use.
         unsafe {
             std::arch::asm!(
                 "mrs x20, fpcr",
                 "msr fpcr, x21",
                 "blr {f}",
+                "mrs x22, fpcr",
                 "msr fpcr, x20",
                 f = in(reg) call_closure as extern "C" fn(*mut u8),
                 in("x0") (&raw mut dynf).cast::<u8>(),
                 in("x21") csr as u64,
                 out("x20") _,
+                out("x22") after,
                 clobber_abi("C"),
             );
         }
+        // The kernels must give the caller's FPCR back.
+        assert_eq!(after, csr as u64, "FPCR changed by the call");
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {

@@ -7,13 +7,19 @@
 //! Almost everything here is integer AdvSIMD, which FPCR does not affect. Two operations are
 //! floating point: `FMUL` (the rounded f32 product of block FP8) and `FCVTN` (f32 → F16
 //! narrowing of a product that may need rounding). Both obey FPCR (rounding mode, `FZ`,
-//! `FZ16`, `DN`, `AHP`, `AH`), so the kernels that use them read FPCR once per call
-//! (`MRS`, [`fpcr_is_default`]) and run them only when it is 0 (the reset value: round to
-//! nearest even, no flushing, NaN operands propagated, IEEE binary16); otherwise the scalar
-//! code runs for the whole call. Under FPCR = 0, `FMUL` is the IEEE product (subnormals
-//! kept, a quiet NaN operand returned unchanged) and `FCVTN` the IEEE narrowing (nearest
-//! even, F16 subnormals kept, a NaN quieted with its top payload bits kept), which is what
-//! `soft::mul` and `codec::narrow_f32` specify.
+//! `FZ16`, `DN`, `AHP`, `AH`), so the kernels that use them hold an [`Fpcr0`] for the call:
+//! it reads FPCR once (`MRS`) and, only if it is not 0 already, sets it to 0 (the reset
+//! value: round to nearest even, no flushing, NaN operands propagated, IEEE binary16, no
+//! traps) and restores the caller's value when dropped (also on unwinding). Under FPCR = 0,
+//! `FMUL` is the IEEE product (subnormals kept, a quiet NaN operand returned unchanged) and
+//! `FCVTN` the IEEE narrowing (nearest even, F16 subnormals kept, a NaN quieted with its top
+//! payload bits kept), which is what `soft::mul` and `codec::narrow_f32` specify. Both are
+//! issued as `asm!` statements, like the `MSR`s: the compiler does not model FPCR and could
+//! move an intrinsic's floating-point operation across the `MSR`, but it keeps
+//! side-effecting `asm!` statements in program order. Rust code between the two `MSR`s runs
+//! under FPCR = 0, the environment Rust assumes anyway (the scalar fallbacks are integer
+//! code). Cost: one `MRS` and a not-taken branch per call, two `MSR`s only for a caller with
+//! a non-default FPCR.
 //!
 //! # Element values (integer)
 //!
@@ -45,7 +51,7 @@
 //!   `f32::from_bits` does in the scalar code.
 //! * BF16: the word itself; a NaN gets its quiet bit (0x40) as vcvt's f32 → BF16 narrowing
 //!   gives it (E4M3's NaN has it already).
-//! * F16: one rounding of the f32 by `FCVTN` when FPCR is 0, else the scalar code.
+//! * F16: one rounding of the f32 by `FCVTN` (under [`Fpcr0`]).
 //! * **E2M1**: per block, the 16 destination codes of the 16 E2M1 codes times `2^(s − 127)`
 //!   (BF16: a constant table plus `(s − 127) << 7` on the 14 non-zero codes; f32: the BF16
 //!   table, shifted after the lookup; F16: the F16 table plus `(s − 127) << 10` when every
@@ -58,7 +64,7 @@
 //!
 //! `dst[i] = D(f32(f32(code) · scale))`: the word widened to f32 (`SHLL`, exact), one
 //! `FMUL` by the scale (FPCR 0, finite scale; a NaN or infinite scale runs the scalar
-//! `fp8::dequantize_run`, as does a non-zero FPCR), then f32 as is, BF16 by the integer
+//! `fp8::dequantize_run`), then f32 as is, BF16 by the integer
 //! round to nearest even `(x + 0x7FFF + lsb) >> 16` (`ADDHN`; the only NaNs are
 //! `0x7FC00000 | sign`, whose top half that keeps, as vcvt's narrowing does), F16 by
 //! `FCVTN`. A run's last `len % 16` codes go through 16-element stack buffers.
@@ -99,16 +105,64 @@ const BLOCK: usize = 32;
 // Helpers
 // ---------------------------------------------------------------------------------------
 
-/// Whether FPCR is 0 (round to nearest even, no flush-to-zero, NaNs propagated, IEEE
-/// binary16, no traps): the environment under which `FMUL` and `FCVTN` are the IEEE
-/// operations the scalar code specifies.
+/// FPCR = 0 (round to nearest even, no flush-to-zero, NaNs propagated, IEEE binary16, no
+/// traps: the environment under which `FMUL` and `FCVTN` are the IEEE operations the scalar
+/// code specifies) for the lifetime of the value; the caller's FPCR comes back on drop.
+struct Fpcr0 {
+    saved: u64,
+}
+
+impl Fpcr0 {
+    #[inline]
+    fn new() -> Fpcr0 {
+        let saved: u64;
+        // SAFETY: MRS/MSR FPCR are allowed at EL0 on every aarch64 core (FP and AdvSIMD are
+        // part of the base architecture); they touch no memory. The write happens only if
+        // FPCR is not 0 already (MSR FPCR can be slow); `drop` restores the saved value.
+        unsafe {
+            asm!(
+                "mrs {s}, fpcr",
+                "cbz {s}, 2f",
+                "msr fpcr, xzr",
+                "2:",
+                s = out(reg) saved,
+                options(nomem, nostack)
+            )
+        };
+        Fpcr0 { saved }
+    }
+}
+
+impl Drop for Fpcr0 {
+    #[inline]
+    fn drop(&mut self) {
+        if self.saved != 0 {
+            // SAFETY: as in `new`: restores the caller's FPCR.
+            unsafe { asm!("msr fpcr, {s}", s = in(reg) self.saved, options(nomem, nostack)) };
+        }
+    }
+}
+
+/// `FMUL` of 4 f32 lanes (bits), as an `asm!` statement so that it stays between the `MSR`s
+/// of an [`Fpcr0`] (module docs).
+///
+/// # Safety
+/// FPCR must be 0 (then this is the IEEE product).
 #[inline]
-fn fpcr_is_default() -> bool {
-    let fpcr: u64;
-    // SAFETY: MRS FPCR reads a system register that EL0 may read on every aarch64 core
-    // (AdvSIMD and FP are part of the base architecture); it touches no memory.
-    unsafe { asm!("mrs {r}, fpcr", r = out(reg) fpcr, options(nomem, nostack, preserves_flags)) };
-    fpcr == 0
+#[target_feature(enable = "neon")]
+unsafe fn fmul(a: uint32x4_t, b: uint32x4_t) -> uint32x4_t {
+    let r: uint32x4_t;
+    // SAFETY: a register-only multiplication.
+    unsafe {
+        asm!(
+            "fmul {r:v}.4s, {a:v}.4s, {b:v}.4s",
+            r = lateout(vreg) r,
+            a = in(vreg) a,
+            b = in(vreg) b,
+            options(nomem, nostack, preserves_flags)
+        )
+    };
+    r
 }
 
 /// `FCVTN`/`FCVTN2`: 8 f32 (bits) to F16 codes.
@@ -604,17 +658,17 @@ unsafe fn mx_dequant<E: Elem, D: Dest>(
     blocks: usize,
     dst: *mut u8,
 ) {
-    let simd = !D::NEEDS_FPCR || fpcr_is_default();
+    // FCVTN (F16) needs FPCR = 0; the others use no floating point.
+    let _fpcr = D::NEEDS_FPCR.then(Fpcr0::new);
     let t = Tables::new(&E::tables());
     for b in 0..blocks {
         // SAFETY: b < blocks, so scale b, code bytes 32b..32b + 32 and values
-        // 32b..32b + 32 are inside the caller's ranges; FPCR was found to be 0 when
-        // `simd` and D needs it.
+        // 32b..32b + 32 are inside the caller's ranges; FPCR is 0 if D needs it.
         unsafe {
             let s = scales.add(b).read();
             let c = codes.add(b * E::BYTES);
             let d = dst.add(b * BLOCK * D::SIZE);
-            if simd && (E::LO..=E::HI).contains(&s) {
+            if (E::LO..=E::HI).contains(&s) {
                 // Exponent-field step for words with a field in 1..=254 (module docs):
                 // field - 0x80 (wrapping) is below 0x7F00 exactly for those.
                 let step = vdupq_n_u16(((s as i32 - 127) << 7) as u16);
@@ -749,12 +803,13 @@ unsafe fn fp8_dequant_scalar<D: Dest>(codes: *const u8, scale: u32, len: usize, 
 /// `c` readable for 16 bytes, `d` writable for `16 · D::SIZE` bytes; FPCR is 0.
 #[inline]
 #[target_feature(enable = "neon")]
-unsafe fn fp8_x16<D: Dest>(c: *const u8, f: float32x4_t, t: &Tables, d: *mut u8) {
+unsafe fn fp8_x16<D: Dest>(c: *const u8, f: uint32x4_t, t: &Tables, d: *mut u8) {
     // SAFETY: 16 bytes readable at c; NEON is this function's feature.
     let w = unsafe { F8E4M3::words(load(c), t) };
     // The exact f32 of each code (SHLL #16), then one FMUL: under FPCR 0 the IEEE product,
     // a quiet NaN code returned as it is (the scale is finite).
-    let m = |x: uint32x4_t| vreinterpretq_u32_f32(vmulq_f32(vreinterpretq_f32_u32(x), f));
+    // SAFETY: FPCR is 0 (the caller's guarantee).
+    let m = |x: uint32x4_t| unsafe { fmul(x, f) };
     let v = [
         m(vshll_n_u16::<16>(vget_low_u16(w[0]))),
         m(vshll_high_n_u16::<16>(w[0])),
@@ -777,7 +832,7 @@ unsafe fn fp8_dequant_row<D: Dest>(
     cols: usize,
     dst: *mut u8,
 ) {
-    let default = fpcr_is_default();
+    let _fpcr = Fpcr0::new();
     let t = Tables::new(&F8E4M3::tables());
     let mut lo = 0;
     let mut tile = 0;
@@ -787,13 +842,12 @@ unsafe fn fp8_dequant_row<D: Dest>(
         let scale = unsafe { scales.add(4 * tile).cast::<u32>().read_unaligned() }.to_le();
         // SAFETY: codes lo..lo + len and values lo..lo + len are inside the caller's ranges.
         let (c, d) = unsafe { (codes.add(lo), dst.add(lo * D::SIZE)) };
-        if scale & 0x7FFF_FFFF >= 0x7F80_0000 || !default {
-            // A NaN or infinite scale (rare; its NaN results follow `soft::mul`), or an FPCR
-            // under which FMUL/FCVTN would round differently.
+        if scale & 0x7FFF_FFFF >= 0x7F80_0000 {
+            // A NaN or infinite scale (rare; its NaN results follow `soft::mul`).
             // SAFETY: forwarded.
             unsafe { fp8_dequant_scalar::<D>(c, scale, len, d) };
         } else {
-            let f = vreinterpretq_f32_u32(vdupq_n_u32(scale));
+            let f = vdupq_n_u32(scale);
             let mut i = 0;
             while len - i >= 16 {
                 // SAFETY: codes/values i..i + 16 of the tile are in range; FPCR is 0.
