@@ -108,16 +108,18 @@ fn with_mxcsr(csr: Option<u32>, mut f: impl FnMut()) {
     #[cfg(target_arch = "aarch64")]
     {
         let mut dynf: &mut dyn FnMut() = &mut f;
-        let after: u64;
+        let (before, after): (u64, u64);
         // SAFETY: the block saves FPCR in x20, loads `csr`, calls `call_closure` (a C-ABI
         // function; `clobber_abi("C")` declares every register the call may change), reads
-        // FPCR as the call left it into x22 and restores FPCR before it ends. x20, x21 and x22
-        // are callee-saved, so x20 still holds the saved FPCR after the call; x20 and x22 are
-        // declared as outputs for this function's own use.
+        // FPCR as the call found it (x23: bits the CPU does not implement, such as FZ16 on
+        // ARMv8.0, read as 0) and left it (x22) and restores FPCR before it ends. x20-x23 are
+        // callee-saved, so x20 still holds the saved FPCR after the call; x20, x22 and x23
+        // are declared as outputs for this function's own use.
         unsafe {
             std::arch::asm!(
                 "mrs x20, fpcr",
                 "msr fpcr, x21",
+                "mrs x23, fpcr",
                 "blr {f}",
                 "mrs x22, fpcr",
                 "msr fpcr, x20",
@@ -126,11 +128,12 @@ fn with_mxcsr(csr: Option<u32>, mut f: impl FnMut()) {
                 in("x21") csr as u64,
                 out("x20") _,
                 out("x22") after,
+                out("x23") before,
                 clobber_abi("C"),
             );
         }
         // The kernels must give the caller's FPCR back.
-        assert_eq!(after, csr as u64, "FPCR changed by the call");
+        assert_eq!(after, before, "FPCR changed by the call");
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {
