@@ -57,10 +57,19 @@ const MXCSRS: [Option<u32>; 4] = [
     Some(0x1F80 | (1 << 13) | (1 << 6)),
     Some(0x1F80 | (3 << 13) | (1 << 15)),
 ];
-#[cfg(not(target_arch = "x86_64"))]
+/// On aarch64 the same list holds FPCR values: flush-to-zero with rounding toward +Inf;
+/// default NaN with alternative half precision and FZ16; rounding toward zero.
+#[cfg(target_arch = "aarch64")]
+const MXCSRS: [Option<u32>; 4] = [
+    None,
+    Some((1 << 24) | (1 << 22)),
+    Some((1 << 25) | (1 << 26) | (1 << 19)),
+    Some(3 << 22),
+];
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 const MXCSRS: [Option<u32>; 1] = [None];
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 extern "C" fn call_closure(ctx: *mut u8) {
     // SAFETY: `with_mxcsr` passes a pointer to a live `&mut dyn FnMut()` and nothing else
     // uses it during the call.
@@ -96,7 +105,37 @@ fn with_mxcsr(csr: Option<u32>, mut f: impl FnMut()) {
             );
         }
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "aarch64")]
+    {
+        let mut dynf: &mut dyn FnMut() = &mut f;
+        let (before, after): (u64, u64);
+        // SAFETY: the block saves FPCR in x20, loads `csr`, calls `call_closure` (a C-ABI
+        // function; `clobber_abi("C")` declares every register the call may change), reads
+        // FPCR as the call found it (x23: bits the CPU does not implement, such as FZ16 on
+        // ARMv8.0, read as 0) and left it (x22) and restores FPCR before it ends. x20-x23 are
+        // callee-saved, so x20 still holds the saved FPCR after the call; x20, x22 and x23
+        // are declared as outputs for this function's own use.
+        unsafe {
+            std::arch::asm!(
+                "mrs x20, fpcr",
+                "msr fpcr, x21",
+                "mrs x23, fpcr",
+                "blr {f}",
+                "mrs x22, fpcr",
+                "msr fpcr, x20",
+                f = in(reg) call_closure as extern "C" fn(*mut u8),
+                in("x0") (&raw mut dynf).cast::<u8>(),
+                in("x21") csr as u64,
+                out("x20") _,
+                out("x22") after,
+                out("x23") before,
+                clobber_abi("C"),
+            );
+        }
+        // The kernels must give the caller's FPCR back.
+        assert_eq!(after, before, "FPCR changed by the call");
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {
         let _ = csr;
         f();

@@ -85,6 +85,8 @@ fn table(backend: Backend) -> &'static BlockKernels {
         Backend::Avx2 | Backend::Avx512 | Backend::Avx512Vbmi | Backend::Avx512Bf16 => {
             &crate::arch::x86_64::avx2_block::KERNELS
         }
+        #[cfg(target_arch = "aarch64")]
+        Backend::Neon | Backend::NeonBf16 => &crate::arch::aarch64::neon_block::KERNELS,
         #[allow(unreachable_patterns)]
         _ => &SCALAR,
     }

@@ -5,6 +5,7 @@
 
 pub(crate) mod neon;
 pub(crate) mod neon_bf16;
+pub(crate) mod neon_block;
 mod neon_small;
 
 /// Base AdvSIMD, part of every ARMv8-A aarch64 core.
