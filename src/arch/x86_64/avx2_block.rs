@@ -65,17 +65,25 @@
 //! above `+Inf`, as `amax_bits` orders them) and the scale byte is the scalar
 //! `mx::scale_byte` of it (one per 32 values; for `Ceil` its division is `soft::div`).
 //! Scale `0xFF` (a NaN or infinity in the block) writes zero codes. For scales
-//! `18..=254` the codes are one rounding of `y = x · 2^k`, `k = 127 − s` in `−127..=109`,
-//! computed in integer arithmetic:
+//! `18..=254` the codes are one rounding of `y = x · 2^k`, `k = 127 − s` in `−127..=109`.
+//!
+//! For scales `18..=253`, `y` is one `VMULPS` by the normal f32 `2^k` (`k ≥ −126`), which
+//! gives the same codes under every MXCSR: a product that is a normal f32 is exact (no
+//! rounding, so neither the rounding mode nor FTZ can change it); every other product is
+//! below 2^-126 in magnitude, where `x` itself was tiny (an f32 subnormal or `e + k ≤ 0`):
+//! the exact value is below `2^(k − 126) ≤ 2^-17`, so whatever MXCSR does to it (round it,
+//! flush it to ±0, or, with DAZ, read a subnormal `x` as ±0) it stays below half the
+//! smallest subnormal of every element (E5M2's, 2^-16, is the smallest) and narrows to ±0
+//! with its sign, as the scalar code does.
+//!
+//! Scale 254 (whose `2^-127` is an f32 subnormal, which DAZ would read as zero) computes
+//! `y` in integer arithmetic:
 //!
 //! * a lane whose exponent field `e` has `e ≥ 1` and `e + k ≥ 1` gets `x + (k << 23)`: the
-//!   same sign and fraction with exponent `e + k`, exactly `x · 2^k`. The new field never
-//!   exceeds 254: below scale 254 the scale is not clamped, so every `|y|` is below
-//!   `2^(emax + 1)` (Ocp) or at most about `max` (Ceil), below 2^17; at 254 (`k = −127`)
-//!   the field is `e − 127 ≤ 127` (the block has no infinity, so `e ≤ 254`);
+//!   same sign and fraction with exponent `e + k`, exactly `x · 2^k` (the field is
+//!   `e − 127 ≤ 127`: the block has no infinity, so `e ≤ 254`);
 //! * every other lane (zero, f32 subnormal, or `e + k ≤ 0`) becomes `±0` with its sign:
-//!   its `|y|` is below `2^(k − 126) ≤ 2^-17`, less than half the smallest subnormal of
-//!   every element (E5M2's, 2^-16, is the smallest), so the scalar code is `±0` too;
+//!   its `|y|` is below `2^(k − 126) ≤ 2^-17`, so the scalar code is `±0` too.
 //!
 //! then the f32 → element narrowing of the `avx2` (E4M3, E5M2: `f32_to_f8_codes16`) or
 //! `avx2_small` (fp6, fp4: `f32_codes16`) module with `Saturate`, whose results do not
@@ -856,6 +864,8 @@ fn scale_byte<const CEIL: bool>(element: MxElement, amax: u32) -> u8 {
 /// Lowest and highest scale byte of the SIMD quantization path (module docs).
 const Q_LO: u8 = 18;
 const Q_HI: u8 = 254;
+/// Highest scale byte whose reciprocal `2^(127 − s)` is a normal f32 (the multiply path).
+const Q_MUL: u8 = 253;
 
 /// Blocks per pass of [`mx_quant`] (4 KiB of f32 values fits in L1).
 const CHUNK: usize = 32;
@@ -915,7 +925,23 @@ unsafe fn mx_quant<E: QuantElem, const CEIL: bool, const RN: bool>(
                     scales.add(b),
                 )
             };
-            if (Q_LO..=Q_HI).contains(&s) {
+            if (Q_LO..=Q_MUL).contains(&s) {
+                // y = x · 2^k with one VMULPS (see "Scaling by a multiply" in the module
+                // docs: the product is exact or irrelevant under every MXCSR).
+                // SAFETY: 128 bytes readable at p.
+                let x = unsafe { load_f32x32(p) };
+                let f = pow2(127 - s as i32);
+                let y = |v: __m256i| _mm256_castps_si256(_mm256_mul_ps(_mm256_castsi256_ps(v), f));
+                // SAFETY: E::BYTES bytes writable at c, scale b writable.
+                unsafe {
+                    sp.write(s);
+                    if RN {
+                        E::store_codes_rn(c, x.map(y));
+                    } else {
+                        E::store_codes(c, x.map(y));
+                    }
+                }
+            } else if (Q_LO..=Q_HI).contains(&s) {
                 // SAFETY: 128 bytes readable at p.
                 let x = unsafe { load_f32x32(p) };
                 let (add, min) = (splat(step[j]), splat(below[j]));
