@@ -668,10 +668,13 @@ unsafe fn fp8_dequant_scalar<D: Dest>(codes: *const u8, scale: u32, len: usize, 
     }
 }
 
-/// The table entry of the block FP8 dequantization: one row, MXCSR read once.
+/// The table entry of the block FP8 dequantization: one row, MXCSR read once. Compiled
+/// with the kernels' target features so that the per-tile steps inline into its loop.
 ///
 /// # Safety
-/// The `Fp8DequantFn` contract.
+/// The `Fp8DequantFn` contract; this table is only reachable through backends chosen
+/// after `avx2_available()` confirmed AVX2, FMA and F16C.
+#[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn fp8_dequant_row<D: Dest>(
     codes: *const u8,
     scales: *const u8,
@@ -697,8 +700,9 @@ unsafe fn fp8_dequant_row<D: Dest>(
 ///
 /// # Safety
 /// `codes` readable for `len` bytes, `dst` writable for `len` values; `default` says
-/// whether MXCSR is the default (read by the caller).
-#[inline(always)]
+/// whether MXCSR is the default (read by the caller); AVX2, FMA and F16C.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn fp8_dequant_tile<D: Dest>(
     codes: *const u8,
     scale: u32,
