@@ -45,7 +45,10 @@
 //! nearest even, no FTZ, no DAZ, all exceptions masked), checked once per call with
 //! `STMXCSR`; otherwise, and for a NaN or infinite scale (whose NaN rules differ from x86's
 //! default NaN), the scalar `fp8::dequantize_run` runs. Under the default MXCSR `VMULPS` is
-//! the IEEE product: round to nearest even, subnormals kept. The code is widened as
+//! the IEEE product: round to nearest even, subnormals kept. For a normal scale below 2^8
+//! (DeepSeek's `weight_scale_inv` always is) the codes widen in integer arithmetic to their
+//! value times 2^-120 and are multiplied by `2^120 · scale` (`fp8_products_int`). Otherwise
+//! the code is widened as
 //! `h = code · 2^-8` (exact, see above) and multiplied by `256 · scale` (for a normal
 //! scale below 2^120: exponent field plus 8, exact): `h · (256 · scale)` is the same real
 //! number as `code · scale`, so one `VMULPS` rounds it exactly once. For other scales
@@ -608,13 +611,85 @@ unsafe fn fp8_products<const TWO: bool>(c: *const u8, f: __m256) -> [__m256; 4] 
     ]
 }
 
+/// 32 E4M3 codes at `c` times the scale, rounded once to f32 (default MXCSR), for a
+/// normal scale below 2^8: `f = scale · 2^120`.
+///
+/// The f32 with bits `sign << 31 | (code & 0x7F) << 20` is the code's value times 2^-120,
+/// exactly, for every finite code: the E4M3 exponent and fraction fields land in f32's
+/// with the bias difference 120 left out, and E4M3's subnormals (exponent field 0) land on
+/// f32 subnormals with the same fraction. The f32 product of it with `f` is therefore the
+/// real `code · scale` rounded once (the default MXCSR keeps subnormal operands). `slli 24`
+/// puts the code's sign at bit 31 and its magnitude at bits 24..31, `srai 4` moves the
+/// magnitude to bits 20..27 while copying the sign into bits 27..31, and the mask keeps the
+/// sign and the 7 magnitude bits. A NaN code (`0x7F`/`0xFF`) becomes the canonical
+/// `0x7FC00000 | sign` the element widening gives (what the scalar `soft::mul` returns).
+///
+/// # Safety
+/// `c` readable for 32 bytes; AVX2, FMA and F16C present; MXCSR is the default.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn fp8_products_int(c: *const u8, f: __m256) -> [__m256; 4] {
+    // SAFETY: 32 code bytes readable at c.
+    let v = unsafe { _mm256_loadu_si256(c.cast()) };
+    let has_nan = _mm256_movemask_epi8(_mm256_cmpeq_epi8(
+        _mm256_and_si256(v, _mm256_set1_epi8(0x7F)),
+        _mm256_set1_epi8(0x7F),
+    )) != 0;
+    let lo = _mm256_castsi256_si128(v);
+    let hi = _mm256_extracti128_si256::<1>(v);
+    let w = |q: __m128i| {
+        let d = _mm256_cvtepu8_epi32(q);
+        let bits = _mm256_and_si256(
+            _mm256_srai_epi32::<4>(_mm256_slli_epi32::<24>(d)),
+            splat(0x87F0_0000),
+        );
+        let y = _mm256_mul_ps(_mm256_castsi256_ps(bits), f);
+        if has_nan {
+            let nan = _mm256_cmpeq_epi32(
+                _mm256_and_si256(bits, splat(0x7FFF_FFFF)),
+                splat(0x07F0_0000),
+            );
+            let q = _mm256_or_si256(
+                _mm256_and_si256(bits, splat(0x8000_0000)),
+                splat(0x7FC0_0000),
+            );
+            _mm256_blendv_ps(y, _mm256_castsi256_ps(q), _mm256_castsi256_ps(nan))
+        } else {
+            y
+        }
+    };
+    [
+        w(lo),
+        w(_mm_unpackhi_epi64(lo, lo)),
+        w(hi),
+        w(_mm_unpackhi_epi64(hi, hi)),
+    ]
+}
+
+/// [`fp8_products`] (`MODE` 0: `f = 256 · scale`; 1: `f = scale`, times 256 first) or
+/// [`fp8_products_int`] (`MODE` 2: `f = 2^120 · scale`).
+///
+/// # Safety
+/// As for those.
+#[inline(always)]
+unsafe fn fp8_products_mode<const MODE: u8>(c: *const u8, f: __m256) -> [__m256; 4] {
+    // SAFETY: forwarded.
+    unsafe {
+        match MODE {
+            0 => fp8_products::<false>(c, f),
+            1 => fp8_products::<true>(c, f),
+            _ => fp8_products_int(c, f),
+        }
+    }
+}
+
 /// Block FP8 dequantization with `VMULPS` under the default MXCSR, finite `scale`.
 ///
 /// # Safety
 /// The `Fp8DequantFn` contract; AVX2, FMA and F16C present; MXCSR is the default.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn fp8_dequant_simd<D: Dest, const TWO: bool>(
+unsafe fn fp8_dequant_simd<D: Dest, const MODE: u8>(
     codes: *const u8,
     f: __m256,
     len: usize,
@@ -624,7 +699,12 @@ unsafe fn fp8_dequant_simd<D: Dest, const TWO: bool>(
     while len - i >= 32 {
         // SAFETY: codes i..i + 32 and values i..i + 32 are inside the caller's ranges; the
         // features and MXCSR are the caller's.
-        unsafe { D::store_rounded(dst.add(i * D::SIZE), fp8_products::<TWO>(codes.add(i), f)) };
+        unsafe {
+            D::store_rounded(
+                dst.add(i * D::SIZE),
+                fp8_products_mode::<MODE>(codes.add(i), f),
+            )
+        };
         i += 32;
     }
     if i < len {
@@ -638,7 +718,10 @@ unsafe fn fp8_dequant_simd<D: Dest, const TWO: bool>(
         // are distinct locals.
         unsafe {
             ptr::copy_nonoverlapping(codes.add(i), cbuf.as_mut_ptr(), n);
-            D::store_rounded(dbuf.as_mut_ptr(), fp8_products::<TWO>(cbuf.as_ptr(), f));
+            D::store_rounded(
+                dbuf.as_mut_ptr(),
+                fp8_products_mode::<MODE>(cbuf.as_ptr(), f),
+            );
             ptr::copy_nonoverlapping(dbuf.as_ptr(), dst.add(i * D::SIZE), n * D::SIZE);
         }
     }
@@ -722,14 +805,18 @@ unsafe fn fp8_dequant_tile<D: Dest>(
     // confirmed AVX2, FMA and F16C.
     unsafe {
         let e = (scale >> 23) & 0xFF;
-        if (1..=246).contains(&e) {
+        if (1..=134).contains(&e) {
+            // 2^120 · scale: exponent field e + 120 <= 254, a normal f32, exact.
+            let f = _mm256_set1_ps(f32::from_bits(scale + (120 << 23)));
+            fp8_dequant_simd::<D, 2>(codes, f, len, dst)
+        } else if (1..=246).contains(&e) {
             // 256 · scale: exponent field e + 8 <= 254, a normal f32, exact.
             let f = _mm256_set1_ps(f32::from_bits(scale + (8 << 23)));
-            fp8_dequant_simd::<D, false>(codes, f, len, dst)
+            fp8_dequant_simd::<D, 0>(codes, f, len, dst)
         } else {
             // A subnormal or zero scale, or 256 · scale above f32's range.
             let f = _mm256_set1_ps(f32::from_bits(scale));
-            fp8_dequant_simd::<D, true>(codes, f, len, dst)
+            fp8_dequant_simd::<D, 1>(codes, f, len, dst)
         }
     }
 }
