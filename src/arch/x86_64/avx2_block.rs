@@ -983,8 +983,6 @@ unsafe fn mx_quant<E: QuantElem, const CEIL: bool, const RN: bool>(
     let abs = splat(0x7FFF_FFFF);
     let sign = splat(0x8000_0000);
     let mut sbuf = [0u8; CHUNK];
-    let mut step = [0u32; CHUNK];
-    let mut below = [0u32; CHUNK];
     let mut start = 0;
     while start < blocks {
         let n = (blocks - start).min(CHUNK);
@@ -994,15 +992,7 @@ unsafe fn mx_quant<E: QuantElem, const CEIL: bool, const RN: bool>(
             let a = x.map(|v| _mm256_and_si256(v, abs));
             // The magnitudes' unsigned maximum orders them as values, NaN above +Inf.
             let m = _mm256_max_epu32(_mm256_max_epu32(a[0], a[1]), _mm256_max_epu32(a[2], a[3]));
-            let s = scale_byte::<CEIL>(E::ELEMENT, hmax_epu32(m));
-            sbuf[j] = s;
-            // y = x · 2^k, k = 127 - s, in integer arithmetic (module docs): lanes whose
-            // magnitude bits are at least max(1, 1 - k) << 23 (e >= 1 and e + k >= 1) get k
-            // added to the exponent field, the others keep only their sign (±0). Computed
-            // for every s (no overflow for 0..=255), used only for Q_LO..=Q_HI.
-            let k = 127 - s as i32;
-            step[j] = (k << 23) as u32;
-            below[j] = ((1.max(1 - k) as u32) << 23) - 1;
+            sbuf[j] = scale_byte::<CEIL>(E::ELEMENT, hmax_epu32(m));
         }
         for j in 0..n {
             let s = sbuf[j];
@@ -1035,7 +1025,12 @@ unsafe fn mx_quant<E: QuantElem, const CEIL: bool, const RN: bool>(
             } else if (Q_LO..=Q_HI).contains(&s) {
                 // SAFETY: 128 bytes readable at p.
                 let x = unsafe { load_f32x32(p) };
-                let (add, min) = (splat(step[j]), splat(below[j]));
+                // y = x · 2^k, k = 127 - s, in integer arithmetic (module docs): lanes whose
+                // magnitude bits are at least max(1, 1 - k) << 23 (e >= 1 and e + k >= 1)
+                // get k added to the exponent field, the others keep only their sign (±0).
+                let k = 127 - s as i32;
+                let add = splat((k << 23) as u32);
+                let min = splat(((1.max(1 - k) as u32) << 23) - 1);
                 // Magnitudes are below 2^31, so the signed compare is an unsigned one.
                 let y = |v: __m256i| {
                     let a = _mm256_and_si256(v, abs);
