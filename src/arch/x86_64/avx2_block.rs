@@ -986,16 +986,15 @@ unsafe fn mx_quant<E: QuantElem, const CEIL: bool, const RN: bool>(
     let mut start = 0;
     while start < blocks {
         let n = (blocks - start).min(CHUNK);
-        for j in 0..n {
+        for (j, slot) in sbuf[..n].iter_mut().enumerate() {
             // SAFETY: block start + j < blocks: its 128 bytes are readable.
             let x = unsafe { load_f32x32(src.add((start + j) * 4 * BLOCK)) };
             let a = x.map(|v| _mm256_and_si256(v, abs));
             // The magnitudes' unsigned maximum orders them as values, NaN above +Inf.
             let m = _mm256_max_epu32(_mm256_max_epu32(a[0], a[1]), _mm256_max_epu32(a[2], a[3]));
-            sbuf[j] = scale_byte::<CEIL>(E::ELEMENT, hmax_epu32(m));
+            *slot = scale_byte::<CEIL>(E::ELEMENT, hmax_epu32(m));
         }
-        for j in 0..n {
-            let s = sbuf[j];
+        for (j, &s) in sbuf[..n].iter().enumerate() {
             // SAFETY: block b = start + j < blocks: values 32b..32b + 32 (128 bytes), code
             // bytes b · BYTES.. + BYTES and scale b are inside the caller's ranges.
             let (p, c, sp) = unsafe {
