@@ -680,3 +680,43 @@ fn mxfp4_layouts_repack_losslessly_and_agree() {
         Err(Error::BlockShape { .. })
     ));
 }
+
+/// Found by the block fuzz target: a shape with rows but no columns (and a stride) has
+/// length 0; every entry point must accept it with empty buffers and write nothing.
+#[test]
+fn empty_shapes_with_rows_and_a_stride() {
+    use vcvt::block::{MxLayout, NvLayout, NvProfile};
+    for shape in [
+        Shape::matrix(2, 0).with_stride(1),
+        Shape::matrix(3, 0),
+        Shape::matrix(0, 64),
+        Shape::vector(0),
+    ] {
+        for mx in [
+            Mx::new(MxElement::E4M3),
+            Mx::new(MxElement::E2M1),
+            Mx::new(MxElement::E2M1)
+                .profile(MxProfile::Ggml)
+                .layout(MxLayout::Ggml),
+            Mx::new(MxElement::E2M1).profile(MxProfile::Mlx),
+        ] {
+            mx.quantize(&[0f32; 0], shape, &mut [], &mut []).unwrap();
+            mx.dequantize(&[], &[], shape, &mut [0f32; 0]).unwrap();
+        }
+        for nv in [
+            Nvfp4::new(),
+            Nvfp4::new().profile(NvProfile::Mlx),
+            Nvfp4::new().profile(NvProfile::Ggml).layout(NvLayout::Ggml),
+        ] {
+            nv.quantize(&[BF16::ZERO; 0], shape, &mut [], &mut [], None)
+                .unwrap();
+            nv.dequantize(&[], &[], 1.0, shape, &mut [F16::ZERO; 0])
+                .unwrap();
+        }
+        let fp8 = BlockFp8::deepseek();
+        let si = vec![0u8; fp8.scale_inv_len(shape).unwrap()];
+        fp8.dequantize(&[], &si, shape, &mut [0f32; 0]).unwrap();
+        fp8.quantize(&[0f32; 0], shape, &mut [], &mut si.clone())
+            .unwrap();
+    }
+}

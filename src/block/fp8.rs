@@ -156,6 +156,10 @@ impl BlockFp8 {
         self.check(shape, data.len(), scale_inv.len())?;
         expect_len("dst", shape.len(), dst.len())?;
         let k = kernels::check_backend(self.backend)?;
+        if shape.is_empty() {
+            // Nothing to convert (and rows of zero columns must not be sliced).
+            return Ok(());
+        }
         let kernel = k.fp8_dequant[D::KIND as usize];
         let (_, tiles_per_row) = self.tiles(shape)?;
         let cols = shape.cols();
@@ -218,6 +222,10 @@ impl BlockFp8 {
         self.check(shape, data.len(), scale_inv.len())?;
         expect_len("src", shape.len(), src.len())?;
         kernels::check_backend(self.backend)?;
+        if shape.is_empty() {
+            // Nothing to convert (and rows of zero columns must not be sliced).
+            return Ok(());
+        }
         let (tiles_down, tiles_across) = self.tiles(shape)?;
         let cols = shape.cols();
         for tr in 0..tiles_down {

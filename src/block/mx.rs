@@ -305,6 +305,10 @@ impl Mx {
         self.check(shape, data.len(), scales.len())?;
         expect_len("src", shape.len(), src.len())?;
         let k = kernels::check_backend(self.backend)?;
+        if shape.is_empty() {
+            // Nothing to convert (and rows of zero columns must not be sliced).
+            return Ok(());
+        }
         if !self.is_plain() {
             self.quantize_generic(src, shape, data, scales);
             return Ok(());
@@ -380,6 +384,10 @@ impl Mx {
         self.check(shape, data.len(), scales.len())?;
         expect_len("dst", shape.len(), dst.len())?;
         let k = kernels::check_backend(self.backend)?;
+        if shape.is_empty() {
+            // Nothing to convert (and rows of zero columns must not be sliced).
+            return Ok(());
+        }
         if !self.is_plain() {
             self.dequantize_generic(data, scales, shape, dst);
             return Ok(());

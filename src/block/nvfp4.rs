@@ -218,6 +218,15 @@ impl Nvfp4 {
         self.check(shape, data.len(), scales.len())?;
         expect_len("src", shape.len(), src.len())?;
         kernels::check_backend(self.backend)?;
+        if shape.is_empty() {
+            // Nothing to convert (and rows of zero columns must not be sliced); the tensor
+            // scale of no values: the given one, or the profile's of an amax of 0.
+            return Ok(match (tensor_scale, self.profile) {
+                (Some(g), _) => g,
+                (None, NvProfile::ModelOpt) => 0.0,
+                (None, _) => self.identity_tensor_scale(),
+            });
+        }
         let cols = shape.cols();
         let g = match (tensor_scale, self.profile) {
             (Some(g), _) => g.to_bits(),
@@ -271,6 +280,10 @@ impl Nvfp4 {
         self.check(shape, data.len(), scales.len())?;
         expect_len("dst", shape.len(), dst.len())?;
         kernels::check_backend(self.backend)?;
+        if shape.is_empty() {
+            // Nothing to convert (and rows of zero columns must not be sliced).
+            return Ok(());
+        }
         let cols = shape.cols();
         let nblocks = cols.div_ceil(BLOCK);
         let g = tensor_scale.to_bits();
