@@ -2,7 +2,7 @@
 # Differential fuzzing of vcvt: the cargo-fuzz targets of fuzz/ (libFuzzer + AddressSanitizer)
 # each run for a bounded time from the committed seeds; any crash fails the script.
 #
-#   bash .ci/fuzz.sh            # 60 s per target
+#   bash .ci/fuzz.sh            # 40 s per target (slices, bytes, block: 2 min in all)
 #   bash .ci/fuzz.sh 1800       # a longer campaign: 30 min per target
 #   FUZZ_TARGETS=slices bash .ci/fuzz.sh 300
 #
@@ -13,8 +13,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SECS="${1:-${FUZZ_SECONDS:-60}}"
-read -r -a TARGETS <<<"${FUZZ_TARGETS:-slices bytes}"
+SECS="${1:-${FUZZ_SECONDS:-40}}"
+read -r -a TARGETS <<<"${FUZZ_TARGETS:-slices bytes block}"
 START=$SECONDS
 
 echo "--- setup"

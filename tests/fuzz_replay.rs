@@ -1,7 +1,7 @@
 //! Replays the fuzz corpus and the saved crash inputs on the stable toolchain, through the same
 //! differential harness as the cargo-fuzz targets (`fuzz/src/harness.rs`, included below):
 //! every file under `fuzz/corpus/<target>/` and `fuzz/regressions/<target>/`, where `<target>`
-//! is `slices` or `bytes`.
+//! is `slices` or `bytes` (`fuzz/src/harness.rs`) or `block` (`fuzz/src/block_harness.rs`).
 //!
 //! Without ASan the harness still catches wrong bits, unwritten elements and writes outside the
 //! destination (canaries); out-of-bounds reads need the fuzz build (`.ci/fuzz.sh`) or Miri
@@ -9,6 +9,9 @@
 
 #[path = "../fuzz/src/harness.rs"]
 mod harness;
+
+#[path = "../fuzz/src/block_harness.rs"]
+mod block_harness;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
@@ -19,9 +22,40 @@ fn fuzz_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz")
 }
 
+/// A fuzz target: one of the two pair targets of `harness.rs`, or `block`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Pair(Target),
+    Block,
+}
+
+impl Kind {
+    fn from_name(name: &str) -> Option<Kind> {
+        match name {
+            "block" => Some(Kind::Block),
+            _ => Target::from_name(name).map(Kind::Pair),
+        }
+    }
+
+    fn all() -> [Kind; 3] {
+        [
+            Kind::Pair(Target::Slices),
+            Kind::Pair(Target::Bytes),
+            Kind::Block,
+        ]
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Pair(t) => t.name(),
+            Kind::Block => "block",
+        }
+    }
+}
+
 /// Every `(target, file)` under `fuzz/<top>/<target>/`; a subdirectory that names no target
 /// is an error, files directly under `fuzz/<top>/` (README) are skipped.
-fn inputs(top: &str) -> Vec<(Target, PathBuf)> {
+fn inputs(top: &str) -> Vec<(Kind, PathBuf)> {
     let mut out = Vec::new();
     let dir = fuzz_dir().join(top);
     let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -33,9 +67,9 @@ fn inputs(top: &str) -> Vec<(Target, PathBuf)> {
             continue;
         }
         let name = path.file_name().unwrap().to_str().unwrap();
-        let target = Target::from_name(name).unwrap_or_else(|| {
+        let target = Kind::from_name(name).unwrap_or_else(|| {
             panic!(
-                "{}: not a fuzz target directory (expected one of slices, bytes)",
+                "{}: not a fuzz target directory (expected one of slices, bytes, block)",
                 path.display()
             )
         });
@@ -57,19 +91,34 @@ fn inputs(top: &str) -> Vec<(Target, PathBuf)> {
 /// Under Miri every input is cut to this many elements: Miri checks the memory safety of the
 /// Scalar kernels, the dispatch and the entry points, for which short slices suffice, and it
 /// interprets each step about a thousand times slower than native code. The full lengths and
-/// values run natively.
+/// values run natively. Block inputs are cut to `block_harness::Input::shrink_for_miri`'s
+/// shapes (at most 2 rows of 16 columns: the ggml layouts become shape errors), and only
+/// every `MIRI_BLOCK_STEP`-th block seed runs.
 const MIRI_MAX_LEN: usize = 12;
+const MIRI_BLOCK_STEP: usize = 40;
 
-fn replay(files: &[(Target, PathBuf)]) {
+fn replay(files: &[(Kind, PathBuf)]) {
     let mut failures = Vec::new();
-    for (target, path) in files {
+    for (i, (target, path)) in files.iter().enumerate() {
         let data = std::fs::read(path).unwrap();
-        let mut input = harness::Input::parse(&data);
-        if cfg!(miri) {
-            input.len = input.len.min(MIRI_MAX_LEN);
-        }
-        let res = catch_unwind(AssertUnwindSafe(|| {
-            harness::try_run_input(*target, &input, NO_HOOKS)
+        let res = catch_unwind(AssertUnwindSafe(|| match *target {
+            Kind::Pair(t) => {
+                let mut input = harness::Input::parse(&data);
+                if cfg!(miri) {
+                    input.len = input.len.min(MIRI_MAX_LEN);
+                }
+                harness::try_run_input(t, &input, NO_HOOKS)
+            }
+            Kind::Block => {
+                let mut input = block_harness::Input::parse(&data);
+                if cfg!(miri) {
+                    if i % MIRI_BLOCK_STEP != 0 {
+                        return Ok(());
+                    }
+                    input.shrink_for_miri();
+                }
+                block_harness::try_run_input(&input, NO_HOOKS)
+            }
         }));
         let msg = match res {
             Ok(Ok(())) => continue,
@@ -94,8 +143,8 @@ fn replay(files: &[(Target, PathBuf)]) {
 #[test]
 fn replay_seed_corpus() {
     let files = inputs("corpus");
-    // Both targets must have their seeds: an empty or missing corpus would pass vacuously.
-    for t in Target::ALL {
+    // Every target must have its seeds: an empty or missing corpus would pass vacuously.
+    for t in Kind::all() {
         let n = files.iter().filter(|(ft, _)| *ft == t).count();
         assert!(
             n >= 10,
@@ -104,6 +153,22 @@ fn replay_seed_corpus() {
             t.name()
         );
     }
+    // The block seeds replay in `replay_block_seed_corpus`.
+    let pairs: Vec<(Kind, PathBuf)> = files.into_iter().filter(|f| f.0 != Kind::Block).collect();
+    replay(&pairs);
+}
+
+/// Under Miri this is ignored: even cut to 2 × 16 values and one seed in 40 it takes more than
+/// 5 minutes (every call runs on each backend, twice, with the per-block references); run it
+/// with `cargo +nightly miri test --test fuzz_replay -- --ignored replay_block_seed_corpus`.
+/// The block harness's self-test and seed coverage do run under Miri.
+#[test]
+#[cfg_attr(miri, ignore = "slow under Miri; run with --ignored")]
+fn replay_block_seed_corpus() {
+    let files: Vec<(Kind, PathBuf)> = inputs("corpus")
+        .into_iter()
+        .filter(|f| f.0 == Kind::Block)
+        .collect();
     replay(&files);
 }
 
@@ -130,12 +195,20 @@ fn committed_seeds_match_generator() {
             stale.push(path.display().to_string());
         }
     }
+    let block = block_harness::seeds();
+    for s in &block {
+        let path = fuzz_dir().join("corpus/block").join(&s.name);
+        if std::fs::read(&path).ok().as_deref() != Some(&s.data[..]) {
+            stale.push(path.display().to_string());
+        }
+    }
     assert!(
         stale.is_empty(),
-        "seed files missing or different from harness::seeds(): {stale:?}\n\
+        "seed files missing or different from harness::seeds() / block_harness::seeds(): {stale:?}\n\
          regenerate with `cargo run --manifest-path fuzz/Cargo.toml --example gen_corpus`"
     );
     assert!(seeds.len() >= 30, "only {} seeds", seeds.len());
+    assert!(block.len() >= 100, "only {} block seeds", block.len());
 }
 
 /// The harness reports every kind of fault it is meant to catch.
@@ -360,4 +433,89 @@ fn miri_sees_only_scalar() {
     let available: Vec<vcvt::Backend> = vcvt::Backend::available().collect();
     assert_eq!(available, [vcvt::Backend::Scalar]);
     assert_eq!(vcvt::Backend::active(), vcvt::Backend::Scalar);
+}
+
+/// The block seeds reach every operation, every MX element × profile × layout, every NVFP4
+/// profile × layout with every source and destination dtype, both block FP8 profiles with
+/// every dtype, every `narrow_scaled` code type, the `_uninit` variants, and both valid
+/// inputs and each kind of error.
+#[test]
+fn block_seeds_cover_every_scheme() {
+    use block_harness::{Input, Op};
+    use std::collections::BTreeSet;
+    let seeds = block_harness::seeds();
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    let mut names = BTreeSet::new();
+    for s in &seeds {
+        assert!(
+            names.insert(s.name.clone()),
+            "two block seeds named {}",
+            s.name
+        );
+        let i = Input::parse(&s.data);
+        let (op, c) = (i.op(), i.h[1]);
+        let (src, dst) = (i.src_type(), i.dst_type());
+        let quantizes = matches!(op, Op::MxQuantize | Op::NvQuantize | Op::Fp8Quantize);
+        let dtype = if quantizes { src } else { dst };
+        seen.insert(format!("{op:?}"));
+        match op {
+            Op::MxQuantize | Op::MxDequantize => {
+                seen.insert(format!("{op:?} {}", c % 40));
+                seen.insert(format!("{op:?} {} {dtype}", c % 40));
+            }
+            Op::NvQuantize | Op::NvDequantize => {
+                seen.insert(format!("{op:?} {} {dtype}", c % 6));
+            }
+            Op::Fp8Quantize | Op::Fp8Dequantize => {
+                seen.insert(format!("{op:?} {} {dtype}", c % 2));
+            }
+            Op::Scaled => {
+                seen.insert(format!("{op:?} {} {src}", c % 8));
+            }
+            _ => {}
+        }
+        if i.uninit() {
+            seen.insert(format!("{op:?} uninit"));
+        }
+    }
+    let mut want: Vec<String> = Op::ALL.iter().map(|o| format!("{o:?}")).collect();
+    for op in ["MxQuantize", "MxDequantize"] {
+        want.extend((0..40).map(|c| format!("{op} {c}")));
+        want.push(format!("{op} uninit"));
+    }
+    for c in 0..40u8 {
+        let cfg = (
+            block_harness::MX_ELEMENTS[usize::from(c % 5)],
+            block_harness::MX_PROFILES[usize::from(c / 5 % 4)],
+            block_harness::MX_LAYOUTS[usize::from(c / 20 % 2)],
+        );
+        let valid = vcvt::block::Mx::new(cfg.0)
+            .profile(cfg.1)
+            .layout(cfg.2)
+            .data_len(vcvt::block::Shape::matrix(1, 64))
+            .is_ok();
+        if valid {
+            for d in 0..3 {
+                want.push(format!("MxQuantize {c} {d}"));
+                want.push(format!("MxDequantize {c} {d}"));
+            }
+        }
+    }
+    for op in ["NvQuantize", "NvDequantize"] {
+        want.extend((0..6).flat_map(|c| (0..3).map(move |d| format!("{op} {c} {d}"))));
+    }
+    for op in ["Fp8Quantize", "Fp8Dequantize"] {
+        want.extend((0..2).flat_map(|c| (0..3).map(move |d| format!("{op} {c} {d}"))));
+    }
+    want.extend(["NvDequantize uninit".into(), "Fp8Dequantize uninit".into()]);
+    want.extend((0..8).flat_map(|c| (0..3).map(move |d| format!("Scaled {c} {d}"))));
+    let missing: Vec<&String> = want.iter().filter(|w| !seen.contains(*w)).collect();
+    assert!(missing.is_empty(), "no block seed for {missing:?}");
+}
+
+/// The block harness reports every kind of fault it is meant to catch.
+#[test]
+fn block_harness_detects_faults() {
+    let missed = block_harness::self_test();
+    assert!(missed.is_empty(), "the block harness missed: {missed:?}");
 }

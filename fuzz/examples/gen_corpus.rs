@@ -1,4 +1,5 @@
-//! Writes the seed corpus `fuzz/corpus/<target>/<name>` from `harness::seeds()`:
+//! Writes the seed corpus `fuzz/corpus/<target>/<name>` from `harness::seeds()` (targets
+//! `slices`, `bytes`) and `block_harness::seeds()` (target `block`):
 //!
 //! ```text
 //! cargo run --manifest-path fuzz/Cargo.toml --example gen_corpus
@@ -13,6 +14,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use vcvt_fuzz::block_harness;
 use vcvt_fuzz::harness::{Target, seeds};
 
 fn main() -> std::io::Result<()> {
@@ -34,10 +36,19 @@ fn main() -> std::io::Result<()> {
         std::fs::write(&path, &s.data)?;
         keep.insert(path);
     }
+    let block = block_harness::seeds();
+    let block_dir = root.join("block");
+    std::fs::create_dir_all(&block_dir)?;
+    for s in &block {
+        let path = block_dir.join(&s.name);
+        std::fs::write(&path, &s.data)?;
+        keep.insert(path);
+    }
     let mut pruned = 0;
     if prune {
-        for t in Target::ALL {
-            for entry in std::fs::read_dir(root.join(t.name()))? {
+        let dirs = Target::ALL.iter().map(|t| t.name()).chain(["block"]);
+        for t in dirs {
+            for entry in std::fs::read_dir(root.join(t))? {
                 let path = entry?.path();
                 if path.is_file() && !keep.contains(&path) {
                     std::fs::remove_file(&path)?;
@@ -50,9 +61,10 @@ fn main() -> std::io::Result<()> {
         let n = seeds.iter().filter(|s| s.target == t).count();
         println!("{}: {n} seeds", t.name());
     }
+    println!("block: {} seeds", block.len());
     println!(
         "wrote {} seeds under {}{}",
-        seeds.len(),
+        seeds.len() + block.len(),
         root.display(),
         if prune {
             format!(", removed {pruned} other files")

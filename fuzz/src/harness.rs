@@ -645,7 +645,7 @@ fn source_bytes(payload: &[u8], size: usize, n: usize) -> Vec<u8> {
 // Buffers.
 
 /// Alignment of every buffer's base, so that offsets select the alignment modulo 64 exactly.
-const BASE_ALIGN: usize = 64;
+pub(crate) const BASE_ALIGN: usize = 64;
 
 #[repr(align(64))]
 struct Align64;
@@ -653,7 +653,7 @@ struct Align64;
 /// A source in its own allocation of exactly `off + data.len()` bytes (64-aligned), the data at
 /// its end: a read past the data leaves the allocation, and the `off` bytes in front of it are
 /// poisoned while the buffer lives.
-struct SrcBuf {
+pub(crate) struct SrcBuf {
     base: NonNull<u8>,
     layout: Option<Layout>,
     off: usize,
@@ -662,7 +662,7 @@ struct SrcBuf {
 }
 
 impl SrcBuf {
-    fn new(data: &[u8], off: usize, hooks: Hooks) -> SrcBuf {
+    pub(crate) fn new(data: &[u8], off: usize, hooks: Hooks) -> SrcBuf {
         let size = off + data.len();
         let (base, layout) = if size == 0 {
             // Nothing to allocate; a dangling, 64-aligned pointer that must never be read.
@@ -699,13 +699,13 @@ impl SrcBuf {
         unsafe { self.base.as_ptr().add(self.off) }
     }
 
-    fn bytes(&self) -> &[u8] {
+    pub(crate) fn bytes(&self) -> &[u8] {
         // SAFETY: `len` initialized bytes at `ptr()` (or zero bytes at a non-null pointer),
         // not mutated while `self` is borrowed.
         unsafe { std::slice::from_raw_parts(self.ptr(), self.len) }
     }
 
-    fn typed<T: Val>(&self) -> &[T] {
+    pub(crate) fn typed<T: Val>(&self) -> &[T] {
         assert!(self.off.is_multiple_of(size_of::<T>()) && self.len.is_multiple_of(size_of::<T>()));
         // SAFETY: the base is 64-aligned and `off` a multiple of the element size, which is
         // the alignment of every `Val` type; the bytes are initialized and every bit pattern
@@ -726,17 +726,17 @@ impl Drop for SrcBuf {
 
 /// A destination of `len` bytes at `GUARD + off` inside a 64-aligned buffer with `GUARD`
 /// bytes after it.
-struct DstBuf {
+pub(crate) struct DstBuf {
     base: NonNull<u8>,
     layout: Layout,
-    start: usize,
-    len: usize,
+    pub(crate) start: usize,
+    pub(crate) len: usize,
     hooks: Hooks,
 }
 
 /// Canary byte `i` of fill `run` (0 or 1): the two fills differ in every byte, and repeat every
 /// 256 bytes.
-fn canary(i: usize, run: usize) -> u8 {
+pub(crate) fn canary(i: usize, run: usize) -> u8 {
     CANARY[run][i % 256]
 }
 
@@ -752,7 +752,11 @@ const CANARY: [[u8; 256]; 2] = {
 };
 
 /// The first byte in `range` of `all` that does not hold fill `run`'s canary.
-fn first_changed(all: &[u8], range: std::ops::Range<usize>, run: usize) -> Option<usize> {
+pub(crate) fn first_changed(
+    all: &[u8],
+    range: std::ops::Range<usize>,
+    run: usize,
+) -> Option<usize> {
     let mut i = range.start;
     while i < range.end {
         // Compare up to the next multiple of 256, where the canary pattern restarts.
@@ -766,7 +770,7 @@ fn first_changed(all: &[u8], range: std::ops::Range<usize>, run: usize) -> Optio
 }
 
 impl DstBuf {
-    fn new(off: usize, len: usize, hooks: Hooks) -> DstBuf {
+    pub(crate) fn new(off: usize, len: usize, hooks: Hooks) -> DstBuf {
         let layout = Layout::from_size_align(2 * GUARD + off + len, BASE_ALIGN).unwrap();
         // SAFETY: the size is at least 2 * GUARD > 0. Zeroed, so the bytes are initialized
         // from the start and `all_mut` may hand them out.
@@ -783,19 +787,19 @@ impl DstBuf {
         }
     }
 
-    fn fill(&mut self, run: usize) {
+    pub(crate) fn fill(&mut self, run: usize) {
         for chunk in self.all_mut().chunks_mut(256) {
             chunk.copy_from_slice(&CANARY[run][..chunk.len()]);
         }
     }
 
-    fn region(&self) -> *mut u8 {
+    pub(crate) fn region(&self) -> *mut u8 {
         // SAFETY: `start + len <= size`.
         unsafe { self.base.as_ptr().add(self.start) }
     }
 
     /// Poisons the guards (the destination stays writable).
-    fn arm(&self) {
+    pub(crate) fn arm(&self) {
         let end = self.start + self.len;
         (self.hooks.poison)(self.base.as_ptr(), self.start);
         // SAFETY: `end <= size`.
@@ -805,11 +809,11 @@ impl DstBuf {
         );
     }
 
-    fn disarm(&self) {
+    pub(crate) fn disarm(&self) {
         (self.hooks.unpoison)(self.base.as_ptr(), self.layout.size());
     }
 
-    fn all(&self) -> &[u8] {
+    pub(crate) fn all(&self) -> &[u8] {
         // SAFETY: the allocation is initialized (zeroed, then written), and unpoisoned
         // (`disarm`) whenever the harness uses it; the borrow of `self` excludes writers.
         unsafe { std::slice::from_raw_parts(self.base.as_ptr(), self.layout.size()) }
@@ -908,7 +912,7 @@ enum Expect<'a> {
     Fail(Error),
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     let mut v = [0u8; 8];
     v[..bytes.len()].copy_from_slice(bytes);
     format!("{:#0w$x}", u64::from_le_bytes(v), w = 2 + 2 * bytes.len())
@@ -1092,7 +1096,7 @@ impl Visit<'_, '_> {
 }
 
 /// Typed offset: `sel % (64 / size)` elements, in bytes.
-fn typed_off(sel: u8, size: usize) -> usize {
+pub(crate) fn typed_off(sel: u8, size: usize) -> usize {
     usize::from(sel) % (BASE_ALIGN / size) * size
 }
 
