@@ -1594,11 +1594,6 @@ fn nv_quantize<S: Wide, D: Wide>(ctx: &Ctx) -> Result<(), String> {
         len_err(&mut errs, "scales", scales_need, scales_len);
         len_err(&mut errs, "src", src_need, src_len);
     }
-    let ggml_profile = cfg.profile == NvProfile::Ggml;
-    if errs.is_empty() && ggml_profile {
-        // Quantizing with the Ggml profile is not implemented (an error, nothing written).
-        errs.push(Want::Shape(shape.rows(), shape.cols(), "not implemented"));
-    }
     let outs = [
         Out::bytes("data", data_len, out_off(inp.h[11], 0, 1)),
         Out::bytes("scales", scales_len, out_off(inp.h[11], 1, 1)),
@@ -1617,12 +1612,12 @@ fn nv_quantize<S: Wide, D: Wide>(ctx: &Ctx) -> Result<(), String> {
     let (data, scales, g) = (&res.bufs[0], &res.bufs[1], f32::from_bits(res.ret));
     let nv = cfg.nv(None);
     let api = "Nvfp4::quantize";
-    // The tensor scale: the given one, else ModelOpt's amax / 2688, Mlx's 2688.
+    // The tensor scale: the given one, else ModelOpt's amax / 2688, Mlx's 2688, Ggml's 1.
     let want_g = match (ts, cfg.profile) {
         (Some(t), _) => t,
         (None, NvProfile::ModelOpt) => {
             let mut m = 0f32;
-            for r in 0..shape.rows() {
+            for r in 0..shape.rows() * usize::from(shape.cols() > 0) {
                 let a = block::amax(&src[r * shape.stride()..][..shape.cols()]);
                 m = if a.is_nan() || m.is_nan() {
                     f32::NAN
@@ -1632,6 +1627,7 @@ fn nv_quantize<S: Wide, D: Wide>(ctx: &Ctx) -> Result<(), String> {
             }
             m / 2688.0
         }
+        (None, NvProfile::Ggml) => 1.0,
         (None, _) => 2688.0,
     };
     if g.to_bits() != want_g.to_bits() && !(g.is_nan() && want_g.is_nan()) {
