@@ -1244,6 +1244,10 @@ fn mx_quantize<S: Wide, D: Wide>(ctx: &Ctx) -> Result<(), String> {
         }
     })?;
     let Some(res) = res else { return Ok(()) };
+    if shape.is_empty() {
+        // Nothing converted (rows of zero columns): the result was checked above.
+        return Ok(());
+    }
     let (data, scales) = (&res.bufs[0], &res.bufs[1]);
     let ok = |r: Result<(Vec<u8>, Vec<u8>), Error>, api: &str| {
         r.map_err(|e| ctx.fail(api, format!("returned Err({e:?}) on a valid call")))
@@ -1385,6 +1389,10 @@ fn mx_dequantize<D: Wide>(
         }
     })?;
     let Some(res) = res else { return Ok(()) };
+    if shape.is_empty() {
+        // Nothing converted (rows of zero columns): the result was checked above.
+        return Ok(());
+    }
     let out = &res.bufs[0];
     let deq = |mx: Mx, data: &[u8], scales: &[u8], shape: Shape| -> Result<Vec<u8>, String> {
         let mut v = vec![D::from_bits32(0); shape_len(shape)];
@@ -1639,6 +1647,10 @@ fn nv_quantize<S: Wide, D: Wide>(ctx: &Ctx) -> Result<(), String> {
             ),
         ));
     }
+    if shape.is_empty() {
+        // Nothing converted (rows of zero columns): the result was checked above.
+        return Ok(());
+    }
     let quant = |nv: Nvfp4, src: &[S], shape: Shape| -> Result<(Vec<u8>, Vec<u8>), String> {
         let fail = |e: Error| ctx.fail(api, format!("returned Err({e:?}) on a valid call"));
         let mut d = vec![0u8; nv.data_len(shape).map_err(fail)?];
@@ -1794,6 +1806,10 @@ fn nv_dequantize<D: Wide>(
         }
     })?;
     let Some(res) = res else { return Ok(()) };
+    if shape.is_empty() {
+        // Nothing converted (rows of zero columns): the result was checked above.
+        return Ok(());
+    }
     let out = &res.bufs[0];
     let nv = cfg.nv(None);
     let deq = |nv: Nvfp4, data: &[u8], scales: &[u8], shape: Shape| -> Result<Vec<u8>, String> {
@@ -1936,6 +1952,10 @@ fn fp8_quantize<S: Wide, D: Wide>(ctx: &Ctx) -> Result<(), String> {
         fp8(inp, b).quantize(src, shape, d, s).map(|()| 0)
     })?;
     let Some(res) = res else { return Ok(()) };
+    if shape.is_empty() {
+        // Nothing converted (rows of zero columns): the result was checked above.
+        return Ok(());
+    }
     let (data, sc) = (&res.bufs[0], &res.bufs[1]);
     let f = fp8(inp, None);
     let quant = |src: &[S], shape: Shape| -> Result<(Vec<u8>, Vec<u8>), String> {
@@ -2050,6 +2070,10 @@ fn fp8_dequantize<D: Wide>(
         }
     })?;
     let Some(res) = res else { return Ok(()) };
+    if shape.is_empty() {
+        // Nothing converted (rows of zero columns): the result was checked above.
+        return Ok(());
+    }
     let out = &res.bufs[0];
     let f = fp8(inp, None);
     let (rows, c) = (shape.rows(), shape.cols());
