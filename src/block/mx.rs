@@ -893,21 +893,33 @@ pub(crate) fn dequantize_block<D: BlockDest>(
     }
     let v = scale_value(s);
     let k = s as i32 - 127;
-    for (i, o) in out.iter_mut().enumerate() {
-        let e = decode(element, code_at(element, codes, lo + i));
+    let value = |c: u8| {
+        let e = decode(element, c);
         let mag = e & 0x7FFF_FFFF;
         let ex = (mag >> 23) as i32 + k;
         if mag == 0 || mag >= 0x7F80_0000 {
             // ±0, ±Inf and NaN times a finite power of two are themselves.
-            put(o, D::from_f32_bits(e));
+            D::from_f32_bits(e)
         } else if (1..=254).contains(&ex) {
             // Every element is a normal f32; the product is normal too: move the exponent.
-            put(o, D::from_f32_bits(e.wrapping_add((k << 23) as u32)));
+            D::from_f32_bits(e.wrapping_add((k << 23) as u32))
         } else {
-            put(o, D::from_wide(soft::wide(e) * v));
+            D::from_wide(soft::wide(e) * v)
         }
+    };
+    if element == MxElement::E2M1 {
+        // 16 codes: their 16 results once, then a lookup per value.
+        let table: [D; 16] = core::array::from_fn(|c| value(c as u8));
+        for (i, o) in out.iter_mut().enumerate() {
+            put(o, table[code_at(element, codes, lo + i) as usize]);
+        }
+        return;
+    }
+    for (i, o) in out.iter_mut().enumerate() {
+        put(o, value(code_at(element, codes, lo + i)));
     }
 }
+
 
 /// Repacks MXFP4 from the planar layout (gpt-oss/Hugging Face `*_blocks` bytes, element
 /// `2j` in the low nibble of byte `j`, and `*_scales` bytes) into ggml `block_mxfp4`s
