@@ -920,7 +920,6 @@ pub(crate) fn dequantize_block<D: BlockDest>(
     }
 }
 
-
 /// Repacks MXFP4 from the planar layout (gpt-oss/Hugging Face `*_blocks` bytes, element
 /// `2j` in the low nibble of byte `j`, and `*_scales` bytes) into ggml `block_mxfp4`s
 /// (17 bytes: the scale, then elements `j` / `j + 16` in the low / high nibbles of byte
