@@ -610,7 +610,11 @@ def modelopt_quant(x, wsf2=None, bs=16):
             d = np.float32(np.float32(s8.view(E4M3)) * wsf2)
             with np.errstate(all="ignore"):
                 y = blk / d
-            codes[r, j * bs:(j + 1) * bs] = elem_encode(y, "fp4")
+            c = elem_encode(y, "fp4")
+            # ModelOpt's _cast_fp4 takes the sign bit from `x < 0`: a -0.0 quotient encodes
+            # +0 (0x0); a negative value that rounds to zero keeps 0x8.
+            c = np.where(y == 0, c & 0x7, c)
+            codes[r, j * bs:(j + 1) * bs] = c
     return codes, sc, wsf2, ok
 
 

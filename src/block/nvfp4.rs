@@ -32,8 +32,9 @@ pub enum NvProfile {
     /// NVIDIA ModelOpt checkpoints (`NVFP4QTensor`): `weight` (uint8 `[out, in/2]`),
     /// `weight_scale` (`float8_e4m3fn [out, in/16]`), `weight_scale_2` (f32 scalar). As in
     /// ModelOpt, a block scale that rounds to E4M3 zero divides by zero (its elements
-    /// become ±6, or +6 for a zero element), and an all-zero tensor gets a NaN block scale
-    /// (`0x7F`) with every element +6: quantize such tensors with a given tensor scale.
+    /// become ±6, or +6 for a zero element), an all-zero tensor gets a NaN block scale
+    /// (`0x7F`) with every element +6 (quantize such tensors with a given tensor scale),
+    /// `−0.0` encodes `+0` and a NaN `+6` (its `_cast_fp4` takes the sign from `x < 0`).
     #[default]
     ModelOpt,
     /// MLX 0.32.4's `mx.quantize(w, 16, 4, mode="nvfp4", global_scale=g)` and
@@ -412,7 +413,15 @@ impl Ctx {
                 let denom = soft::mul(codec::widen_f32::<F8E4M3>(s8), self.g);
                 for (c, x) in codes.iter_mut().zip(blk) {
                     let y = soft::div(x.f32_bits(), denom);
-                    *c = codec::narrow_f32::<F4E2M1>(y, SAT) as u8;
+                    // ModelOpt's `_cast_fp4` takes the sign from `y < 0`: `−0.0` encodes
+                    // `+0`, and a NaN (sorted last by its `searchsorted`) `+6`.
+                    *c = if y == 0x8000_0000 {
+                        0
+                    } else if y & 0x7FFF_FFFF > 0x7F80_0000 {
+                        0x7
+                    } else {
+                        codec::narrow_f32::<F4E2M1>(y, SAT) as u8
+                    };
                 }
                 (s8 as u8, codes)
             }
