@@ -26,8 +26,9 @@ cargo +nightly miri --version
 #   constants with `2f64.powi(n)`, exact on real hardware. The crate's codec uses only integer
 #   operations, so this hides nothing in it.
 # VCVT_SWEEP=sample: the sweeps' stratified samples instead of exhaustive loops.
-# PROPTEST_CASES: each proptest property of tests/api.rs runs this many cases instead of 256
-#   (one case with slices of up to 300 values takes ~10 s under Miri); the 256 run natively.
+# PROPTEST_CASES: each proptest property of tests/api.rs runs this many cases instead of 256,
+#   with slices of up to 40 values instead of 300 (tests/api.rs `MAX_LEN`: a 300-value case
+#   takes ~10 s under Miri); the 256 full-length cases run natively.
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-disable-isolation -Zmiri-deterministic-floats}"
 export VCVT_SWEEP=sample
 export PROPTEST_CASES="${PROPTEST_CASES:-1}"
