@@ -183,6 +183,7 @@ fn replay_regressions() {
 
 /// The committed seeds are exactly what the generator writes, so the corpus is reproducible.
 #[test]
+#[cfg_attr(miri, ignore = "checks committed data, not memory safety; runs natively")]
 fn committed_seeds_match_generator() {
     let mut stale = Vec::new();
     let seeds = harness::seeds();
@@ -272,6 +273,7 @@ fn input_encoding_round_trips() {
 /// every pair at least one input in each target, every narrowing pair every NaN policy and
 /// both explicit overflow modes, and every seed a distinct name.
 #[test]
+#[cfg_attr(miri, ignore = "checks committed data, not memory safety; runs natively")]
 fn seeds_cover_every_pair_and_policy() {
     use std::collections::{BTreeMap, BTreeSet};
     let mut names = BTreeSet::new();
@@ -440,6 +442,7 @@ fn miri_sees_only_scalar() {
 /// every dtype, every `narrow_scaled` code type, the `_uninit` variants, and both valid
 /// inputs and each kind of error.
 #[test]
+#[cfg_attr(miri, ignore = "checks committed data, not memory safety; runs natively")]
 fn block_seeds_cover_every_scheme() {
     use block_harness::{Input, Op};
     use std::collections::BTreeSet;
