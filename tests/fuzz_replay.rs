@@ -183,7 +183,10 @@ fn replay_regressions() {
 
 /// The committed seeds are exactly what the generator writes, so the corpus is reproducible.
 #[test]
-#[cfg_attr(miri, ignore = "checks committed data, not memory safety; runs natively")]
+#[cfg_attr(
+    miri,
+    ignore = "checks committed data, not memory safety; runs natively"
+)]
 fn committed_seeds_match_generator() {
     let mut stale = Vec::new();
     let seeds = harness::seeds();
@@ -273,7 +276,10 @@ fn input_encoding_round_trips() {
 /// every pair at least one input in each target, every narrowing pair every NaN policy and
 /// both explicit overflow modes, and every seed a distinct name.
 #[test]
-#[cfg_attr(miri, ignore = "checks committed data, not memory safety; runs natively")]
+#[cfg_attr(
+    miri,
+    ignore = "checks committed data, not memory safety; runs natively"
+)]
 fn seeds_cover_every_pair_and_policy() {
     use std::collections::{BTreeMap, BTreeSet};
     let mut names = BTreeSet::new();
@@ -442,7 +448,10 @@ fn miri_sees_only_scalar() {
 /// every dtype, every `narrow_scaled` code type, the `_uninit` variants, and both valid
 /// inputs and each kind of error.
 #[test]
-#[cfg_attr(miri, ignore = "checks committed data, not memory safety; runs natively")]
+#[cfg_attr(
+    miri,
+    ignore = "checks committed data, not memory safety; runs natively"
+)]
 fn block_seeds_cover_every_scheme() {
     use block_harness::{Input, Op};
     use std::collections::BTreeSet;
