@@ -612,8 +612,9 @@ pub(crate) const MLX_FP8: Policy = Policy {
 };
 
 /// MLX's fp4 encoding: the first index `i` (in code order `+0, 0.5, …, 6, −0, …, −6`)
-/// minimising `|wq − lut[i]|`, each distance rounded to `w`'s type; a NaN distance
-/// stops the search there (the first NaN wins, as in an argmin that propagates NaN).
+/// minimising `|wq − lut[i]|`, each distance rounded to `w`'s type. A NaN `wq` makes
+/// every distance NaN and gives code 0 (the first index); a NaN distance never follows a
+/// finite one, since the distances are NaN exactly when `wq` is.
 pub(crate) fn mlx_fp4_argmin(w: super::DestKind, wq: u32) -> u8 {
     let mut best = (0u8, u32::MAX);
     for k in 0..16u8 {
