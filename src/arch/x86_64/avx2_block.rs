@@ -108,7 +108,7 @@ use super::avx2::{
 };
 use super::avx2_small::{f32_codes16, lut_f32x32, order_bytes, pair_nibbles};
 use crate::block::kernels::{
-    self as kern, BlockKernels, Fp8DequantFn, MxDequantFn, MxQuantFn, MxRule,
+    self as kern, AmaxFn, BlockKernels, Fp8DequantFn, MxDequantFn, MxQuantFn, MxRule, ProductsFn,
 };
 use crate::block::{BlockDest, MxElement};
 use crate::codec::Format;
@@ -1110,6 +1110,48 @@ const fn quant_row<const CEIL: bool>() -> [Option<MxQuantFn>; 5] {
     ]
 }
 
+/// The largest `bits & 0x7FFFFFFF` of `n` f32 values: LLVM vectorises the loop with
+/// `VPAND`/`VPMAXUD` (an unsigned maximum of the magnitude bits orders magnitudes as values
+/// and NaNs above infinity).
+///
+/// # Safety
+/// `src` readable for `n` f32 values and 4-byte aligned; the CPU has AVX2.
+#[target_feature(enable = "avx2")]
+unsafe fn amax_u32(src: *const u8, n: usize) -> u32 {
+    // SAFETY: the caller's contract: `n` aligned, initialised f32 values (as u32 bits).
+    let s = unsafe { core::slice::from_raw_parts(src.cast::<u32>(), n) };
+    s.iter().fold(0, |m, &x| m.max(x & 0x7FFF_FFFF))
+}
+
+/// The largest `bits & 0x7FFF` of `n` BF16 or F16 codes (`VPMAXUW`), as [`amax_u32`].
+///
+/// # Safety
+/// `src` readable for `n` u16 values and 2-byte aligned; the CPU has AVX2.
+#[target_feature(enable = "avx2")]
+unsafe fn amax_u16(src: *const u8, n: usize) -> u32 {
+    // SAFETY: the caller's contract: `n` aligned, initialised 16-bit codes.
+    let s = unsafe { core::slice::from_raw_parts(src.cast::<u16>(), n) };
+    u32::from(s.iter().fold(0, |m, &x| m.max(x & 0x7FFF)))
+}
+
+/// The scaled building blocks' products, the portable loop compiled for AVX2 (LLVM
+/// vectorises it four f64 lanes wide, the selects as `VBLENDVPD`).
+///
+/// # Safety
+/// `bits` readable and `out` writable for `n` aligned values; the CPU has AVX2.
+#[target_feature(enable = "avx2")]
+unsafe fn products_avx2(bits: *const u32, n: usize, s: f64, out: *mut f64) {
+    // SAFETY: the caller's contract: `n` aligned values each, not overlapping (`out` is a
+    // distinct buffer).
+    let (b, o) = unsafe {
+        (
+            core::slice::from_raw_parts(bits, n),
+            core::slice::from_raw_parts_mut(out, n),
+        )
+    };
+    crate::block::products(b, s, o);
+}
+
 /// The AVX2 block kernels (also used by the AVX-512 tiers, which have AVX2, FMA and F16C).
 pub(crate) static KERNELS: BlockKernels = BlockKernels {
     mx_dequant: [
@@ -1125,6 +1167,12 @@ pub(crate) static KERNELS: BlockKernels = BlockKernels {
         Some(fp8_dequant_row::<ToBf16>),
         Some(fp8_dequant_row::<ToF16>),
     ],
+    amax: [
+        Some(amax_u32 as AmaxFn),
+        Some(amax_u16 as AmaxFn),
+        Some(amax_u16 as AmaxFn),
+    ],
+    products: Some(products_avx2 as ProductsFn),
 };
 
 // The element codes' constants agree with the formats (checked at compile time).
