@@ -1,6 +1,9 @@
 //! Every f32 value as a block's largest magnitude, for each MX scale rule: the scale byte
 //! that [`Mx::scale_byte`] gives (the first step of quantization, the same function the
-//! quantizers call) against an oracle written from each rule's statement.
+//! quantizers call) against an oracle written from each rule's statement; and block FP8's
+//! tile scales (DeepSeek and UE8M0) through whole one-value quantizations. (NVFP4's block
+//! scale depends on the tensor scale too: `tests/block_vectors.rs` checks it against
+//! ModelOpt's, MLX's and ggml's outputs.)
 //!
 //! The oracles do not share code or method with the crate: `floor(log2 amax)` and the
 //! smallest power of two at least a quotient are found by comparing against powers of two
@@ -16,6 +19,8 @@
 //! * unset (plain `cargo test`): every 127th value, plus the ±4096 values around every power
 //!   of two and every `max · 2^k` (where the rules change), about 1% of the range;
 //! * `sample` (Miri, qemu): every 4099th value plus ±300 around those points.
+//!
+//! The block FP8 check samples 8 times more thinly (each value is a whole quantization).
 
 use half::{bf16, f16};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -134,7 +139,14 @@ impl Iterator for Sample<'_> {
 /// Runs `check` over the sample, split over the cores by value (each thread gets an
 /// ascending piece), and fails on any mismatch it counts.
 fn sweep(name: &str, check: impl Fn(Sample<'_>) -> u64 + Sync) {
+    sweep_thinned(name, 1, check)
+}
+
+/// [`sweep`] with the stride of the sample (not of `VCVT_SWEEP=all`) multiplied by `thin`,
+/// for the rules that are checked through a whole quantization call.
+fn sweep_thinned(name: &str, thin: u32, check: impl Fn(Sample<'_>) -> u64 + Sync) {
     let (step, around) = mode();
+    let step = if step == 1 { 1 } else { step * thin };
     let near = boundaries(around);
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
@@ -410,4 +422,45 @@ fn specials_and_errors() {
             .scale_byte(1.0f32)
             .is_err()
     );
+}
+
+/// Block FP8's tile scales (`scale_inv`, f32) for every f32 amax: DeepSeek's
+/// `max(amax, 1e-4) / 448` (the hardware's f32 division) and its UE8M0 variant, that
+/// quotient rounded up to a power of two (found by f64 comparisons).
+#[test]
+fn fp8_tile_scales_every_f32() {
+    use vcvt::block::{BlockFp8, Fp8Profile, Shape};
+    for profile in [Fp8Profile::DeepSeek, Fp8Profile::Ue8m0] {
+        let fp8 = BlockFp8::new(1, 1).profile(profile);
+        let name = format!("BlockFp8 {profile:?}");
+        sweep_thinned(&name, 8, |share| {
+            let mut n = 0;
+            let mut cl = CeilLog2::new();
+            let (mut data, mut scale) = ([0u8; 1], [0u8; 4]);
+            for x in share {
+                let a = f32::from_bits(x);
+                fp8.quantize(&[a], Shape::vector(1), &mut data, &mut scale)
+                    .unwrap();
+                let got = u32::from_le_bytes(scale);
+                let s = a.max(1e-4) / 448.0;
+                let want = match profile {
+                    Fp8Profile::DeepSeek => s.to_bits(),
+                    _ if s.is_infinite() => s.to_bits(),
+                    _ => (pow2(cl.at(s as f64)) as f32).to_bits(),
+                };
+                if got != want {
+                    if n < 5 {
+                        eprintln!("{name}: amax {a:e}: scale_inv {got:#x}, expected {want:#x}");
+                    }
+                    n += 1;
+                }
+            }
+            n
+        });
+        // A NaN in the tile: Triton's maximum propagates it.
+        let mut scale = [0u8; 4];
+        fp8.quantize(&[f32::NAN], Shape::vector(1), &mut [0u8], &mut scale)
+            .unwrap();
+        assert!(f32::from_le_bytes(scale).is_nan(), "{profile:?}");
+    }
 }
