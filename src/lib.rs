@@ -151,6 +151,7 @@ mod error;
 mod format;
 mod options;
 mod slice;
+mod text;
 
 pub use backend::Backend;
 #[cfg(feature = "std")]
@@ -162,6 +163,7 @@ pub use format::{
 };
 pub use options::{NanPolicy, Options, Overflow};
 pub use slice::*;
+pub use text::Exact;
 
 /// Compiles and runs the README's Rust example as a doctest, so the front page cannot rot.
 #[cfg(doctest)]
