@@ -214,8 +214,6 @@ fn digits(f: u64, e: i32, asym: bool, inclusive: bool, mode: Mode) -> Decimal {
         plus = Big::from_u64(0);
         minus = plus;
     }
-    // Exact mode needs v < 10^k strictly: the same test as an inclusive upper end.
-    let inclusive = inclusive || !shortest;
     let mut scale = Big::from_u64(1);
     if sh >= 0 {
         mant.shl(sh as u32);
@@ -224,10 +222,14 @@ fn digits(f: u64, e: i32, asym: bool, inclusive: bool, mode: Mode) -> Decimal {
     } else {
         scale.shl((-sh) as u32);
     }
-    // k: the smallest integer with high < 10^k (high <= 10^k for an open upper end), where
-    // high = (mant + plus)/scale. Start from an underestimate: 2^x <= high with x below, and
+    // k: the smallest integer with v < 10^k, so that the first digit is not zero. (Taking it
+    // from the interval's upper end instead, as Burger and Dybvig do, would print 10^(k-1)
+    // for a value below it whenever 10^(k-1) is in the interval, even when a digit 9 at
+    // the next position is closer: BF16's smallest subnormal 9.18e-41 would print `1e-40`.)
+    // Start from an underestimate: v >= 2^x with x from the bit lengths
+    // (v >= 2^(len(mant)-1) / 2^(len(scale)-1), scale being a power of two here), and
     // 1292913986 / 2^32 is log10(2) rounded down; one less for safety, then count up.
-    let x = i64::from((mant.add(&plus)).bit_len()) - 1 + i64::from(sh);
+    let x = i64::from(mant.bit_len()) - i64::from(scale.bit_len());
     let mut k = ((x * 1_292_913_986) >> 32) as i32 - 1;
     if k >= 0 {
         scale.mul_pow10(k as u32);
@@ -236,15 +238,9 @@ fn digits(f: u64, e: i32, asym: bool, inclusive: bool, mode: Mode) -> Decimal {
         plus.mul_pow10((-k) as u32);
         minus.mul_pow10((-k) as u32);
     }
-    loop {
-        match mant.add(&plus).cmp(&scale) {
-            Ordering::Less => break,
-            Ordering::Equal if !inclusive => break,
-            _ => {
-                scale.mul_small(10);
-                k += 1;
-            }
-        }
+    while mant.cmp(&scale) != Ordering::Less {
+        scale.mul_small(10);
+        k += 1;
     }
 
     let mut out = Decimal {
