@@ -4,6 +4,7 @@
 Usage:
     python3 scripts/gen_text_vectors.py OUT_DIR        # writes fmt.tsv, digests.tsv, parse.tsv
     python3 scripts/gen_text_vectors.py --dump FORMAT  # prints `{:04x}\t{}\t{:?}\t{:e}` per code
+    python3 scripts/gen_text_vectors.py OUT_DIR --mldtypes  # also: ml_dtypes reads every `{}` back
 
 Everything here is computed from the format *definitions* (field widths, bias, which codes
 are Inf/NaN) with `fractions.Fraction`, and from the definitions of the outputs:
@@ -205,7 +206,16 @@ def texts(f, code):
     return (disp, dbg, sg + scientific(d, k), sg + positional(ed, ek, False))
 
 
+DUMPS = {}
+
+
 def dump(f):
+    if f.name not in DUMPS:
+        DUMPS[f.name] = _dump(f)
+    return DUMPS[f.name]
+
+
+def _dump(f):
     width = 4 if f.bits > 8 else 2
     out = []
     for c in range(1 << f.bits):
@@ -337,6 +347,41 @@ SPECIAL_STRINGS = [
 ]
 
 
+def mldtypes_check():
+    """ml_dtypes (0.6.0) reads every printed `{}` string of the oracle back to the same code
+    (it parses through a Python float, so this is interop evidence, not an oracle)."""
+    import ml_dtypes
+    import numpy as np
+
+    types = {
+        "bf16": ml_dtypes.bfloat16, "f8e4m3": ml_dtypes.float8_e4m3fn,
+        "f8e5m2": ml_dtypes.float8_e5m2, "f8e4m3fnuz": ml_dtypes.float8_e4m3fnuz,
+        "f8e5m2fnuz": ml_dtypes.float8_e5m2fnuz, "f6e2m3": ml_dtypes.float6_e2m3fn,
+        "f6e3m2": ml_dtypes.float6_e3m2fn, "f4e2m1": ml_dtypes.float4_e2m1fn,
+        "f8e8m0": ml_dtypes.float8_e8m0fnu,
+    }
+    bad = 0
+    for name, t in types.items():
+        f = Fmt(name)
+        codes, strs = [], []
+        for line in dump(f).splitlines():
+            c, s = line.split("\t")[:2]
+            if s != "NaN":
+                codes.append(int(c, 16))
+                strs.append(s)
+        got = np.array([float(x) for x in strs]).astype(t)
+        udt = np.uint16 if f.bits > 8 else np.uint8
+        got = got.view(udt).astype(np.int64) & ((1 << f.bits) - 1)
+        for c, s, g in zip(codes, strs, got):
+            if c != g and not (f.kind == "fnuz" and c == 0 and g == 0):
+                bad += 1
+                if bad < 10:
+                    print(f"ml_dtypes reads {name} {s!r} as {g:#x}, not {c:#x}")
+        print(f"{name}: ml_dtypes read {len(strs)} strings")
+    if bad:
+        sys.exit(1)
+
+
 def main():
     if sys.argv[1] == "--dump":
         sys.stdout.write(dump(Fmt(sys.argv[2])))
@@ -389,6 +434,9 @@ def main():
     with open(os.path.join(out, "parse.tsv"), "w") as fh:
         for name, s, a, b in rows:
             fh.write(f"{name}\t{s}\t{h(a)}\t{h(b)}\n")
+
+    if "--mldtypes" in sys.argv[2:]:
+        mldtypes_check()
 
 
 if __name__ == "__main__":
