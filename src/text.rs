@@ -46,10 +46,77 @@ const LIMBS: usize = 10;
 
 /// A fixed-size unsigned integer, least significant limb first. Every value in this module
 /// stays far below its 320 bits (see the module docs); debug builds check for overflow.
+/// The unsigned integer operations the digit generator needs, implemented by the fixed
+/// 320-bit [`Big`] and, for the formats whose numbers stay below 2^100 (exponent fields of
+/// at most 5 bits), by `u128`, which is several times faster.
+trait Uint: Copy {
+    fn from_u64(x: u64) -> Self;
+    fn is_zero(&self) -> bool;
+    fn mul_small(&mut self, m: u32);
+    fn mul_pow10(&mut self, n: u32);
+    fn shl(&mut self, n: u32);
+    fn add(&self, o: &Self) -> Self;
+    fn sub_assign(&mut self, o: &Self);
+    fn cmp(&self, o: &Self) -> Ordering;
+    fn bit_len(&self) -> u32;
+    /// `self / s` (a digit, `self < 10·s`), leaving the remainder in `self`.
+    fn div_rem_digit(&mut self, s: &Self) -> u8 {
+        let mut d = 0u8;
+        while self.cmp(s) != Ordering::Less {
+            self.sub_assign(s);
+            d += 1;
+        }
+        d
+    }
+}
+
+impl Uint for u128 {
+    fn from_u64(x: u64) -> u128 {
+        u128::from(x)
+    }
+    fn is_zero(&self) -> bool {
+        *self == 0
+    }
+    fn mul_small(&mut self, m: u32) {
+        debug_assert!(
+            self.checked_mul(u128::from(m)).is_some(),
+            "text u128 overflow"
+        );
+        *self *= u128::from(m);
+    }
+    fn mul_pow10(&mut self, n: u32) {
+        debug_assert!(n <= 38);
+        let p = 10u128.pow(n);
+        debug_assert!(self.checked_mul(p).is_some(), "text u128 overflow");
+        *self *= p;
+    }
+    fn shl(&mut self, n: u32) {
+        debug_assert!(n < 128 && self.leading_zeros() >= n, "text u128 overflow");
+        *self <<= n;
+    }
+    fn add(&self, o: &u128) -> u128 {
+        *self + *o
+    }
+    fn sub_assign(&mut self, o: &u128) {
+        *self -= *o;
+    }
+    fn cmp(&self, o: &u128) -> Ordering {
+        Ord::cmp(self, o)
+    }
+    fn bit_len(&self) -> u32 {
+        128 - self.leading_zeros()
+    }
+    fn div_rem_digit(&mut self, s: &u128) -> u8 {
+        let d = *self / *s;
+        *self -= d * *s;
+        d as u8
+    }
+}
+
 #[derive(Clone, Copy)]
 struct Big([u32; LIMBS]);
 
-impl Big {
+impl Uint for Big {
     fn from_u64(x: u64) -> Big {
         let mut b = [0; LIMBS];
         b[0] = x as u32;
@@ -192,29 +259,19 @@ enum Mode {
 /// The decimal digits of `f·2^e` (`f > 0`). In shortest mode `asym` says the interval's lower
 /// half is half as wide as its upper half (a power of two above a binade edge), and
 /// `inclusive` that its ends round to this value (the code is even).
-fn digits(f: u64, e: i32, asym: bool, inclusive: bool, mode: Mode) -> Decimal {
+fn digits<N: Uint>(f: u64, e: i32, asym: bool, inclusive: bool, mode: Mode) -> Decimal {
     let shortest = mode == Mode::Shortest;
     // v = mant·2^sh, the margins plus·2^sh and minus·2^sh: half the gaps to the neighbours.
     let (mut mant, mut plus, mut minus, sh) = if shortest && asym {
-        (
-            Big::from_u64(4 * f),
-            Big::from_u64(2),
-            Big::from_u64(1),
-            e - 2,
-        )
+        (N::from_u64(4 * f), N::from_u64(2), N::from_u64(1), e - 2)
     } else {
-        (
-            Big::from_u64(2 * f),
-            Big::from_u64(1),
-            Big::from_u64(1),
-            e - 1,
-        )
+        (N::from_u64(2 * f), N::from_u64(1), N::from_u64(1), e - 1)
     };
     if !shortest {
-        plus = Big::from_u64(0);
+        plus = N::from_u64(0);
         minus = plus;
     }
-    let mut scale = Big::from_u64(1);
+    let mut scale = N::from_u64(1);
     if sh >= 0 {
         mant.shl(sh as u32);
         plus.shl(sh as u32);
@@ -250,11 +307,7 @@ fn digits(f: u64, e: i32, asym: bool, inclusive: bool, mode: Mode) -> Decimal {
     };
     loop {
         mant.mul_small(10);
-        let mut d = 0u8;
-        while mant.cmp(&scale) != Ordering::Less {
-            mant.sub_assign(&scale);
-            d += 1;
-        }
+        let d = mant.div_rem_digit(&scale);
         debug_assert!(out.n < MAX_DIGITS);
         out.d[out.n] = d;
         out.n += 1;
@@ -346,10 +399,22 @@ fn classify<F: Format>(c: u32) -> Class {
 /// The printed digits of a finite non-zero code: shortest, or exact for an exponent-only
 /// format (where "shortest" would collapse every value to one digit) and for `exact`.
 fn code_digits<F: Format>(f: u64, e: i32, asym: bool, even: bool, exact: bool) -> Decimal {
-    if exact || F::MAN_BITS == 0 {
-        digits(f, e, false, true, Mode::Exact)
+    let (asym, even, mode) = if exact || F::MAN_BITS == 0 {
+        (false, true, Mode::Exact)
     } else {
-        digits(f, e, asym, even, Mode::Shortest)
+        (asym, even, Mode::Shortest)
+    };
+    digits_for::<F>(f, e, asym, even, mode)
+}
+
+/// [`digits`] with the integer type that format `F`'s numbers fit in.
+fn digits_for<F: Format>(f: u64, e: i32, asym: bool, even: bool, mode: Mode) -> Decimal {
+    if F::EXP_BITS <= 5 {
+        // Values from 2^-40 to 2^17, 12 significant bits at most (F16, fp8, fp6, fp4): the
+        // scaled numbers stay below 2^100.
+        digits::<u128>(f, e, asym, even, mode)
+    } else {
+        digits::<Big>(f, e, asym, even, mode)
     }
 }
 
@@ -546,12 +611,18 @@ pub(crate) fn parse<F: Format>(s: &str, overflow: Overflow) -> Result<u32, Parse
         let max = f64::from_bits(f64::MAX.to_bits() | (r.to_bits() & (1 << 63)));
         return Ok(narrow(max));
     }
+    // A boundary has at most MAN_BITS + 2 significant bits ((2m + 1)·2^(e-1) between codes
+    // m·2^e and (m + 1)·2^e; E8M0's 1.5·2^k), so an `f64` with a set bit below those is not
+    // one. (Zero and f64 subnormals take the general path below.)
+    if r.to_bits() & ((1u64 << (51 - F::MAN_BITS)) - 1) != 0 && r.is_normal() {
+        return Ok(narrow(r));
+    }
     let (below, above) = (narrow(r.next_down()), narrow(r.next_up()));
     if below == above {
         // Not a boundary: the exact decimal lies with r between the same two boundaries.
         return Ok(below);
     }
-    let ord = match compare_decimal(s, r) {
+    let ord = match compare_decimal::<F>(s, r) {
         Some(o) => o,
         None => return Err(invalid()),
     };
@@ -564,7 +635,7 @@ pub(crate) fn parse<F: Format>(s: &str, overflow: Overflow) -> Result<u32, Parse
 
 /// Compares the decimal in `s` (already accepted by `f64`'s parser, finite) with the `f64`
 /// `r`, exactly. `None` only if `s` is not a number after all.
-fn compare_decimal(s: &str, r: f64) -> Option<Ordering> {
+fn compare_decimal<F: Format>(s: &str, r: f64) -> Option<Ordering> {
     let mut bytes = s.as_bytes();
     if let [b'+' | b'-', rest @ ..] = bytes {
         bytes = rest;
@@ -632,7 +703,7 @@ fn compare_decimal(s: &str, r: f64) -> Option<Ordering> {
         let tz = m.trailing_zeros();
         m >>= tz;
         e += tz as i32;
-        let b = digits(m, e, false, true, Mode::Exact);
+        let b = digits_for::<F>(m, e, false, true, Mode::Exact);
         match kx.cmp(&i64::from(b.k)) {
             Ordering::Equal => {}
             o => return o,
