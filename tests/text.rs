@@ -884,3 +884,82 @@ fn half_reads_our_strings() {
         }
     }
 }
+
+// ------------------------------------------------------------------ fuzz harness on stable
+
+#[path = "../fuzz/src/text_harness.rs"]
+mod text_harness;
+
+#[test]
+fn fuzz_harness_on_generated_strings() {
+    // SplitMix64
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let mut strings: Vec<String> = Vec::new();
+    // Random strings over the grammar's alphabet (mostly digits).
+    let alphabet = b"0123456789012345678901234567890123456789.eE+-_ninfaty";
+    for _ in 0..6000 {
+        let len = (next() % 40) as usize;
+        let s: String = (0..len)
+            .map(|_| alphabet[(next() % alphabet.len() as u64) as usize] as char)
+            .collect();
+        strings.push(s);
+    }
+    // Numbers near the values and boundaries of every format: a random code's value, or the
+    // midpoint with its neighbour, printed exactly, with a digit changed or appended.
+    for _ in 0..6000 {
+        let c = (next() & 0xFFFF) as u16;
+        let a = f64::from(F16::from_bits(c).to_f32());
+        let b = f64::from(F16::from_bits(c.wrapping_add(1)).to_f32());
+        let bf = f64::from(BF16::from_bits(c).to_f32());
+        let e8 = f64::from(F8E4M3::from_bits(c as u8).to_f32());
+        let e8n = f64::from(F8E4M3::from_bits((c as u8).wrapping_add(1)).to_f32());
+        let x = match next() % 4 {
+            0 => (a + b) / 2.0,
+            1 => (e8 + e8n) / 2.0,
+            2 => bf * 1.5,
+            _ => a,
+        };
+        if !x.is_finite() {
+            continue;
+        }
+        let mut s = format!("{x:.200e}");
+        let (m, e) = s
+            .split_once('e')
+            .map(|(m, e)| (m.to_string(), e.to_string()))
+            .unwrap();
+        let m = m.trim_end_matches('0').trim_end_matches('.').to_string();
+        s = match next() % 4 {
+            0 => format!("{m}e{e}"),
+            1 => format!(
+                "{m}{}1e{e}",
+                if m.contains('.') {
+                    "0000000000000000000"
+                } else {
+                    ".0000000000000000000"
+                }
+            ),
+            2 => {
+                let mut t = m.into_bytes();
+                let i = (next() as usize) % t.len();
+                if t[i].is_ascii_digit() {
+                    t[i] = b'0' + (next() % 10) as u8;
+                }
+                format!("{}e{e}", String::from_utf8(t).unwrap())
+            }
+            _ => format!("{m}999999999999999999999e{e}"),
+        };
+        strings.push(s);
+    }
+    for s in &strings {
+        if let Err(msg) = text_harness::run(s.as_bytes()) {
+            panic!("{msg}");
+        }
+    }
+}
