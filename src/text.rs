@@ -17,8 +17,14 @@
 //! of Rust's own `f16`/`f32` formatting). Exact mode produces digits until the remainder is
 //! zero: every value here is a dyadic rational, so its decimal expansion is finite.
 //!
+//! The decimal exponent is chosen from the value (so the first digit is never 0), not from
+//! the interval's upper end as in Burger–Dybvig: with the latter, BF16's smallest subnormal
+//! (9.18e-41, interval (4.6e-41, 1.38e-40)) would print `1e-40` although `9e-41` has as
+//! few digits and is closer. For F16 both choices agree on every code.
+//!
 //! The integers stay below 2^160 for every format here (the largest case is BF16 near
-//! 2^±133), so a fixed 320-bit number without allocation is enough.
+//! 2^±133), so a fixed 320-bit number without allocation is enough; the formats with an
+//! exponent field of at most 5 bits stay below 2^100 and use `u128`, which is faster.
 //!
 //! # Parsing
 //!
@@ -31,7 +37,9 @@
 //! decimal string is compared digit by digit, exactly, with the finite decimal expansion of
 //! `r`, and the side it lies on decides (equality is the tie, which the codec rounds to even,
 //! or up for E8M0). The `f64` is only ever a hint that is checked: the result is the exact
-//! decimal rounded once, for strings of any length.
+//! decimal rounded once, for strings of any length. (An `f64` with a set bit below the
+//! format's `MAN_BITS + 2` significant bits cannot be a boundary, which skips the check for
+//! almost every string.)
 
 use core::cmp::Ordering;
 use core::fmt;
