@@ -96,6 +96,51 @@
 //! BF16 included), rounded once under the destination's policies. Any other pair is a
 //! compile error (see [`ConvertTo`]).
 //!
+//! # Text
+//!
+//! Every element type prints and parses without going through `f32` (and without
+//! allocating):
+//!
+//! * `{}` prints the **shortest** decimal that parses back to the same code, positional, never
+//!   with an exponent (as `f32`'s `Display`): the fewest significant digits that land in the
+//!   code's rounding interval (its ends count when the code is even, the interval above
+//!   `MAX` ending at `MAX + ulp/2`), the closest such decimal, and an exact tie on the last
+//!   digit rounded up. For [`F16`] this is byte for byte what Rust's own `f16` prints. In
+//!   a format with 2 or 3 fraction bits the shortest string is often not the exact value:
+//!   E4M3's 448 prints `450` and E5M2's 57344 `60000`. [`F8E4M3::exact`] (every type has
+//!   it) returns an adapter that prints the exact value, `448`. [`F8E8M0`] (powers of two,
+//!   where "shortest" would be a single digit) always prints its exact value.
+//! * `{:?}` is the same digits with `f32`'s `Debug` layout (`.0` on integers, scientific
+//!   below 1e-4 and from 1e16); `{:e}`/`{:E}` the same digits in scientific form.
+//! * With a precision (`{:.3}`, `{:.2e}`) the exact value is rounded at that precision, ties
+//!   to even, exactly as `f32` formats the same value; flags, width, fill and alignment
+//!   behave as for `f32`. NaN prints `NaN`, infinities `inf`/`-inf`, −0 `-0`.
+//! * `{:x}`, `{:X}`, `{:b}`, `{:o}` print the stored bits.
+//! * [`FromStr`](core::str::FromStr) accepts exactly the strings `f32` accepts, with the
+//!   same [`ParseFloatError`](core::num::ParseFloatError)s, and rounds the **exact** decimal
+//!   value once to the nearest code, ties to even, whatever the string's length (so
+//!   `"1.000488281250000001"` is the F16 after 1.0, and the F16 subnormal ties that Rust's
+//!   `f16` rounds up go to even). Then the format's default overflow policy applies, as in
+//!   `from_f64`; `from_str_with` takes another. A literal `inf` is a value beyond every
+//!   limit: under [`Overflow::Saturate`] (the fp8 default) it gives ±MAX, so E5M2's
+//!   printed `inf` parses back to `MAX` unless `NonSaturating` is asked for. `nan` is an
+//!   error for the formats without a NaN (fp6, fp4).
+//!
+//! ```
+//! use vcvt::{F16, F8E4M3, F8E5M2};
+//!
+//! let x = F16::from_f32(0.1);
+//! assert_eq!(x.to_string(), "0.1");                     // half/f32 would print 0.099975586
+//! assert_eq!(x.exact().to_string(), "0.0999755859375");
+//! assert_eq!(format!("{:?} {:e} {:.3}", F16::MAX, F16::MAX, x), "65500.0 6.55e4 0.100");
+//! assert_eq!(F8E4M3::MAX.to_string(), "450");           // the shortest string that reads back
+//! assert_eq!(F8E4M3::MAX.exact().to_string(), "448");   // the exact value
+//! assert_eq!("450".parse::<F8E4M3>()?, F8E4M3::MAX);
+//! assert_eq!(F8E5M2::MAX.to_string(), "60000");
+//! assert_eq!("1.000488281250000001".parse::<F16>()?.to_bits(), 0x3C01); // rounded once
+//! # Ok::<(), core::num::ParseFloatError>(())
+//! ```
+//!
 //! # Backends
 //!
 //! [`Backend::available`] lists the backends this CPU can run, [`Backend::active`] the one
@@ -115,6 +160,12 @@
 //! * `float8`: the same for `float8::F8E4M3` and `float8::F8E5M2` (what candle and mistral.rs
 //!   store) with [`F8E4M3`]/[`F8E5M2`]. The bits are vcvt's (round to nearest even,
 //!   subnormals kept), not the `float8` crate's.
+//! * `serde`: `Serialize`/`Deserialize` for every element type (bits by default; strings and
+//!   floats accepted), and helpers to write the `f32` value or the shortest string: see
+//!   the `vcvt::serde` module (present with the feature).
+//! * `num-traits`: `Num`, `Zero`, `One`, `Bounded`, `NumCast`, `ToPrimitive`,
+//!   `FromPrimitive`, with correctly rounded arithmetic operators: see
+//!   the `vcvt::numeric` module (present with the feature).
 //!
 //! # Where things live
 //!
@@ -151,6 +202,12 @@ mod error;
 mod format;
 mod options;
 mod slice;
+mod text;
+
+#[cfg(feature = "num-traits")]
+pub mod numeric;
+#[cfg(feature = "serde")]
+pub mod serde;
 
 pub use backend::Backend;
 #[cfg(feature = "std")]
@@ -162,6 +219,7 @@ pub use format::{
 };
 pub use options::{NanPolicy, Options, Overflow};
 pub use slice::*;
+pub use text::Exact;
 
 /// Compiles and runs the README's Rust example as a doctest, so the front page cannot rot.
 #[cfg(doctest)]

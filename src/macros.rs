@@ -184,17 +184,7 @@ macro_rules! narrow_type {
             }
         }
 
-        impl core::fmt::Debug for $name {
-            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                core::fmt::Debug::fmt(&self.to_f32(), f)
-            }
-        }
-
-        impl core::fmt::Display for $name {
-            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                core::fmt::Display::fmt(&self.to_f32(), f)
-            }
-        }
+        text_impls!($name($bits));
 
         impl From<$name> for f32 {
             #[inline]
@@ -264,6 +254,124 @@ macro_rules! signed_consts {
         impl $name {
             /// Negative zero.
             pub const NEG_ZERO: Self = Self(<Self as crate::codec::Format>::SIGN_BIT as $bits);
+        }
+    };
+}
+
+/// The text traits of a narrow element type (see `src/text.rs`): `Display`, `Debug`,
+/// `LowerExp`, `UpperExp` (shortest round-trip digits), the bit-printing traits, `FromStr`
+/// (correctly rounded), `from_str_with` and the [`Exact`](crate::Exact) adapter.
+macro_rules! text_impls {
+    ($name:ident($bits:ty)) => {
+        impl $name {
+            /// Parses a decimal string like [`str::parse`] does, with the given overflow
+            /// policy instead of [`Self::DEFAULT_OVERFLOW`].
+            ///
+            /// The grammar and the errors are `f32::from_str`'s. The result is the exact
+            /// decimal value rounded once to the nearest code, ties to even, for strings of
+            /// any length; then the overflow policy applies as in [`Self::from_f64_with`].
+            /// `inf` and `infinity` are values beyond every limit, so they overflow like a
+            /// large finite value: under [`Overflow::Saturate`](crate::Overflow::Saturate)
+            /// they give ±MAX (even in a format that has infinities).
+            ///
+            /// ```
+            /// use vcvt::Overflow;
+            #[doc = concat!("let x = vcvt::", stringify!($name), "::from_str_with(\"1e300\", Overflow::Saturate)?;")]
+            #[doc = concat!("assert_eq!(x, vcvt::", stringify!($name), "::MAX);")]
+            /// # Ok::<(), core::num::ParseFloatError>(())
+            /// ```
+            pub fn from_str_with(
+                s: &str,
+                overflow: crate::Overflow,
+            ) -> Result<Self, core::num::ParseFloatError> {
+                crate::text::parse::<Self>(s, overflow).map(|c| Self(c as $bits))
+            }
+
+            /// An adapter whose `Display` prints the exact value, every digit, instead of
+            /// the shortest string that parses back (`{}` of this type).
+            ///
+            /// ```
+            #[doc = concat!("let x = vcvt::", stringify!($name), "::from_f32(0.3);")]
+            /// let exact = x.exact().to_string(); // every digit of the value
+            /// assert_eq!(exact.parse::<f64>().unwrap(), x.to_f64());
+            #[doc = concat!("assert_eq!(exact.parse::<vcvt::", stringify!($name), ">().unwrap(), x);")]
+            /// ```
+            pub fn exact(self) -> crate::Exact<Self> {
+                crate::Exact(self)
+            }
+        }
+
+        impl core::str::FromStr for $name {
+            type Err = core::num::ParseFloatError;
+
+            /// Parses with the format's default overflow policy: see [`Self::from_str_with`].
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                Self::from_str_with(s, Self::DEFAULT_OVERFLOW)
+            }
+        }
+
+        impl core::fmt::Display for $name {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                crate::text::format::<Self>(self.0 as u32, f, crate::text::Style::Display)
+            }
+        }
+
+        impl core::fmt::Debug for $name {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                crate::text::format::<Self>(self.0 as u32, f, crate::text::Style::Debug)
+            }
+        }
+
+        impl core::fmt::LowerExp for $name {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                crate::text::format::<Self>(self.0 as u32, f, crate::text::Style::LowerExp)
+            }
+        }
+
+        impl core::fmt::UpperExp for $name {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                crate::text::format::<Self>(self.0 as u32, f, crate::text::Style::UpperExp)
+            }
+        }
+
+        impl core::fmt::Display for crate::Exact<$name> {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                crate::text::format::<$name>(self.0.0 as u32, f, crate::text::Style::Exact)
+            }
+        }
+
+        impl core::fmt::Debug for crate::Exact<$name> {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                core::fmt::Display::fmt(self, f)
+            }
+        }
+
+        bits_fmt!($name);
+    };
+}
+
+/// `LowerHex`, `UpperHex`, `Binary` and `Octal` print a type's stored bits.
+macro_rules! bits_fmt {
+    ($name:ident) => {
+        impl core::fmt::LowerHex for $name {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                core::fmt::LowerHex::fmt(&self.0, f)
+            }
+        }
+        impl core::fmt::UpperHex for $name {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                core::fmt::UpperHex::fmt(&self.0, f)
+            }
+        }
+        impl core::fmt::Binary for $name {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                core::fmt::Binary::fmt(&self.0, f)
+            }
+        }
+        impl core::fmt::Octal for $name {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                core::fmt::Octal::fmt(&self.0, f)
+            }
         }
     };
 }

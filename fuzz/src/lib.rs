@@ -6,6 +6,7 @@
 
 pub mod block_harness;
 pub mod harness;
+pub mod text_harness;
 
 #[cfg(fuzzing)]
 mod asan;
@@ -31,6 +32,13 @@ pub fn fuzz(target: harness::Target, data: &[u8]) {
 pub fn fuzz_block(data: &[u8]) {
     let input = block_harness::Input::parse(data);
     if let Err(msg) = block_harness::try_run_input(&input, hooks()) {
+        panic!("{msg}");
+    }
+}
+
+/// Runs one input of the `text` target; panics on the first failure.
+pub fn fuzz_text(data: &[u8]) {
+    if let Err(msg) = text_harness::run(data) {
         panic!("{msg}");
     }
 }

@@ -155,3 +155,5 @@ impl From<F4E2M1x2> for [F4E2M1; 2] {
         [p.lo(), p.hi()]
     }
 }
+
+bits_fmt!(F4E2M1x2);

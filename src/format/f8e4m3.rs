@@ -21,6 +21,18 @@ narrow_type! {
     /// assert!(F8E4M3::from_f32_with(465.0, Overflow::NonSaturating).is_nan());
     /// assert_eq!(F8E4M3::MAX.to_f32(), 448.0);
     /// ```
+    ///
+    /// Text: `{}` prints the shortest string that parses back, which with 3 fraction bits
+    /// is often not the exact value: 448 prints `450` (every value from 432 to 464 reads as
+    /// 448), 1.25 prints `1.3`. [`F8E4M3::exact`] prints the exact value.
+    ///
+    /// ```
+    /// use vcvt::F8E4M3;
+    /// assert_eq!(F8E4M3::MAX.to_string(), "450");
+    /// assert_eq!(F8E4M3::MAX.exact().to_string(), "448");
+    /// assert_eq!("450".parse::<F8E4M3>().unwrap(), F8E4M3::MAX);
+    /// assert_eq!("inf".parse::<F8E4M3>().unwrap(), F8E4M3::MAX); // Saturate by default
+    /// ```
     F8E4M3(u8), example = "1.5"
 }
 signed_consts!(F8E4M3(u8), neg_zero);

@@ -20,6 +20,21 @@ narrow_type! {
     /// assert_eq!(F8E5M2::from_f32_with(1.0e9, Overflow::NonSaturating), F8E5M2::INFINITY);
     /// assert_eq!(F8E5M2::MAX.to_f32(), 57344.0);
     /// ```
+    ///
+    /// Text: `{}` prints the shortest string that parses back: 57344 prints `60000` (the
+    /// values between 53248 and 61440 read as 57344); [`F8E5M2::exact`] prints `57344`. A
+    /// literal `inf` is a value beyond every limit, so under the default
+    /// [`Overflow::Saturate`] it parses to `MAX`: an infinity printed as `inf` reads back as
+    /// ±57344 unless [`F8E5M2::from_str_with`] is given [`Overflow::NonSaturating`].
+    ///
+    /// ```
+    /// use vcvt::{F8E5M2, Overflow};
+    /// assert_eq!(F8E5M2::MAX.to_string(), "60000");
+    /// assert_eq!(F8E5M2::MAX.exact().to_string(), "57344");
+    /// assert_eq!(F8E5M2::INFINITY.to_string(), "inf");
+    /// assert_eq!("inf".parse::<F8E5M2>().unwrap(), F8E5M2::MAX);
+    /// assert_eq!(F8E5M2::from_str_with("inf", Overflow::NonSaturating).unwrap(), F8E5M2::INFINITY);
+    /// ```
     F8E5M2(u8), example = "1.5"
 }
 signed_consts!(F8E5M2(u8), neg_zero);

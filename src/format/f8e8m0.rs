@@ -45,6 +45,19 @@ narrow_type! {
     /// assert!(F8E8M0::from_f32(-4.0).is_nan()); // no sign
     /// assert_eq!(F8E8M0::from_bits(0).to_f32(), 2f32.powi(-127));
     /// ```
+    ///
+    /// Text: E8M0 prints its exact value (with nearest rounding every power of two would
+    /// have a one-digit shortest string, 1024 → `1000`). Parsing rounds to the nearest power
+    /// of two in linear space, ties up, as narrowing does; a positive value below 2^-127
+    /// (`1e-400` included) gives 2^-127, zero and negative values give NaN, and `inf` or a
+    /// value above the range follows the overflow policy (`MAX` under `Saturate`).
+    ///
+    /// ```
+    /// use vcvt::F8E8M0;
+    /// assert_eq!(F8E8M0::from_f32(1024.0).to_string(), "1024");
+    /// assert_eq!(format!("{:e}", F8E8M0::from_f32(0.125)), "1.25e-1");
+    /// assert_eq!("3".parse::<F8E8M0>().unwrap().to_f32(), 4.0);
+    /// ```
     F8E8M0(u8), example = "0.5"
 }
 
