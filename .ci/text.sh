@@ -17,6 +17,10 @@ for f in fmt.tsv digests.tsv parse.tsv; do
 done
 echo "tests/data/text/*.tsv are exactly what the oracle produces"
 
+# CI installs nightly for fuzzing and Miri anyway; install it here if this runs first.
+if ! rustup run nightly rustc --version >/dev/null 2>&1; then
+    rustup toolchain install nightly --profile minimal || true
+fi
 if rustup run nightly rustc --version >/dev/null 2>&1; then
     rustup run nightly rustc -O scripts/f16_core_dump.rs -o "$GEN/f16_core_dump"
     CORE=$("$GEN/f16_core_dump" | sha256sum | cut -d' ' -f1)

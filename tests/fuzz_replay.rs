@@ -1,7 +1,8 @@
 //! Replays the fuzz corpus and the saved crash inputs on the stable toolchain, through the same
 //! differential harness as the cargo-fuzz targets (`fuzz/src/harness.rs`, included below):
 //! every file under `fuzz/corpus/<target>/` and `fuzz/regressions/<target>/`, where `<target>`
-//! is `slices` or `bytes` (`fuzz/src/harness.rs`) or `block` (`fuzz/src/block_harness.rs`).
+//! is `slices` or `bytes` (`fuzz/src/harness.rs`), `block` (`fuzz/src/block_harness.rs`) or
+//! `text` (`fuzz/src/text_harness.rs`; its seeds are hand-written strings).
 //!
 //! Without ASan the harness still catches wrong bits, unwritten elements and writes outside the
 //! destination (canaries); out-of-bounds reads need the fuzz build (`.ci/fuzz.sh`) or Miri
@@ -13,6 +14,9 @@ mod harness;
 #[path = "../fuzz/src/block_harness.rs"]
 mod block_harness;
 
+#[path = "../fuzz/src/text_harness.rs"]
+mod text_harness;
+
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
@@ -22,26 +26,29 @@ fn fuzz_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz")
 }
 
-/// A fuzz target: one of the two pair targets of `harness.rs`, or `block`.
+/// A fuzz target: one of the two pair targets of `harness.rs`, `block` or `text`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Pair(Target),
     Block,
+    Text,
 }
 
 impl Kind {
     fn from_name(name: &str) -> Option<Kind> {
         match name {
             "block" => Some(Kind::Block),
+            "text" => Some(Kind::Text),
             _ => Target::from_name(name).map(Kind::Pair),
         }
     }
 
-    fn all() -> [Kind; 3] {
+    fn all() -> [Kind; 4] {
         [
             Kind::Pair(Target::Slices),
             Kind::Pair(Target::Bytes),
             Kind::Block,
+            Kind::Text,
         ]
     }
 
@@ -49,6 +56,7 @@ impl Kind {
         match self {
             Kind::Pair(t) => t.name(),
             Kind::Block => "block",
+            Kind::Text => "text",
         }
     }
 }
@@ -69,7 +77,7 @@ fn inputs(top: &str) -> Vec<(Kind, PathBuf)> {
         let name = path.file_name().unwrap().to_str().unwrap();
         let target = Kind::from_name(name).unwrap_or_else(|| {
             panic!(
-                "{}: not a fuzz target directory (expected one of slices, bytes, block)",
+                "{}: not a fuzz target directory (expected one of slices, bytes, block, text)",
                 path.display()
             )
         });
@@ -119,6 +127,10 @@ fn replay(files: &[(Kind, PathBuf)]) {
                 }
                 block_harness::try_run_input(&input, NO_HOOKS)
             }
+            // The text module has no `unsafe`, and the harness's tables of every format's
+            // values would take Miri minutes to build: natively only.
+            Kind::Text if cfg!(miri) => Ok(()),
+            Kind::Text => text_harness::run(&data),
         }));
         let msg = match res {
             Ok(Ok(())) => continue,
