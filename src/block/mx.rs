@@ -178,7 +178,7 @@ pub struct Mx {
     element: MxElement,
     profile: MxProfile,
     layout: MxLayout,
-    backend: Option<Backend>,
+    pub(super) backend: Option<Backend>,
 }
 
 impl Mx {
