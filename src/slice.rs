@@ -745,9 +745,10 @@ mod tests {
         for (c, v) in be.chunks_exact_mut(4).zip(vals) {
             c.copy_from_slice(&v.to_be_bytes());
         }
-        let mut out = [F16::ZERO; 300];
+        let mut out = [MaybeUninit::new(F16::ZERO); 300];
         from_swapped_bytes::<f32, F16>(active_entry(), &be, &mut out, Options::new());
-        for (o, v) in out.iter().zip(vals) {
+        // SAFETY: every element was initialised (to zero, then by the conversion).
+        for (o, v) in out.iter().map(|o| unsafe { o.assume_init() }).zip(vals) {
             assert_eq!(o.to_bits(), F16::from_f32(v).to_bits());
         }
     }

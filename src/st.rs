@@ -1,5 +1,5 @@
 //! safetensors interop (feature `safetensors`): the mapping between the crate's
-//! [`Dtype`](::safetensors::Dtype)s and vcvt's formats, and conversion of a
+//! `Dtype`s and vcvt's formats, and conversion of a
 //! [`TensorView`] (typically of a memory-mapped file) into a typed slice.
 //!
 //! | safetensors `Dtype` | vcvt type | notes |
