@@ -11,9 +11,8 @@
 //! * chunk edges fall on 64-byte boundaries of the destination's memory (the first chunk is
 //!   shortened to reach one), so no two threads write the same cache line (for a packed FP4
 //!   source the edge is moved to the next even value, which may leave it a few bytes off);
-//! * below [`PAR_MIN_VALUES`] values the call runs serially on the calling thread: the
-//!   threshold is where the parallel call stopped losing to the serial one on the machine
-//!   it was measured on (`cargo bench --features rayon --bench par`);
+//! * below [`PAR_MIN_VALUES`] values the call runs serially on the calling thread (see
+//!   its docs for how it was chosen);
 //! * work runs in the current rayon pool ([`rayon::ThreadPool::install`] picks the pool; by
 //!   default the global one).
 //!
@@ -50,10 +49,12 @@ pub const PAR_CHUNK: usize = 1 << 16;
 
 /// Below this many values the `par_*` entry points run serially on the calling thread.
 ///
-/// Measured with `cargo bench --features rayon --bench par` on a 2-core x86-64 machine
-/// (AVX-512): the parallel f32 → BF16 and f64 → BF16 calls overtook the serial ones between
-/// 256 Ki and 512 Ki values (the rayon fork-join and the cold cache lines of the second
-/// core cost about as much as converting a few hundred KiB).
+/// 256 Ki values: four work items of [`PAR_CHUNK`], the smallest split that can keep a few
+/// threads busy. It is meant to be the measured break-even of
+/// `cargo bench --features rayon --bench par` (serial call against the same fixed-chunk
+/// split without a threshold); on the shared 2-core VM where it was run (load average
+/// 6–9 from other jobs) the split never beat the serial call reliably at any size, so
+/// this value is a placeholder until it is measured on an idle machine.
 pub const PAR_MIN_VALUES: usize = 1 << 18;
 
 /// The ranges of values `[lo, hi)` of the chunks of an `n`-value conversion whose

@@ -24,15 +24,60 @@ struct Ctx<'a> {
     cache: Mutex<HashMap<String, Vec<u8>>>,
     bar: ProgressBar,
     mx: Mx,
+    /// The mapped inputs, to give back the pages of tensors already written.
+    maps: Vec<&'a memmap2::Mmap>,
+    /// Input bytes read for the output tensor written last.
+    last: Mutex<Vec<&'a [u8]>>,
+}
+
+impl<'a> Ctx<'a> {
+    /// Drops this process's mapping of the pages of `data` (a slice of one of the inputs),
+    /// so that resident memory stays near one tensor rather than growing to the whole
+    /// checkpoint; the page cache keeps them, and a later read maps them again.
+    fn release(&self, data: &[u8]) {
+        let p = data.as_ptr() as usize;
+        for m in &self.maps {
+            let base = m.as_ptr() as usize;
+            if p >= base && p + data.len() <= base + m.len() && !data.is_empty() {
+                // SAFETY: `MADV_DONTNEED` on this read-only, shared file mapping only drops
+                // page-table entries; the next access reads the same bytes from the file
+                // again (vcvt-st never writes its input, and its contract is that nothing
+                // else does during the run), so no reference into the mapping sees a change.
+                let _ = unsafe {
+                    m.unchecked_advise_range(
+                        memmap2::UncheckedAdvice::DontNeed,
+                        p - base,
+                        data.len(),
+                    )
+                };
+            }
+        }
+    }
+
+    /// The input slices that output `out` reads.
+    fn inputs(&self, out: &Out) -> Vec<&'a [u8]> {
+        let names: Vec<&String> = match &out.source {
+            Source::Copy(n) | Source::Cast(n) => vec![n],
+            Source::DequantFp8 {
+                weight, scale_inv, ..
+            } => vec![weight, scale_inv],
+            Source::DequantMx { blocks, scales, .. } => vec![blocks, scales],
+            Source::QuantFp8 { src, .. } | Source::QuantMx { src, .. } => vec![src],
+        };
+        names
+            .into_iter()
+            .map(|n| self.views[n.as_str()].data())
+            .collect()
+    }
 }
 
 /// An output tensor as the safetensors writer sees it.
-struct OutView<'a> {
-    out: &'a Out,
-    ctx: &'a Ctx<'a>,
+struct OutView<'o, 'c> {
+    out: &'o Out,
+    ctx: &'o Ctx<'c>,
 }
 
-impl View for OutView<'_> {
+impl View for OutView<'_, '_> {
     fn dtype(&self) -> Dtype {
         self.out.dtype
     }
@@ -42,6 +87,13 @@ impl View for OutView<'_> {
     }
 
     fn data(&self) -> Cow<'_, [u8]> {
+        // The writer asks for one tensor at a time and has written the previous one.
+        let mut last = self.ctx.last.lock().unwrap();
+        for d in last.drain(..) {
+            self.ctx.release(d);
+        }
+        *last = self.ctx.inputs(self.out);
+        drop(last);
         let d = compute(self.out, self.ctx);
         self.ctx.bar.inc(self.out.bytes() as u64);
         d
@@ -86,7 +138,7 @@ fn as_f32(name: &str, view: &TensorView<'_>) -> Vec<f32> {
         .unwrap_or_else(|e| panic!("planned tensor failed to convert: {e}"))
 }
 
-fn compute<'a>(out: &Out, ctx: &'a Ctx<'a>) -> Cow<'a, [u8]> {
+fn compute<'c>(out: &Out, ctx: &Ctx<'c>) -> Cow<'c, [u8]> {
     let view = |n: &str| &ctx.views[n];
     let n: usize = out.shape.iter().product();
     const PLANNED: &str = "lengths were checked when planning";
@@ -397,6 +449,8 @@ pub(crate) fn convert(args: &ConvertArgs) -> Result<(), String> {
         cache: Mutex::new(HashMap::new()),
         bar,
         mx: Mx::new(MxElement::E2M1).profile(profile),
+        maps: ck.shards.iter().map(|s| &s.mmap).collect(),
+        last: Mutex::new(Vec::new()),
     };
     let start = std::time::Instant::now();
     if ck.dir.is_none() {
