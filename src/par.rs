@@ -453,3 +453,42 @@ pub fn par_convert_to_bytes_with<S: ConvertTo<D>, D: Element>(
         crate::convert_to_bytes_with::<S, D>(s, d, options)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BF16, F4E2M1x2};
+
+    /// Every chunk after the first starts on a 64-byte boundary of the destination, every
+    /// chunk but the first and last has `PAR_CHUNK` values, and the chunks cover `0..n`.
+    #[test]
+    fn chunk_edges() {
+        let n = PAR_MIN_VALUES + 3 * PAR_CHUNK + 5;
+        for addr in (0x1000..0x1040).step_by(2) {
+            let c = value_chunks::<f32, BF16>(n, addr).unwrap();
+            assert_eq!(c.first().unwrap().start, 0);
+            assert_eq!(c.last().unwrap().end, n);
+            for w in c.windows(2) {
+                assert_eq!(w[0].end, w[1].start);
+                assert_eq!((addr + 2 * w[1].start) % 64, 0, "address {addr:#x}");
+            }
+            for r in &c[1..c.len() - 1] {
+                assert_eq!(r.len(), PAR_CHUNK);
+            }
+        }
+        // Packed destination: two values per byte, edges on even values.
+        for addr in 0x2000..0x2040 {
+            let c = value_chunks::<f32, F4E2M1x2>(n, addr).unwrap();
+            for r in &c[1..] {
+                assert_eq!(r.start % 2, 0);
+                assert_eq!((addr + r.start / 2) % 64, 0);
+            }
+        }
+        // Packed source: edges on even values.
+        for addr in (0x3000..0x3040).step_by(4) {
+            let c = value_chunks::<F4E2M1x2, f32>(n, addr).unwrap();
+            assert!(c.iter().all(|r| r.start % 2 == 0));
+        }
+        assert!(value_chunks::<f32, BF16>(PAR_MIN_VALUES - 1, 0).is_none());
+    }
+}
