@@ -12,6 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use safetensors::tensor::{TensorView, View};
 use safetensors::{Dtype, SafeTensors};
 use vcvt::block::{BlockFp8, Mx, MxElement, MxProfile, Shape};
+use vcvt::safetensors::Format;
 use vcvt::{BF16, F16};
 
 use crate::plan::{self, Checkpoint, INDEX, Out, Plan, Source};
@@ -144,9 +145,26 @@ fn compute<'c>(out: &Out, ctx: &Ctx<'c>) -> Cow<'c, [u8]> {
     const PLANNED: &str = "lengths were checked when planning";
     match &out.source {
         Source::Copy(name) => Cow::Borrowed(view(name).data()),
-        Source::Cast(name) => Cow::Owned(by_dtype!(out.dtype, n, |d| {
-            vcvt::safetensors::par_convert_tensor(name, view(name), d).expect(PLANNED)
-        })),
+        Source::Cast(name) => {
+            let v = view(name);
+            let format = Format::from_dtype(v.dtype()).expect(PLANNED);
+            Cow::Owned(by_dtype!(out.dtype, n, |d| {
+                // A few MiB at a time, giving back the input's pages after each step, so
+                // that resident memory is the output tensor and one step of the input.
+                const STEP: usize = 1 << 22;
+                let mut at = 0;
+                while at < n {
+                    let m = STEP.min(n - at);
+                    let bytes = &v.data()[format.bytes_for(at).expect(PLANNED)
+                        ..format.bytes_for(at + m).expect(PLANNED)];
+                    let part = TensorView::new(v.dtype(), vec![m], bytes).expect(PLANNED);
+                    vcvt::safetensors::par_convert_tensor(name, &part, &mut d[at..at + m])
+                        .expect(PLANNED);
+                    ctx.release(bytes);
+                    at += m;
+                }
+            }))
+        }
         Source::DequantFp8 {
             weight,
             scale_inv,

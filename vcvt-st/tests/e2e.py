@@ -169,8 +169,10 @@ def case_bf16_to_f16(d):
     bf = x.astype(ml_dtypes.bfloat16)
     f32 = random_floats((96,))
     ids = np.arange(10, dtype=np.int64)
+    big = random_floats((2049, 2049)).astype(ml_dtypes.bfloat16)  # > 4 Mi values: cast in steps
     src = os.path.join(d, "in.safetensors")
-    save(src, {"w": bf, "norm.weight": f32, "position_ids": ids}, {"format": "pt", "note": "kept"})
+    save(src, {"w": bf, "norm.weight": f32, "position_ids": ids, "big": big},
+         {"format": "pt", "note": "kept"})
     before = digest(src)
     out = os.path.join(d, "out.safetensors")
     run("convert", src, out, "--to", "f16")
@@ -178,6 +180,7 @@ def case_bf16_to_f16(d):
     same_bits(got["w"], bf.astype(np.float32).astype(np.float16), "bf16 -> f16")
     same_bits(got["norm.weight"], f32.astype(np.float16), "f32 -> f16")
     check(np.array_equal(got["position_ids"], ids), "I64 tensor copied")
+    same_bits(got["big"], big.astype(np.float32).astype(np.float16), "bf16 -> f16, 4.2 Mi values")
     check(meta == {"format": "pt", "note": "kept"}, f"__metadata__ kept: {meta}")
     check(digest(src) == before, "input untouched")
     # The reverse direction: f16 back to f32 and bf16.
