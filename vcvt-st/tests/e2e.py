@@ -402,6 +402,11 @@ def case_errors(d):
     os.mkdir(os.path.join(e, "exists"))
     expect_failure(e, ["convert", ck, os.path.join(e, "exists"), "--to", "f16"], ["exists"], [])
     os.rmdir(os.path.join(e, "exists"))
+    # Unwritable outputs: below a file, in a directory that does not exist.
+    o = os.path.join(good, "out.safetensors")
+    expect_failure(e, ["convert", good, o, "--to", "f16"], [o], [o])
+    o = os.path.join(e, "missing", "out")
+    expect_failure(e, ["convert", ck, o, "--to", "f16"], ["missing"], [o])
     # A read-only output directory (root ignores permissions: skipped then).
     if os.geteuid() != 0:
         ro = os.path.join(e, "ro")
