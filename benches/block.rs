@@ -10,6 +10,8 @@
 //!   `N/1024 × 1024` weight), E4M3 → BF16 beside it, and `per-element-loop` (`f32(e4m3) ·
 //!   scale`, then `half::bf16::from_f32`, tile by tile, as mistral.rs's blockwise path).
 //! * `f32_to_mxfp4/N`, `f32_to_mxfp8/N`: `Ceil` quantization beside f32 → F8E4M3.
+//! * `building_blocks/N`: `amax`, `narrow_scaled` (f32 → E4M3, scale 0.75) beside f32 →
+//!   F8E4M3, and `dequantize_scaled` (E4M3 → BF16) beside E4M3 → BF16, on every backend.
 //!
 //! Sizes: 1 Ki values (L1) and, with `VCVT_BENCH_BIG=1`, 128 Mi values (beyond this VM's
 //! last-level cache). Throughput is in values (elements) per second.
@@ -226,11 +228,47 @@ fn bench_quantize(c: &mut Criterion, n: usize) {
     }
 }
 
+/// The building blocks on every backend beside the plain conversion of the same data.
+fn bench_building_blocks(c: &mut Criterion, n: usize) {
+    let w = weights(n, 5);
+    let mut g = open(c, "building_blocks", n);
+    let w64: Vec<f64> = w.iter().map(|&x| f64::from(x)).collect();
+    let mut q = vec![F8E4M3::ZERO; n];
+    let mut out = vec![BF16::ZERO; n];
+    vcvt::convert_slice(&w, &mut q);
+    for b in Backend::available() {
+        g.bench_function(format!("amax-{b}"), |bench| {
+            bench.iter(|| vcvt::block::amax_on(b, black_box(&w)))
+        });
+        g.bench_function(format!("narrow_scaled_e4m3-{b}"), |bench| {
+            bench.iter(|| vcvt::block::narrow_scaled_on(b, black_box(&w), 0.75, black_box(&mut q)))
+        });
+        g.bench_function(format!("f32_to_e4m3-{b}"), |bench| {
+            bench.iter(|| {
+                vcvt::convert_slice_on(b, black_box(&w), black_box(&mut q), Options::new())
+            })
+        });
+        g.bench_function(format!("f64_to_e4m3-{b}"), |bench| {
+            bench.iter(|| {
+                vcvt::convert_slice_on(b, black_box(&w64), black_box(&mut q), Options::new())
+            })
+        });
+        g.bench_function(format!("dequantize_scaled_e4m3_bf16-{b}"), |bench| {
+            bench.iter(|| {
+                vcvt::block::dequantize_scaled_on(b, black_box(&q), 0.75, black_box(&mut out))
+            })
+        });
+        e4m3_to_bf16(&mut g, n, b);
+    }
+    g.finish();
+}
+
 fn benches(c: &mut Criterion) {
     for n in sizes() {
         bench_mxfp4(c, n);
         bench_fp8_block(c, n);
         bench_quantize(c, n);
+        bench_building_blocks(c, n);
     }
 }
 

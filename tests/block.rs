@@ -720,3 +720,90 @@ fn empty_shapes_with_rows_and_a_stride() {
             .unwrap();
     }
 }
+
+/// The NaN results of the scaled building blocks are the same on every CPU: a NaN value
+/// propagates (the value's before the scale's), quieted, and `0 · ∞` is `+NaN`; then the
+/// destination's NaN rule applies (checked with the oracle). Also every special value
+/// against the exact product.
+#[test]
+fn building_blocks_nan_and_specials() {
+    let e4m3 = Oracle::new(E4M3_DEF);
+    let specials: [u32; 12] = [
+        0,
+        0x8000_0000,
+        1,
+        0x8000_0001,
+        0x3F80_0000,
+        0xC0A0_0000,
+        0x7F80_0000,
+        0xFF80_0000,
+        0x7FC0_0000,
+        0xFFC0_0001,
+        0x7F80_0001,
+        0xFFA0_1000,
+    ];
+    let is_nan = |x: u32| x & 0x7FFF_FFFF > 0x7F80_0000;
+    // The rule, stated for f32 bit patterns; the result as an f64 (exact product).
+    let product = |x: u32, s: u32| -> f64 {
+        let quiet = |v: u32| (f32::from_bits(v | 0x0040_0000)) as f64;
+        if is_nan(x) {
+            quiet(x)
+        } else if is_nan(s) {
+            quiet(s)
+        } else {
+            let p = f32::from_bits(x) as f64 * f32::from_bits(s) as f64;
+            if p.is_nan() {
+                f64::NAN.copysign(1.0)
+            } else {
+                p
+            }
+        }
+    };
+    for backend in backends() {
+        for &x in &specials {
+            for &s in &specials {
+                let mut q = [vcvt::F8E4M3::ZERO];
+                vcvt::block::narrow_scaled_on(
+                    backend,
+                    &[f32::from_bits(x)],
+                    f32::from_bits(s),
+                    &mut q,
+                )
+                .unwrap();
+                let want = e4m3.narrow_f64(product(x, s).to_bits(), Overflow::Saturate);
+                assert_eq!(q[0].to_bits() as u32, want, "{backend:?} {x:#x} · {s:#x}");
+            }
+            for code in [0u8, 0x80, 0x38, 0xB8, 0x7E, 0x7F, 0xFF] {
+                let c = vcvt::F8E4M3::from_bits(code);
+                let cv = f32::from_bits(e4m3.widen_f32(code as u32)).to_bits();
+                let p = product(cv, x);
+                let mut f = [0f32];
+                let mut b = [BF16::ZERO];
+                let mut h = [F16::ZERO];
+                vcvt::block::dequantize_scaled_on(backend, &[c], f32::from_bits(x), &mut f)
+                    .unwrap();
+                vcvt::block::dequantize_scaled_on(backend, &[c], f32::from_bits(x), &mut b)
+                    .unwrap();
+                vcvt::block::dequantize_scaled_on(backend, &[c], f32::from_bits(x), &mut h)
+                    .unwrap();
+                let what = format!("{backend:?} code {code:#x} · {x:#x}");
+                // f32: a NaN keeps its sign and payload (already quiet).
+                let want_f = if p.is_nan() {
+                    let q = if is_nan(cv) {
+                        cv
+                    } else if is_nan(x) {
+                        x
+                    } else {
+                        0x7FC0_0000
+                    };
+                    q | 0x0040_0000
+                } else {
+                    expect_dest(p, 0)
+                };
+                assert_eq!(f[0].to_bits(), want_f, "f32 {what}");
+                assert_eq!(b[0].to_bits() as u32, expect_dest(p, 1), "BF16 {what}");
+                assert_eq!(h[0].to_bits() as u32, expect_dest(p, 2), "F16 {what}");
+            }
+        }
+    }
+}

@@ -693,3 +693,190 @@ fn mx_quantize_short_rows() {
         check_mx_quant(&src, shape, "short rows");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Building blocks: amax, narrow_scaled, dequantize_scaled
+// ---------------------------------------------------------------------------------------
+
+/// f32 bit patterns for the building blocks: every special kind, both signs, subnormals,
+/// values at and around powers of two, and random values of every exponent.
+fn building_block_values(rng: &mut Rng, n: usize) -> Vec<u32> {
+    let specials = [
+        0u32,
+        0x8000_0000,
+        1,
+        0x8000_0001,
+        0x007F_FFFF,
+        0x0080_0000,
+        0x3F80_0000,
+        0xBF80_0000,
+        0x7F7F_FFFF,
+        0xFF7F_FFFF,
+        0x7F80_0000,
+        0xFF80_0000,
+        0x7FC0_0000,
+        0xFFC0_0001,
+        0x7F80_0001,
+        0xFFA0_0000,
+        0x43E0_0000,
+        0x4780_0000,
+        0x40C0_0000,
+    ];
+    (0..n)
+        .map(|i| {
+            if i % 7 == 0 {
+                specials[rng.below(specials.len() as u32) as usize]
+            } else {
+                rng.u32()
+            }
+        })
+        .collect()
+}
+
+/// Scales for the building blocks: powers of two, other values, zero, infinities, NaN.
+const SCALES: [f32; 12] = [
+    1.0,
+    0.25,
+    3.0,
+    1.0 / 3.0,
+    1e-30,
+    7e20,
+    1e-40,
+    0.0,
+    -2.0,
+    f32::INFINITY,
+    f32::NAN,
+    448.0,
+];
+
+fn check_building_blocks_for<
+    C: vcvt::block::ScaledCode + Copy + Default + PartialEq + std::fmt::Debug,
+>(
+    rng: &mut Rng,
+    code_bits: fn(C) -> u32,
+    from_bits: fn(u8) -> C,
+) {
+    let backends = simd_backends();
+    for &len in &[0usize, 1, 7, 31, 32, 33, 255, 256, 257, 1000] {
+        let src: Vec<f32> = building_block_values(rng, len)
+            .into_iter()
+            .map(f32::from_bits)
+            .collect();
+        let codes: Vec<C> = (0..len).map(|_| from_bits(rng.u32() as u8)).collect();
+        for scale in SCALES {
+            let mut want = vec![C::default(); len];
+            vcvt::block::narrow_scaled_on(Backend::Scalar, &src, scale, &mut want).unwrap();
+            let mut want_f = vec![0f32; len];
+            vcvt::block::dequantize_scaled_on(Backend::Scalar, &codes, scale, &mut want_f).unwrap();
+            let mut want_b = vec![BF16::ZERO; len];
+            vcvt::block::dequantize_scaled_on(Backend::Scalar, &codes, scale, &mut want_b).unwrap();
+            let mut want_h = vec![F16::ZERO; len];
+            vcvt::block::dequantize_scaled_on(Backend::Scalar, &codes, scale, &mut want_h).unwrap();
+            for &b in &backends {
+                for csr in MXCSRS {
+                    let mut got = vec![C::default(); len];
+                    let mut got_f = vec![0f32; len];
+                    let mut got_b = vec![BF16::ZERO; len];
+                    let mut got_h = vec![F16::ZERO; len];
+                    let mut ok = true;
+                    with_mxcsr(csr, || {
+                        ok &= vcvt::block::narrow_scaled_on(b, &src, scale, &mut got).is_ok();
+                        ok &=
+                            vcvt::block::dequantize_scaled_on(b, &codes, scale, &mut got_f).is_ok();
+                        ok &=
+                            vcvt::block::dequantize_scaled_on(b, &codes, scale, &mut got_b).is_ok();
+                        ok &=
+                            vcvt::block::dequantize_scaled_on(b, &codes, scale, &mut got_h).is_ok();
+                    });
+                    assert!(ok);
+                    let what = || format!("{b:?} len {len} scale {scale:e} csr {csr:x?}");
+                    let bits = |v: &[C]| v.iter().map(|&c| code_bits(c)).collect::<Vec<_>>();
+                    same_bits(
+                        &|| format!("narrow_scaled {}", what()),
+                        &bits(&want),
+                        &bits(&got),
+                    );
+                    let f = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    same_bits(
+                        &|| format!("dequantize_scaled f32 {}", what()),
+                        &f(&want_f),
+                        &f(&got_f),
+                    );
+                    let h = |v: &[BF16]| v.iter().map(|x| x.to_bits() as u32).collect::<Vec<_>>();
+                    same_bits(
+                        &|| format!("dequantize_scaled BF16 {}", what()),
+                        &h(&want_b),
+                        &h(&got_b),
+                    );
+                    let h = |v: &[F16]| v.iter().map(|x| x.to_bits() as u32).collect::<Vec<_>>();
+                    same_bits(
+                        &|| format!("dequantize_scaled F16 {}", what()),
+                        &h(&want_h),
+                        &h(&got_h),
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn building_blocks_scaled_every_backend() {
+    use vcvt::{F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0};
+    let mut rng = Rng(0xB10C);
+    check_building_blocks_for::<F8E4M3>(&mut rng, |c| c.to_bits() as u32, F8E4M3::from_bits);
+    check_building_blocks_for::<F8E5M2>(&mut rng, |c| c.to_bits() as u32, F8E5M2::from_bits);
+    check_building_blocks_for::<F8E4M3FNUZ>(
+        &mut rng,
+        |c| c.to_bits() as u32,
+        F8E4M3FNUZ::from_bits,
+    );
+    check_building_blocks_for::<F8E5M2FNUZ>(
+        &mut rng,
+        |c| c.to_bits() as u32,
+        F8E5M2FNUZ::from_bits,
+    );
+    check_building_blocks_for::<F6E2M3>(&mut rng, |c| c.to_bits() as u32, F6E2M3::from_bits);
+    check_building_blocks_for::<F6E3M2>(&mut rng, |c| c.to_bits() as u32, F6E3M2::from_bits);
+    check_building_blocks_for::<F4E2M1>(&mut rng, |c| c.to_bits() as u32, F4E2M1::from_bits);
+    check_building_blocks_for::<F8E8M0>(&mut rng, |c| c.to_bits() as u32, F8E8M0::from_bits);
+}
+
+#[test]
+fn building_blocks_amax_every_backend() {
+    let mut rng = Rng(0xA3A7);
+    for &len in &[
+        0usize, 1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 1000, 4099,
+    ] {
+        for trial in 0..20 {
+            let mut v = building_block_values(&mut rng, len);
+            if trial % 2 == 0 {
+                // Mostly without NaN, so the maximum is a value and its position matters.
+                for x in v.iter_mut() {
+                    if *x & 0x7FFF_FFFF > 0x7F80_0000 {
+                        *x = rng.u32() & 0x7F7F_FFFF;
+                    }
+                }
+            }
+            let f: Vec<f32> = v.iter().map(|&x| f32::from_bits(x)).collect();
+            let b: Vec<BF16> = v
+                .iter()
+                .map(|&x| BF16::from_bits((x >> 16) as u16))
+                .collect();
+            let h: Vec<F16> = v.iter().map(|&x| F16::from_bits(x as u16)).collect();
+            let want = [
+                vcvt::block::amax_on(Backend::Scalar, &f).unwrap().to_bits(),
+                vcvt::block::amax_on(Backend::Scalar, &b).unwrap().to_bits(),
+                vcvt::block::amax_on(Backend::Scalar, &h).unwrap().to_bits(),
+            ];
+            for &bk in &simd_backends() {
+                let got = [
+                    vcvt::block::amax_on(bk, &f).unwrap().to_bits(),
+                    vcvt::block::amax_on(bk, &b).unwrap().to_bits(),
+                    vcvt::block::amax_on(bk, &h).unwrap().to_bits(),
+                ];
+                assert_eq!(got, want, "{bk:?} len {len}");
+            }
+        }
+    }
+}

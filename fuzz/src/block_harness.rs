@@ -2293,6 +2293,20 @@ fn amax<S: Wide>(ctx: &Ctx) -> Result<(), String> {
     Ok(())
 }
 
+/// `a · b` exactly, with the building blocks' NaN rule: a NaN `a` (else a NaN `b`)
+/// propagates, quieted; an invalid product (`0 · ∞`) is `+NaN`.
+fn scaled_product(a: f32, b: f32) -> f64 {
+    let quiet = |v: f32| f64::from(f32::from_bits(v.to_bits() | 0x0040_0000));
+    if a.is_nan() {
+        quiet(a)
+    } else if b.is_nan() {
+        quiet(b)
+    } else {
+        let p = f64::from(a) * f64::from(b);
+        if p.is_nan() { f64::NAN } else { p }
+    }
+}
+
 /// `narrow_scaled` of payload values into codes `C`, then `dequantize_scaled` of those codes
 /// (and of raw payload bytes, high bits included) into `D`.
 fn scaled<S: Wide, C: Code, D: Wide>(ctx: &Ctx) -> Result<(), String> {
@@ -2316,7 +2330,7 @@ fn scaled<S: Wide, C: Code, D: Wide>(ctx: &Ctx) -> Result<(), String> {
         Some(res) => {
             let want: Vec<C> = src
                 .iter()
-                .map(|x| C::from_f64_default(f64::from(x.f32()) * f64::from(scale)))
+                .map(|x| C::from_f64_default(scaled_product(x.f32(), scale)))
                 .collect();
             same_bytes(
                 ctx,

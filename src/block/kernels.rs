@@ -54,6 +54,22 @@ pub(crate) type MxQuantFn =
 pub(crate) type Fp8DequantFn =
     unsafe fn(codes: *const u8, scales: *const u8, tile_cols: usize, cols: usize, dst: *mut u8);
 
+/// The largest `code & ABS` of `n` codes of the slot's source type (`f32`, BF16 or F16
+/// bits): the integer maximum that `amax` turns into a magnitude.
+///
+/// # Safety
+/// `src` readable for `n` values of the slot's type and aligned for it, and the table's
+/// backend must run on this CPU.
+pub(crate) type AmaxFn = unsafe fn(src: *const u8, n: usize) -> u32;
+
+/// `out[i] = x · s` for `n` f32 bit patterns `x`, exactly, with the building blocks' NaN
+/// rule (`src/block/mod.rs`, `products`).
+///
+/// # Safety
+/// `bits` readable and `out` writable for `n` values, both aligned, and the table's
+/// backend must run on this CPU.
+pub(crate) type ProductsFn = unsafe fn(bits: *const u32, n: usize, s: f64, out: *mut f64);
+
 /// One backend's block kernels.
 pub(crate) struct BlockKernels {
     /// `[element][destination]`, indices of `MxElement` and `DestKind`.
@@ -62,6 +78,10 @@ pub(crate) struct BlockKernels {
     pub(crate) mx_quant: [[Option<MxQuantFn>; 5]; 2],
     /// `[destination]`.
     pub(crate) fp8_dequant: [Option<Fp8DequantFn>; 3],
+    /// `[source]`, indices of `DestKind`.
+    pub(crate) amax: [Option<AmaxFn>; 3],
+    /// The scaled building blocks' products.
+    pub(crate) products: Option<ProductsFn>,
 }
 
 impl BlockKernels {
@@ -71,6 +91,8 @@ impl BlockKernels {
             mx_dequant: [[None; 3]; 5],
             mx_quant: [[None; 5]; 2],
             fp8_dequant: [None; 3],
+            amax: [None; 3],
+            products: None,
         }
     }
 }
@@ -90,6 +112,11 @@ fn table(backend: Backend) -> &'static BlockKernels {
         #[allow(unreachable_patterns)]
         _ => &SCALAR,
     }
+}
+
+/// The table of the active backend.
+pub(crate) fn active() -> &'static BlockKernels {
+    table(Backend::active())
 }
 
 /// The table of the chosen backend (the active one when `None`), or the error saying that

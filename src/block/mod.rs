@@ -65,7 +65,8 @@ pub use nvfp4::{NvLayout, NvProfile, Nvfp4};
 
 use crate::codec::{self, Code, Format};
 use crate::options::Policy;
-use crate::{BF16, Error, F16, NanPolicy, Overflow};
+use crate::{BF16, Backend, Error, F16, NanPolicy, Options, Overflow};
+use kernels::BlockKernels;
 
 /// The shape of a row-major matrix on the unquantized side of a block conversion.
 ///
@@ -197,6 +198,21 @@ pub trait BlockSource: private::Sealed + Copy + Send + Sync + 'static {
     const KIND: DestKind;
     #[doc(hidden)]
     fn f32_bits(self) -> u32;
+    /// The magnitude bits of the code (`code & ABS`), ordered as the magnitudes, NaNs above
+    /// infinity.
+    #[doc(hidden)]
+    const ABS: u32;
+    /// The code of +Inf.
+    #[doc(hidden)]
+    const INF: u32;
+    #[doc(hidden)]
+    fn code_bits(self) -> u32;
+    /// f32 bits of a code (exact).
+    #[doc(hidden)]
+    fn widen_code(c: u32) -> u32;
+    /// `f32_bits` of each value, on `backend` (available).
+    #[doc(hidden)]
+    fn f32_bits_of(backend: Backend, src: &[Self], dst: &mut [u32]);
 }
 
 /// A type that dequantized values can be written as: `f32`, [`BF16`], [`F16`].
@@ -211,6 +227,9 @@ pub trait BlockDest: private::Sealed + Copy + Send + Sync + 'static {
     fn from_f32_bits(x: u32) -> Self;
     #[doc(hidden)]
     fn from_raw(bits: u32) -> Self;
+    /// `from_wide` of each value, on `backend` (available).
+    #[doc(hidden)]
+    fn from_f64s(backend: Backend, src: &[f64], dst: &mut [Self]);
 }
 
 /// Which [`BlockDest`] a type is (for the SIMD kernel tables).
@@ -234,9 +253,24 @@ impl private::Sealed for f32 {}
 impl BlockSource for f32 {
     const IS_F32: bool = true;
     const KIND: DestKind = DestKind::F32;
+    const ABS: u32 = 0x7FFF_FFFF;
+    const INF: u32 = 0x7F80_0000;
     #[inline(always)]
     fn f32_bits(self) -> u32 {
         self.to_bits()
+    }
+    #[inline(always)]
+    fn code_bits(self) -> u32 {
+        self.to_bits()
+    }
+    #[inline(always)]
+    fn widen_code(c: u32) -> u32 {
+        c
+    }
+    fn f32_bits_of(_: Backend, src: &[f32], dst: &mut [u32]) {
+        for (d, x) in dst.iter_mut().zip(src) {
+            *d = x.to_bits();
+        }
     }
 }
 impl BlockDest for f32 {
@@ -253,6 +287,12 @@ impl BlockDest for f32 {
     fn from_raw(bits: u32) -> f32 {
         f32::from_bits(bits)
     }
+    fn from_f64s(_: Backend, src: &[f64], dst: &mut [f32]) {
+        // No f64 → f32 slice kernel: the integer rounding, element by element.
+        for (d, &x) in dst.iter_mut().zip(src) {
+            *d = f32::from_bits(soft::round(x));
+        }
+    }
 }
 
 macro_rules! block_half {
@@ -260,9 +300,28 @@ macro_rules! block_half {
         impl private::Sealed for $t {}
         impl BlockSource for $t {
             const KIND: DestKind = DestKind::$kind;
+            const ABS: u32 = 0x7FFF;
+            const INF: u32 = <$t as Format>::INF;
             #[inline(always)]
             fn f32_bits(self) -> u32 {
                 codec::widen_f32::<$t>(self.code())
+            }
+            #[inline(always)]
+            fn code_bits(self) -> u32 {
+                self.code()
+            }
+            #[inline(always)]
+            fn widen_code(c: u32) -> u32 {
+                codec::widen_f32::<$t>(c)
+            }
+            fn f32_bits_of(backend: Backend, src: &[$t], dst: &mut [u32]) {
+                // Cannot fail: the caller checked the backend and the lengths.
+                let _ = crate::convert_slice_on(
+                    backend,
+                    src,
+                    bytemuck::cast_slice_mut::<u32, f32>(dst),
+                    Options::new(),
+                );
             }
         }
         impl BlockDest for $t {
@@ -279,6 +338,13 @@ macro_rules! block_half {
             fn from_raw(bits: u32) -> $t {
                 $t::from_code(bits)
             }
+            fn from_f64s(backend: Backend, src: &[f64], dst: &mut [$t]) {
+                let o = Options::new()
+                    .overflow(Overflow::NonSaturating)
+                    .nan(NanPolicy::Preserve);
+                // Cannot fail: the caller checked the backend and the lengths.
+                let _ = crate::convert_slice_on(backend, src, dst, o);
+            }
         }
     };
 }
@@ -294,6 +360,12 @@ pub trait ScaledCode: private::Sealed + Copy + Send + Sync + 'static {
     fn narrow_wide(x: f64) -> Self;
     #[doc(hidden)]
     fn widen_bits(self) -> u32;
+    /// `narrow_wide` of each value, on `backend` (available).
+    #[doc(hidden)]
+    fn narrow_f64s(backend: Backend, src: &[f64], dst: &mut [Self]);
+    /// `widen_bits` of each code, on `backend` (available).
+    #[doc(hidden)]
+    fn widen_f32s(backend: Backend, src: &[Self], dst: &mut [f32]);
 }
 
 macro_rules! scaled_code {
@@ -308,6 +380,17 @@ macro_rules! scaled_code {
             #[inline(always)]
             fn widen_bits(self) -> u32 {
                 codec::widen_f32::<crate::$t>(self.code())
+            }
+            fn narrow_f64s(backend: Backend, src: &[f64], dst: &mut [Self]) {
+                let o = Options::new()
+                    .overflow(<crate::$t as Format>::DEFAULT_OVERFLOW)
+                    .nan(NanPolicy::Preserve);
+                // Cannot fail: the caller checked the backend and the lengths.
+                let _ = crate::convert_slice_on(backend, src, dst, o);
+            }
+            fn widen_f32s(backend: Backend, src: &[Self], dst: &mut [f32]) {
+                // Cannot fail, as above.
+                let _ = crate::convert_slice_on(backend, src, dst, Options::new());
             }
         }
     )*};
@@ -326,7 +409,22 @@ scaled_code!(
 /// assert_eq!(vcvt::block::amax(&[BF16::from_f32(-2.0)]), 2.0);
 /// ```
 pub fn amax<S: BlockSource>(src: &[S]) -> f32 {
-    f32::from_bits(amax_bits(src))
+    f32::from_bits(amax_with(kernels::active(), src))
+}
+
+/// [`amax`] on the given backend (every backend gives the same result).
+///
+/// # Errors
+/// [`Error::BackendUnavailable`] if this CPU cannot run `backend`.
+///
+/// ```
+/// use vcvt::Backend;
+/// assert_eq!(vcvt::block::amax_on(Backend::Scalar, &[-3.0f32, 2.0])?, 3.0);
+/// # Ok::<(), vcvt::Error>(())
+/// ```
+pub fn amax_on<S: BlockSource>(backend: Backend, src: &[S]) -> Result<f32, Error> {
+    let k = kernels::check_backend(Some(backend))?;
+    Ok(f32::from_bits(amax_with(k, src)))
 }
 
 /// [`amax`] of each block of `block` consecutive values (the last one may be short) into
@@ -347,22 +445,119 @@ pub fn amax_blocks<S: BlockSource>(src: &[S], block: usize, out: &mut [f32]) -> 
         });
     }
     expect_len("out", src.len().div_ceil(block), out.len())?;
+    let k = kernels::active();
     for (o, chunk) in out.iter_mut().zip(src.chunks(block)) {
-        *o = amax(chunk);
+        *o = f32::from_bits(amax_with(k, chunk));
     }
     Ok(())
 }
 
-/// The bits of `max |x|` (NaN if any `x` is NaN): the maximum of the magnitude bits as
+/// The bits of `max |x|` with the kernel of table `k` when it has one.
+fn amax_with<S: BlockSource>(k: &BlockKernels, src: &[S]) -> u32 {
+    match k.amax[S::KIND as usize] {
+        Some(f) => {
+            // SAFETY: `src` holds `src.len()` values of the slot's source type (`S::KIND`
+            // indexes the table), aligned as `S`; `k` comes from `check_backend` or
+            // `active`, which return a table only if its backend runs on this CPU.
+            let m = unsafe { f(src.as_ptr().cast(), src.len()) };
+            finish_amax::<S>(m)
+        }
+        None => amax_bits(src),
+    }
+}
+
+/// The f32 bits of `max |x|` from the largest magnitude code `m`: NaN codes (above the
+/// infinity code) give `0x7FC00000`.
+#[inline(always)]
+fn finish_amax<S: BlockSource>(m: u32) -> u32 {
+    if m > S::INF {
+        0x7FC0_0000
+    } else {
+        S::widen_code(m)
+    }
+}
+
+/// The bits of `max |x|` (NaN if any `x` is NaN): the maximum of the magnitude codes as
 /// integers, which orders non-NaN magnitudes as their values and puts every NaN above
-/// `+Inf`.
+/// `+Inf`. (The loop vectorises on every target with an unsigned integer maximum.)
 #[inline(always)]
 pub(crate) fn amax_bits<S: BlockSource>(src: &[S]) -> u32 {
     let mut m = 0u32;
     for &x in src {
-        m = m.max(x.f32_bits() & 0x7FFF_FFFF);
+        m = m.max(x.code_bits() & S::ABS);
     }
-    if m > 0x7F80_0000 { 0x7FC0_0000 } else { m }
+    finish_amax::<S>(m)
+}
+
+/// Values per chunk of the buffered building blocks (2 KiB of f64 on the stack).
+const CHUNK: usize = 256;
+
+/// The f64 value of f32 bits `x`, exactly (NaN payloads kept, not quieted): the same value
+/// as `soft::wide`, in a branch-free form that vectorises. A normal or non-finite `x` moves
+/// its fields up 29 bits; a subnormal one is its integer fraction (exact in f64) times
+/// `2^-149` (exact, and a normal f64). Neither step can be flushed or rounded by MXCSR or
+/// FPCR.
+#[inline(always)]
+fn wide_fast(x: u32) -> f64 {
+    let a = x & 0x7FFF_FFFF;
+    let sign = ((x & 0x8000_0000) as u64) << 32;
+    let fields = (a as u64) << 29;
+    let normal = fields + ((1023 - 127) << 52);
+    let special = fields | 0x7FF0_0000_0000_0000;
+    let sub = (a as f64 * f64::from_bits((1023 - 149) << 52)).to_bits();
+    let bits = if a < 0x0080_0000 {
+        sub
+    } else if a >= 0x7F80_0000 {
+        special
+    } else {
+        normal
+    };
+    f64::from_bits(bits | sign)
+}
+
+/// `x · s` for two f64 values that are f32 values: exact (24 × 24 significant bits fit in
+/// 53, and the exponents stay far inside f64's normal range, so no rounding, flushing or
+/// denormal input can occur under any FP environment), with NaN made deterministic: a NaN
+/// operand propagates (`x` first), quieted, and `0 · ∞` gives `+NaN`. (Hardware differs
+/// there: x86's default NaN is negative, Arm's positive, and a compiler may commute the
+/// operands.)
+#[inline(always)]
+fn exact_product(x: f64, s: f64) -> f64 {
+    let p = x * s;
+    if p.is_nan() {
+        let q = |v: f64| f64::from_bits(v.to_bits() | (1 << 51));
+        if x.is_nan() {
+            q(x)
+        } else if s.is_nan() {
+            q(s)
+        } else {
+            f64::NAN
+        }
+    } else {
+        p
+    }
+}
+
+/// `out[i] = exact_product(wide_fast(bits[i]), s)`: the scaled building blocks' inner loop,
+/// also compiled per backend (`BlockKernels::products`) so that it vectorises at the
+/// backend's width.
+#[inline(always)]
+pub(crate) fn products(bits: &[u32], s: f64, out: &mut [f64]) {
+    for (p, &x) in out.iter_mut().zip(bits) {
+        *p = exact_product(wide_fast(x), s);
+    }
+}
+
+/// [`products`] with the kernel of table `k` when it has one.
+fn products_with(k: &BlockKernels, bits: &[u32], s: f64, out: &mut [f64]) {
+    let n = bits.len().min(out.len());
+    match k.products {
+        // SAFETY: `bits` readable and `out` writable for `n` values, both aligned (slices);
+        // `k` comes from `check_backend`, which returns a table only if its backend runs
+        // on this CPU.
+        Some(f) => unsafe { f(bits.as_ptr(), n, s, out.as_mut_ptr()) },
+        None => products(&bits[..n], s, &mut out[..n]),
+    }
 }
 
 /// Narrows `x · scale` for each value of `src` into `dst`: the exact product rounded
@@ -372,7 +567,11 @@ pub(crate) fn amax_bits<S: BlockSource>(src: &[S]) -> u32 {
 /// The product of two f32 values is computed exactly (in f64), so there is one rounding
 /// for every `scale`, not only for powers of two. When `scale` is a power of two and the
 /// product is a normal f32, this equals multiplying in f32 and then narrowing, which is
-/// what torchao and Triton do.
+/// what torchao and Triton do. NaN: a NaN `x` (else a NaN `scale`) gives the format's NaN
+/// with that NaN's sign, and `0 · ∞` a positive NaN (saturating formats without NaN codes
+/// follow their NaN policy, [`NanPolicy::Preserve`]).
+///
+/// The products are formed in chunks and narrowed by the backend's f64 kernels.
 ///
 /// ```
 /// use vcvt::F4E2M1;
@@ -387,17 +586,57 @@ pub fn narrow_scaled<S: BlockSource, D: ScaledCode>(
     scale: f32,
     dst: &mut [D],
 ) -> Result<(), Error> {
+    narrow_scaled_with(Backend::active(), src, scale, dst)
+}
+
+/// [`narrow_scaled`] on the given backend (every backend gives the same bits).
+///
+/// # Errors
+/// [`Error::BackendUnavailable`] if this CPU cannot run `backend`, [`Error::BlockLength`]
+/// if the lengths differ.
+///
+/// ```
+/// use vcvt::{Backend, F8E4M3};
+/// let mut q = [F8E4M3::ZERO; 2];
+/// vcvt::block::narrow_scaled_on(Backend::Scalar, &[3.0f32, -1.0], 0.5, &mut q)?;
+/// assert_eq!(q.map(|c| c.to_f32()), [1.5, -0.5]);
+/// # Ok::<(), vcvt::Error>(())
+/// ```
+pub fn narrow_scaled_on<S: BlockSource, D: ScaledCode>(
+    backend: Backend,
+    src: &[S],
+    scale: f32,
+    dst: &mut [D],
+) -> Result<(), Error> {
+    kernels::check_backend(Some(backend))?;
+    narrow_scaled_with(backend, src, scale, dst)
+}
+
+fn narrow_scaled_with<S: BlockSource, D: ScaledCode>(
+    backend: Backend,
+    src: &[S],
+    scale: f32,
+    dst: &mut [D],
+) -> Result<(), Error> {
     expect_len("dst", src.len(), dst.len())?;
-    let s = soft::wide(scale.to_bits());
-    for (d, &x) in dst.iter_mut().zip(src) {
-        *d = D::narrow_wide(soft::wide(x.f32_bits()) * s);
+    let k = kernels::check_backend(Some(backend))?;
+    let s = wide_fast(scale.to_bits());
+    let mut bits = [0u32; CHUNK];
+    let mut buf = [0f64; CHUNK];
+    for (d, x) in dst.chunks_mut(CHUNK).zip(src.chunks(CHUNK)) {
+        let n = x.len();
+        S::f32_bits_of(backend, x, &mut bits[..n]);
+        products_with(k, &bits[..n], s, &mut buf[..n]);
+        D::narrow_f64s(backend, &buf[..n], d);
     }
     Ok(())
 }
 
 /// Writes `decode(code) · scale` for each code of `src` into `dst`: the exact product
 /// rounded once to the destination (nearest, ties to even, overflow to ±Inf). A NaN code
-/// gives NaN; `0 · Inf` gives NaN.
+/// (else a NaN `scale`) gives NaN with its sign; `0 · Inf` gives `+NaN`.
+///
+/// The codes are widened and the results narrowed by the backend's kernels, in chunks.
 ///
 /// ```
 /// use vcvt::{BF16, F8E4M3};
@@ -412,10 +651,52 @@ pub fn dequantize_scaled<S: ScaledCode, D: BlockDest>(
     scale: f32,
     dst: &mut [D],
 ) -> Result<(), Error> {
+    dequantize_scaled_with(Backend::active(), src, scale, dst)
+}
+
+/// [`dequantize_scaled`] on the given backend (every backend gives the same bits).
+///
+/// # Errors
+/// [`Error::BackendUnavailable`] if this CPU cannot run `backend`, [`Error::BlockLength`]
+/// if the lengths differ.
+///
+/// ```
+/// use vcvt::{Backend, F8E5M2};
+/// let mut out = [0f32; 1];
+/// vcvt::block::dequantize_scaled_on(Backend::Scalar, &[F8E5M2::from_f32(3.0)], 0.25, &mut out)?;
+/// assert_eq!(out, [0.75]);
+/// # Ok::<(), vcvt::Error>(())
+/// ```
+pub fn dequantize_scaled_on<S: ScaledCode, D: BlockDest>(
+    backend: Backend,
+    src: &[S],
+    scale: f32,
+    dst: &mut [D],
+) -> Result<(), Error> {
+    kernels::check_backend(Some(backend))?;
+    dequantize_scaled_with(backend, src, scale, dst)
+}
+
+fn dequantize_scaled_with<S: ScaledCode, D: BlockDest>(
+    backend: Backend,
+    src: &[S],
+    scale: f32,
+    dst: &mut [D],
+) -> Result<(), Error> {
     expect_len("dst", src.len(), dst.len())?;
-    let s = soft::wide(scale.to_bits());
-    for (d, &c) in dst.iter_mut().zip(src) {
-        *d = D::from_wide(soft::wide(c.widen_bits()) * s);
+    let k = kernels::check_backend(Some(backend))?;
+    let s = wide_fast(scale.to_bits());
+    let mut wide = [0f32; CHUNK];
+    let mut bits = [0u32; CHUNK];
+    let mut buf = [0f64; CHUNK];
+    for (d, c) in dst.chunks_mut(CHUNK).zip(src.chunks(CHUNK)) {
+        let n = c.len();
+        S::widen_f32s(backend, c, &mut wide[..n]);
+        for (b, w) in bits.iter_mut().zip(&wide[..n]) {
+            *b = w.to_bits();
+        }
+        products_with(k, &bits[..n], s, &mut buf[..n]);
+        D::from_f64s(backend, &buf[..n], d);
     }
     Ok(())
 }
@@ -458,6 +739,28 @@ mod tests {
     //! runs the library's unit tests) sees the block module's `unsafe` (the uninit casts and
     //! the kernel calls). The values are checked against the oracle in `tests/block.rs`.
     use super::*;
+
+    /// `wide_fast` is the exact conversion: against `soft::wide` (the integer one) on a
+    /// stride through every bit pattern and on every subnormal and edge pattern (NaNs
+    /// compared after quieting, which `exact_product` applies).
+    #[test]
+    fn wide_fast_is_exact() {
+        let step = if cfg!(miri) { 1_000_003 } else { 4093 };
+        let edges = (0..=64u32).chain((0x007F_FFC0..=0x0080_0040).chain(0x7F7F_FFF0..=0x7FC0_0010));
+        let xs = (0..=u32::MAX)
+            .step_by(step)
+            .chain(edges.clone())
+            .chain(edges.map(|x| x | 0x8000_0000));
+        for x in xs {
+            let got = wide_fast(x).to_bits();
+            let got = if wide_fast(x).is_nan() {
+                got | (1 << 51)
+            } else {
+                got
+            };
+            assert_eq!(got, soft::wide(x).to_bits(), "{x:#x}");
+        }
+    }
 
     #[test]
     fn every_scheme_runs_and_round_trips_small_shapes() {

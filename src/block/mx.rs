@@ -268,6 +268,37 @@ impl Mx {
         }
     }
 
+    /// The E8M0 scale byte this format's profile gives a block whose largest magnitude is
+    /// `|amax|` (pass a NaN if the block holds one), for a block of `S` values: the first
+    /// step of [`quantize`](Self::quantize), alone. Useful to check a scale rule, or to
+    /// quantize with vcvt's rule in a kernel of one's own.
+    ///
+    /// Only [`MxProfile::Mlx`] depends on `S` (it divides in the source's type).
+    ///
+    /// # Errors
+    /// [`Error::BlockShape`] when the profile is not defined for the element.
+    ///
+    /// ```
+    /// use vcvt::block::{Mx, MxElement, MxProfile};
+    /// // amax 7: OCP takes floor(log2 7) - emax(E2M1) = 2 - 2 = 0 (scale 1, 7 saturates
+    /// // to 6); Ceil takes the smallest 2^k >= 7/6, k = 1.
+    /// let fp4 = Mx::new(MxElement::E2M1);
+    /// assert_eq!(fp4.profile(MxProfile::Ocp).scale_byte(7.0f32)?, 127);
+    /// assert_eq!(fp4.profile(MxProfile::Ceil).scale_byte(7.0f32)?, 128);
+    /// assert_eq!(fp4.scale_byte(f32::NAN)?, 0xFF);
+    /// # Ok::<(), vcvt::Error>(())
+    /// ```
+    pub fn scale_byte<S: BlockSource>(&self, amax: S) -> Result<u8, Error> {
+        self.check_combination(Shape::vector(0))?;
+        let m = super::amax_bits(&[amax]);
+        Ok(match self.profile {
+            MxProfile::Ocp => scale_byte(self.element, MxRule::Ocp, m),
+            MxProfile::Ceil => scale_byte(self.element, MxRule::Ceil, m),
+            MxProfile::Ggml => ggml_scale(m),
+            MxProfile::Mlx => mlx_scale(self.element, S::KIND, m).0,
+        })
+    }
+
     /// Whether the fast path (planar layout, OCP decoding or an integer scale rule) applies.
     fn is_plain(&self) -> bool {
         self.layout == MxLayout::Planar && matches!(self.profile, MxProfile::Ocp | MxProfile::Ceil)
@@ -577,13 +608,12 @@ fn mlx_maxval(element: MxElement) -> u32 {
     element.max().to_bits()
 }
 
-/// MLX's CPU quantization of one MX block (see [`MxProfile::Mlx`]).
-fn mlx_quantize_block<S: BlockSource>(element: MxElement, blk: &[S]) -> (u8, [u8; BLOCK]) {
-    let w = S::KIND;
-    let mut codes = [0u8; BLOCK];
-    let amax = super::amax_bits(blk);
+/// MLX's CPU scale of a finite block with largest magnitude `amax` (f32 bits) of values
+/// of type `w`: the byte and the exponent `e` (the scale is `2^e`); `0xFF` for a NaN or
+/// infinite `amax`.
+fn mlx_scale(element: MxElement, w: super::DestKind, amax: u32) -> (u8, i32) {
     if amax >= 0x7F80_0000 {
-        return (0xFF, codes);
+        return (0xFF, 0);
     }
     let q = super::round_to(w, soft::div(amax, mlx_maxval(element)));
     // e = ceil(log2 q): the smallest e with 2^e >= q (q may be an f32 subnormal).
@@ -595,7 +625,19 @@ fn mlx_quantize_block<S: BlockSource>(element: MxElement, blk: &[S]) -> (u8, [u8
         let p = 31 - q.leading_zeros() as i32; // q = m * 2^-149, 2^p <= m < 2^(p+1)
         p - 149 + (q & (q - 1) != 0) as i32
     };
-    let byte = (e + 127) as u8; // MLX's uint8 cast wraps: no clamp
+    // MLX's uint8 cast wraps: no clamp.
+    ((e + 127) as u8, e)
+}
+
+/// MLX's CPU quantization of one MX block (see [`MxProfile::Mlx`]).
+fn mlx_quantize_block<S: BlockSource>(element: MxElement, blk: &[S]) -> (u8, [u8; BLOCK]) {
+    let w = S::KIND;
+    let mut codes = [0u8; BLOCK];
+    let amax = super::amax_bits(blk);
+    if amax >= 0x7F80_0000 {
+        return (0xFF, codes);
+    }
+    let (byte, e) = mlx_scale(element, w, amax);
     let p = f32_pow2(e);
     for (c, x) in codes.iter_mut().zip(blk) {
         let wq = super::round_to(w, soft::div(x.f32_bits(), p));
@@ -635,16 +677,20 @@ pub(crate) fn mlx_fp4_argmin(w: super::DestKind, wq: u32) -> u8 {
 /// Bytes of a ggml `block_mxfp4`.
 const GGML_BLOCK: usize = 17;
 
-/// gguf's MXFP4 quantization of one block (see [`MxProfile::Ggml`]).
-fn ggml_quantize_block<S: BlockSource>(blk: &[S]) -> (u8, [u8; BLOCK]) {
-    let amax = super::amax_bits(blk);
-    let s = if amax == 0 || amax > 0x7F80_0000 {
+/// gguf's MXFP4 scale byte of a block with largest magnitude `amax` (f32 bits).
+fn ggml_scale(amax: u32) -> u8 {
+    if amax == 0 || amax > 0x7F80_0000 {
         0
     } else if amax == 0x7F80_0000 {
         0xFF
     } else {
         (ggml_floor_log2(amax) - 2 + 127).clamp(0, 255) as u8
-    };
+    }
+}
+
+/// gguf's MXFP4 quantization of one block (see [`MxProfile::Ggml`]).
+fn ggml_quantize_block<S: BlockSource>(blk: &[S]) -> (u8, [u8; BLOCK]) {
+    let s = ggml_scale(super::amax_bits(blk));
     // d = 2^(s - 128), the half scale; kvalues = E2M1 doubled, in code order.
     let d = f32_pow2(s as i32 - 128);
     let mut codes = [0u8; BLOCK];

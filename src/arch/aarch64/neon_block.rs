@@ -1108,6 +1108,9 @@ pub(crate) static KERNELS: BlockKernels = BlockKernels {
         Some(fp8_dequant_entry::<ToBf16>),
         Some(fp8_dequant_entry::<ToF16>),
     ],
+    // The scalar `amax` loop is already vectorised (`UMAX`): NEON is baseline on aarch64.
+    amax: [None; 3],
+    products: None,
 };
 
 // The element indices agree with the table order (checked at compile time).

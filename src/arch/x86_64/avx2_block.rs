@@ -108,7 +108,7 @@ use super::avx2::{
 };
 use super::avx2_small::{f32_codes16, lut_f32x32, order_bytes, pair_nibbles};
 use crate::block::kernels::{
-    self as kern, BlockKernels, Fp8DequantFn, MxDequantFn, MxQuantFn, MxRule,
+    self as kern, AmaxFn, BlockKernels, Fp8DequantFn, MxDequantFn, MxQuantFn, MxRule, ProductsFn,
 };
 use crate::block::{BlockDest, MxElement};
 use crate::codec::Format;
@@ -835,7 +835,8 @@ trait QuantElem: MxElem {
     unsafe fn store_codes(c: *mut u8, y: [__m256i; 4]);
     /// [`store_codes`](Self::store_codes) when MXCSR rounds to nearest (FTZ and DAZ may
     /// be set): E4M3 and E5M2 use the faster fused multiply-add narrowing of the `avx2`
-    /// module, which depends on the rounding mode only.
+    /// module, which depends on the rounding mode only, and E2M1 a conversion to integers
+    /// ([`e2m1_codes_rn`]).
     ///
     /// # Safety
     /// As for [`store_codes`](Self::store_codes), and MXCSR rounds to nearest.
@@ -894,13 +895,75 @@ impl QuantElem for F4E2M1 {
     unsafe fn store_codes(c: *mut u8, y: [__m256i; 4]) {
         let w01 = f32_codes16::<F4E2M1, true>(y[0], y[1]);
         let w23 = f32_codes16::<F4E2M1, true>(y[2], y[3]);
-        // 32 code bytes in order, joined pairwise into 16 words (each at most 255), then
-        // packed to bytes (the unsigned-saturating pack keeps them).
-        let p = pair_nibbles(order_bytes(w01, w23));
-        let b = _mm_packus_epi16(_mm256_castsi256_si128(p), _mm256_extracti128_si256::<1>(p));
         // SAFETY: 16 bytes writable at c.
-        unsafe { _mm_storeu_si128(c.cast(), b) };
+        unsafe { store_e2m1(c, w01, w23) };
     }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn store_codes_rn(c: *mut u8, y: [__m256i; 4]) {
+        let [a, b, d, e] = y.map(|v| e2m1_codes_rn(v));
+        // Codes are at most 15: the saturating packs keep them, in the order that
+        // `f32_codes16` gives.
+        let (w01, w23) = (_mm256_packus_epi32(a, b), _mm256_packus_epi32(d, e));
+        // SAFETY: 16 bytes writable at c.
+        unsafe { store_e2m1(c, w01, w23) };
+    }
+}
+
+/// Stores 32 E2M1 codes given as 16-bit lanes in `VPACKUSDW` order (as `f32_codes16`
+/// returns them) as 16 packed bytes.
+///
+/// # Safety
+/// `c` writable for 16 bytes; AVX2 present.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn store_e2m1(c: *mut u8, w01: __m256i, w23: __m256i) {
+    // 32 code bytes in order, joined pairwise into 16 words (each at most 255), then
+    // packed to bytes (the unsigned-saturating pack keeps them).
+    let p = pair_nibbles(order_bytes(w01, w23));
+    let b = _mm_packus_epi16(_mm256_castsi256_si128(p), _mm256_extracti128_si256::<1>(p));
+    // SAFETY: 16 bytes writable at c.
+    unsafe { _mm_storeu_si128(c.cast(), b) };
+}
+
+/// E2M1 codes (in 32-bit lanes) of 8 scaled values, each a normal f32 or ±0 of magnitude
+/// below 8 (below 6 under `Ceil`), when MXCSR rounds to nearest: one rounding to nearest
+/// even, saturated.
+///
+/// E2M1's magnitudes are 0, 0.5, 1, 1.5 (step 0.5 below 2), 2, 3 (step 1 below 4), 4, 6
+/// (step 2), and the code counts the steps: a magnitude `a` in `[0, 2)` has code
+/// `round(2a)`, in `[2, 4)` `round(a) + 2`, from 4 on `round(a / 2) + 4`, capped at 7.
+/// `VCVTPS2DQ` rounds to nearest even under this MXCSR, and in every binade an even
+/// integer there is an even code (the codes' last bit is the mantissa bit), so its ties
+/// go where the format's do, across binade edges too (1.75 → 4 = 2.0, 3.5 → 6 = 4.0).
+/// The products `a · 2`, `a · 1` and `a · 0.5` are exact (a ≥ 4 when halved), so FTZ
+/// cannot change them, and a value that DAZ reads as 0 is below 2^-126, which rounds to
+/// code 0 either way.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn e2m1_codes_rn(v: __m256i) -> __m256i {
+    let a = _mm256_castsi256_ps(_mm256_and_si256(v, splat(0x7FFF_FFFF)));
+    let ge2 = _mm256_cmp_ps::<_CMP_GE_OQ>(a, _mm256_set1_ps(2.0));
+    let ge4 = _mm256_cmp_ps::<_CMP_GE_OQ>(a, _mm256_set1_ps(4.0));
+    let f = _mm256_blendv_ps(
+        _mm256_blendv_ps(_mm256_set1_ps(2.0), _mm256_set1_ps(1.0), ge2),
+        _mm256_set1_ps(0.5),
+        ge4,
+    );
+    // Offsets 0, 2, 4: each comparison mask (all ones) contributes 2.
+    let two = splat(2);
+    let o = _mm256_add_epi32(
+        _mm256_and_si256(_mm256_castps_si256(ge2), two),
+        _mm256_and_si256(_mm256_castps_si256(ge4), two),
+    );
+    let q = _mm256_cvtps_epi32(_mm256_mul_ps(a, f));
+    let code = _mm256_min_epi32(_mm256_add_epi32(q, o), splat(7));
+    // The sign bit becomes the code's bit 3.
+    _mm256_or_si256(
+        code,
+        _mm256_srli_epi32::<28>(_mm256_and_si256(v, splat(0x8000_0000))),
+    )
 }
 
 /// One block by the scalar `mx::quantize_row`, through stack buffers (the source need
@@ -1110,6 +1173,48 @@ const fn quant_row<const CEIL: bool>() -> [Option<MxQuantFn>; 5] {
     ]
 }
 
+/// The largest `bits & 0x7FFFFFFF` of `n` f32 values: LLVM vectorises the loop with
+/// `VPAND`/`VPMAXUD` (an unsigned maximum of the magnitude bits orders magnitudes as values
+/// and NaNs above infinity).
+///
+/// # Safety
+/// `src` readable for `n` f32 values and 4-byte aligned; the CPU has AVX2.
+#[target_feature(enable = "avx2")]
+unsafe fn amax_u32(src: *const u8, n: usize) -> u32 {
+    // SAFETY: the caller's contract: `n` aligned, initialised f32 values (as u32 bits).
+    let s = unsafe { core::slice::from_raw_parts(src.cast::<u32>(), n) };
+    s.iter().fold(0, |m, &x| m.max(x & 0x7FFF_FFFF))
+}
+
+/// The largest `bits & 0x7FFF` of `n` BF16 or F16 codes (`VPMAXUW`), as [`amax_u32`].
+///
+/// # Safety
+/// `src` readable for `n` u16 values and 2-byte aligned; the CPU has AVX2.
+#[target_feature(enable = "avx2")]
+unsafe fn amax_u16(src: *const u8, n: usize) -> u32 {
+    // SAFETY: the caller's contract: `n` aligned, initialised 16-bit codes.
+    let s = unsafe { core::slice::from_raw_parts(src.cast::<u16>(), n) };
+    u32::from(s.iter().fold(0, |m, &x| m.max(x & 0x7FFF)))
+}
+
+/// The scaled building blocks' products, the portable loop compiled for AVX2 (LLVM
+/// vectorises it four f64 lanes wide, the selects as `VBLENDVPD`).
+///
+/// # Safety
+/// `bits` readable and `out` writable for `n` aligned values; the CPU has AVX2.
+#[target_feature(enable = "avx2")]
+unsafe fn products_avx2(bits: *const u32, n: usize, s: f64, out: *mut f64) {
+    // SAFETY: the caller's contract: `n` aligned values each, not overlapping (`out` is a
+    // distinct buffer).
+    let (b, o) = unsafe {
+        (
+            core::slice::from_raw_parts(bits, n),
+            core::slice::from_raw_parts_mut(out, n),
+        )
+    };
+    crate::block::products(b, s, o);
+}
+
 /// The AVX2 block kernels (also used by the AVX-512 tiers, which have AVX2, FMA and F16C).
 pub(crate) static KERNELS: BlockKernels = BlockKernels {
     mx_dequant: [
@@ -1125,6 +1230,12 @@ pub(crate) static KERNELS: BlockKernels = BlockKernels {
         Some(fp8_dequant_row::<ToBf16>),
         Some(fp8_dequant_row::<ToF16>),
     ],
+    amax: [
+        Some(amax_u32 as AmaxFn),
+        Some(amax_u16 as AmaxFn),
+        Some(amax_u16 as AmaxFn),
+    ],
+    products: Some(products_avx2 as ProductsFn),
 };
 
 // The element codes' constants agree with the formats (checked at compile time).
