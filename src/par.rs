@@ -49,12 +49,12 @@ pub const PAR_CHUNK: usize = 1 << 16;
 
 /// Below this many values the `par_*` entry points run serially on the calling thread.
 ///
-/// 256 Ki values: four work items of [`PAR_CHUNK`], the smallest split that can keep a few
-/// threads busy. It is meant to be the measured break-even of
+/// 256 Ki values (four work items of [`PAR_CHUNK`]), from
 /// `cargo bench --features rayon --bench par` (serial call against the same fixed-chunk
-/// split without a threshold); on the shared 2-core VM where it was run (load average
-/// 6–9 from other jobs) the split never beat the serial call reliably at any size, so
-/// this value is a placeholder until it is measured on an idle machine.
+/// split without a threshold) on a shared 2-core x86-64 VM: the split began to win between
+/// 128 Ki and 1 Mi values depending on the pair (f64 → BF16 from 128–256 Ki, f32 → MXFP4
+/// from 512 Ki, f32 → BF16 at 1 Mi), with run-to-run noise from other jobs on the machine
+/// (`benches/RESULTS.md` has the tables).
 pub const PAR_MIN_VALUES: usize = 1 << 18;
 
 /// The ranges of values `[lo, hi)` of the chunks of an `n`-value conversion whose
