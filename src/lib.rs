@@ -86,6 +86,7 @@
 //! * [`convert_slice_uninit`]: into `&mut [MaybeUninit<D>]`; [`convert_to_vec`]: into a new `Vec`.
 //! * [`convert_from_bytes`], [`convert_to_bytes`]: unaligned little-endian bytes, such as a
 //!   memory-mapped safetensors file.
+//! * [`convert_from_bytes_uninit`]: unaligned bytes into `&mut [MaybeUninit<D>]`.
 //! * [`round_trip`], [`round_trip_f64`]: quantize-dequantize in place through a format.
 //! * [`block`]: block-scaled formats (MXFP4/6/8, NVFP4, DeepSeek block FP8), quantize and
 //!   dequantize, with each ecosystem's rule as a named profile.
@@ -166,6 +167,13 @@
 //! * `num-traits`: `Num`, `Zero`, `One`, `Bounded`, `NumCast`, `ToPrimitive`,
 //!   `FromPrimitive`, with correctly rounded arithmetic operators: see
 //!   the `vcvt::numeric` module (present with the feature).
+//! * `safetensors` (needs `std`): [`safetensors`](mod@safetensors), the dtype mapping and
+//!   conversion of a safetensors `TensorView` into typed (or uninitialised) slices, with
+//!   errors that name the tensor.
+//! * `rayon` (needs `std`): explicit parallel entry points on the caller's rayon pool,
+//!   bit-identical to the serial ones: `par_convert_slice` and friends (see
+//!   `PAR_CHUNK` and `PAR_MIN_VALUES` for how the work is cut) and the `par_*` methods of
+//!   the [`block`] types. Nothing runs in parallel unless a `par_*` function is called.
 //!
 //! # Where things live
 //!
@@ -201,6 +209,11 @@ mod codec;
 mod error;
 mod format;
 mod options;
+#[cfg(feature = "rayon")]
+mod par;
+#[cfg(feature = "safetensors")]
+#[path = "st.rs"]
+pub mod safetensors;
 mod slice;
 mod text;
 
@@ -218,6 +231,8 @@ pub use format::{
     BF16, F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, F16,
 };
 pub use options::{NanPolicy, Options, Overflow};
+#[cfg(feature = "rayon")]
+pub use par::*;
 pub use slice::*;
 pub use text::Exact;
 

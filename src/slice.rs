@@ -133,7 +133,7 @@ unsafe fn run_via(
 /// Unpacked pairs need equal lengths. When one side is packed FP4, it must have
 /// `values.div_ceil(2)` bytes, where `values` is the other side's length.
 #[inline(always)]
-fn values<S: ConvertTo<D>, D: Element>(src: usize, dst: usize) -> Result<usize, Error> {
+pub(crate) fn values<S: ConvertTo<D>, D: Element>(src: usize, dst: usize) -> Result<usize, Error> {
     let pair = S::PAIR;
     if !pair.packed {
         if src == dst {
@@ -453,18 +453,65 @@ pub fn convert_from_bytes_with<S: ConvertTo<D>, D: Element>(
     dst: &mut [D],
     options: Options,
 ) -> Result<(), Error> {
+    let len = dst.len();
+    let ptr = dst.as_mut_ptr().cast::<MaybeUninit<D>>();
+    // SAFETY: `MaybeUninit<D>` has `D`'s layout; the slice covers `dst`, which stays
+    // borrowed for the call, and only initialised values of `D` are written through it.
+    let uninit = unsafe { core::slice::from_raw_parts_mut(ptr, len) };
+    convert_from_bytes_uninit_with::<S, D>(bytes, uninit, options).map(|_| ())
+}
+
+/// [`convert_from_bytes`] into an uninitialised destination, which it initialises and
+/// returns on success.
+///
+/// ```
+/// use vcvt::BF16;
+/// let bytes = [0x80, 0x3F, 0x40, 0xC0]; // bf16 1.0 and -3.0
+/// let mut v: Vec<f32> = Vec::with_capacity(2);
+/// let out = vcvt::convert_from_bytes_uninit::<BF16, f32>(&bytes, &mut v.spare_capacity_mut()[..2])?;
+/// assert_eq!(out, [1.0, -3.0]);
+/// # Ok::<(), vcvt::Error>(())
+/// ```
+#[inline]
+pub fn convert_from_bytes_uninit<'d, S: ConvertTo<D>, D: Element>(
+    bytes: &[u8],
+    dst: &'d mut [MaybeUninit<D>],
+) -> Result<&'d mut [D], Error> {
+    convert_from_bytes_uninit_with::<S, D>(bytes, dst, Options::new())
+}
+
+/// [`convert_from_bytes_with`] into an uninitialised destination, which it initialises
+/// and returns on success.
+///
+/// ```
+/// use vcvt::{F8E4M3, Options};
+/// let bytes = [0x38, 0xB8]; // e4m3 1.0 and -1.0
+/// let mut out = [core::mem::MaybeUninit::uninit(); 2];
+/// let out = vcvt::convert_from_bytes_uninit_with::<F8E4M3, f64>(&bytes, &mut out, Options::new())?;
+/// assert_eq!(out, [1.0, -1.0]);
+/// # Ok::<(), vcvt::Error>(())
+/// ```
+pub fn convert_from_bytes_uninit_with<'d, S: ConvertTo<D>, D: Element>(
+    bytes: &[u8],
+    dst: &'d mut [MaybeUninit<D>],
+    options: Options,
+) -> Result<&'d mut [D], Error> {
     let elements = whole_elements::<S>(bytes.len())?;
     let n = values::<S, D>(elements, dst.len())?;
     let entry = active_entry();
     if cfg!(target_endian = "little") || size_of::<S>() == 1 {
         // SAFETY: `bytes` holds exactly the `n` values' little-endian `S` elements (kernels
         // read unaligned; single bytes have no byte order), `dst` holds the `n` values' `D`
-        // elements, they cannot overlap, and the active backend is available.
+        // elements (`MaybeUninit<D>` has `D`'s layout; kernels write without reading), they
+        // cannot overlap, and the active backend is available.
         unsafe { run::<S, D>(entry, bytes.as_ptr(), dst.as_mut_ptr().cast(), n, options) };
     } else {
         from_swapped_bytes::<S, D>(entry, bytes, dst, options);
     }
-    Ok(())
+    let len = dst.len();
+    // SAFETY: the kernels wrote all `len` elements, so they are initialised; the pointer and
+    // lifetime come from `dst`, which stays mutably borrowed for 'd.
+    Ok(unsafe { core::slice::from_raw_parts_mut(dst.as_mut_ptr().cast::<D>(), len) })
 }
 
 /// Converts `src` into little-endian bytes holding `D` values (at any alignment).
@@ -537,7 +584,7 @@ fn swap_each<T>(bytes: &mut [u8]) {
 fn from_swapped_bytes<S: ConvertTo<D>, D: Element>(
     entry: &Entry,
     bytes: &[u8],
-    dst: &mut [D],
+    dst: &mut [MaybeUninit<D>],
     options: Options,
 ) {
     const BUF: usize = 512;
@@ -698,9 +745,10 @@ mod tests {
         for (c, v) in be.chunks_exact_mut(4).zip(vals) {
             c.copy_from_slice(&v.to_be_bytes());
         }
-        let mut out = [F16::ZERO; 300];
+        let mut out = [MaybeUninit::new(F16::ZERO); 300];
         from_swapped_bytes::<f32, F16>(active_entry(), &be, &mut out, Options::new());
-        for (o, v) in out.iter().zip(vals) {
+        // SAFETY: every element was initialised (to zero, then by the conversion).
+        for (o, v) in out.iter().map(|o| unsafe { o.assume_init() }).zip(vals) {
             assert_eq!(o.to_bits(), F16::from_f32(v).to_bits());
         }
     }

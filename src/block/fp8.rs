@@ -50,10 +50,10 @@ pub enum Fp8Profile {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BlockFp8 {
-    tile_rows: usize,
-    tile_cols: usize,
+    pub(super) tile_rows: usize,
+    pub(super) tile_cols: usize,
     profile: Fp8Profile,
-    backend: Option<Backend>,
+    pub(super) backend: Option<Backend>,
 }
 
 const SAT: Policy = Policy {

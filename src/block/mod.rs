@@ -53,6 +53,8 @@ mod fp8;
 pub(crate) mod kernels;
 mod mx;
 mod nvfp4;
+#[cfg(feature = "rayon")]
+mod par;
 pub(crate) mod soft;
 
 use core::mem::MaybeUninit;

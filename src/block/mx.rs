@@ -26,10 +26,12 @@ pub enum MxElement {
     E5M2,
     /// MXFP6 with [`F6E2M3`](crate::F6E2M3) elements, one per byte (max 7.5, emax 2).
     ///
-    /// One code per byte (low 6 bits) is how torchao's `MXTensor`, ml_dtypes and the
-    /// safetensors `F6_E2M3` dtype hold fp6. No checkpoint format defines a packed form
-    /// (torchao's `pack_uint6`, 4 codes in 3 bytes, feeds its own GPU kernels), so vcvt
-    /// offers none.
+    /// One code per byte (low 6 bits) is how torchao's `MXTensor` and ml_dtypes hold fp6.
+    /// The safetensors `F6_E2M3` dtype does not: safetensors 0.8 counts 6 bits per value
+    /// (`Dtype::bitsize`, so `n` values take `n · 6 / 8` bytes) without documenting the bit
+    /// order, and vcvt does not read that packing (its `safetensors` feature maps the dtype
+    /// but refuses to convert it). torchao's `pack_uint6` (4 codes in 3 bytes) feeds its own
+    /// GPU kernels; vcvt offers no packed form.
     E2M3,
     /// MXFP6 with [`F6E3M2`](crate::F6E3M2) elements, one per byte (max 28, emax 4), held
     /// as [`E2M3`](Self::E2M3) is.
@@ -178,7 +180,7 @@ pub struct Mx {
     element: MxElement,
     profile: MxProfile,
     layout: MxLayout,
-    backend: Option<Backend>,
+    pub(super) backend: Option<Backend>,
 }
 
 impl Mx {

@@ -96,9 +96,9 @@ pub enum NvLayout {
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Nvfp4 {
-    profile: NvProfile,
+    pub(super) profile: NvProfile,
     layout: NvLayout,
-    backend: Option<Backend>,
+    pub(super) backend: Option<Backend>,
 }
 
 const SAT: Policy = Policy {
@@ -108,7 +108,7 @@ const SAT: Policy = Policy {
 
 /// `6.0` and `2688.0 = 6 · 448` as f32 bits.
 const SIX: u32 = 0x40C0_0000;
-const SIX_448: u32 = 0x4528_0000;
+pub(super) const SIX_448: u32 = 0x4528_0000;
 const ONE: u32 = 0x3F80_0000;
 
 impl Nvfp4 {

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# vcvt-st and the library's `safetensors`/`rayon` features: lint, Rust tests, and the end-to-end
+# tests against Python's safetensors + numpy + ml_dtypes (pinned). Run from anywhere.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+START=$SECONDS
+
+python3 -m pip install -q "safetensors==0.8.0" "numpy==2.4.6" "ml_dtypes==0.6.0"
+
+cargo clippy -p vcvt-st --all-targets -- -D warnings
+cargo test --features safetensors,rayon --lib --test par --test safetensors
+# Builds the binary too (with the test profile: opt-level 3 and debug assertions), which
+# the Python tests then run; a separate release build would only add compile time.
+cargo test -p vcvt-st
+BIN="${CARGO_TARGET_DIR:-target}/debug/vcvt-st"
+python3 vcvt-st/tests/e2e.py "$BIN"
+
+echo ".ci/st.sh done in $((SECONDS - START)) s"

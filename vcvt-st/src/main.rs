@@ -1,0 +1,131 @@
+//! `vcvt-st`: converts safetensors checkpoints (a file, or a sharded directory with
+//! `model.safetensors.index.json`) on the CPU with vcvt's kernels, on every core.
+//!
+//! ```text
+//! vcvt-st convert IN OUT --to bf16|f16|f32|f8e4m3|mxfp4 [--include GLOB]... [--exclude GLOB]... [--dry-run]
+//! vcvt-st inspect IN [--to TARGET]
+//! ```
+//!
+//! See `vcvt-st --help` and the README's "vcvt-st" section.
+
+mod glob;
+mod plan;
+mod write;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Convert safetensors checkpoints on the CPU: BF16/F16/F32 casts, DeepSeek block FP8 and
+/// gpt-oss MXFP4 dequantization, FP8 (128x128 block scales) and MXFP4 quantization.
+#[derive(Parser, Debug)]
+#[command(name = "vcvt-st", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Convert a checkpoint file or directory into OUT (a new file or directory).
+    Convert(ConvertArgs),
+    /// List tensors, dtypes, shapes, sizes, the companions recognised and what `convert
+    /// --to TARGET` would do.
+    Inspect {
+        /// A .safetensors file or a checkpoint directory.
+        input: PathBuf,
+        /// The target whose plan to show.
+        #[arg(long, value_enum, default_value = "bf16")]
+        to: Target,
+    },
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct ConvertArgs {
+    /// A .safetensors file or a checkpoint directory (with model.safetensors.index.json
+    /// for sharded checkpoints).
+    input: PathBuf,
+    /// The output file (for a file input) or directory (for a directory input); a
+    /// directory must not exist yet. Never the input.
+    output: PathBuf,
+    /// What to convert to.
+    #[arg(long, value_enum)]
+    to: Target,
+    /// Convert only tensors whose name matches one of these globs (`*` any run of
+    /// characters, `?` one character); replaces the default filter.
+    #[arg(long, value_name = "GLOB")]
+    include: Vec<String>,
+    /// Keep tensors whose name matches one of these globs as they are.
+    #[arg(long, value_name = "GLOB")]
+    exclude: Vec<String>,
+    /// Block size of FP8 quantization (tile of N x N values, one f32 scale each).
+    #[arg(long, default_value_t = 128)]
+    fp8_block: usize,
+    /// MXFP4 scale rule: `ceil` (smallest power of two that does not clip the block
+    /// maximum; gpt-oss/HF/vLLM) or `ocp` (the OCP MX v1.0 floor rule).
+    #[arg(long, value_enum, default_value = "ceil")]
+    mx_profile: MxProfileArg,
+    /// Print the plan and write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// What `convert` produces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Target {
+    /// bfloat16 (dequantizes block FP8 and MXFP4).
+    Bf16,
+    /// IEEE float16 (dequantizes block FP8 and MXFP4).
+    F16,
+    /// float32 (dequantizes block FP8 and MXFP4).
+    F32,
+    /// E4M3 with one f32 `weight_scale_inv` per 128x128 tile (DeepSeek layout).
+    F8e4m3,
+    /// MXFP4: `*_blocks` (uint8 [..., K/32, 16]) + `*_scales` (uint8 E8M0 [..., K/32]),
+    /// the gpt-oss layout.
+    Mxfp4,
+}
+
+impl Target {
+    pub(crate) fn is_quantized(self) -> bool {
+        matches!(self, Target::F8e4m3 | Target::Mxfp4)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum MxProfileArg {
+    Ceil,
+    Ocp,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Convert(args) => {
+            if let Some(n) = args.threads
+                && let Err(e) = rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .build_global()
+            {
+                eprintln!("vcvt-st: error: --threads {n}: {e}");
+                return ExitCode::FAILURE;
+            }
+            write::convert(&args)
+        }
+        Command::Inspect { input, to } => plan::inspect(&input, to),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("vcvt-st: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

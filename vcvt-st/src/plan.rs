@@ -1,0 +1,770 @@
+//! Reading a checkpoint (mmap, safetensors headers, index.json) and deciding what happens
+//! to each tensor.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+use safetensors::{Dtype, SafeTensors};
+use vcvt::safetensors::Format;
+
+use crate::Target;
+use crate::glob;
+
+/// The index file of a sharded checkpoint.
+pub(crate) const INDEX: &str = "model.safetensors.index.json";
+
+/// One mapped .safetensors file.
+pub(crate) struct Shard {
+    pub path: PathBuf,
+    /// The file name (the `weight_map` value).
+    pub file_name: String,
+    pub mmap: Mmap,
+}
+
+/// A checkpoint: one file, or the shards of a directory.
+pub(crate) struct Checkpoint {
+    /// The input directory (`None` for a single file).
+    pub dir: Option<PathBuf>,
+    pub shards: Vec<Shard>,
+    /// The parsed `model.safetensors.index.json`, if any.
+    pub index: Option<serde_json::Value>,
+}
+
+/// A tensor of the checkpoint.
+#[derive(Clone, Debug)]
+pub(crate) struct Tensor {
+    pub shard: usize,
+    pub dtype: Dtype,
+    pub shape: Vec<usize>,
+    pub bytes: usize,
+}
+
+/// Where an output tensor's bytes come from.
+#[derive(Clone, Debug)]
+pub(crate) enum Source {
+    /// The input tensor's bytes as they are.
+    Copy(String),
+    /// The input tensor converted element by element to the output dtype.
+    Cast(String),
+    /// DeepSeek block FP8: E4M3 `weight` with f32 `scale_inv` per `tile` tile.
+    DequantFp8 {
+        weight: String,
+        scale_inv: String,
+        tile: (usize, usize),
+    },
+    /// gpt-oss MXFP4: `blocks` + E8M0 `scales`, as a `rows × cols` matrix.
+    DequantMx {
+        blocks: String,
+        scales: String,
+        rows: usize,
+        cols: usize,
+    },
+    /// The E4M3 codes (`scales: false`) or f32 tile scales of block-FP8 quantization.
+    QuantFp8 {
+        src: String,
+        rows: usize,
+        cols: usize,
+        block: usize,
+        scales: bool,
+    },
+    /// The packed codes (`scales: false`) or E8M0 scales of MXFP4 quantization.
+    QuantMx {
+        src: String,
+        rows: usize,
+        cols: usize,
+        scales: bool,
+    },
+}
+
+/// One tensor of the output.
+#[derive(Clone, Debug)]
+pub(crate) struct Out {
+    pub name: String,
+    pub shard: usize,
+    pub dtype: Dtype,
+    pub shape: Vec<usize>,
+    pub source: Source,
+}
+
+impl Out {
+    pub(crate) fn bytes(&self) -> usize {
+        Format::from_dtype(self.dtype)
+            .and_then(|f| f.bytes_for(self.shape.iter().product()))
+            .unwrap_or_else(|| self.shape.iter().product::<usize>() * self.dtype.bitsize() / 8)
+    }
+}
+
+/// What happens to one input tensor (for `inspect` and `--dry-run`).
+pub(crate) struct Line {
+    pub name: String,
+    pub action: String,
+}
+
+/// The plan of a conversion.
+pub(crate) struct Plan {
+    pub outs: Vec<Out>,
+    pub lines: Vec<Line>,
+    /// Tensors converted (not copied).
+    pub converted: usize,
+    /// Companion groups recognised: (FP8 + scale_inv, MX blocks + scales).
+    pub groups: (usize, usize),
+}
+
+/// Options that decide the plan.
+pub(crate) struct Filter<'a> {
+    pub include: &'a [String],
+    pub exclude: &'a [String],
+    pub fp8_block: usize,
+}
+
+/// Names kept by default when quantizing: norms, biases, embeddings, the output head,
+/// routers and gates of mixtures of experts.
+const DEFAULT_KEEP: &[&str] = &[
+    "*norm*",
+    "*bias",
+    "*embed*",
+    "lm_head*",
+    "*.router.*",
+    "*.gate.weight",
+];
+
+fn map(path: &Path) -> Result<Mmap, String> {
+    let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // SAFETY: the file is mapped read-only and only read; vcvt-st never writes its input,
+    // and the documented contract (README) is that nothing else modifies it during the run
+    // (safetensors' Python `safe_open` and every Rust loader map files the same way).
+    unsafe { Mmap::map(&file) }.map_err(|e| format!("{}: cannot map: {e}", path.display()))
+}
+
+/// Opens a file or a checkpoint directory.
+pub(crate) fn open(input: &Path) -> Result<Checkpoint, String> {
+    let meta = std::fs::metadata(input).map_err(|e| format!("{}: {e}", input.display()))?;
+    if meta.is_file() {
+        let file_name = input
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        return Ok(Checkpoint {
+            dir: None,
+            shards: vec![Shard {
+                path: input.to_path_buf(),
+                file_name,
+                mmap: map(input)?,
+            }],
+            index: None,
+        });
+    }
+    let index_path = input.join(INDEX);
+    let (names, index) = if index_path.exists() {
+        let text = std::fs::read_to_string(&index_path)
+            .map_err(|e| format!("{}: {e}", index_path.display()))?;
+        let v: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: invalid JSON: {e}", index_path.display()))?;
+        let wm = v
+            .get("weight_map")
+            .and_then(|w| w.as_object())
+            .ok_or_else(|| format!("{}: no `weight_map` object", index_path.display()))?;
+        let mut names: Vec<String> = wm
+            .values()
+            .map(|s| {
+                s.as_str().map(str::to_owned).ok_or_else(|| {
+                    format!(
+                        "{}: a `weight_map` value is not a string",
+                        index_path.display()
+                    )
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        names.sort();
+        names.dedup();
+        (names, Some(v))
+    } else {
+        let mut names: Vec<String> = std::fs::read_dir(input)
+            .map_err(|e| format!("{}: {e}", input.display()))?
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".safetensors"))
+            .collect();
+        names.sort();
+        (names, None)
+    };
+    if names.is_empty() {
+        return Err(format!("{}: no .safetensors files", input.display()));
+    }
+    let mut shards = Vec::new();
+    for n in names {
+        if n.contains('/') || n.contains('\\') || n.starts_with('.') {
+            return Err(format!(
+                "{}: shard name `{n}` leaves the directory",
+                index_path.display()
+            ));
+        }
+        let path = input.join(&n);
+        shards.push(Shard {
+            mmap: map(&path)?,
+            path,
+            file_name: n,
+        });
+    }
+    Ok(Checkpoint {
+        dir: Some(input.to_path_buf()),
+        shards,
+        index,
+    })
+}
+
+impl Checkpoint {
+    /// Parses every shard's header (checking offsets against the file size).
+    pub(crate) fn parse(&self) -> Result<Vec<SafeTensors<'_>>, String> {
+        self.shards
+            .iter()
+            .map(|s| {
+                SafeTensors::deserialize(&s.mmap)
+                    .map_err(|e| format!("{}: not a valid safetensors file: {e}", s.path.display()))
+            })
+            .collect()
+    }
+
+    /// Every tensor, by name; a name in two shards, or a shard that disagrees with the
+    /// index, is an error.
+    pub(crate) fn tensors(
+        &self,
+        parsed: &[SafeTensors<'_>],
+    ) -> Result<BTreeMap<String, Tensor>, String> {
+        let mut all = BTreeMap::new();
+        for (i, st) in parsed.iter().enumerate() {
+            for (name, view) in st.iter() {
+                let t = Tensor {
+                    shard: i,
+                    dtype: view.dtype(),
+                    shape: view.shape().to_vec(),
+                    bytes: view.data().len(),
+                };
+                if all.insert(name.to_string(), t).is_some() {
+                    return Err(format!(
+                        "{}: tensor `{name}` is also in another shard",
+                        self.shards[i].path.display()
+                    ));
+                }
+            }
+        }
+        if let Some(wm) = self
+            .index
+            .as_ref()
+            .and_then(|v| v.get("weight_map"))
+            .and_then(|w| w.as_object())
+        {
+            for (name, file) in wm {
+                let file = file.as_str().unwrap_or_default();
+                match all.get(name) {
+                    None => {
+                        return Err(format!(
+                            "{}: tensor `{name}` of the index is not in {file}",
+                            self.dir.as_ref().unwrap().join(INDEX).display()
+                        ));
+                    }
+                    Some(t) if self.shards[t.shard].file_name != file => {
+                        return Err(format!(
+                            "{}: the index puts tensor `{name}` in {file}, it is in {}",
+                            self.dir.as_ref().unwrap().join(INDEX).display(),
+                            self.shards[t.shard].file_name
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(all)
+    }
+
+    /// Where tensor `name` lives, for error messages.
+    pub(crate) fn where_is(&self, t: &Tensor) -> String {
+        self.shards[t.shard].path.display().to_string()
+    }
+}
+
+fn shape_str(s: &[usize]) -> String {
+    format!("{s:?}")
+}
+
+fn dtype_of(target: Target) -> Dtype {
+    match target {
+        Target::Bf16 => Dtype::BF16,
+        Target::F16 => Dtype::F16,
+        Target::F32 => Dtype::F32,
+        Target::F8e4m3 => Dtype::F8_E4M3,
+        Target::Mxfp4 => Dtype::U8,
+    }
+}
+
+/// Whether vcvt converts `from` to the cast target `to` (BF16, F16 or F32).
+fn castable(from: Dtype, to: Dtype) -> bool {
+    match Format::from_dtype(from) {
+        None | Some(Format::F6E2M3 | Format::F6E3M2) => false,
+        Some(Format::F64) => to != Dtype::F32,
+        Some(Format::F32) => true,
+        Some(_) => true,
+    }
+}
+
+/// Decides what happens to every tensor.
+pub(crate) fn plan(
+    ck: &Checkpoint,
+    tensors: &BTreeMap<String, Tensor>,
+    target: Target,
+    filter: &Filter<'_>,
+) -> Result<Plan, String> {
+    let mut outs = Vec::new();
+    let mut lines = Vec::new();
+    let mut converted = 0;
+    let mut groups = (0, 0);
+    let excluded = |n: &str| filter.exclude.iter().any(|g| glob::matches(g, n));
+    let included = |n: &str| {
+        if filter.include.is_empty() {
+            !target.is_quantized() || !DEFAULT_KEEP.iter().any(|g| glob::matches(g, n))
+        } else {
+            filter.include.iter().any(|g| glob::matches(g, n))
+        }
+    };
+    let any_scale_inv = tensors.keys().any(|n| n.ends_with("_scale_inv"));
+    let mut consumed: HashMap<&str, &str> = HashMap::new();
+
+    // Companion groups first.
+    for (name, t) in tensors {
+        if let Some(base) = name.strip_suffix("_scale_inv") {
+            match tensors.get(base) {
+                Some(w) if w.dtype == Dtype::F8_E4M3 => {}
+                _ => {
+                    return Err(format!(
+                        "{}: tensor `{name}` has no F8_E4M3 weight `{base}` beside it",
+                        ck.where_is(t)
+                    ));
+                }
+            }
+        }
+        if let Some(base) = name.strip_suffix("_scales")
+            && !tensors.contains_key(&format!("{base}_blocks"))
+        {
+            return Err(format!(
+                "{}: tensor `{name}` has no `{base}_blocks` companion",
+                ck.where_is(t)
+            ));
+        }
+        if t.dtype == Dtype::F8_E4M3 && any_scale_inv && t.shape.len() == 2 {
+            let s = format!("{name}_scale_inv");
+            if !tensors.contains_key(&s) {
+                return Err(format!(
+                    "{}: tensor `{name}` (F8_E4M3 {}) has no `{s}` companion (other FP8 weights of this checkpoint have one)",
+                    ck.where_is(t),
+                    shape_str(&t.shape)
+                ));
+            }
+        }
+        if let Some(base) = name.strip_suffix("_blocks") {
+            let s = format!("{base}_scales");
+            let Some(st) = tensors.get(&s) else {
+                return Err(format!(
+                    "{}: tensor `{name}` has no `{s}` companion",
+                    ck.where_is(t)
+                ));
+            };
+            let n = t.shape.len();
+            let ok = t.dtype == Dtype::U8
+                && n >= 2
+                && t.shape[n - 1] == 16
+                && matches!(st.dtype, Dtype::U8 | Dtype::F8_E8M0)
+                && st.shape == t.shape[..n - 1];
+            if !ok {
+                return Err(format!(
+                    "{}: tensor `{name}` ({} {}) and `{s}` ({} {}) are not MXFP4 blocks [..., G, 16] and scales [..., G] (uint8)",
+                    ck.where_is(t),
+                    t.dtype,
+                    shape_str(&t.shape),
+                    st.dtype,
+                    shape_str(&st.shape)
+                ));
+            }
+        }
+    }
+
+    for (name, t) in tensors {
+        if let Some(owner) = consumed.get(name.as_str()) {
+            lines.push(Line {
+                name: name.clone(),
+                action: format!("companion of `{owner}`"),
+            });
+            continue;
+        }
+        let keep = |outs: &mut Vec<Out>, lines: &mut Vec<Line>, why: &str| {
+            outs.push(Out {
+                name: name.clone(),
+                shard: t.shard,
+                dtype: t.dtype,
+                shape: t.shape.clone(),
+                source: Source::Copy(name.clone()),
+            });
+            lines.push(Line {
+                name: name.clone(),
+                action: format!("keep ({why})"),
+            });
+        };
+        // An FP8 weight with its scale_inv.
+        let scale_name = format!("{name}_scale_inv");
+        if t.dtype == Dtype::F8_E4M3 && tensors.contains_key(&scale_name) {
+            let s = &tensors[&scale_name];
+            consumed.insert(
+                tensors.get_key_value(&scale_name).unwrap().0.as_str(),
+                name.as_str(),
+            );
+            groups.0 += 1;
+            if target.is_quantized() || excluded(name) {
+                keep(&mut outs, &mut lines, "block FP8 with its scale_inv");
+                outs.push(Out {
+                    name: scale_name.clone(),
+                    shard: s.shard,
+                    dtype: s.dtype,
+                    shape: s.shape.clone(),
+                    source: Source::Copy(scale_name.clone()),
+                });
+                continue;
+            }
+            if t.shape.len() != 2
+                || s.dtype != Dtype::F32
+                || s.shape.len() != 2
+                || s.shape[0] == 0
+                || s.shape[1] == 0
+            {
+                return Err(format!(
+                    "{}: tensor `{name}` (F8_E4M3 {}) with `{scale_name}` ({} {}): expected a 2-D weight and a 2-D F32 scale_inv",
+                    ck.where_is(t),
+                    shape_str(&t.shape),
+                    s.dtype,
+                    shape_str(&s.shape)
+                ));
+            }
+            let (rows, cols) = (t.shape[0], t.shape[1]);
+            let tile = (filter.fp8_block, filter.fp8_block);
+            let want = [rows.div_ceil(tile.0), cols.div_ceil(tile.1)];
+            if s.shape != want {
+                return Err(format!(
+                    "{}: tensor `{scale_name}` has shape {}, a {}x{} weight with {}x{} tiles needs {} (use --fp8-block)",
+                    ck.where_is(s),
+                    shape_str(&s.shape),
+                    rows,
+                    cols,
+                    tile.0,
+                    tile.1,
+                    shape_str(&want)
+                ));
+            }
+            outs.push(Out {
+                name: name.clone(),
+                shard: t.shard,
+                dtype: dtype_of(target),
+                shape: t.shape.clone(),
+                source: Source::DequantFp8 {
+                    weight: name.clone(),
+                    scale_inv: scale_name.clone(),
+                    tile,
+                },
+            });
+            lines.push(Line {
+                name: name.clone(),
+                action: format!(
+                    "dequantize block FP8 with `{scale_name}` → {}",
+                    dtype_of(target)
+                ),
+            });
+            converted += 1;
+            continue;
+        }
+        // MXFP4 blocks with their scales.
+        if let Some(base) = name.strip_suffix("_blocks") {
+            let scales = format!("{base}_scales");
+            consumed.insert(
+                tensors.get_key_value(&scales).unwrap().0.as_str(),
+                name.as_str(),
+            );
+            groups.1 += 1;
+            let s = &tensors[&scales];
+            if target.is_quantized() || excluded(base) {
+                keep(&mut outs, &mut lines, "MXFP4 blocks with their scales");
+                outs.push(Out {
+                    name: scales.clone(),
+                    shard: s.shard,
+                    dtype: s.dtype,
+                    shape: s.shape.clone(),
+                    source: Source::Copy(scales.clone()),
+                });
+                continue;
+            }
+            if tensors.contains_key(base) {
+                return Err(format!(
+                    "{}: tensor `{name}` would dequantize to `{base}`, which the checkpoint already has",
+                    ck.where_is(t)
+                ));
+            }
+            let n = t.shape.len();
+            let rows: usize = t.shape[..n - 2].iter().product();
+            let cols = t.shape[n - 2] * 32;
+            let mut shape = t.shape[..n - 2].to_vec();
+            shape.push(cols);
+            outs.push(Out {
+                name: base.to_string(),
+                shard: t.shard,
+                dtype: dtype_of(target),
+                shape: shape.clone(),
+                source: Source::DequantMx {
+                    blocks: name.clone(),
+                    scales: scales.clone(),
+                    rows,
+                    cols,
+                },
+            });
+            lines.push(Line {
+                name: name.clone(),
+                action: format!(
+                    "dequantize MXFP4 with `{scales}` → `{base}` {} {}",
+                    dtype_of(target),
+                    shape_str(&shape)
+                ),
+            });
+            converted += 1;
+            continue;
+        }
+        let float = matches!(
+            Format::from_dtype(t.dtype),
+            Some(f) if !matches!(f, Format::F6E2M3 | Format::F6E3M2)
+        );
+        if !float {
+            keep(&mut outs, &mut lines, "not a float tensor");
+            continue;
+        }
+        if excluded(name) {
+            keep(&mut outs, &mut lines, "--exclude");
+            continue;
+        }
+        if !included(name) {
+            let why = if filter.include.is_empty() {
+                "default filter: norms, biases, embeddings, lm_head, routers"
+            } else {
+                "not --include'd"
+            };
+            keep(&mut outs, &mut lines, why);
+            continue;
+        }
+        match target {
+            Target::Bf16 | Target::F16 | Target::F32 => {
+                let to = dtype_of(target);
+                if t.dtype == to {
+                    keep(&mut outs, &mut lines, "already the target dtype");
+                } else if !castable(t.dtype, to) {
+                    keep(
+                        &mut outs,
+                        &mut lines,
+                        &format!("vcvt has no {} → {to} conversion", t.dtype),
+                    );
+                } else {
+                    outs.push(Out {
+                        name: name.clone(),
+                        shard: t.shard,
+                        dtype: to,
+                        shape: t.shape.clone(),
+                        source: Source::Cast(name.clone()),
+                    });
+                    lines.push(Line {
+                        name: name.clone(),
+                        action: format!("cast {} → {to}", t.dtype),
+                    });
+                    converted += 1;
+                }
+            }
+            Target::F8e4m3 | Target::Mxfp4 => {
+                if !matches!(t.dtype, Dtype::F32 | Dtype::BF16 | Dtype::F16) {
+                    keep(
+                        &mut outs,
+                        &mut lines,
+                        "quantizes F32, BF16 and F16 tensors only",
+                    );
+                    continue;
+                }
+                let n = t.shape.len();
+                if n < 2 || t.shape.contains(&0) {
+                    keep(&mut outs, &mut lines, "not a matrix");
+                    continue;
+                }
+                let cols = t.shape[n - 1];
+                let rows: usize = t.shape[..n - 1].iter().product();
+                if target == Target::F8e4m3 {
+                    if n != 2 {
+                        keep(
+                            &mut outs,
+                            &mut lines,
+                            "block FP8 quantizes 2-D tensors only",
+                        );
+                        continue;
+                    }
+                    let b = filter.fp8_block;
+                    let sname = format!("{name}_scale_inv");
+                    if tensors.contains_key(&sname) {
+                        return Err(format!(
+                            "{}: tensor `{sname}` already exists",
+                            ck.where_is(t)
+                        ));
+                    }
+                    outs.push(Out {
+                        name: name.clone(),
+                        shard: t.shard,
+                        dtype: Dtype::F8_E4M3,
+                        shape: t.shape.clone(),
+                        source: Source::QuantFp8 {
+                            src: name.clone(),
+                            rows,
+                            cols,
+                            block: b,
+                            scales: false,
+                        },
+                    });
+                    outs.push(Out {
+                        name: sname.clone(),
+                        shard: t.shard,
+                        dtype: Dtype::F32,
+                        shape: vec![rows.div_ceil(b), cols.div_ceil(b)],
+                        source: Source::QuantFp8 {
+                            src: name.clone(),
+                            rows,
+                            cols,
+                            block: b,
+                            scales: true,
+                        },
+                    });
+                    lines.push(Line {
+                        name: name.clone(),
+                        action: format!(
+                            "quantize {} → F8_E4M3 + `{sname}` ({b}x{b} tiles)",
+                            t.dtype
+                        ),
+                    });
+                } else {
+                    if cols % 32 != 0 {
+                        keep(&mut outs, &mut lines, "last dimension not a multiple of 32");
+                        continue;
+                    }
+                    let (bname, sname) = (format!("{name}_blocks"), format!("{name}_scales"));
+                    if tensors.contains_key(&bname) || tensors.contains_key(&sname) {
+                        return Err(format!(
+                            "{}: tensor `{bname}` or `{sname}` already exists",
+                            ck.where_is(t)
+                        ));
+                    }
+                    let mut bshape = t.shape[..n - 1].to_vec();
+                    bshape.extend([cols / 32, 16]);
+                    let mut sshape = t.shape[..n - 1].to_vec();
+                    sshape.push(cols / 32);
+                    outs.push(Out {
+                        name: bname.clone(),
+                        shard: t.shard,
+                        dtype: Dtype::U8,
+                        shape: bshape,
+                        source: Source::QuantMx {
+                            src: name.clone(),
+                            rows,
+                            cols,
+                            scales: false,
+                        },
+                    });
+                    outs.push(Out {
+                        name: sname.clone(),
+                        shard: t.shard,
+                        dtype: Dtype::U8,
+                        shape: sshape,
+                        source: Source::QuantMx {
+                            src: name.clone(),
+                            rows,
+                            cols,
+                            scales: true,
+                        },
+                    });
+                    lines.push(Line {
+                        name: name.clone(),
+                        action: format!("quantize {} → MXFP4 `{bname}` + `{sname}`", t.dtype),
+                    });
+                }
+                converted += 1;
+            }
+        }
+    }
+    // An owner sorts before its companions (`w` < `w_scale_inv`, `x_blocks` < `x_scales`),
+    // so every companion was marked consumed before the loop reached it.
+    let mut seen = std::collections::HashSet::new();
+    for o in &outs {
+        if !seen.insert(o.name.as_str()) {
+            return Err(format!("two output tensors would be named `{}`", o.name));
+        }
+    }
+    Ok(Plan {
+        outs,
+        lines,
+        converted,
+        groups,
+    })
+}
+
+/// `vcvt-st inspect`.
+pub(crate) fn inspect(input: &Path, target: Target) -> Result<(), String> {
+    let ck = open(input)?;
+    let parsed = ck.parse()?;
+    let tensors = ck.tensors(&parsed)?;
+    for (i, s) in ck.shards.iter().enumerate() {
+        let n = tensors.values().filter(|t| t.shard == i).count();
+        let meta = SafeTensors::read_metadata(&s.mmap)
+            .ok()
+            .and_then(|(_, m)| m.metadata().clone())
+            .map(|m| format!(", __metadata__ {m:?}"))
+            .unwrap_or_default();
+        println!(
+            "{}: {n} tensors, {} bytes{meta}",
+            s.path.display(),
+            s.mmap.len()
+        );
+    }
+    let filter = Filter {
+        include: &[],
+        exclude: &[],
+        fp8_block: 128,
+    };
+    let plan = plan(&ck, &tensors, target, &filter)?;
+    let actions: HashMap<&str, &str> = plan
+        .lines
+        .iter()
+        .map(|l| (l.name.as_str(), l.action.as_str()))
+        .collect();
+    let w = tensors.keys().map(|n| n.len()).max().unwrap_or(4).min(60);
+    println!(
+        "{:<w$}  {:<11}  {:<20}  {:>12}  convert --to {}",
+        "tensor",
+        "dtype",
+        "shape",
+        "bytes",
+        format!("{target:?}").to_lowercase()
+    );
+    for (name, t) in &tensors {
+        println!(
+            "{name:<w$}  {:<11}  {:<20}  {:>12}  {}",
+            t.dtype.to_string(),
+            shape_str(&t.shape),
+            t.bytes,
+            actions.get(name.as_str()).copied().unwrap_or("")
+        );
+    }
+    println!(
+        "{} tensors; companions recognised: {} block-FP8 weight + weight_scale_inv, {} MXFP4 blocks + scales; {} tensors would be converted",
+        tensors.len(),
+        plan.groups.0,
+        plan.groups.1,
+        plan.converted
+    );
+    Ok(())
+}

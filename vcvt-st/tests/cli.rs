@@ -1,0 +1,301 @@
+//! Rust-only end-to-end tests of the binary on files these tests write with the
+//! `safetensors` crate, checked against the `half` and `float8` crates (the Python
+//! cross-check is `tests/e2e.py`, run by `.ci/st.sh`).
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use safetensors::tensor::{TensorView, View};
+use safetensors::{Dtype, SafeTensors};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_vcvt-st"))
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("vcvt-st-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+struct T {
+    dtype: Dtype,
+    shape: Vec<usize>,
+    data: Vec<u8>,
+}
+
+impl View for &T {
+    fn dtype(&self) -> Dtype {
+        self.dtype
+    }
+    fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+    fn data(&self) -> Cow<'_, [u8]> {
+        Cow::Borrowed(&self.data)
+    }
+    fn data_len(&self) -> usize {
+        self.data.len()
+    }
+}
+
+fn write(path: &Path, tensors: &[(&str, T)]) {
+    safetensors::serialize_to_file(tensors.iter().map(|(n, t)| (*n, t)), None, path).unwrap();
+}
+
+fn read(path: &Path) -> Vec<(String, Dtype, Vec<usize>, Vec<u8>)> {
+    let bytes = std::fs::read(path).unwrap();
+    let st = SafeTensors::deserialize(&bytes).unwrap();
+    let mut v: Vec<_> = st
+        .tensors()
+        .into_iter()
+        .map(|(n, t): (String, TensorView<'_>)| {
+            (n, t.dtype(), t.shape().to_vec(), t.data().to_vec())
+        })
+        .collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
+}
+
+fn u16s(b: &[u8]) -> Vec<u16> {
+    b.chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect()
+}
+
+/// Deterministic pseudo-random bytes.
+fn bytes(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 32) as u8
+        })
+        .collect()
+}
+
+#[test]
+fn bf16_to_f16_matches_half() {
+    let d = tmpdir("cast");
+    let data: Vec<u8> = bytes(2 * 40 * 50, 1);
+    let src = d.join("in.safetensors");
+    write(
+        &src,
+        &[(
+            "w",
+            T {
+                dtype: Dtype::BF16,
+                shape: vec![40, 50],
+                data: data.clone(),
+            },
+        )],
+    );
+    let out = d.join("out.safetensors");
+    let st = bin()
+        .args(["convert", "-q"])
+        .arg(&src)
+        .arg(&out)
+        .args(["--to", "f16"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let got = read(&out);
+    assert_eq!(got[0].1, Dtype::F16);
+    for (g, b) in u16s(&got[0].3).into_iter().zip(u16s(&data)) {
+        let x = half::bf16::from_bits(b).to_f32();
+        let want = half::f16::from_f32(x);
+        if x.is_nan() {
+            assert!(half::f16::from_bits(g).is_nan());
+        } else {
+            assert_eq!(g, want.to_bits(), "bf16 {b:#06x}");
+        }
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn deepseek_fp8_dequantizes_like_the_reference() {
+    let d = tmpdir("fp8");
+    let (rows, cols) = (200usize, 130usize); // 2x2 tiles, cropped at the edges
+    let mut codes = bytes(rows * cols, 2);
+    for c in &mut codes {
+        if *c & 0x7F == 0x7F {
+            *c = 0x40;
+        }
+    }
+    let scales = [0.5f32, 0.001, 3.0, 1.0e-5];
+    let sbytes: Vec<u8> = scales.iter().flat_map(|s| s.to_le_bytes()).collect();
+    let src = d.join("in.safetensors");
+    write(
+        &src,
+        &[
+            (
+                "l.weight",
+                T {
+                    dtype: Dtype::F8_E4M3,
+                    shape: vec![rows, cols],
+                    data: codes.clone(),
+                },
+            ),
+            (
+                "l.weight_scale_inv",
+                T {
+                    dtype: Dtype::F32,
+                    shape: vec![2, 2],
+                    data: sbytes,
+                },
+            ),
+        ],
+    );
+    let out = d.join("out.safetensors");
+    assert!(
+        bin()
+            .arg("convert")
+            .arg(&src)
+            .arg(&out)
+            .args(["--to", "bf16"])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let got = read(&out);
+    assert_eq!(got.len(), 1, "the scale_inv is consumed");
+    let vals = u16s(&got[0].3);
+    for r in 0..rows {
+        for c in 0..cols {
+            let s = scales[(r / 128) * 2 + c / 128];
+            let y = float8::F8E4M3::from_bits(codes[r * cols + c]).to_f32() * s;
+            assert_eq!(
+                vals[r * cols + c],
+                half::bf16::from_f32(y).to_bits(),
+                "({r}, {c})"
+            );
+        }
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn mxfp4_blocks_dequantize_by_the_table() {
+    let d = tmpdir("mx");
+    let blocks = bytes(3 * 2 * 16, 3);
+    let scales = vec![120u8, 127, 130, 135, 126, 0];
+    let src = d.join("in.safetensors");
+    write(
+        &src,
+        &[
+            (
+                "e.up_blocks",
+                T {
+                    dtype: Dtype::U8,
+                    shape: vec![3, 2, 16],
+                    data: blocks.clone(),
+                },
+            ),
+            (
+                "e.up_scales",
+                T {
+                    dtype: Dtype::U8,
+                    shape: vec![3, 2],
+                    data: scales.clone(),
+                },
+            ),
+        ],
+    );
+    let out = d.join("out.safetensors");
+    assert!(
+        bin()
+            .arg("convert")
+            .arg(&src)
+            .arg(&out)
+            .args(["--to", "f32"])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let got = read(&out);
+    assert_eq!((got[0].0.as_str(), &got[0].2), ("e.up", &vec![3, 64]));
+    let table = [0.0f32, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
+    let f: Vec<f32> = got[0]
+        .3
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    for (i, &g) in f.iter().enumerate() {
+        let byte = blocks[i / 2];
+        let nib = if i % 2 == 0 { byte & 15 } else { byte >> 4 };
+        let v = table[(nib & 7) as usize] * if nib & 8 != 0 { -1.0 } else { 1.0 };
+        let want = v * 2f32.powi(scales[i / 32] as i32 - 127);
+        assert_eq!(g.to_bits(), want.to_bits(), "value {i}");
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn bad_inputs_fail_without_output() {
+    let d = tmpdir("bad");
+    let out = d.join("out.safetensors");
+    let src = d.join("noscales.safetensors");
+    write(
+        &src,
+        &[(
+            "x_blocks",
+            T {
+                dtype: Dtype::U8,
+                shape: vec![2, 16],
+                data: vec![0; 32],
+            },
+        )],
+    );
+    let o = bin()
+        .arg("convert")
+        .arg(&src)
+        .arg(&out)
+        .args(["--to", "bf16"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("noscales.safetensors") && err.contains("`x_scales`"),
+        "{err}"
+    );
+    assert!(!out.exists());
+
+    let good = d.join("good.safetensors");
+    write(
+        &good,
+        &[(
+            "w",
+            T {
+                dtype: Dtype::F32,
+                shape: vec![64],
+                data: vec![0; 256],
+            },
+        )],
+    );
+    let mut raw = std::fs::read(&good).unwrap();
+    raw.truncate(raw.len() - 10);
+    let trunc = d.join("trunc.safetensors");
+    std::fs::write(&trunc, &raw).unwrap();
+    let o = bin()
+        .arg("convert")
+        .arg(&trunc)
+        .arg(&out)
+        .args(["--to", "bf16"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("trunc.safetensors"));
+    assert!(!out.exists());
+    assert_eq!(
+        std::fs::read_dir(&d).unwrap().count(),
+        3,
+        "no temporary files left"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
