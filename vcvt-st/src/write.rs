@@ -1,15 +1,17 @@
-//! `vcvt-st convert`: computes each output tensor when the writer asks for its bytes (one
-//! converted tensor in memory at a time), writes shards to temporary names and renames
-//! them into place only when everything succeeded.
+//! `vcvt-st convert`: converts each output tensor a few MiB at a time on the rayon pool
+//! while a writer thread writes the previous piece (a bounded pipeline over a few reused
+//! buffers), writes shards to temporary names and renames them into place only when
+//! everything succeeded.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
-use std::io::IsTerminal;
+use std::fs::File;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use safetensors::tensor::{TensorView, View};
+use safetensors::tensor::{Metadata, TensorInfo, TensorView};
 use safetensors::{Dtype, SafeTensors};
 use vcvt::block::{BlockFp8, Mx, MxElement, MxProfile, Shape};
 use vcvt::safetensors::Format;
@@ -27,9 +29,10 @@ struct Ctx<'a> {
     mx: Mx,
     /// The mapped inputs, to give back the pages of tensors already written.
     maps: Vec<&'a memmap2::Mmap>,
-    /// Input bytes read for the output tensor written last.
-    last: Mutex<Vec<&'a [u8]>>,
 }
+
+/// The safetensors crate's limit on the header (it refuses to read larger ones).
+const MAX_HEADER_SIZE: usize = 100_000_000;
 
 impl<'a> Ctx<'a> {
     /// Drops this process's mapping of the pages of `data` (a slice of one of the inputs),
@@ -72,62 +75,76 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// An output tensor as the safetensors writer sees it.
-struct OutView<'o, 'c> {
-    out: &'o Out,
-    ctx: &'o Ctx<'c>,
+/// Values converted per piece of output (a few MiB: the writer writes one piece while the
+/// rayon pool converts the next).
+const STEP: usize = 1 << 22;
+/// Bytes of a copied tensor handed to the writer at a time.
+const COPY_STEP: usize = 8 << 20;
+/// Conversion buffers in use at most: one being filled, one queued, one being written.
+const BUFFERS: usize = 3;
+
+/// A piece of a shard's tensor data, in file order.
+enum Piece<'a> {
+    /// Converted bytes in one of the pipeline's buffers, which the writer hands back.
+    Buf(Vec<u8>),
+    /// Converted bytes in a buffer of their own (quantized tensors), dropped once written.
+    Owned(Vec<u8>),
+    /// Input bytes written as they are; the writer gives back their pages afterwards.
+    Input(&'a [u8]),
 }
 
-impl View for OutView<'_, '_> {
-    fn dtype(&self) -> Dtype {
-        self.out.dtype
-    }
+/// The writer thread has stopped (on an I/O error, which it returns).
+struct Stopped;
 
-    fn shape(&self) -> &[usize] {
-        &self.out.shape
-    }
+/// The converting side of the pipeline.
+struct Pipe<'a> {
+    tx: SyncSender<Piece<'a>>,
+    free: Receiver<Vec<u8>>,
+    made: usize,
+}
 
-    fn data(&self) -> Cow<'_, [u8]> {
-        // The writer asks for one tensor at a time and has written the previous one.
-        let mut last = self.ctx.last.lock().unwrap();
-        for d in last.drain(..) {
-            self.ctx.release(d);
+impl<'a> Pipe<'a> {
+    /// A buffer to fill: one the writer gave back, a new one while fewer than `BUFFERS`
+    /// exist, or else the next one the writer gives back.
+    fn buffer(&mut self) -> Result<Vec<u8>, Stopped> {
+        match self.free.try_recv() {
+            Ok(b) => Ok(b),
+            Err(_) if self.made < BUFFERS => {
+                self.made += 1;
+                Ok(Vec::new())
+            }
+            Err(_) => self.free.recv().map_err(|_| Stopped),
         }
-        *last = self.ctx.inputs(self.out);
-        drop(last);
-        let d = compute(self.out, self.ctx);
-        self.ctx.bar.inc(self.out.bytes() as u64);
-        d
     }
 
-    fn data_len(&self) -> usize {
-        self.out.bytes()
+    fn send(&mut self, p: Piece<'a>) -> Result<(), Stopped> {
+        self.tx.send(p).map_err(|_| Stopped)
     }
 }
 
-/// Runs `f` on a typed view of a new zeroed byte buffer of `n` values of `D`.
-fn typed_out<D: bytemuck::Pod>(n: usize, f: impl FnOnce(&mut [D])) -> Vec<u8> {
-    let mut out = vec![0u8; n * size_of::<D>()];
-    match bytemuck::try_cast_slice_mut::<u8, D>(&mut out) {
+/// Resizes `buf` to `n` values of `D` and runs `f` on a typed view of it.
+fn fill<D: bytemuck::Pod>(buf: &mut Vec<u8>, n: usize, f: impl FnOnce(&mut [D])) {
+    buf.resize(n * size_of::<D>(), 0);
+    match bytemuck::try_cast_slice_mut::<u8, D>(buf) {
         Ok(d) => f(d),
         Err(_) => {
             // The allocation is not aligned for `D` (no allocator in practice): go through
             // a typed buffer.
             let mut v = vec![D::zeroed(); n];
             f(&mut v);
-            out.copy_from_slice(bytemuck::cast_slice(&v));
+            buf.copy_from_slice(bytemuck::cast_slice(&v));
         }
     }
-    out
 }
 
-/// Fills a typed output through `f`, for the three cast/dequantization destinations.
-macro_rules! by_dtype {
-    ($dtype:expr, $n:expr, |$d:ident| $body:expr) => {
+/// Fills `buf` with `n` values of the output dtype through `f`, for the three
+/// cast/dequantization destinations.
+macro_rules! fill_as {
+    ($dtype:expr, $buf:expr, $n:expr, |$d:ident| $body:expr) => {
         match $dtype {
-            Dtype::BF16 => typed_out::<BF16>($n, |$d| $body),
-            Dtype::F16 => typed_out::<F16>($n, |$d| $body),
-            Dtype::F32 => typed_out::<f32>($n, |$d| $body),
+            Dtype::BF16 => fill::<BF16>($buf, $n, |$d| $body),
+            Dtype::F16 => fill::<F16>($buf, $n, |$d| $body),
+            Dtype::F32 => fill::<f32>($buf, $n, |$d| $body),
             other => unreachable!("planned output dtype {other}"),
         }
     };
@@ -139,31 +156,37 @@ fn as_f32(name: &str, view: &TensorView<'_>) -> Vec<f32> {
         .unwrap_or_else(|e| panic!("planned tensor failed to convert: {e}"))
 }
 
-fn compute<'c>(out: &Out, ctx: &Ctx<'c>) -> Cow<'c, [u8]> {
+const PLANNED: &str = "lengths were checked when planning";
+
+/// Sends the bytes of output tensor `out` down the pipe, piece by piece: copies as slices
+/// of the input, casts and dequantizations a step of rows or values at a time into the
+/// pipeline's buffers, quantizations whole.
+fn produce<'c>(out: &Out, ctx: &Ctx<'c>, pipe: &mut Pipe<'c>) -> Result<(), Stopped> {
     let view = |n: &str| &ctx.views[n];
-    let n: usize = out.shape.iter().product();
-    const PLANNED: &str = "lengths were checked when planning";
     match &out.source {
-        Source::Copy(name) => Cow::Borrowed(view(name).data()),
+        Source::Copy(name) => {
+            for piece in view(name).data().chunks(COPY_STEP) {
+                pipe.send(Piece::Input(piece))?;
+            }
+        }
         Source::Cast(name) => {
             let v = view(name);
             let format = Format::from_dtype(v.dtype()).expect(PLANNED);
-            Cow::Owned(by_dtype!(out.dtype, n, |d| {
-                // A few MiB at a time, giving back the input's pages after each step, so
-                // that resident memory is the output tensor and one step of the input.
-                const STEP: usize = 1 << 22;
-                let mut at = 0;
-                while at < n {
-                    let m = STEP.min(n - at);
-                    let bytes = &v.data()[format.bytes_for(at).expect(PLANNED)
-                        ..format.bytes_for(at + m).expect(PLANNED)];
-                    let part = TensorView::new(v.dtype(), vec![m], bytes).expect(PLANNED);
-                    vcvt::safetensors::par_convert_tensor(name, &part, &mut d[at..at + m])
-                        .expect(PLANNED);
-                    ctx.release(bytes);
-                    at += m;
-                }
-            }))
+            let n: usize = out.shape.iter().product();
+            let mut at = 0;
+            while at < n {
+                let m = STEP.min(n - at);
+                let bytes = &v.data()[format.bytes_for(at).expect(PLANNED)
+                    ..format.bytes_for(at + m).expect(PLANNED)];
+                let part = TensorView::new(v.dtype(), vec![m], bytes).expect(PLANNED);
+                let mut buf = pipe.buffer()?;
+                fill_as!(out.dtype, &mut buf, m, |d| {
+                    vcvt::safetensors::par_convert_tensor(name, &part, d).expect(PLANNED)
+                });
+                ctx.release(bytes);
+                pipe.send(Piece::Buf(buf))?;
+                at += m;
+            }
         }
         Source::DequantFp8 {
             weight,
@@ -171,12 +194,26 @@ fn compute<'c>(out: &Out, ctx: &Ctx<'c>) -> Cow<'c, [u8]> {
             tile,
         } => {
             let w = view(weight);
-            let shape = Shape::matrix(w.shape()[0], w.shape()[1]);
+            let (rows, cols) = (w.shape()[0], w.shape()[1]);
             let fp8 = BlockFp8::new(tile.0, tile.1);
-            let s = view(scale_inv).data();
-            Cow::Owned(by_dtype!(out.dtype, n, |d| {
-                fp8.par_dequantize(w.data(), s, shape, d).expect(PLANNED)
-            }))
+            let (w, s) = (w.data(), view(scale_inv).data());
+            // Whole tile rows per step, so that each step's scales are whole rows of them.
+            let step = (STEP / (tile.0 * cols).max(1)).max(1) * tile.0;
+            let scale_row = cols.div_ceil(tile.1) * 4;
+            let mut r0 = 0;
+            while r0 < rows {
+                let r1 = (r0 + step).min(rows);
+                let wp = &w[r0 * cols..r1 * cols];
+                let sp = &s[r0 / tile.0 * scale_row..r1.div_ceil(tile.0) * scale_row];
+                let mut buf = pipe.buffer()?;
+                fill_as!(out.dtype, &mut buf, (r1 - r0) * cols, |d| {
+                    fp8.par_dequantize(wp, sp, Shape::matrix(r1 - r0, cols), d)
+                        .expect(PLANNED)
+                });
+                ctx.release(wp);
+                pipe.send(Piece::Buf(buf))?;
+                r0 = r1;
+            }
         }
         Source::DequantMx {
             blocks,
@@ -184,12 +221,26 @@ fn compute<'c>(out: &Out, ctx: &Ctx<'c>) -> Cow<'c, [u8]> {
             rows,
             cols,
         } => {
-            let shape = Shape::matrix(*rows, *cols);
+            let (rows, cols) = (*rows, *cols);
             let (b, s) = (view(blocks).data(), view(scales).data());
             let mx = Mx::new(MxElement::E2M1);
-            Cow::Owned(by_dtype!(out.dtype, n, |d| {
-                mx.par_dequantize(b, s, shape, d).expect(PLANNED)
-            }))
+            // Rows are whole bytes of codes and of scales.
+            let (b_row, s_row) = (b.len() / rows.max(1), s.len() / rows.max(1));
+            let step = (STEP / cols.max(1)).max(1);
+            let mut r0 = 0;
+            while r0 < rows {
+                let r1 = (r0 + step).min(rows);
+                let bp = &b[r0 * b_row..r1 * b_row];
+                let sp = &s[r0 * s_row..r1 * s_row];
+                let mut buf = pipe.buffer()?;
+                fill_as!(out.dtype, &mut buf, (r1 - r0) * cols, |d| {
+                    mx.par_dequantize(bp, sp, Shape::matrix(r1 - r0, cols), d)
+                        .expect(PLANNED)
+                });
+                ctx.release(bp);
+                pipe.send(Piece::Buf(buf))?;
+                r0 = r1;
+            }
         }
         Source::QuantFp8 {
             src,
@@ -198,23 +249,20 @@ fn compute<'c>(out: &Out, ctx: &Ctx<'c>) -> Cow<'c, [u8]> {
             block,
             scales,
         } => {
-            if let Some(v) = ctx.cache.lock().unwrap().remove(&out.name) {
-                return Cow::Owned(v);
-            }
-            let x = as_f32(src, view(src));
-            let shape = Shape::matrix(*rows, *cols);
-            let fp8 = BlockFp8::new(*block, *block);
-            let mut codes = vec![0u8; fp8.data_len(shape).expect(PLANNED)];
-            let mut sc = vec![0u8; fp8.scale_inv_len(shape).expect(PLANNED)];
-            fp8.par_quantize(&x, shape, &mut codes, &mut sc)
-                .expect(PLANNED);
-            if *scales {
+            let cached = ctx.cache.lock().unwrap().remove(&out.name);
+            let bytes = cached.unwrap_or_else(|| {
+                let x = as_f32(src, view(src));
+                let shape = Shape::matrix(*rows, *cols);
+                let fp8 = BlockFp8::new(*block, *block);
+                let mut codes = vec![0u8; fp8.data_len(shape).expect(PLANNED)];
+                let mut sc = vec![0u8; fp8.scale_inv_len(shape).expect(PLANNED)];
+                fp8.par_quantize(&x, shape, &mut codes, &mut sc)
+                    .expect(PLANNED);
                 // The writer puts F32 tensors first: the codes are asked for later, and
                 // recomputed then rather than held in memory meanwhile.
-                Cow::Owned(sc)
-            } else {
-                Cow::Owned(codes)
-            }
+                if *scales { sc } else { codes }
+            });
+            pipe.send(Piece::Owned(bytes))?;
         }
         Source::QuantMx {
             src,
@@ -222,26 +270,83 @@ fn compute<'c>(out: &Out, ctx: &Ctx<'c>) -> Cow<'c, [u8]> {
             cols,
             scales,
         } => {
-            if let Some(v) = ctx.cache.lock().unwrap().remove(&out.name) {
-                return Cow::Owned(v);
+            let cached = ctx.cache.lock().unwrap().remove(&out.name);
+            let bytes = cached.unwrap_or_else(|| {
+                let x = as_f32(src, view(src));
+                let shape = Shape::matrix(*rows, *cols);
+                let mut codes = vec![0u8; ctx.mx.data_len(shape).expect(PLANNED)];
+                let mut sc = vec![0u8; ctx.mx.scales_len(shape).expect(PLANNED)];
+                ctx.mx
+                    .par_quantize(&x, shape, &mut codes, &mut sc)
+                    .expect(PLANNED);
+                if *scales {
+                    sc
+                } else {
+                    // `X_blocks` sorts before `X_scales`: keep the (16x smaller) scales.
+                    ctx.cache
+                        .lock()
+                        .unwrap()
+                        .insert(format!("{src}_scales"), sc);
+                    codes
+                }
+            });
+            pipe.send(Piece::Owned(bytes))?;
+        }
+    }
+    // Give back the pages of everything this tensor read (scales, quantizers' inputs).
+    for d in ctx.inputs(out) {
+        ctx.release(d);
+    }
+    Ok(())
+}
+
+/// The writer thread: writes the pieces in order, hands buffers back, and returns the
+/// number of bytes written.
+fn write_pieces<'c>(
+    mut file: &File,
+    pieces: Receiver<Piece<'c>>,
+    free: Sender<Vec<u8>>,
+    ctx: &Ctx<'c>,
+) -> std::io::Result<u64> {
+    let mut written = 0u64;
+    for p in pieces {
+        let len = match p {
+            Piece::Buf(b) => {
+                file.write_all(&b)?;
+                let len = b.len();
+                // The converting side may have finished: then the buffer is dropped.
+                let _ = free.send(b);
+                len
             }
-            let x = as_f32(src, view(src));
-            let shape = Shape::matrix(*rows, *cols);
-            let mut codes = vec![0u8; ctx.mx.data_len(shape).expect(PLANNED)];
-            let mut sc = vec![0u8; ctx.mx.scales_len(shape).expect(PLANNED)];
-            ctx.mx
-                .par_quantize(&x, shape, &mut codes, &mut sc)
-                .expect(PLANNED);
-            if *scales {
-                Cow::Owned(sc)
-            } else {
-                // `X_blocks` sorts before `X_scales`: keep the (16x smaller) scales.
-                ctx.cache
-                    .lock()
-                    .unwrap()
-                    .insert(format!("{src}_scales"), sc);
-                Cow::Owned(codes)
+            Piece::Owned(b) => {
+                file.write_all(&b)?;
+                b.len()
             }
+            Piece::Input(d) => {
+                file.write_all(d)?;
+                ctx.release(d);
+                d.len()
+            }
+        };
+        written += len as u64;
+        ctx.bar.inc(len as u64);
+    }
+    Ok(written)
+}
+
+/// A file removed when dropped (on an error or a panic) unless `keep` was called.
+struct TempFile(Option<PathBuf>);
+
+impl TempFile {
+    fn keep(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if let Some(p) = &self.0 {
+            let _ = std::fs::remove_file(p);
         }
     }
 }
@@ -261,8 +366,10 @@ fn print_plan(plan: &Plan) {
     }
 }
 
-/// Writes the tensors of shard `shard` to `path` (through the safetensors crate, which
-/// writes a temporary sibling and renames it).
+/// Writes the tensors of shard `shard` to `path`: the header as the safetensors crate
+/// writes it (tensors by descending dtype, then by name), then the tensor data from a
+/// writer thread while the rayon pool converts the next piece, into a temporary sibling
+/// that is renamed into place once complete.
 fn write_shard(
     ck: &Checkpoint,
     plan: &Plan,
@@ -275,13 +382,71 @@ fn write_shard(
         .and_then(|(_, m)| m.metadata().clone())
         .unwrap_or_default();
     meta.insert("format".into(), "pt".into());
-    let tensors = plan
-        .outs
-        .iter()
-        .filter(|o| o.shard == shard)
-        .map(|o| (o.name.clone(), OutView { out: o, ctx }));
-    safetensors::serialize_to_file(tensors, Some(meta), path)
-        .map_err(|e| format!("{}: cannot write: {e}", path.display()))
+    let mut outs: Vec<&Out> = plan.outs.iter().filter(|o| o.shard == shard).collect();
+    outs.sort_by(|a, b| b.dtype.cmp(&a.dtype).then(a.name.cmp(&b.name)));
+    let mut offset = 0;
+    let mut infos = Vec::with_capacity(outs.len());
+    for o in &outs {
+        let n = o.bytes();
+        infos.push((
+            o.name.clone(),
+            TensorInfo {
+                dtype: o.dtype,
+                shape: o.shape.clone(),
+                data_offsets: (offset, offset + n),
+            },
+        ));
+        offset += n;
+    }
+    let cannot = |e: &dyn std::fmt::Display| format!("{}: cannot write: {e}", path.display());
+    let metadata = Metadata::new(Some(meta), infos).map_err(|e| cannot(&e))?;
+    let mut header = serde_json::to_string(&metadata)
+        .map_err(|e| cannot(&e))?
+        .into_bytes();
+    header.resize(header.len().next_multiple_of(8), b' ');
+    if header.len() > MAX_HEADER_SIZE {
+        return Err(cannot(&"header too large"));
+    }
+
+    let tmp_path = temp_sibling(path);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp_path)
+        .map_err(|e| cannot(&e))?;
+    let tmp = TempFile(Some(tmp_path.clone()));
+    let io = |e: std::io::Error| cannot(&e);
+    file.write_all(&(header.len() as u64).to_le_bytes())
+        .map_err(io)?;
+    file.write_all(&header).map_err(io)?;
+
+    let written = std::thread::scope(|s| {
+        let (tx, pieces) = sync_channel(1);
+        let (give_back, free) = channel();
+        let f = &file;
+        let writer = s.spawn(move || write_pieces(f, pieces, give_back, ctx));
+        let mut pipe = Pipe { tx, free, made: 0 };
+        for o in &outs {
+            if produce(o, ctx, &mut pipe).is_err() {
+                break;
+            }
+        }
+        drop(pipe);
+        writer
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    })
+    .map_err(io)?;
+    if written != offset as u64 {
+        return Err(cannot(&format!(
+            "internal error: {written} bytes of tensor data written, {offset} planned"
+        )));
+    }
+    drop(file);
+    std::fs::rename(&tmp_path, path)
+        .map_err(|e| format!("{}: cannot rename into place: {e}", path.display()))?;
+    tmp.keep();
+    Ok(())
 }
 
 /// The updated `config.json`.
@@ -468,7 +633,6 @@ pub(crate) fn convert(args: &ConvertArgs) -> Result<(), String> {
         bar,
         mx: Mx::new(MxElement::E2M1).profile(profile),
         maps: ck.shards.iter().map(|s| &s.mmap).collect(),
-        last: Mutex::new(Vec::new()),
     };
     let start = std::time::Instant::now();
     if ck.dir.is_none() {

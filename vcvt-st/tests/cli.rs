@@ -299,3 +299,119 @@ fn bad_inputs_fail_without_output() {
     );
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// Tensors larger than `convert`'s step (4 Mi values), so that each goes to the writer in
+/// several pieces: a cast, block FP8 with cropped edge tiles, and MXFP4 blocks.
+#[test]
+fn tensors_of_several_pieces_convert_whole() {
+    let d = tmpdir("pieces");
+    let (rows, cols) = (4100usize, 1030usize); // 33 x 9 tiles of 128, cropped at the edges
+    let mut codes = bytes(rows * cols, 5);
+    for c in &mut codes {
+        if *c & 0x7F == 0x7F {
+            *c = 0x40;
+        }
+    }
+    let (tr, tc) = (rows.div_ceil(128), cols.div_ceil(128));
+    let scales: Vec<f32> = (0..tr * tc).map(|i| 0.001 * (i % 97 + 1) as f32).collect();
+    let sbytes: Vec<u8> = scales.iter().flat_map(|s| s.to_le_bytes()).collect();
+    let cast: Vec<f32> = bytes(4 * rows * cols, 6)
+        .chunks_exact(4)
+        .map(|c| (u32::from_le_bytes(c.try_into().unwrap()) as f32 / 4e9 - 0.5) * 1e3)
+        .collect();
+    let (experts, mrows) = (70000usize, 2usize); // 140000 rows of 64 values
+    let blocks = bytes(experts * mrows * 2 * 16, 7);
+    let mscales: Vec<u8> = bytes(experts * mrows * 2, 8)
+        .iter()
+        .map(|b| 112 + b % 32)
+        .collect();
+    let src = d.join("in.safetensors");
+    write(
+        &src,
+        &[
+            (
+                "l.weight",
+                T {
+                    dtype: Dtype::F8_E4M3,
+                    shape: vec![rows, cols],
+                    data: codes.clone(),
+                },
+            ),
+            (
+                "l.weight_scale_inv",
+                T {
+                    dtype: Dtype::F32,
+                    shape: vec![tr, tc],
+                    data: sbytes,
+                },
+            ),
+            (
+                "c.weight",
+                T {
+                    dtype: Dtype::F32,
+                    shape: vec![rows, cols],
+                    data: cast.iter().flat_map(|x| x.to_le_bytes()).collect(),
+                },
+            ),
+            (
+                "e.up_blocks",
+                T {
+                    dtype: Dtype::U8,
+                    shape: vec![experts, mrows, 2, 16],
+                    data: blocks.clone(),
+                },
+            ),
+            (
+                "e.up_scales",
+                T {
+                    dtype: Dtype::U8,
+                    shape: vec![experts, mrows, 2],
+                    data: mscales.clone(),
+                },
+            ),
+        ],
+    );
+    let out = d.join("out.safetensors");
+    assert!(
+        bin()
+            .arg("convert")
+            .arg(&src)
+            .arg(&out)
+            .args(["--to", "bf16", "-q"])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let got = read(&out);
+    let names: Vec<&str> = got.iter().map(|g| g.0.as_str()).collect();
+    assert_eq!(names, ["c.weight", "e.up", "l.weight"]);
+    let bf = |x: f32| half::bf16::from_f32(x).to_bits();
+
+    let c = u16s(&got[0].3);
+    assert_eq!(c.len(), cast.len());
+    for (i, (&g, &x)) in c.iter().zip(&cast).enumerate() {
+        assert_eq!(g, bf(x), "c.weight value {i}");
+    }
+
+    let e = u16s(&got[1].3);
+    assert_eq!(got[1].2, vec![experts, mrows, 64]);
+    let table = [0.0f32, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
+    for (i, &g) in e.iter().enumerate() {
+        let byte = blocks[i / 2];
+        let nib = if i % 2 == 0 { byte & 15 } else { byte >> 4 };
+        let v = table[(nib & 7) as usize] * if nib & 8 != 0 { -1.0 } else { 1.0 };
+        let want = v * 2f32.powi(mscales[i / 32] as i32 - 127);
+        assert_eq!(g, bf(want), "e.up value {i}");
+    }
+
+    let l = u16s(&got[2].3);
+    assert_eq!(l.len(), rows * cols);
+    for r in 0..rows {
+        for c in 0..cols {
+            let s = scales[(r / 128) * tc + c / 128];
+            let y = float8::F8E4M3::from_bits(codes[r * cols + c]).to_f32() * s;
+            assert_eq!(l[r * cols + c], bf(y), "l.weight ({r}, {c})");
+        }
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
