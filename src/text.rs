@@ -24,7 +24,10 @@
 //!
 //! The integers stay below 2^160 for every format here (the largest case is BF16 near
 //! 2^±133), so a fixed 320-bit number without allocation is enough; the formats with an
-//! exponent field of at most 5 bits stay below 2^100 and use `u128`, which is faster.
+//! exponent field of at most 5 bits (values and boundaries from 2^-25 to 2^17, at most 12
+//! significant bits) stay below 2^40 and use `u64`, which is several times faster. (Every
+//! code and every boundary of those formats goes through these integers in the exhaustive
+//! tests, whose debug assertions would catch an overflow.)
 //!
 //! # Parsing
 //!
@@ -65,8 +68,8 @@ const LIMBS: usize = 10;
 /// A fixed-size unsigned integer, least significant limb first. Every value in this module
 /// stays far below its 320 bits (see the module docs); debug builds check for overflow.
 /// The unsigned integer operations the digit generator needs, implemented by the fixed
-/// 320-bit [`Big`] and, for the formats whose numbers stay below 2^100 (exponent fields of
-/// at most 5 bits), by `u128`, which is several times faster.
+/// 320-bit [`Big`] and, for the formats whose numbers stay below 2^40 (exponent fields of
+/// at most 5 bits), by `u64`, which is several times faster.
 trait Uint: Copy {
     fn from_u64(x: u64) -> Self;
     fn is_zero(&self) -> bool;
@@ -88,43 +91,52 @@ trait Uint: Copy {
     }
 }
 
-impl Uint for u128 {
-    fn from_u64(x: u64) -> u128 {
-        u128::from(x)
+impl Uint for u64 {
+    fn from_u64(x: u64) -> u64 {
+        x
     }
     fn is_zero(&self) -> bool {
         *self == 0
     }
     fn mul_small(&mut self, m: u32) {
         debug_assert!(
-            self.checked_mul(u128::from(m)).is_some(),
-            "text u128 overflow"
+            self.checked_mul(u64::from(m)).is_some(),
+            "text u64 overflow"
         );
-        *self *= u128::from(m);
+        *self *= u64::from(m);
     }
     fn mul_pow10(&mut self, n: u32) {
-        debug_assert!(n <= 38);
-        let p = 10u128.pow(n);
-        debug_assert!(self.checked_mul(p).is_some(), "text u128 overflow");
+        const P: [u64; 20] = {
+            let mut p = [1u64; 20];
+            let mut i = 1;
+            while i < 20 {
+                p[i] = p[i - 1] * 10;
+                i += 1;
+            }
+            p
+        };
+        let p = P[n as usize];
+        debug_assert!(self.checked_mul(p).is_some(), "text u64 overflow");
         *self *= p;
     }
     fn shl(&mut self, n: u32) {
-        debug_assert!(n < 128 && self.leading_zeros() >= n, "text u128 overflow");
+        debug_assert!(n < 64 && self.leading_zeros() >= n, "text u64 overflow");
         *self <<= n;
     }
-    fn add(&self, o: &u128) -> u128 {
+    fn add(&self, o: &u64) -> u64 {
+        debug_assert!(self.checked_add(*o).is_some(), "text u64 overflow");
         *self + *o
     }
-    fn sub_assign(&mut self, o: &u128) {
+    fn sub_assign(&mut self, o: &u64) {
         *self -= *o;
     }
-    fn cmp(&self, o: &u128) -> Ordering {
+    fn cmp(&self, o: &u64) -> Ordering {
         Ord::cmp(self, o)
     }
     fn bit_len(&self) -> u32 {
-        128 - self.leading_zeros()
+        64 - self.leading_zeros()
     }
-    fn div_rem_digit(&mut self, s: &u128) -> u8 {
+    fn div_rem_digit(&mut self, s: &u64) -> u8 {
         let d = *self / *s;
         *self -= d * *s;
         d as u8
@@ -428,9 +440,8 @@ fn code_digits<F: Format>(f: u64, e: i32, asym: bool, even: bool, exact: bool) -
 /// [`digits`] with the integer type that format `F`'s numbers fit in.
 fn digits_for<F: Format>(f: u64, e: i32, asym: bool, even: bool, mode: Mode) -> Decimal {
     if F::EXP_BITS <= 5 {
-        // Values from 2^-40 to 2^17, 12 significant bits at most (F16, fp8, fp6, fp4): the
-        // scaled numbers stay below 2^100.
-        digits::<u128>(f, e, asym, even, mode)
+        // F16, fp8, fp6, fp4: the scaled numbers stay below 2^40 (see the module docs).
+        digits::<u64>(f, e, asym, even, mode)
     } else {
         digits::<Big>(f, e, asym, even, mode)
     }
@@ -458,15 +469,24 @@ impl Buf {
         self.n += 1;
     }
 
+    /// The next `count` bytes, if they fit (`None` makes [`Buf::as_str`] fail).
+    fn next(&mut self, count: usize) -> Option<&mut [u8]> {
+        let start = self.n;
+        self.n += count;
+        self.b.get_mut(start..self.n)
+    }
+
     fn zeros(&mut self, count: i64) {
-        for _ in 0..count {
-            self.push(b'0');
+        if let Some(out) = self.next(count.max(0) as usize) {
+            out.fill(b'0');
         }
     }
 
     fn digits(&mut self, d: &[u8]) {
-        for &x in d {
-            self.push(b'0' + x);
+        if let Some(out) = self.next(d.len()) {
+            for (o, &x) in out.iter_mut().zip(d) {
+                *o = b'0' + x;
+            }
         }
     }
 
@@ -569,6 +589,12 @@ pub(crate) fn format<F: Format>(c: u32, f: &mut fmt::Formatter<'_>, style: Style
     };
     let dec = code_digits::<F>(fr, e, asym, even, style == Style::Exact);
     let mut out = Buf::new();
+    let neg = wide.is_sign_negative();
+    // Without a width or `+`, the text is the sign and the digits: one `write_str`.
+    let plain = f.width().is_none() && !f.sign_plus();
+    if plain && neg {
+        out.push(b'-');
+    }
     match style {
         Style::Display | Style::Exact => positional(&mut out, &dec, false),
         Style::Debug => {
@@ -584,7 +610,11 @@ pub(crate) fn format<F: Format>(c: u32, f: &mut fmt::Formatter<'_>, style: Style
         Style::LowerExp => scientific(&mut out, &dec, false),
         Style::UpperExp => scientific(&mut out, &dec, true),
     }
-    f.pad_integral(!wide.is_sign_negative(), "", out.as_str()?)
+    if plain {
+        f.write_str(out.as_str()?)
+    } else {
+        f.pad_integral(!neg, "", out.as_str()?)
+    }
 }
 
 /// An element printed with every digit of its exact value: see the element types'
