@@ -678,8 +678,16 @@ pub(crate) fn parse<F: Format>(s: &str, overflow: Overflow) -> Result<u32, Parse
     } else {
         w as f64 / POW10[(-q) as usize]
     });
-    if r.to_bits() & low != 0 {
+    let bits = r.to_bits();
+    if bits & low != 0 {
         // `r` is normal here (`|x| >= 10^-22`).
+        return Ok(narrow(r));
+    }
+    // From the smallest normal value of the format up, a boundary is an odd multiple of half
+    // a unit in the last place of the format: the bit above `low` is set. Without it, `r` is
+    // a code's value (or beyond the largest), not a boundary.
+    let min_normal = ((1023 + 1 - F::BIAS) as u64) << 52;
+    if bits & (low + 1) == 0 && bits & !(1 << 63) >= min_normal {
         return Ok(narrow(r));
     }
     decide::<F>(s, r, p)
