@@ -766,7 +766,7 @@ const INV_POW10: [f64; 23] = [
 #[inline(always)]
 fn fast_decimal(s: &[u8]) -> Option<(bool, u64, i64)> {
     // (The length bound keeps the digit counts within `i64` on any target.)
-    if cfg!(all(target_arch = "x86", not(target_feature = "sse2"))) || s.len() > 1 << 40 {
+    if cfg!(all(target_arch = "x86", not(target_feature = "sse2"))) || s.len() as u64 > 1 << 40 {
         return None;
     }
     let (neg, s) = match s {
