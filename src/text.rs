@@ -51,8 +51,10 @@
 //! first: it is within 2 units in the last place of the decimal, so when its low bits are
 //! at least 3 units from the pattern every boundary has (all zero below the format's
 //! `MAN_BITS + 2` significant bits), no boundary separates it from the decimal and it is
-//! narrowed directly. Everything else (longer strings, larger exponents, `inf`, `nan`,
-//! errors) goes to core's parser as above.
+//! narrowed directly. An `r` whose low bits are all zero is still no boundary when it lies
+//! in the format's normal range and the bit above them (half a unit of the format) is clear:
+//! it is then a code's value. Everything else (longer strings, larger exponents, `inf`,
+//! `nan`, errors) goes to core's parser as above.
 
 use core::cmp::Ordering;
 use core::fmt;
