@@ -165,8 +165,9 @@
 //!   floats accepted), and helpers to write the `f32` value or the shortest string: see
 //!   the `vcvt::serde` module (present with the feature).
 //! * `num-traits`: `Num`, `Zero`, `One`, `Bounded`, `NumCast`, `ToPrimitive`,
-//!   `FromPrimitive`, with correctly rounded arithmetic operators: see
-//!   the `vcvt::numeric` module (present with the feature).
+//!   `FromPrimitive`, with correctly rounded arithmetic operators, and `FloatCore` for
+//!   [`F16`] and [`BF16`] (no `std` needed): see the `vcvt::numeric` module (present with
+//!   the feature).
 //! * `safetensors` (needs `std`): [`safetensors`](mod@safetensors), the dtype mapping and
 //!   conversion of a safetensors `TensorView` into typed (or uninitialised) slices, with
 //!   errors that name the tensor.

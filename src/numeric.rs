@@ -22,8 +22,37 @@
 //! ```
 //!
 //! E8M0 (no sign, no zero) has only `Bounded`, `NumCast`, `ToPrimitive` and `FromPrimitive`.
-//! `Float` and `FloatCore` are not implemented.
+//!
+//! # `FloatCore`
+//!
+//! [`F16`] and [`BF16`] implement [`FloatCore`] (no `std` needed): they have infinities and
+//! NaN, and their arithmetic is IEEE's (overflow gives ±inf). The other formats do not:
+//! E4M3, the fnuz formats, fp6 and fp4 have no infinity to return from `infinity()`, and
+//! E5M2's default policy saturates, so `inf + 1` would be `MAX`.
+//!
+//! The methods are exact where `f32`'s are: `floor`, `ceil`, `round` (half away from zero),
+//! `trunc`, `fract`, `abs`, `signum`, `min`, `max`, `clamp` and the classification give the
+//! value `f32`'s method gives on the widened value (which is representable), `recip` is
+//! `1/x` rounded once, and `integer_decode` returns `(m, e, s)` with `s·m·2^e` the value (as
+//! `f32`'s: `m` includes the implicit bit; for zero, `m = 0`). `powi`, `to_degrees` and
+//! `to_radians` compute in `f64` and round once at the end: `powi` is exact in `f64` while the
+//! power fits in 53 bits (`|n| ≤ 4` for F16, `|n| ≤ 6` for BF16, positive `n`), and otherwise
+//! within `|n|·2^-52` relative error before the final rounding, so correctly rounded unless
+//! the exact power lies that close to a midpoint.
+//!
+//! ```
+//! use num_traits::float::FloatCore;
+//! use vcvt::F16;
+//!
+//! let x = F16::from_f32(-2.5);
+//! assert_eq!(FloatCore::floor(x), F16::from_f32(-3.0));
+//! assert_eq!(FloatCore::round(x), F16::from_f32(-3.0));
+//! assert_eq!(FloatCore::fract(x), F16::from_f32(-0.5));
+//! assert_eq!(F16::max_value() + F16::max_value(), <F16 as FloatCore>::infinity());
+//! assert_eq!(FloatCore::integer_decode(x), (1280, -9, -1));
+//! ```
 
+use num_traits::float::FloatCore;
 use num_traits::{Bounded, FromPrimitive, Num, NumCast, One, ToPrimitive, Zero};
 
 use crate::{BF16, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, F16};
@@ -192,3 +221,185 @@ macro_rules! arith {
 signed!(
     F16, BF16, F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1
 );
+
+/// `a` rounded toward zero to an integer, for `0 <= a < 2^52` (exact).
+fn trunc_pos(a: f64) -> f64 {
+    (a as u64) as f64
+}
+
+macro_rules! float_core {
+    ($($t:ident($b:ty)),*) => {$(
+        impl $t {
+            /// The value with the sign bit of `self` and the magnitude `f(|self|)` (an `f64`
+            /// that is a value of the format), for the integer rounding functions. NaN,
+            /// infinities and values from 2^MAN_BITS up (all integers) are returned as they are.
+            fn on_magnitude(self, f: impl Fn(f64) -> f64) -> $t {
+                let sign = (self.to_bits() as u32) & <$t as crate::codec::Format>::SIGN_BIT;
+                let a = self.to_f64();
+                let a = if a < 0.0 { -a } else { a };
+                let big = (1u32 << <$t as crate::codec::Format>::MAN_BITS) as f64;
+                if a.is_nan() || a >= big {
+                    return self;
+                }
+                let m = $t::from_f64(f(a)).to_bits();
+                $t::from_bits(m | sign as $b)
+            }
+        }
+
+        impl FloatCore for $t {
+            fn infinity() -> Self {
+                $t::INFINITY
+            }
+            fn neg_infinity() -> Self {
+                $t::NEG_INFINITY
+            }
+            fn nan() -> Self {
+                $t::NAN
+            }
+            fn neg_zero() -> Self {
+                $t::NEG_ZERO
+            }
+            fn min_value() -> Self {
+                $t::MIN
+            }
+            fn min_positive_value() -> Self {
+                $t::MIN_POSITIVE
+            }
+            fn epsilon() -> Self {
+                $t::EPSILON
+            }
+            fn max_value() -> Self {
+                $t::MAX
+            }
+            fn is_nan(self) -> bool {
+                $t::is_nan(self)
+            }
+            fn is_infinite(self) -> bool {
+                $t::is_infinite(self)
+            }
+            fn is_finite(self) -> bool {
+                $t::is_finite(self)
+            }
+            fn is_normal(self) -> bool {
+                FloatCore::classify(self) == core::num::FpCategory::Normal
+            }
+            fn is_subnormal(self) -> bool {
+                FloatCore::classify(self) == core::num::FpCategory::Subnormal
+            }
+            fn classify(self) -> core::num::FpCategory {
+                use core::num::FpCategory;
+                let mag = (self.to_bits() as u32) & <$t as crate::codec::Format>::MAG_MASK;
+                if $t::is_nan(self) {
+                    FpCategory::Nan
+                } else if $t::is_infinite(self) {
+                    FpCategory::Infinite
+                } else if mag == 0 {
+                    FpCategory::Zero
+                } else if mag >> <$t as crate::codec::Format>::MAN_BITS == 0 {
+                    FpCategory::Subnormal
+                } else {
+                    FpCategory::Normal
+                }
+            }
+            fn floor(self) -> Self {
+                if self.is_sign_negative() {
+                    self.on_magnitude(|a| {
+                        let t = trunc_pos(a);
+                        if t < a { t + 1.0 } else { t }
+                    })
+                } else {
+                    self.on_magnitude(trunc_pos)
+                }
+            }
+            fn ceil(self) -> Self {
+                if self.is_sign_negative() {
+                    self.on_magnitude(trunc_pos)
+                } else {
+                    self.on_magnitude(|a| {
+                        let t = trunc_pos(a);
+                        if t < a { t + 1.0 } else { t }
+                    })
+                }
+            }
+            /// Half away from zero, as `f32::round`.
+            fn round(self) -> Self {
+                // `a + 0.5` is exact for `0.5 <= a < 2^MAN_BITS` (at most 2·MAN_BITS + 2
+                // significant bits).
+                self.on_magnitude(|a| if a < 0.5 { 0.0 } else { trunc_pos(a + 0.5) })
+            }
+            fn trunc(self) -> Self {
+                self.on_magnitude(trunc_pos)
+            }
+            /// `self - self.trunc()`, exact (NaN for infinities, as `f32`).
+            fn fract(self) -> Self {
+                $t::from_f64(self.to_f64() - FloatCore::trunc(self).to_f64())
+            }
+            fn abs(self) -> Self {
+                $t::from_bits(self.to_bits() & !(<$t as crate::codec::Format>::SIGN_BIT as $b))
+            }
+            fn signum(self) -> Self {
+                if $t::is_nan(self) {
+                    self
+                } else if self.is_sign_negative() {
+                    -$t::ONE
+                } else {
+                    $t::ONE
+                }
+            }
+            fn is_sign_positive(self) -> bool {
+                $t::is_sign_positive(self)
+            }
+            fn is_sign_negative(self) -> bool {
+                $t::is_sign_negative(self)
+            }
+            /// As `f32::min` (a NaN operand is ignored).
+            fn min(self, other: Self) -> Self {
+                $t::from_f32(self.to_f32().min(other.to_f32()))
+            }
+            /// As `f32::max` (a NaN operand is ignored).
+            fn max(self, other: Self) -> Self {
+                $t::from_f32(self.to_f32().max(other.to_f32()))
+            }
+            /// `1/x`, rounded once.
+            fn recip(self) -> Self {
+                $t::from_f64(1.0 / self.to_f64())
+            }
+            /// In `f64` by repeated squaring, rounded once at the end (see the module docs).
+            fn powi(self, n: i32) -> Self {
+                let mut base = self.to_f64();
+                let mut e = n.unsigned_abs();
+                let mut acc = 1.0f64;
+                while e > 0 {
+                    if e & 1 == 1 {
+                        acc *= base;
+                    }
+                    base *= base;
+                    e >>= 1;
+                }
+                $t::from_f64(if n < 0 { 1.0 / acc } else { acc })
+            }
+            /// In `f64`, rounded once.
+            fn to_degrees(self) -> Self {
+                $t::from_f64(self.to_f64() * (180.0 / core::f64::consts::PI))
+            }
+            /// In `f64`, rounded once.
+            fn to_radians(self) -> Self {
+                $t::from_f64(self.to_f64() * (core::f64::consts::PI / 180.0))
+            }
+            /// `(m, e, s)` with `s·m·2^e` the value, as `f32::integer_decode`.
+            fn integer_decode(self) -> (u64, i16, i8) {
+                let man_bits = <$t as crate::codec::Format>::MAN_BITS;
+                let bias = <$t as crate::codec::Format>::BIAS;
+                let bits = (self.to_bits() as u32);
+                let sign = if self.is_sign_negative() { -1 } else { 1 };
+                let mag = bits & <$t as crate::codec::Format>::MAG_MASK;
+                let exp = (mag >> man_bits) as i32;
+                let frac = mag & ((1 << man_bits) - 1);
+                let m = if exp == 0 { frac << 1 } else { frac | (1 << man_bits) };
+                (m as u64, (exp - bias - man_bits as i32) as i16, sign)
+            }
+        }
+    )*};
+}
+
+float_core!(F16(u16), BF16(u16));

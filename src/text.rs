@@ -24,7 +24,10 @@
 //!
 //! The integers stay below 2^160 for every format here (the largest case is BF16 near
 //! 2^±133), so a fixed 320-bit number without allocation is enough; the formats with an
-//! exponent field of at most 5 bits stay below 2^100 and use `u128`, which is faster.
+//! exponent field of at most 5 bits (values and boundaries from 2^-25 to 2^17, at most 12
+//! significant bits) stay below 2^40 and use `u64`, which is several times faster. (Every
+//! code and every boundary of those formats goes through these integers in the exhaustive
+//! tests, whose debug assertions would catch an overflow.)
 //!
 //! # Parsing
 //!
@@ -40,6 +43,18 @@
 //! decimal rounded once, for strings of any length. (An `f64` with a set bit below the
 //! format's `MAN_BITS + 2` significant bits cannot be a boundary, which skips the check for
 //! almost every string.)
+//!
+//! Computing `r` is itself fast for the common strings: one pass over the bytes collects at
+//! most 19 significant digits `w` and the decimal exponent `q`; when `w < 2^53` and
+//! `|q| <= 22`, `w·10^q` or `w / 10^-q` of two exact `f64`s is the correctly rounded `r`
+//! (Clinger's fast path). For `q < 0` a multiplication by the nearest `f64` to `10^q` comes
+//! first: it is within 2 units in the last place of the decimal, so when its low bits are
+//! at least 3 units from the pattern every boundary has (all zero below the format's
+//! `MAN_BITS + 2` significant bits), no boundary separates it from the decimal and it is
+//! narrowed directly. An `r` whose low bits are all zero is still no boundary when it lies
+//! in the format's normal range and the bit above them (half a unit of the format) is clear:
+//! it is then a code's value. Everything else (longer strings, larger exponents, `inf`,
+//! `nan`, errors) goes to core's parser as above.
 
 use core::cmp::Ordering;
 use core::fmt;
@@ -55,8 +70,8 @@ const LIMBS: usize = 10;
 /// A fixed-size unsigned integer, least significant limb first. Every value in this module
 /// stays far below its 320 bits (see the module docs); debug builds check for overflow.
 /// The unsigned integer operations the digit generator needs, implemented by the fixed
-/// 320-bit [`Big`] and, for the formats whose numbers stay below 2^100 (exponent fields of
-/// at most 5 bits), by `u128`, which is several times faster.
+/// 320-bit [`Big`] and, for the formats whose numbers stay below 2^40 (exponent fields of
+/// at most 5 bits), by `u64`, which is several times faster.
 trait Uint: Copy {
     fn from_u64(x: u64) -> Self;
     fn is_zero(&self) -> bool;
@@ -78,43 +93,52 @@ trait Uint: Copy {
     }
 }
 
-impl Uint for u128 {
-    fn from_u64(x: u64) -> u128 {
-        u128::from(x)
+impl Uint for u64 {
+    fn from_u64(x: u64) -> u64 {
+        x
     }
     fn is_zero(&self) -> bool {
         *self == 0
     }
     fn mul_small(&mut self, m: u32) {
         debug_assert!(
-            self.checked_mul(u128::from(m)).is_some(),
-            "text u128 overflow"
+            self.checked_mul(u64::from(m)).is_some(),
+            "text u64 overflow"
         );
-        *self *= u128::from(m);
+        *self *= u64::from(m);
     }
     fn mul_pow10(&mut self, n: u32) {
-        debug_assert!(n <= 38);
-        let p = 10u128.pow(n);
-        debug_assert!(self.checked_mul(p).is_some(), "text u128 overflow");
+        const P: [u64; 20] = {
+            let mut p = [1u64; 20];
+            let mut i = 1;
+            while i < 20 {
+                p[i] = p[i - 1] * 10;
+                i += 1;
+            }
+            p
+        };
+        let p = P[n as usize];
+        debug_assert!(self.checked_mul(p).is_some(), "text u64 overflow");
         *self *= p;
     }
     fn shl(&mut self, n: u32) {
-        debug_assert!(n < 128 && self.leading_zeros() >= n, "text u128 overflow");
+        debug_assert!(n < 64 && self.leading_zeros() >= n, "text u64 overflow");
         *self <<= n;
     }
-    fn add(&self, o: &u128) -> u128 {
+    fn add(&self, o: &u64) -> u64 {
+        debug_assert!(self.checked_add(*o).is_some(), "text u64 overflow");
         *self + *o
     }
-    fn sub_assign(&mut self, o: &u128) {
+    fn sub_assign(&mut self, o: &u64) {
         *self -= *o;
     }
-    fn cmp(&self, o: &u128) -> Ordering {
+    fn cmp(&self, o: &u64) -> Ordering {
         Ord::cmp(self, o)
     }
     fn bit_len(&self) -> u32 {
-        128 - self.leading_zeros()
+        64 - self.leading_zeros()
     }
-    fn div_rem_digit(&mut self, s: &u128) -> u8 {
+    fn div_rem_digit(&mut self, s: &u64) -> u8 {
         let d = *self / *s;
         *self -= d * *s;
         d as u8
@@ -418,9 +442,8 @@ fn code_digits<F: Format>(f: u64, e: i32, asym: bool, even: bool, exact: bool) -
 /// [`digits`] with the integer type that format `F`'s numbers fit in.
 fn digits_for<F: Format>(f: u64, e: i32, asym: bool, even: bool, mode: Mode) -> Decimal {
     if F::EXP_BITS <= 5 {
-        // Values from 2^-40 to 2^17, 12 significant bits at most (F16, fp8, fp6, fp4): the
-        // scaled numbers stay below 2^100.
-        digits::<u128>(f, e, asym, even, mode)
+        // F16, fp8, fp6, fp4: the scaled numbers stay below 2^40 (see the module docs).
+        digits::<u64>(f, e, asym, even, mode)
     } else {
         digits::<Big>(f, e, asym, even, mode)
     }
@@ -448,15 +471,24 @@ impl Buf {
         self.n += 1;
     }
 
+    /// The next `count` bytes, if they fit (`None` makes [`Buf::as_str`] fail).
+    fn next(&mut self, count: usize) -> Option<&mut [u8]> {
+        let start = self.n;
+        self.n += count;
+        self.b.get_mut(start..self.n)
+    }
+
     fn zeros(&mut self, count: i64) {
-        for _ in 0..count {
-            self.push(b'0');
+        if let Some(out) = self.next(count.max(0) as usize) {
+            out.fill(b'0');
         }
     }
 
     fn digits(&mut self, d: &[u8]) {
-        for &x in d {
-            self.push(b'0' + x);
+        if let Some(out) = self.next(d.len()) {
+            for (o, &x) in out.iter_mut().zip(d) {
+                *o = b'0' + x;
+            }
         }
     }
 
@@ -559,6 +591,12 @@ pub(crate) fn format<F: Format>(c: u32, f: &mut fmt::Formatter<'_>, style: Style
     };
     let dec = code_digits::<F>(fr, e, asym, even, style == Style::Exact);
     let mut out = Buf::new();
+    let neg = wide.is_sign_negative();
+    // Without a width or `+`, the text is the sign and the digits: one `write_str`.
+    let plain = f.width().is_none() && !f.sign_plus();
+    if plain && neg {
+        out.push(b'-');
+    }
     match style {
         Style::Display | Style::Exact => positional(&mut out, &dec, false),
         Style::Debug => {
@@ -574,7 +612,11 @@ pub(crate) fn format<F: Format>(c: u32, f: &mut fmt::Formatter<'_>, style: Style
         Style::LowerExp => scientific(&mut out, &dec, false),
         Style::UpperExp => scientific(&mut out, &dec, true),
     }
-    f.pad_integral(!wide.is_sign_negative(), "", out.as_str()?)
+    if plain {
+        f.write_str(out.as_str()?)
+    } else {
+        f.pad_integral(!neg, "", out.as_str()?)
+    }
 }
 
 /// An element printed with every digit of its exact value: see the element types'
@@ -604,8 +646,61 @@ fn invalid() -> ParseFloatError {
 /// Parses `s` (`f32::from_str`'s grammar) to the code of format `F` nearest to its exact
 /// decimal value, ties to even, then `overflow` as `from_f64_with` applies it.
 pub(crate) fn parse<F: Format>(s: &str, overflow: Overflow) -> Result<u32, ParseFloatError> {
-    let r: f64 = s.parse()?;
     let p = Policy::overflow(overflow);
+    let narrow = |x: f64| narrow_f64::<F>(x.to_bits(), p);
+    // Low bits of an `f64` that are zero in every boundary (see `decide`).
+    let low = (1u64 << (51 - F::MAN_BITS)) - 1;
+    let (neg, w, q) = match fast_decimal(s.as_bytes()) {
+        Some(d) => d,
+        None => return parse_general::<F>(s, p),
+    };
+    let sign = |x: f64| if neg { -x } else { x };
+    if w == 0 {
+        // The exact value is zero.
+        return Ok(narrow(sign(0.0)));
+    }
+    if w >= 1 << 53 || !(-22..=22).contains(&q) {
+        return parse_general::<F>(s, p);
+    }
+    if q < 0 {
+        // `x = w / 10^n` by a multiplication with the `f64` nearest to `10^-n`, which is
+        // faster than the division: `r` is within 2 units in the last place of `x`
+        // (relative error at most 2^-52 + 2^-106; `x >= 10^-22` is a normal `f64`). When
+        // the low bits of `r` are at least 3 units from a pattern every boundary has (all
+        // zero), no boundary lies between `x` and `r`, and `r` rounds as `x` does.
+        let r = w as f64 * INV_POW10[(-q) as usize];
+        let l = r.to_bits() & low;
+        if l >= 3 && l <= low - 2 {
+            return Ok(narrow(sign(r)));
+        }
+    }
+    // Clinger's fast path: `w` and `10^|q|` are exact, so one operation rounds correctly.
+    let r = sign(if q >= 0 {
+        w as f64 * POW10[q as usize]
+    } else {
+        w as f64 / POW10[(-q) as usize]
+    });
+    let bits = r.to_bits();
+    if bits & low != 0 {
+        // `r` is normal here (`|x| >= 10^-22`).
+        return Ok(narrow(r));
+    }
+    // From the smallest normal value of the format up, a boundary is an odd multiple of half
+    // a unit in the last place of the format: the bit above `low` is set. Without it, `r` is
+    // a code's value (or beyond the largest), not a boundary.
+    let min_normal = ((1023 + 1 - F::BIAS) as u64) << 52;
+    if bits & (low + 1) == 0 && bits & !(1 << 63) >= min_normal {
+        return Ok(narrow(r));
+    }
+    decide::<F>(s, r, p)
+}
+
+/// [`parse`] for the strings [`fast_decimal`] leaves to core's `f64` parser: long digit
+/// strings, large exponents, `inf`, `nan` and errors.
+#[cold]
+#[inline(never)]
+fn parse_general<F: Format>(s: &str, p: Policy) -> Result<u32, ParseFloatError> {
+    let r: f64 = s.parse()?;
     let narrow = |x: f64| narrow_f64::<F>(x.to_bits(), p);
     if r.is_nan() {
         if F::NAN == NanKind::None {
@@ -625,6 +720,15 @@ pub(crate) fn parse<F: Format>(s: &str, overflow: Overflow) -> Result<u32, Parse
     if r.to_bits() & ((1u64 << (51 - F::MAN_BITS)) - 1) != 0 && r.is_normal() {
         return Ok(narrow(r));
     }
+    decide::<F>(s, r, p)
+}
+
+/// The code for the decimal `s` whose correctly rounded `f64` is the finite `r`, when `r`
+/// may be a decision boundary of format `F`.
+#[cold]
+#[inline(never)]
+fn decide<F: Format>(s: &str, r: f64, p: Policy) -> Result<u32, ParseFloatError> {
+    let narrow = |x: f64| narrow_f64::<F>(x.to_bits(), p);
     let (below, above) = (narrow(r.next_down()), narrow(r.next_up()));
     if below == above {
         // Not a boundary: the exact decimal lies with r between the same two boundaries.
@@ -639,6 +743,114 @@ pub(crate) fn parse<F: Format>(s: &str, overflow: Overflow) -> Result<u32, Parse
         Ordering::Greater => above,
         Ordering::Equal => narrow(r),
     })
+}
+
+/// `10^0 ..= 10^22`: the powers of ten that are exact in `f64`.
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// The `f64`s nearest to `10^0 ..= 10^-22` (the compiler rounds the literals correctly).
+const INV_POW10: [f64; 23] = [
+    1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12, 1e-13, 1e-14,
+    1e-15, 1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22,
+];
+
+/// One pass over a plain number `[+-]digits[.digits][(e|E)[+-]digits]` (at least one digit
+/// before the exponent) with at most 19 significant digits: its sign, digits `w` and
+/// exponent `q`, the value being `±w·10^q`. The exponent saturates near `±2^20` (beyond any
+/// fast path; only `w = 0` uses such a `q`, as zero). `None` for everything else (more
+/// digits, `inf`, `nan`, malformed strings), which core's parser handles, errors included.
+///
+/// On 32-bit x86 without SSE2, where the x87 unit would round [`parse`]'s `f64`
+/// operations twice, it always gives `None`.
+#[inline(always)]
+fn fast_decimal(s: &[u8]) -> Option<(bool, u64, i64)> {
+    // (The length bound keeps the digit counts within `i64` on any target.)
+    if cfg!(all(target_arch = "x86", not(target_feature = "sse2"))) || s.len() as u64 > 1 << 40 {
+        return None;
+    }
+    let (neg, s) = match s {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        _ => (false, s),
+    };
+    let mut w: u64 = 0;
+    let mut i = 0;
+    while let Some(&b) = s.get(i) {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        w = w.wrapping_mul(10).wrapping_add(u64::from(d));
+        i += 1;
+    }
+    let int_digits = i;
+    let mut frac = 0;
+    if s.get(i) == Some(&b'.') {
+        i += 1;
+        let start = i;
+        while let Some(&b) = s.get(i) {
+            let d = b.wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            w = w.wrapping_mul(10).wrapping_add(u64::from(d));
+            i += 1;
+        }
+        frac = i - start;
+    }
+    let digits = int_digits + frac;
+    if digits == 0 {
+        return None;
+    }
+    if digits > 19 {
+        // Leading zeros are not significant; 19 digits are below 10^19 < 2^64, so `w` has
+        // not wrapped when at most 19 are.
+        let zeros = s[..i]
+            .iter()
+            .take_while(|&&b| b == b'0' || b == b'.')
+            .filter(|&&b| b == b'0')
+            .count();
+        if digits - zeros > 19 {
+            return None;
+        }
+    }
+    let mut exp: i64 = 0;
+    if let Some(&(b'e' | b'E')) = s.get(i) {
+        i += 1;
+        let eneg = match s.get(i) {
+            Some(&b'-') => {
+                i += 1;
+                true
+            }
+            Some(&b'+') => {
+                i += 1;
+                false
+            }
+            _ => false,
+        };
+        let start = i;
+        while let Some(&b) = s.get(i) {
+            let d = b.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            exp = (exp * 10 + i64::from(d)).min(1 << 20);
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+        if eneg {
+            exp = -exp;
+        }
+    }
+    if i != s.len() {
+        return None;
+    }
+    Some((neg, w, exp - frac as i64))
 }
 
 /// Compares the decimal in `s` (already accepted by `f64`'s parser, finite) with the `f64`

@@ -963,3 +963,125 @@ fn fuzz_harness_on_generated_strings() {
         }
     }
 }
+
+/// The parser's fast paths (a one-pass scan for at most 19 significant digits, `f64`
+/// arithmetic for `|q| <= 22`, and a multiplication by `10^-n` checked against the boundary
+/// pattern) and where they hand over to the general path: 19 and 20 significant digits,
+/// exponents ±22 and ±23, mantissas around 2^53, subnormals, and strings at and next to the
+/// midpoints of every format, checked by the fuzz harness's exact oracle (and its
+/// `f32::from_str` acceptance check), not by the parser.
+#[test]
+fn parse_fast_path_edges() {
+    let mut fixed: Vec<String> = [
+        "1e22",
+        "1e23",
+        "1e-22",
+        "1e-23",
+        "-1e+022",
+        "1e-0022",
+        "9007199254740991e-22",
+        "9007199254740992e-22",
+        "9007199254740993e-22",
+        "9007199254740991e22",
+        "9007199254740993e-4",
+        "9999999999999999999e-23",
+        "9999999999999999999e-22",
+        "9999999999999999999",
+        "99999999999999999999",
+        "18446744073709551615",
+        "18446744073709551616",
+        "10000000000000000000",
+        "1000000000000000000",
+        "1000000000000000000.0",
+        "0.0000000000000000000000001",
+        "-0e999999999999",
+        "0e-99999999999999999999999",
+        "00000000000000000000000000.0000000000000",
+        "0000000000000000000000001.5",
+        ".0000000000000000000000000000000000001e30",
+        "123456789012345678.9",
+        "1234567890123456789.0",
+        "12345678901234567890",
+        "1.234567890123456789e-4",
+        "6.103515625e-5",
+        "6.1035156250000000001e-5",
+        "-6.103515625000000001e-5",
+        "65520",
+        "65519.99999999999999",
+        "65520.00000000000001",
+        "5.9604644775390625e-8",
+        "2.98023223876953125e-8",
+        "2.980232238769531251e-8",
+        "+.5",
+        "5.",
+        "1e",
+        "1e+",
+        ".e1",
+        "1.e1",
+        "1..5",
+        "1e1e1",
+        "1e-",
+        "-.",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for e in 18..=24 {
+        for m in ["1", "9", "4.5", "9007199254740991", "9999999999999999999"] {
+            fixed.push(format!("{m}e{e}"));
+            fixed.push(format!("{m}e-{e}"));
+        }
+    }
+    for s in &fixed {
+        if let Err(msg) = text_harness::run(s.as_bytes()) {
+            panic!("{msg}");
+        }
+    }
+
+    fn around_midpoints<T: Text + text_harness::Parsed>(stride: usize) -> usize {
+        let mut vals: Vec<f64> = codes::<T>()
+            .filter(|x| !Text::nan(*x) && x.f32().is_finite() && x.f32().is_sign_positive())
+            .map(|x| f64::from(x.f32()))
+            .collect();
+        vals.sort_by(f64::total_cmp);
+        let mut count = 0;
+        for (i, w) in vals.windows(2).enumerate() {
+            // Every pair near zero (subnormals), a sample above.
+            if i >= 64 && i % stride != 0 && i + 2 != vals.len() {
+                continue;
+            }
+            let (d, k) = exact_f64((w[0] + w[1]) / 2.0);
+            for n in 15..=20usize {
+                let mut forms: Vec<(Vec<u8>, i32)> = vec![truncate(&d, k, n, false)];
+                if d.len() > n {
+                    forms.push(truncate(&d, k, n, true));
+                }
+                for (t, k) in forms {
+                    let digits: String = t.iter().map(|&x| (b'0' + x) as char).collect();
+                    // q = k - n: an integer mantissa of n digits.
+                    for s in [format!("{digits}e{}", k - n as i32), sci(&t, k)] {
+                        for s in [s.clone(), format!("-{s}")] {
+                            if let Err(msg) = text_harness::check::<T>(&s) {
+                                panic!("{msg}");
+                            }
+                            count += 1;
+                        }
+                    }
+                }
+            }
+        }
+        count
+    }
+    let mut n = 0;
+    n += around_midpoints::<F16>(37);
+    n += around_midpoints::<BF16>(97);
+    n += around_midpoints::<F8E4M3>(1);
+    n += around_midpoints::<F8E5M2>(1);
+    n += around_midpoints::<F8E4M3FNUZ>(1);
+    n += around_midpoints::<F8E5M2FNUZ>(1);
+    n += around_midpoints::<F6E2M3>(1);
+    n += around_midpoints::<F6E3M2>(1);
+    n += around_midpoints::<F4E2M1>(1);
+    n += around_midpoints::<F8E8M0>(1);
+    assert!(n > 10_000, "{n}");
+}
