@@ -168,9 +168,9 @@
 //!   `FromPrimitive`, with correctly rounded arithmetic operators, and `FloatCore` for
 //!   [`F16`] and [`BF16`] (no `std` needed): see the `vcvt::numeric` module (present with
 //!   the feature).
-//! * `safetensors` (needs `std`): [`safetensors`](mod@safetensors), the dtype mapping and
-//!   conversion of a safetensors `TensorView` into typed (or uninitialised) slices, with
-//!   errors that name the tensor.
+//! * `safetensors` (needs `std`): the `vcvt::safetensors` module (present with the feature),
+//!   the dtype mapping and conversion of a safetensors `TensorView` into typed (or
+//!   uninitialised) slices, with errors that name the tensor.
 //! * `rayon` (needs `std`): explicit parallel entry points on the caller's rayon pool,
 //!   bit-identical to the serial ones: `par_convert_slice` and friends (see
 //!   `PAR_CHUNK` and `PAR_MIN_VALUES` for how the work is cut) and the `par_*` methods of
