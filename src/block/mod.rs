@@ -746,7 +746,11 @@ mod tests {
     #[test]
     fn wide_fast_is_exact() {
         let step = if cfg!(miri) { 1_000_003 } else { 4093 };
-        let edges = (0..=64u32).chain((0x007F_FFC0..=0x0080_0040).chain(0x7F7F_FFF0..=0x7FC0_0010));
+        let edges = (0..=64u32).chain(
+            (0x007F_FFC0..=0x0080_0040)
+                .chain(0x7F7F_FFF0..=0x7F80_0010)
+                .chain(0x7FBF_FFF0..=0x7FC0_0010),
+        );
         let xs = (0..=u32::MAX)
             .step_by(step)
             .chain(edges.clone())
