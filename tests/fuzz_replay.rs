@@ -103,7 +103,7 @@ fn inputs(top: &str) -> Vec<(Kind, PathBuf)> {
 /// shapes (at most 2 rows of 16 columns: the ggml layouts become shape errors), and only
 /// every `MIRI_BLOCK_STEP`-th block seed runs.
 const MIRI_MAX_LEN: usize = 12;
-const MIRI_BLOCK_STEP: usize = 40;
+const MIRI_BLOCK_STEP: usize = 80;
 
 fn replay(files: &[(Kind, PathBuf)]) {
     let mut failures = Vec::new();
@@ -170,7 +170,7 @@ fn replay_seed_corpus() {
     replay(&pairs);
 }
 
-/// Under Miri this is ignored: even cut to 2 × 16 values and one seed in 40 it takes more than
+/// Under Miri this is ignored: even cut to 2 × 16 values and one seed in 80 it takes more than
 /// 5 minutes (every call runs on each backend, twice, with the per-block references); run it
 /// with `cargo +nightly miri test --test fuzz_replay -- --ignored replay_block_seed_corpus`.
 /// The block harness's self-test and seed coverage do run under Miri.
