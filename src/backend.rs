@@ -52,6 +52,25 @@ pub enum Backend {
     /// aarch64 AdvSIMD with FEAT_BF16 (`BFCVTN`). Name: `neon-bf16`.
     #[cfg(target_arch = "aarch64")]
     NeonBf16,
+    /// Plain-Rust kernels that the compiler vectorises (`src/arch/portable.rs`), cloned by
+    /// `multiversion` and chosen at run time: x86-64-v2 (SSE4.2; the SSE2 baseline on older
+    /// x86-64), LoongArch LASX, the s390x vector facility, or the target's baseline. The
+    /// backend for hosts without a hand-written tier; on x86-64 it ranks below `avx2`. Its
+    /// kernels cover the f32 pairs that measured faster than Scalar; the rest run Scalar.
+    /// Name: `portable`. Requires the `portable` feature (on by default); not built on
+    /// aarch64, where NEON is baseline and has a hand-written tier, nor on wasm32 (see
+    /// `Simd128`).
+    #[cfg(all(
+        feature = "portable",
+        not(any(target_arch = "aarch64", target_arch = "wasm32"))
+    ))]
+    Portable,
+    /// wasm32 with the `simd128` feature enabled at compile time
+    /// (`-C target-feature=+simd128`): the `portable` kernels, vectorised to WebAssembly
+    /// SIMD by the compiler. WebAssembly has no run-time feature detection, so this tier
+    /// exists only in builds for SIMD-capable engines. Name: `simd128`.
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    Simd128,
 }
 
 /// A backend with its kernels, in a static so that a pointer to it can be cached.
@@ -89,6 +108,19 @@ static NEON: Entry = Entry {
     backend: Backend::Neon,
     kernels: &arch::aarch64::neon::KERNELS,
 };
+#[cfg(all(
+    feature = "portable",
+    not(any(target_arch = "aarch64", target_arch = "wasm32"))
+))]
+static PORTABLE: Entry = Entry {
+    backend: Backend::Portable,
+    kernels: &arch::portable::KERNELS,
+};
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+static SIMD128: Entry = Entry {
+    backend: Backend::Simd128,
+    kernels: &arch::portable::KERNELS,
+};
 #[cfg(target_arch = "aarch64")]
 static NEON_BF16: Entry = Entry {
     backend: Backend::NeonBf16,
@@ -111,6 +143,13 @@ impl Backend {
         Backend::NeonBf16,
         #[cfg(target_arch = "aarch64")]
         Backend::Neon,
+        #[cfg(all(
+            feature = "portable",
+            not(any(target_arch = "aarch64", target_arch = "wasm32"))
+        ))]
+        Backend::Portable,
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        Backend::Simd128,
         Backend::Scalar,
     ];
 
@@ -134,6 +173,13 @@ impl Backend {
             Backend::Neon => "neon",
             #[cfg(target_arch = "aarch64")]
             Backend::NeonBf16 => "neon-bf16",
+            #[cfg(all(
+                feature = "portable",
+                not(any(target_arch = "aarch64", target_arch = "wasm32"))
+            ))]
+            Backend::Portable => "portable",
+            #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+            Backend::Simd128 => "simd128",
         }
     }
 
@@ -210,6 +256,15 @@ impl Backend {
             Backend::Neon => arch::aarch64::neon_available(),
             #[cfg(target_arch = "aarch64")]
             Backend::NeonBf16 => arch::aarch64::neon_bf16_available(),
+            // The baseline clone runs on any CPU of the target.
+            #[cfg(all(
+                feature = "portable",
+                not(any(target_arch = "aarch64", target_arch = "wasm32"))
+            ))]
+            Backend::Portable => true,
+            // Compiled in only when the build targets simd128.
+            #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+            Backend::Simd128 => true,
         }
     }
 
@@ -274,6 +329,13 @@ impl Backend {
             Backend::Neon => &NEON,
             #[cfg(target_arch = "aarch64")]
             Backend::NeonBf16 => &NEON_BF16,
+            #[cfg(all(
+                feature = "portable",
+                not(any(target_arch = "aarch64", target_arch = "wasm32"))
+            ))]
+            Backend::Portable => &PORTABLE,
+            #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+            Backend::Simd128 => &SIMD128,
         }
     }
 }

@@ -178,7 +178,7 @@ pub(crate) trait Format {
 
 /// Mask of a format's fraction field.
 #[inline(always)]
-const fn frac_mask<F: Format + ?Sized>() -> u32 {
+pub(crate) const fn frac_mask<F: Format + ?Sized>() -> u32 {
     (1 << F::MAN_BITS) - 1
 }
 
@@ -192,7 +192,7 @@ pub(crate) trait Code: Copy {
 
 /// The code that an overflowing value (or an infinity) with sign bit `sign` becomes.
 #[inline(always)]
-fn overflow_code<F: Format + ?Sized>(sign: u32, overflow: Overflow) -> u32 {
+pub(crate) fn overflow_code<F: Format + ?Sized>(sign: u32, overflow: Overflow) -> u32 {
     match overflow {
         Overflow::Saturate => sign | F::MAX,
         Overflow::NonSaturating => match F::NAN {
@@ -208,7 +208,7 @@ fn overflow_code<F: Format + ?Sized>(sign: u32, overflow: Overflow) -> u32 {
 /// The code that a NaN source with sign bit `sign` becomes; `preserve` is the magnitude
 /// code of [`NanPolicy::Preserve`] (from [`Format::nan_from_f32`] or `nan_from_f64`).
 #[inline(always)]
-fn nan_code<F: Format + ?Sized>(sign: u32, preserve: u32, nan: NanPolicy) -> u32 {
+pub(crate) fn nan_code<F: Format + ?Sized>(sign: u32, preserve: u32, nan: NanPolicy) -> u32 {
     match (nan, F::NAN) {
         (NanPolicy::ToMax, _) | (_, NanKind::None) => sign | F::MAX,
         (NanPolicy::Preserve, NanKind::Ieee) => sign | preserve,

@@ -184,6 +184,14 @@ pub(crate) unsafe fn run_with_nan_patch(
 
 #[cfg(target_arch = "aarch64")]
 pub(crate) mod aarch64;
+#[cfg(any(
+    all(
+        feature = "portable",
+        not(any(target_arch = "aarch64", target_arch = "wasm32"))
+    ),
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
+pub(crate) mod portable;
 pub(crate) mod scalar;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86_64;
