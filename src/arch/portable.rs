@@ -83,7 +83,13 @@ pub(crate) trait Lanes: Format + Code {
 }
 
 impl Lanes for F16 {}
-impl Lanes for BF16 {}
+impl Lanes for BF16 {
+    /// Every BF16 code, NaN and subnormal included, is the top half of its f32.
+    #[inline(always)]
+    fn widen(c: u32) -> u32 {
+        c << 16
+    }
+}
 impl Lanes for F8E4M3 {}
 impl Lanes for F8E5M2 {}
 impl Lanes for F8E4M3FNUZ {}
