@@ -90,6 +90,8 @@
 //! * [`round_trip`], [`round_trip_f64`]: quantize-dequantize in place through a format.
 //! * [`block`]: block-scaled formats (MXFP4/6/8, NVFP4, DeepSeek block FP8), quantize and
 //!   dequantize, with each ecosystem's rule as a named profile.
+//! * [`vector`]: one SIMD register at a time (AVX2, AVX-512, NEON), for use inside your own
+//!   `#[target_feature]` kernels, with the same bits.
 //!
 //! Supported pairs are `f32` and `f64` to and from each narrow format (and
 //! `half::f16`/`half::bf16` with the `half` feature, `float8::F8E4M3`/`float8::F8E5M2` with
@@ -171,6 +173,8 @@
 //! * `safetensors` (needs `std`): the `vcvt::safetensors` module (present with the feature),
 //!   the dtype mapping and conversion of a safetensors `TensorView` into typed (or
 //!   uninitialised) slices, with errors that name the tensor.
+//! * `pulp`: safe wrappers of the [`vector`] converters that take pulp's CPU-feature tokens
+//!   (`pulp::x86::V3` plus a checked F16C, `pulp::x86::V4`, `pulp::aarch64::Neon`).
 //! * `rayon` (needs `std`): explicit parallel entry points on the caller's rayon pool,
 //!   bit-identical to the serial ones: `par_convert_slice` and friends (see
 //!   `PAR_CHUNK` and `PAR_MIN_VALUES` for how the work is cut) and the `par_*` methods of
@@ -217,6 +221,7 @@ mod par;
 pub mod safetensors;
 mod slice;
 mod text;
+pub mod vector;
 
 #[cfg(feature = "num-traits")]
 pub mod numeric;

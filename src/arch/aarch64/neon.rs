@@ -114,7 +114,7 @@ pub(super) fn cover<const N: usize>(len: usize, body: impl Fn(usize, usize), sho
 
 /// The comparison key of the F16/BF16 saturation fix-up (see the module docs).
 #[inline(always)]
-pub(super) fn sat_key(overflow: Overflow, inf_shifted: u16) -> u16 {
+pub(crate) fn sat_key(overflow: Overflow, inf_shifted: u16) -> u16 {
     match overflow {
         Overflow::Saturate => inf_shifted,
         Overflow::NonSaturating => 1,
@@ -253,12 +253,100 @@ unsafe fn f64_to_f16(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
 }
 
 // ---------------------------------------------------------------------------------------
-// f32 -> BF16: integer.
+// One vector at a time (for `vcvt::vector::neon`): the instructions of the loops above in
+// an `asm!` block of their own that sets FPCR to 0 around them, as `fpcr_loop!` does.
 
-/// Narrows 8 f32 (as bits, in `x0`, `x1`) to BF16 codes. `key`: see [`sat_key`].
+/// 4 f32 to 4 F16 codes with `FCVTN` under the default FPCR, then the saturation fix-up
+/// with `key` (see [`sat_key`]); the caller's FPCR is restored before the block ends.
 #[inline]
 #[target_feature(enable = "neon")]
-fn bf16_x8(x0: uint32x4_t, x1: uint32x4_t, key: uint16x8_t) -> uint16x8_t {
+pub(crate) fn f16_from_f32_x4(x: float32x4_t, key: uint16x4_t) -> uint16x4_t {
+    let h: uint16x4_t;
+    // SAFETY: register operands only; FCVTN is base AdvSIMD (enabled here); FPCR is set to
+    // 0 only if it is not 0 and restored before the block ends, so no code outside the
+    // block sees another FPCR. The result depends on `x` alone (hence `pure`).
+    unsafe {
+        core::arch::asm!(
+            "mrs {saved}, fpcr",
+            "cbz {saved}, 2f",
+            "msr fpcr, xzr",
+            "2:",
+            "fcvtn {h:v}.4h, {x:v}.4s",
+            "cbz {saved}, 3f",
+            "msr fpcr, {saved}",
+            "3:",
+            x = in(vreg) x,
+            h = out(vreg) h,
+            saved = out(reg) _,
+            options(pure, nomem, nostack)
+        );
+    }
+    vadd_u16(h, vceq_u16(vshl_n_u16::<1>(h), key))
+}
+
+/// 4 F16 codes to f32 with `FCVTL` under the default FPCR (restored before the block ends).
+#[inline]
+#[target_feature(enable = "neon")]
+pub(crate) fn f32_from_f16_x4(h: uint16x4_t) -> float32x4_t {
+    let f: float32x4_t;
+    // SAFETY: as in `f16_from_f32_x4`.
+    unsafe {
+        core::arch::asm!(
+            "mrs {saved}, fpcr",
+            "cbz {saved}, 2f",
+            "msr fpcr, xzr",
+            "2:",
+            "fcvtl {f:v}.4s, {h:v}.4h",
+            "cbz {saved}, 3f",
+            "msr fpcr, {saved}",
+            "3:",
+            h = in(vreg) h,
+            f = out(vreg) f,
+            saved = out(reg) _,
+            options(pure, nomem, nostack)
+        );
+    }
+    f
+}
+
+/// 8 E5M2 codes to f32: `SHLL #8` makes the F16 of the same value, then `FCVTL`/`FCVTL2`
+/// under the default FPCR (restored before the block ends), as the E5M2 -> f32 loop.
+#[inline]
+#[target_feature(enable = "neon")]
+pub(crate) fn f32_from_e5m2_x8(c: uint8x8_t) -> float32x4x2_t {
+    let (lo, hi): (float32x4_t, float32x4_t);
+    // SAFETY: as in `f16_from_f32_x4`.
+    unsafe {
+        core::arch::asm!(
+            "mrs {saved}, fpcr",
+            "cbz {saved}, 2f",
+            "msr fpcr, xzr",
+            "2:",
+            "shll {h:v}.8h, {c:v}.8b, #8",
+            "fcvtl {lo:v}.4s, {h:v}.4h",
+            "fcvtl2 {hi:v}.4s, {h:v}.8h",
+            "cbz {saved}, 3f",
+            "msr fpcr, {saved}",
+            "3:",
+            c = in(vreg) c,
+            h = out(vreg) _,
+            lo = out(vreg) lo,
+            hi = out(vreg) hi,
+            saved = out(reg) _,
+            options(pure, nomem, nostack)
+        );
+    }
+    float32x4x2_t(lo, hi)
+}
+
+// ---------------------------------------------------------------------------------------
+// f32 -> BF16: integer.
+
+/// Narrows 8 f32 (as bits, in `x0`, `x1`) to BF16 codes. `key`: see [`sat_key`]. (Also
+/// `vcvt::vector::neon::f32x4_to_bf16`, with `x0 == x1`.)
+#[inline]
+#[target_feature(enable = "neon")]
+pub(crate) fn bf16_x8(x0: uint32x4_t, x1: uint32x4_t, key: uint16x8_t) -> uint16x8_t {
     let one = vdupq_n_u16(1);
     // Low and high halves of the eight f32 values (lane order kept).
     let lo = vuzp1q_u16(vreinterpretq_u16_u32(x0), vreinterpretq_u16_u32(x1));
@@ -307,7 +395,7 @@ pub(super) unsafe fn f32_to_bf16(src: *const u8, dst: *mut u8, len: usize, polic
 
 /// Per-call constants of the fp8 narrowing.
 #[derive(Clone, Copy)]
-pub(super) struct Fp8Consts {
+pub(crate) struct Fp8Consts {
     /// `0x7FFF_FFFF`: clears the sign.
     pub(super) abs: uint32x4_t,
     /// `0x7F80_0000`: magnitudes above it are NaN.
@@ -335,7 +423,7 @@ pub(super) struct Fp8Consts {
 impl Fp8Consts {
     #[inline]
     #[target_feature(enable = "neon")]
-    pub(super) fn new<F: Format>(overflow: Overflow) -> Fp8Consts {
+    pub(crate) fn new<F: Format>(overflow: Overflow) -> Fp8Consts {
         let limit = match overflow {
             Overflow::Saturate => F::MAX,
             Overflow::NonSaturating => F::OVERFLOW_NONSAT,
@@ -401,6 +489,15 @@ unsafe fn fp8_x16(src: *const u8, dst: *mut u8, k: &Fp8Consts) {
             vreinterpretq_u32_u8(load(src.add(48))),
         ]
     };
+    // SAFETY: forwarded from the caller.
+    unsafe { store(dst, fp8_codes_x16(x, k)) }
+}
+
+/// Narrows 16 f32 (bits, four vectors in order) to 16 fp8 codes in order: the step of the
+/// f32 → E4M3/E5M2 kernel, and `vcvt::vector::neon`'s (with the 8 values twice).
+#[inline]
+#[target_feature(enable = "neon")]
+pub(crate) fn fp8_codes_x16(x: [uint32x4_t; 4], k: &Fp8Consts) -> uint8x16_t {
     let c = x.map(|x| vreinterpretq_u16_u32(fp8_mag_x4(x, k)));
     // Low byte of every 32-bit lane, in lane order: the codes (all below 0x80).
     let code = vuzp1q_u8(
@@ -413,9 +510,7 @@ unsafe fn fp8_x16(src: *const u8, dst: *mut u8, k: &Fp8Consts) {
         vreinterpretq_u8_u16(vuzp2q_u16(x[0], x[1])),
         vreinterpretq_u8_u16(vuzp2q_u16(x[2], x[3])),
     );
-    let out = vbslq_u8(vdupq_n_u8(0x80), top, code);
-    // SAFETY: forwarded from the caller.
-    unsafe { store(dst, out) }
+    vbslq_u8(vdupq_n_u8(0x80), top, code)
 }
 
 /// f32 -> E4M3 or E5M2 with integer AdvSIMD.
@@ -853,14 +948,14 @@ const fn e4m3_table(man_w: u32, bias_w: i32) -> [[u8; 16]; 2] {
     t
 }
 
-static E4M3_F32_TABLE: [[u8; 16]; 2] = e4m3_table(7, 127);
+pub(crate) static E4M3_F32_TABLE: [[u8; 16]; 2] = e4m3_table(7, 127);
 static E4M3_F64_TABLE: [[u8; 16]; 2] = e4m3_table(4, 1023);
 
 /// Widens 16 E4M3 codes to the top 16 bits of their wide encodings (two vectors of 8).
 /// `SH` is the wide format's `man_w - 3`; `table` is `e4m3_table(man_w, bias_w)` loaded.
 #[inline]
 #[target_feature(enable = "neon")]
-fn e4m3_top16_x16<const SH: i32>(
+pub(crate) fn e4m3_top16_x16<const SH: i32>(
     c: uint8x16_t,
     table: &[uint8x16_t; 2],
     keep: uint16x8_t,
@@ -889,6 +984,14 @@ fn e4m3_top16_x16<const SH: i32>(
     [vbslq_u16(sel[0], t[0], f[0]), vbslq_u16(sel[1], t[1], f[1])]
 }
 
+/// The `keep` and `rebias` arguments of [`e4m3_top16_x16`] for f32: sign, 8 exponent bits
+/// and 7 fraction bits in the top 16 bits; rebias 7 -> 127.
+#[inline]
+#[target_feature(enable = "neon")]
+pub(crate) fn e4m3_f32_consts() -> (uint16x8_t, uint16x8_t) {
+    (vdupq_n_u16(0x8000 | (0x7F << 4)), vdupq_n_u16(120 << 7))
+}
+
 /// E4M3 -> f32.
 ///
 /// # Safety
@@ -897,9 +1000,7 @@ fn e4m3_top16_x16<const SH: i32>(
 unsafe fn e4m3_to_f32(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
     // SAFETY: each row of the static table is 16 bytes.
     let table = E4M3_F32_TABLE.map(|row| unsafe { load(row.as_ptr()) });
-    // f32 top 16 bits: sign, 8 exponent bits, 7 fraction bits; rebias 7 -> 127.
-    let keep = vdupq_n_u16(0x8000 | (0x7F << 4));
-    let rebias = vdupq_n_u16(120 << 7);
+    let (keep, rebias) = e4m3_f32_consts();
     cover::<16>(
         len,
         |start, chunks| {

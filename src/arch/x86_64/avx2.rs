@@ -546,6 +546,46 @@ pub(super) unsafe fn drive<K: Steps>(src: *const u8, dst: *mut u8, len: usize) {
 // Narrowing kernels
 // ---------------------------------------------------------------------------------------
 
+/// 8 f32 to 8 F16 codes in order: the 8-element step of f32 → F16, and
+/// `vcvt::vector::avx2::f32x8_to_f16`.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+pub(crate) fn f32x8_to_f16<const SAT: bool>(x: __m256) -> __m128i {
+    // Immediate 0: round to nearest even, not MXCSR.RC.
+    let h = _mm256_cvtps_ph::<0>(x);
+    if SAT {
+        _mm256_castsi256_si128(saturate16(_mm256_castsi128_si256(h), 0x7C00))
+    } else {
+        h
+    }
+}
+
+/// 8 f32 (bit patterns) to 8 BF16 codes in order: the 8-element step of f32 → BF16, and
+/// `vcvt::vector::avx2::f32x8_to_bf16`.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+pub(crate) fn f32x8_to_bf16<const SAT: bool>(x: __m256i) -> __m128i {
+    let h = pack_words8(f32_to_bf16_codes(x));
+    if SAT {
+        _mm256_castsi256_si128(saturate16(_mm256_castsi128_si256(h), 0x7F80))
+    } else {
+        h
+    }
+}
+
+/// 8 f32 (bit patterns) to 8 fp8 codes of `F` in the low 8 bytes (the high 8 bytes repeat
+/// them) by the integer core, which no MXCSR setting changes: the 8-element step of the
+/// integer f32 → F8E4M3/F8E5M2 kernel, and `vcvt::vector::avx2::f32x8_to_e4m3`/`_e5m2`.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+pub(crate) fn f32x8_to_f8<F: Format, const SAT: bool>(x: __m256i) -> __m128i {
+    // Both halves convert the same 8 values; 64-bit order 0, 2, 1, 3 puts elements 0-7
+    // in the low 128 bits.
+    let w = _mm256_permute4x64_epi64::<0xD8>(f32_to_f8_codes16::<F, SAT>(x, x));
+    let w = _mm256_castsi256_si128(w);
+    _mm_packus_epi16(w, w)
+}
+
 /// f32 → F16.
 struct F32ToF16<const SAT: bool>;
 
@@ -597,10 +637,7 @@ impl<const SAT: bool> Steps for F32ToF16<SAT> {
     unsafe fn small(src: *const u8, dst: *mut u8) {
         // SAFETY: 8 f32 readable at src.
         let x = unsafe { _mm256_loadu_ps(src.cast()) };
-        let mut h = _mm256_cvtps_ph::<0>(x);
-        if SAT {
-            h = _mm256_castsi256_si128(saturate16(_mm256_castsi128_si256(h), 0x7C00));
-        }
+        let h = f32x8_to_f16::<SAT>(x);
         // SAFETY: 8 u16 writable at dst.
         unsafe { _mm_storeu_si128(dst.cast(), h) };
     }
@@ -658,10 +695,7 @@ impl<const SAT: bool> Steps for F32ToBf16<SAT> {
     unsafe fn small(src: *const u8, dst: *mut u8) {
         // SAFETY: 8 f32 readable at src.
         let x = unsafe { _mm256_loadu_si256(src.cast()) };
-        let mut h = pack_words8(f32_to_bf16_codes(x));
-        if SAT {
-            h = _mm256_castsi256_si128(saturate16(_mm256_castsi128_si256(h), 0x7F80));
-        }
+        let h = f32x8_to_bf16::<SAT>(x);
         // SAFETY: 8 u16 writable at dst.
         unsafe { _mm_storeu_si128(dst.cast(), h) };
     }
@@ -696,11 +730,7 @@ impl<F: Format, const SAT: bool> Steps for F32ToF8<F, SAT> {
     unsafe fn small(src: *const u8, dst: *mut u8) {
         // SAFETY: 8 f32 readable at src.
         let x = unsafe { _mm256_loadu_si256(src.cast()) };
-        // Both halves convert the same 8 values; 64-bit order 0, 2, 1, 3 puts elements 0-7
-        // in the low 128 bits.
-        let w = _mm256_permute4x64_epi64::<0xD8>(f32_to_f8_codes16::<F, SAT>(x, x));
-        let w = _mm256_castsi256_si128(w);
-        let b = _mm_packus_epi16(w, w);
+        let b = f32x8_to_f8::<F, SAT>(x);
         // SAFETY: 8 bytes writable at dst (MOVQ stores exactly 8).
         unsafe { _mm_storel_epi64(dst.cast(), b) };
     }
@@ -1016,7 +1046,7 @@ impl<F: Format, const SAT: bool> Steps for F64ToInt<F, SAT> {
 /// 8 F16 codes (in 16-bit lanes) to f32.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn f16_to_f32x8(h: __m128i) -> __m256 {
+pub(crate) fn f16_to_f32x8(h: __m128i) -> __m256 {
     _mm256_cvtph_ps(h)
 }
 
@@ -1034,6 +1064,14 @@ fn e4m3_to_f32x8(c: __m128i) -> __m256 {
     let h = _mm_xor_si128(h, _mm_and_si128(is_nan, _mm_set1_epi16(0x3F80 ^ 0x7E00)));
     // Exact: see the module docs (normal inputs and results, power-of-two factor).
     _mm256_mul_ps(_mm256_cvtph_ps(h), _mm256_set1_ps(256.0))
+}
+
+/// 8 E4M3 codes (the low 8 bytes) to f32: the 8-element step of E4M3 → f32, and
+/// `vcvt::vector::avx2::e4m3x8_to_f32`.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+pub(crate) fn e4m3_bytes_to_f32x8(c: __m128i) -> __m256 {
+    e4m3_to_f32x8(_mm_cvtepu8_epi16(c))
 }
 
 /// 16 E4M3 codes (bytes) to the F16 codes `e4m3_to_f32x8` builds (value times 2^-8, NaN as
@@ -1054,14 +1092,14 @@ pub(super) fn e4m3_to_f16x16(c: __m128i) -> __m256i {
 /// 8 E5M2 codes (in the low 8 bytes) to f32: `code << 8` is the F16 code of the same value.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn e5m2_to_f32x8(c: __m128i) -> __m256 {
+pub(crate) fn e5m2_to_f32x8(c: __m128i) -> __m256 {
     _mm256_cvtph_ps(_mm_unpacklo_epi8(_mm_setzero_si128(), c))
 }
 
 /// 8 BF16 codes (in 16-bit lanes) to f32 bits: zero-extend, shift left by 16.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn bf16_to_f32x8(h: __m128i) -> __m256i {
+pub(crate) fn bf16_to_f32x8(h: __m128i) -> __m256i {
     _mm256_slli_epi32::<16>(_mm256_cvtepu16_epi32(h))
 }
 
@@ -1198,12 +1236,12 @@ impl WidenFrom for F8E4M3 {
     #[target_feature(enable = "avx2,fma,f16c")]
     unsafe fn load8(src: *const u8) -> __m128i {
         // SAFETY: forwarded.
-        unsafe { _mm_cvtepu8_epi16(load_bytes8(src)) }
+        unsafe { load_bytes8(src) }
     }
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c")]
     unsafe fn to_f32(c: __m128i) -> __m256 {
-        e4m3_to_f32x8(c)
+        e4m3_bytes_to_f32x8(c)
     }
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c")]

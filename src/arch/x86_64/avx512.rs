@@ -109,10 +109,10 @@ use crate::arch::Kernels;
 use crate::options::Policy;
 
 /// Format numbers, as in the table indices.
-const F16: u8 = 0;
-pub(super) const BF16: u8 = 1;
-pub(super) const E4M3: u8 = 2;
-pub(super) const E5M2: u8 = 3;
+pub(crate) const F16: u8 = 0;
+pub(crate) const BF16: u8 = 1;
+pub(crate) const E4M3: u8 = 2;
+pub(crate) const E5M2: u8 = 3;
 
 /// Round to nearest even, exceptions suppressed (overrides MXCSR.RC).
 const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
@@ -351,10 +351,12 @@ fn shuffle_index(j: usize) -> __m512i {
 }
 
 /// 16 f32 lanes narrowed to format `FMT`: 16-bit codes (F16, BF16) or 8-bit codes in the low
-/// bits of 32-bit lanes. F16 comes back in a 256-bit vector, the others in 32-bit lanes.
+/// bits of 32-bit lanes. F16 comes back in a 256-bit vector, BF16 in the high halves of
+/// 32-bit lanes, fp8 in the low bytes of 32-bit lanes (the remainder steps' conversion, and
+/// `vcvt::vector::avx512`'s, which packs it as the remainder steps' masked stores do).
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-fn narrow16<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
+pub(crate) fn narrow16<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
     match FMT {
         F16 => _mm512_castsi256_si512(f16_from_f32::<SAT>(x)),
         BF16 => bf16_from_f32::<SAT>(x),
@@ -671,10 +673,11 @@ unsafe fn load16<const FMT: u8>(src: *const u8, k: __mmask16) -> __m256i {
     }
 }
 
-/// 16 codes of format `FMT` to f32 bits.
+/// 16 codes of format `FMT` to f32 bits (the widening steps' conversion, and
+/// `vcvt::vector::avx512`'s).
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-fn widen16<const FMT: u8>(c: __m256i) -> __m512i {
+pub(crate) fn widen16<const FMT: u8>(c: __m256i) -> __m512i {
     match FMT {
         F16 => _mm512_castps_si512(_mm512_cvtph_ps(c)),
         BF16 => _mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(c)),
