@@ -2,8 +2,10 @@
 # vcvt under Miri: undefined behaviour in the Scalar kernels (raw unaligned pointers), the
 # cached dispatch, the slice/byte/uninit entry points and the fuzz harness.
 #
-# Under Miri `is_x86_feature_detected!` reports no feature, so only Backend::Scalar is
-# available and runs (tests/fuzz_replay.rs `miri_sees_only_scalar` checks that).
+# Under Miri `is_x86_feature_detected!` reports no feature, so the backends are the two in
+# plain Rust: `portable` (its baseline clone, which Miri checks too: raw unaligned pointers
+# and `to_int_unchecked` ranges) and Scalar (tests/fuzz_replay.rs
+# `miri_sees_only_plain_rust_backends` checks that).
 #
 # Runs as root on a fresh Debian machine, non-interactively; installs nightly, miri and
 # rust-src when missing.
