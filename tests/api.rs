@@ -190,13 +190,17 @@ proptest! {
             );
         }
         prop_assert!(dst.iter().all(|x| x.to_bits() == 0x1234));
-        let r = std::panic::catch_unwind(move || {
-            let mut dst = vec![F16::ZERO; b];
-            vcvt::convert_slice(&src, &mut dst);
-        });
-        let msg = r.unwrap_err();
-        let msg = msg.downcast_ref::<String>().unwrap();
-        prop_assert!(msg.contains(&format!("{a}")) && msg.contains(&format!("{b}")), "{}", msg);
+        // The panic of the infallible entry point, where panics unwind (not under
+        // wasm32-wasip1's panic=abort, where it would end the test binary).
+        if cfg!(panic = "unwind") {
+            let r = std::panic::catch_unwind(move || {
+                let mut dst = vec![F16::ZERO; b];
+                vcvt::convert_slice(&src, &mut dst);
+            });
+            let msg = r.unwrap_err();
+            let msg = msg.downcast_ref::<String>().unwrap();
+            prop_assert!(msg.contains(&format!("{a}")) && msg.contains(&format!("{b}")), "{}", msg);
+        }
     }
 
     #[test]
@@ -275,6 +279,21 @@ fn options_default_is_each_formats_policy() {
         Options::new().overflow(Overflow::NonSaturating),
     );
     assert_eq!([e[0].to_bits(), e[1].to_bits()], [0x7C, 0x7C]);
+}
+
+/// A wasm32 build with `-C target-feature=+simd128` has the `simd128` backend, it runs, and
+/// it is the one chosen unless `VCVT_BACKEND` names another (`.ci/wasm.sh`).
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[test]
+fn simd128_is_available_and_chosen() {
+    assert!(Backend::Simd128.is_available());
+    assert_eq!(
+        Backend::available().collect::<Vec<_>>(),
+        [Backend::Simd128, Backend::Scalar]
+    );
+    if std::env::var_os("VCVT_BACKEND").is_none() {
+        assert_eq!(Backend::active(), Backend::Simd128);
+    }
 }
 
 #[test]

@@ -502,6 +502,10 @@ fn tails_bytes_active_backend() {
 /// the elements before the first aligned one with ordinary stores. The variable is read once
 /// per process, so the two tests above run again in a child process of this binary.
 #[test]
+#[cfg_attr(
+    target_os = "wasi",
+    ignore = "spawns a child process; WASI has none (and no streaming stores)"
+)]
 fn tails_streaming_stores() {
     let test = "tails_streaming_stores";
     if std::env::var_os("VCVT_STREAM_MIN_BYTES").is_some() {

@@ -9,8 +9,8 @@
 use crate::{Backend, Error};
 
 /// The scalar block functions that SIMD kernels fall back to for the blocks they leave to
-/// the specification (`src/block/mx.rs`, `src/block/fp8.rs`). Only the x86-64 and aarch64
-/// kernels use them.
+/// the specification (`src/block/mx.rs`, `src/block/fp8.rs`). Only the hand-written
+/// x86-64 and aarch64 block kernels use them.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub(crate) use super::fp8::dequantize_run as fp8_dequantize_run;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]

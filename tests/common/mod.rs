@@ -980,22 +980,26 @@ pub fn stratified_f32_sample(oracle: &Oracle, seed: u64) -> Vec<f32> {
 }
 
 /// Splits `0..n` into two contiguous halves, runs `work` on each in its own thread, and
-/// merges the reports.
+/// merges the reports. Where threads cannot be spawned (wasm32-wasip1 has none), a half
+/// runs on the calling thread instead: the same work and report, one half after the other.
 pub fn two_threads(n: u64, work: impl Fn(std::ops::Range<u64>, &mut Report) + Sync) -> Report {
     let half = n.div_ceil(2);
     let work = &work;
+    let run = move |range: std::ops::Range<u64>| {
+        let mut r = Report::default();
+        work(range, &mut r);
+        r
+    };
     std::thread::scope(|s| {
-        let hs: Vec<_> = [0..half, half..n]
-            .into_iter()
-            .map(|range| {
-                s.spawn(move || {
-                    let mut r = Report::default();
-                    work(range, &mut r);
-                    r
-                })
-            })
-            .collect();
         let mut total = Report::default();
+        let mut hs = Vec::new();
+        for range in [0..half, half..n] {
+            let mine = range.clone();
+            match std::thread::Builder::new().spawn_scoped(s, move || run(mine)) {
+                Ok(h) => hs.push(h),
+                Err(_) => total.merge(run(range)),
+            }
+        }
         for h in hs {
             total.merge(h.join().expect("worker panicked"));
         }
