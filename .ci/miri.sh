@@ -2,10 +2,10 @@
 # vcvt under Miri: undefined behaviour in the Scalar kernels (raw unaligned pointers), the
 # cached dispatch, the slice/byte/uninit entry points and the fuzz harness.
 #
-# Under Miri `is_x86_feature_detected!` reports no feature, so the backends are the two in
-# plain Rust: `portable` (its baseline clone, which Miri checks too: raw unaligned pointers
-# and `to_int_unchecked` ranges) and Scalar (tests/fuzz_replay.rs
-# `miri_sees_only_plain_rust_backends` checks that).
+# Under Miri `is_x86_feature_detected!` reports no feature and the `portable` backend is
+# left out (its plain-Rust kernels run under Miri in the unit tests of src/arch/portable.rs,
+# part of --lib), so only Backend::Scalar is available and runs (tests/fuzz_replay.rs
+# `miri_sees_only_scalar` checks that).
 #
 # Runs as root on a fresh Debian machine, non-interactively; installs nightly, miri and
 # rust-src when missing.
@@ -36,7 +36,8 @@ export VCVT_SWEEP=sample
 export PROPTEST_CASES="${PROPTEST_CASES:-1}"
 
 # Targets run under Miri:
-#   --lib                the crate's unit tests (big-endian byte path through the kernels)
+#   --lib                the crate's unit tests (big-endian byte path through the kernels,
+#                        every portable kernel on short unaligned slices)
 #   known_answers        every known-answer vector through the element API and the slices
 #   fuzz_replay          the seed corpus and regressions through the fuzz harness (its tests
 #                        that only check committed data are ignored under Miri; cut to

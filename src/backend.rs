@@ -256,12 +256,14 @@ impl Backend {
             Backend::Neon => arch::aarch64::neon_available(),
             #[cfg(target_arch = "aarch64")]
             Backend::NeonBf16 => arch::aarch64::neon_bf16_available(),
-            // The baseline clone runs on any CPU of the target.
+            // The baseline clone runs on any CPU of the target. Not under Miri, which
+            // interprets these kernels too slowly for the fuzz replays that run every
+            // backend; the unit tests of `arch::portable` run them under Miri directly.
             #[cfg(all(
                 feature = "portable",
                 not(any(target_arch = "aarch64", target_arch = "wasm32"))
             ))]
-            Backend::Portable => true,
+            Backend::Portable => !cfg!(miri),
             // Compiled in only when the build targets simd128.
             #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
             Backend::Simd128 => true,

@@ -370,3 +370,109 @@ const fn table() -> Kernels {
 
 /// The portable backend's kernels.
 pub(crate) static KERNELS: Kernels = table();
+
+#[cfg(test)]
+mod tests {
+    //! Every kernel of the table against the codec on short slices at every start offset
+    //! (unaligned reads and writes) with canaries after the destination; small enough to
+    //! run under Miri (the fuzz replays leave `portable` out there), which checks the
+    //! pointer arithmetic and `to_int_unchecked`'s range. The exhaustive and tail tests
+    //! (tests/) prove the bits on every input.
+    use super::*;
+    use crate::NanPolicy;
+
+    /// Special and ordinary f32 bits: zeros, subnormals, ties, extremes, infinities, NaNs.
+    const INPUTS: [u32; 20] = [
+        0x0000_0000,
+        0x8000_0001,
+        0x0040_0000,
+        0x3380_0000,
+        0x3B80_0000,
+        0x3C00_1000,
+        0x3F80_0000,
+        0x3FC0_0000,
+        0x43E0_0000,
+        0x43E8_0000,
+        0x4780_0000,
+        0x477F_F000,
+        0x7F7F_FFFF,
+        0x7F80_0000,
+        0xFF80_0000,
+        0x7FC0_0001,
+        0xFFA0_0000,
+        0xC2F0_0000,
+        0x3A80_0000,
+        0xBF00_0000,
+    ];
+
+    fn check<F: Lanes + Format + Code>() {
+        const CANARY: u8 = 0xA5;
+        let size = size_of::<F>();
+        for overflow in [Overflow::Saturate, Overflow::NonSaturating] {
+            let policy = Policy {
+                overflow,
+                nan: NanPolicy::Preserve,
+            };
+            for off in 0..4 {
+                let n = INPUTS.len() - off;
+                // Source and destination at odd byte offsets inside byte buffers.
+                let mut src = [0u8; 4 * 20 + 3];
+                for (i, x) in INPUTS[off..].iter().enumerate() {
+                    src[3 + 4 * i..7 + 4 * i].copy_from_slice(&x.to_ne_bytes());
+                }
+                let mut dst = [CANARY; 2 * 20 + 9];
+                // SAFETY: `n` f32 values from byte 3 of `src` (3 + 4n <= 83 bytes) and `n`
+                // codes of `size` <= 2 bytes from byte 1 of `dst` (1 + 2n + 8 <= 49); the
+                // portable clones' features are detected by their dispatcher.
+                unsafe { f32_to::<F>(src.as_ptr().add(3), dst.as_mut_ptr().add(1), n, policy) };
+                for (i, &x) in INPUTS[off..].iter().enumerate() {
+                    let mut c = [0u8; 4];
+                    c[..size].copy_from_slice(&dst[1 + size * i..1 + size * (i + 1)]);
+                    let got = if size == 1 {
+                        u32::from(c[0])
+                    } else {
+                        u32::from(u16::from_ne_bytes([c[0], c[1]]))
+                    };
+                    assert_eq!(
+                        got,
+                        codec::narrow_f32::<F>(x, policy),
+                        "{x:#x} {overflow:?}"
+                    );
+                }
+                assert!(dst[1 + size * n..].iter().all(|&b| b == CANARY));
+                assert_eq!(dst[0], CANARY);
+                // Widen the codes back, from byte 1 of `dst` into byte 1 of `wide`.
+                let mut wide = [CANARY; 4 * 20 + 5];
+                // SAFETY: `n` codes from byte 1 of `dst` (read above) and `n` f32 values
+                // from byte 1 of `wide` (1 + 4n <= 81 bytes).
+                unsafe { to_f32::<F>(dst.as_ptr().add(1), wide.as_mut_ptr().add(1), n, policy) };
+                for i in 0..n {
+                    let mut c = [0u8; 2];
+                    c[..size].copy_from_slice(&dst[1 + size * i..1 + size * (i + 1)]);
+                    let code = if size == 1 {
+                        u32::from(c[0])
+                    } else {
+                        u32::from(u16::from_ne_bytes(c))
+                    };
+                    let w = u32::from_ne_bytes(wide[1 + 4 * i..5 + 4 * i].try_into().unwrap());
+                    assert_eq!(w, codec::widen_f32::<F>(code), "{code:#x}");
+                }
+                assert!(wide[1 + 4 * n..].iter().all(|&b| b == CANARY));
+            }
+        }
+    }
+
+    #[test]
+    fn every_kernel_on_short_unaligned_slices() {
+        check::<F16>();
+        check::<BF16>();
+        check::<F8E4M3>();
+        check::<F8E5M2>();
+        check::<F8E4M3FNUZ>();
+        check::<F8E5M2FNUZ>();
+        check::<F6E2M3>();
+        check::<F6E3M2>();
+        check::<F4E2M1>();
+        check::<F8E8M0>();
+    }
+}
