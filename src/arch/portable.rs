@@ -342,7 +342,8 @@ unsafe fn to_f32<F: Lanes>(src: *const u8, dst: *mut u8, len: usize, _policy: Po
     unsafe { widen::<F>(src, dst, len) }
 }
 
-/// The portable backend's table: Scalar, with the pairs above replaced.
+/// The portable backend's table: Scalar, with the pairs that measured faster than Scalar
+/// (`cargo run --release --example throughput -- --size 1024`) replaced.
 const fn table() -> Kernels {
     let mut t = crate::format::scalar_kernels();
     t.set::<f32, F16>(f32_to::<F16>);
@@ -363,7 +364,8 @@ const fn table() -> Kernels {
     t.set::<F8E5M2FNUZ, f32>(to_f32::<F8E5M2FNUZ>);
     t.set::<F6E2M3, f32>(to_f32::<F6E2M3>);
     t.set::<F6E3M2, f32>(to_f32::<F6E3M2>);
-    t.set::<F4E2M1, f32>(to_f32::<F4E2M1>);
+    // F4E2M1 -> f32 is left to Scalar: measured no faster (1.04x at 1 Ki elements), since
+    // the compiler vectorises the Scalar loop of a 4-bit code nearly as well.
     t.set::<F8E8M0, f32>(to_f32::<F8E8M0>);
     t
 }
