@@ -620,11 +620,15 @@ fn is_simd_is_honest() {
             b.is_simd::<F8E4M3, f64>(),
             b.is_simd::<f32, F8E5M2>(),
         ];
-        // The plain-Rust tiers (`portable`, and `simd128` on wasm32) have kernels for the
+        // The plain-Rust tiers (`portable`, and `simd128` on wasm32) have kernels for some
         // f32 pairs of the plain formats only; the f64 and packed pairs run Scalar there.
-        let f32_only = matches!(b.name(), "portable" | "simd128");
+        // `simd128` keeps the pairs that measured faster under wasm: the widenings but
+        // E8M0's and F4E2M1's, and f32 -> BF16.
+        let f32_only = b.name() == "portable";
         if b == Backend::Scalar {
             assert_eq!(classic, [false; 5], "{b}");
+        } else if b.name() == "simd128" {
+            assert_eq!(classic, [false, true, false, false, false], "{b}");
         } else if f32_only {
             assert_eq!(classic, [true, true, false, false, true], "{b}");
         } else {
@@ -642,6 +646,8 @@ fn is_simd_is_honest() {
         ];
         if b == Backend::Scalar {
             assert_eq!(newer, [false; 5], "{b}");
+        } else if b.name() == "simd128" {
+            assert_eq!(newer, [false, false, true, false, false], "{b}");
         } else if f32_only {
             assert_eq!(newer, [true, false, true, false, false], "{b}");
         } else {
