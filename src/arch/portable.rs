@@ -42,9 +42,8 @@
 //!
 //! # Kernels and dispatch
 //!
-//! A kernel is a plain loop over the elements with unaligned loads and stores, which the
-//! compiler vectorises. Each kernel is cloned by
-//! `#[multiversion]` for x86-64-v2 (SSE4.2), LoongArch LASX and the s390x vector
+//! A kernel is a plain loop over the elements (byte slices, native-endian loads and stores),
+//! which the compiler vectorises. Each kernel is cloned by `#[multiversion]` for x86-64-v2 (SSE4.2), LoongArch LASX and the s390x vector
 //! facility; the clone is chosen at run time by `multiversion`'s dispatcher (the baseline
 //! clone runs where none applies, e.g. SSE2-only x86-64). On riscv64, runtime-selected `v`
 //! clones need a nightly compiler; a build with `-C target-feature=+v` vectorises the
@@ -53,7 +52,8 @@
 //! feature detection.
 //!
 //! A pair gets a portable kernel only where it measured faster than the Scalar kernel
-//! (benches/convert.rs, `portable` against `scalar`); the others keep the Scalar kernel.
+//! (`cargo run --release --example throughput -- --size 1024`, `portable` or `simd128`
+//! against `scalar`; README.md gives the ratios); the others keep the Scalar kernel.
 //! The narrowing kernels implement [`NanPolicy::Preserve`](crate::NanPolicy::Preserve);
 //! the other NaN policies are patched in by the dispatcher, as for every SIMD backend.
 
