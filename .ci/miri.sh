@@ -39,9 +39,10 @@ export PROPTEST_CASES="${PROPTEST_CASES:-1}"
 #   --lib                the crate's unit tests (big-endian byte path through the kernels,
 #                        every portable kernel on short unaligned slices)
 #   known_answers        every known-answer vector through the element API and the slices
-#   fuzz_replay          the seed corpus and regressions through the fuzz harness (its tests
-#                        that only check committed data are ignored under Miri; cut to
-#                        short lengths under Miri), every entry point and error path
+#   fuzz_replay          the regressions through the fuzz harness (cut to short lengths under
+#                        Miri) and `every_pair_and_option_runs`: every pair, option, entry point
+#                        and error path; the seed-corpus replays and the tests that only check
+#                        committed data are ignored under Miri for CI time (they run natively)
 # Not run under Miri, and why:
 #   api                  the entry points' lengths, errors and options with proptest (about
 #                        2 minutes under Miri even at one case of 40 values per property):

@@ -153,6 +153,10 @@ fn replay(files: &[(Kind, PathBuf)]) {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "CI time: every_pair_and_option_runs reaches every entry point and error path under Miri; the corpus replays natively"
+)]
 fn replay_seed_corpus() {
     let files = inputs("corpus");
     // Every target must have its seeds: an empty or missing corpus would pass vacuously.
