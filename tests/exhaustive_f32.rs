@@ -7,7 +7,9 @@
 //! the expected codes of both policies, which are then compared with each backend's output.
 //! Every SIMD backend converts each chunk twice: in one call (its main loop) and in calls of
 //! 63 elements (its remainder code), since a kernel may use different instructions for
-//! the two. One test per format, each split over two threads.
+//! the two (except `portable`, whose remainder is the compiler's scalar epilogue of the same
+//! lane functions; tests/tails.rs runs it at every length). One test per format, each split
+//! over two threads.
 //!
 //! Under `VCVT_SWEEP=sample` (emulation, Miri) the sweep runs the stratified sample of
 //! [`common::stratified_f32_sample`] instead: every sign and exponent, and the mantissas next
