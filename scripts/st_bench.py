@@ -5,6 +5,10 @@
     python3 scripts/st_bench.py gen-fp8 DIR GIB      # GIB GiB of E4M3 [7168, 2048] + weight_scale_inv
     python3 scripts/st_bench.py py-convert IN OUT    # safetensors + numpy + ml_dtypes, BF16 -> F16
                                                      # (or FP8 + scale_inv -> BF16), one file
+    python3 scripts/st_bench.py mmap-copy IN OUT [K] # the single-pass lower bound: every shard
+                                                     # of IN mapped and written to the file OUT
+                                                     # in 8 MiB pieces, each piece K times
+                                                     # (K = 2: the bytes FP8 -> BF16 writes)
 
 Each checkpoint is one directory with shards of about 1 GiB and an index. `py-convert`
 converts one shard the way a numpy user would (deserialize, frombuffer, astype in
@@ -101,6 +105,39 @@ def py_convert(src, dst):
           f"({(len(raw) + written) / el / 1e9:.2f} GB/s read+write)")
 
 
+def mmap_copy(src, dst, times):
+    """Maps each shard and writes it out with write(2) straight from the mapping: one
+    copy from the page cache of the input to that of the output, as `vcvt-st` does for
+    tensors it keeps, and no conversion. `cat` and `cp` are not this bound: coreutils 9
+    copies with copy_file_range, inside the kernel."""
+    import mmap
+
+    shards = sorted(os.path.join(src, f) for f in os.listdir(src) if f.endswith(".safetensors")) \
+        if os.path.isdir(src) else [src]
+    step = 8 << 20
+    t0 = time.perf_counter()
+    read = written = 0
+    fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        for path in shards:
+            with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+                view = memoryview(m)
+                for at in range(0, len(m), step):
+                    piece = view[at:at + step]
+                    for _ in range(times):
+                        done = 0
+                        while done < len(piece):
+                            done += os.write(fd, piece[done:])
+                        written += done
+                    read += len(piece)
+                    piece.release()
+                view.release()
+    finally:
+        os.close(fd)
+    el = time.perf_counter() - t0
+    print(f"mmap-copy: {read} bytes read, {written} written in {el:.2f} s")
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "gen-bf16":
@@ -109,5 +146,7 @@ if __name__ == "__main__":
         gen("fp8", sys.argv[2], float(sys.argv[3]))
     elif cmd == "py-convert":
         py_convert(sys.argv[2], sys.argv[3])
+    elif cmd == "mmap-copy":
+        mmap_copy(sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 1)
     else:
         raise SystemExit(__doc__)

@@ -8,7 +8,6 @@ use std::fs::File;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use safetensors::tensor::{Metadata, TensorInfo, TensorView};
@@ -75,117 +74,128 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// Values converted per piece of output (a few MiB: the writer writes one piece while the
-/// rayon pool converts the next).
+/// Output bytes converted and written at a time by the casts and dequantizations: small
+/// enough that the converted bytes are still in this core's L2 cache when `write(2)` copies
+/// them into the page cache. (Converting on the rayon pool into large buffers that a writer
+/// thread then wrote took twice as long on a 2-core VM: every byte written crossed from one
+/// core's cache to the other's, and writing, not converting, is what bounds these paths.)
+const CHUNK_BYTES: usize = 256 << 10;
+/// Values per step of the input: the pages of a step are given back once it is written, and
+/// quantization converts a step to f32 at a time (whole tile rows or rows).
 const STEP: usize = 1 << 22;
-/// Bytes of a copied tensor handed to the writer at a time.
+/// Bytes of a copied tensor written at a time.
 const COPY_STEP: usize = 8 << 20;
-/// Conversion buffers in use at most: one being filled, one queued, one being written.
-const BUFFERS: usize = 3;
 
-/// A piece of a shard's tensor data, in file order.
-enum Piece<'a> {
-    /// Converted bytes in one of the pipeline's buffers, which the writer hands back.
-    Buf(Vec<u8>),
-    /// Converted bytes in a buffer of their own (quantized tensors), dropped once written.
-    Owned(Vec<u8>),
-    /// Input bytes written as they are; the writer gives back their pages afterwards.
-    Input(&'a [u8]),
+/// Where a shard's tensor data goes: the file, a scratch buffer for converted chunks, and
+/// the count of bytes written.
+struct Sink<'f> {
+    file: &'f File,
+    /// Converted values of one chunk (f32 words, so that every output type is aligned).
+    chunk: Vec<f32>,
+    /// A step of a quantizer's input, as f32.
+    values: Vec<f32>,
+    /// A step of a quantizer's output.
+    codes: Vec<u8>,
+    written: u64,
 }
 
-/// The writer thread has stopped (on an I/O error, which it returns).
-struct Stopped;
+impl Sink<'_> {
+    fn write(&mut self, ctx: &Ctx<'_>, bytes: &[u8]) -> std::io::Result<()> {
+        self.file.write_all(bytes)?;
+        self.written += bytes.len() as u64;
+        ctx.bar.inc(bytes.len() as u64);
+        Ok(())
+    }
 
-/// The converting side of the pipeline.
-struct Pipe<'a> {
-    tx: SyncSender<Piece<'a>>,
-    free: Receiver<Vec<u8>>,
-    made: usize,
-}
-
-impl<'a> Pipe<'a> {
-    /// A buffer to fill: one the writer gave back, a new one while fewer than `BUFFERS`
-    /// exist, or else the next one the writer gives back.
-    fn buffer(&mut self) -> Result<Vec<u8>, Stopped> {
-        match self.free.try_recv() {
-            Ok(b) => Ok(b),
-            Err(_) if self.made < BUFFERS => {
-                self.made += 1;
-                Ok(Vec::new())
-            }
-            Err(_) => self.free.recv().map_err(|_| Stopped),
+    /// Converts `n` values of `D` with `f` into the chunk buffer and writes them.
+    fn emit<D: bytemuck::Pod>(
+        &mut self,
+        ctx: &Ctx<'_>,
+        n: usize,
+        f: impl FnOnce(&mut [D]),
+    ) -> std::io::Result<()> {
+        let bytes = n * size_of::<D>();
+        let words = bytes.div_ceil(4);
+        if self.chunk.len() < words {
+            self.chunk.resize(words, 0.0);
         }
-    }
-
-    fn send(&mut self, p: Piece<'a>) -> Result<(), Stopped> {
-        self.tx.send(p).map_err(|_| Stopped)
-    }
-}
-
-/// Resizes `buf` to `n` values of `D` and runs `f` on a typed view of it.
-fn fill<D: bytemuck::Pod>(buf: &mut Vec<u8>, n: usize, f: impl FnOnce(&mut [D])) {
-    buf.resize(n * size_of::<D>(), 0);
-    match bytemuck::try_cast_slice_mut::<u8, D>(buf) {
-        Ok(d) => f(d),
-        Err(_) => {
-            // The allocation is not aligned for `D` (no allocator in practice): go through
-            // a typed buffer.
-            let mut v = vec![D::zeroed(); n];
-            f(&mut v);
-            buf.copy_from_slice(bytemuck::cast_slice(&v));
-        }
+        let all: &mut [u8] = bytemuck::cast_slice_mut(&mut self.chunk[..words]);
+        // f32 words are aligned for every output type (BF16, F16, f32).
+        f(bytemuck::cast_slice_mut(&mut all[..bytes]));
+        let mut file = self.file;
+        let out: &[u8] = &bytemuck::cast_slice(&self.chunk[..words])[..bytes];
+        file.write_all(out)?;
+        self.written += bytes as u64;
+        ctx.bar.inc(bytes as u64);
+        Ok(())
     }
 }
 
-/// Fills `buf` with `n` values of the output dtype through `f`, for the three
+/// Converts `n` values of the output dtype with `f` and writes them, for the three
 /// cast/dequantization destinations.
-macro_rules! fill_as {
-    ($dtype:expr, $buf:expr, $n:expr, |$d:ident| $body:expr) => {
+macro_rules! emit_as {
+    ($sink:expr, $ctx:expr, $dtype:expr, $n:expr, |$d:ident| $body:expr) => {
         match $dtype {
-            Dtype::BF16 => fill::<BF16>($buf, $n, |$d| $body),
-            Dtype::F16 => fill::<F16>($buf, $n, |$d| $body),
-            Dtype::F32 => fill::<f32>($buf, $n, |$d| $body),
+            Dtype::BF16 => $sink.emit::<BF16>($ctx, $n, |$d| $body),
+            Dtype::F16 => $sink.emit::<F16>($ctx, $n, |$d| $body),
+            Dtype::F32 => $sink.emit::<f32>($ctx, $n, |$d| $body),
             other => unreachable!("planned output dtype {other}"),
         }
     };
 }
 
-/// A tensor's values as f32 (the quantizers' input).
-fn as_f32(name: &str, view: &TensorView<'_>) -> Vec<f32> {
-    vcvt::safetensors::par_tensor_to_vec::<f32>(name, view)
-        .unwrap_or_else(|e| panic!("planned tensor failed to convert: {e}"))
+/// Converts values `at..at + n` of input tensor `view` to f32 into `out`, on the rayon pool.
+fn to_f32(name: &str, view: &TensorView<'_>, at: usize, n: usize, out: &mut Vec<f32>) {
+    let format = Format::from_dtype(view.dtype()).expect(PLANNED);
+    let bytes = &view.data()
+        [format.bytes_for(at).expect(PLANNED)..format.bytes_for(at + n).expect(PLANNED)];
+    let part = TensorView::new(view.dtype(), vec![n], bytes).expect(PLANNED);
+    out.resize(n, 0.0);
+    vcvt::safetensors::par_convert_tensor(name, &part, out)
+        .unwrap_or_else(|e| panic!("planned tensor failed to convert: {e}"));
 }
 
 const PLANNED: &str = "lengths were checked when planning";
 
-/// Sends the bytes of output tensor `out` down the pipe, piece by piece: copies as slices
-/// of the input, casts and dequantizations a step of rows or values at a time into the
-/// pipeline's buffers, quantizations whole.
-fn produce<'c>(out: &Out, ctx: &Ctx<'c>, pipe: &mut Pipe<'c>) -> Result<(), Stopped> {
+/// Rows per chunk of `cols` values each (at least one).
+fn chunk_rows(cols: usize, out_size: usize) -> usize {
+    (CHUNK_BYTES / (cols * out_size).max(1)).max(1)
+}
+
+/// Writes the bytes of output tensor `out`: copies straight from the mapped input; casts
+/// and dequantizations a chunk at a time on this thread (writing, not converting, bounds
+/// them); quantizations a step of whole tile rows or rows at a time on the rayon pool
+/// (converting bounds them), so that no tensor is ever held whole.
+fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()> {
     let view = |n: &str| &ctx.views[n];
+    let out_size = Format::from_dtype(out.dtype).map_or(1, |f| f.bytes_for(1).unwrap_or(1));
     match &out.source {
         Source::Copy(name) => {
             for piece in view(name).data().chunks(COPY_STEP) {
-                pipe.send(Piece::Input(piece))?;
+                sink.write(ctx, piece)?;
+                ctx.release(piece);
             }
         }
         Source::Cast(name) => {
             let v = view(name);
             let format = Format::from_dtype(v.dtype()).expect(PLANNED);
             let n: usize = out.shape.iter().product();
-            let mut at = 0;
-            while at < n {
-                let m = STEP.min(n - at);
-                let bytes = &v.data()[format.bytes_for(at).expect(PLANNED)
-                    ..format.bytes_for(at + m).expect(PLANNED)];
-                let part = TensorView::new(v.dtype(), vec![m], bytes).expect(PLANNED);
-                let mut buf = pipe.buffer()?;
-                fill_as!(out.dtype, &mut buf, m, |d| {
-                    vcvt::safetensors::par_convert_tensor(name, &part, d).expect(PLANNED)
-                });
-                ctx.release(bytes);
-                pipe.send(Piece::Buf(buf))?;
-                at += m;
+            let per_chunk = (CHUNK_BYTES / out_size).max(1);
+            for step in (0..n).step_by(STEP) {
+                let step_end = (step + STEP).min(n);
+                for at in (step..step_end).step_by(per_chunk) {
+                    let m = per_chunk.min(step_end - at);
+                    let bytes = &v.data()[format.bytes_for(at).expect(PLANNED)
+                        ..format.bytes_for(at + m).expect(PLANNED)];
+                    let part = TensorView::new(v.dtype(), vec![m], bytes).expect(PLANNED);
+                    emit_as!(sink, ctx, out.dtype, m, |d| {
+                        vcvt::safetensors::convert_tensor(name, &part, d).expect(PLANNED)
+                    })?;
+                }
+                ctx.release(
+                    &v.data()[format.bytes_for(step).expect(PLANNED)
+                        ..format.bytes_for(step_end).expect(PLANNED)],
+                );
             }
         }
         Source::DequantFp8 {
@@ -197,21 +207,33 @@ fn produce<'c>(out: &Out, ctx: &Ctx<'c>, pipe: &mut Pipe<'c>) -> Result<(), Stop
             let (rows, cols) = (w.shape()[0], w.shape()[1]);
             let fp8 = BlockFp8::new(tile.0, tile.1);
             let (w, s) = (w.data(), view(scale_inv).data());
-            // Whole tile rows per step, so that each step's scales are whole rows of them.
-            let step = (STEP / (tile.0 * cols).max(1)).max(1) * tile.0;
             let scale_row = cols.div_ceil(tile.1) * 4;
+            // A chunk lies inside one tile row, or is whole tile rows: then its scales are
+            // whole rows of them, and its local tile grid is the tensor's.
+            let mut k = chunk_rows(cols, out_size);
+            if k > tile.0 {
+                k -= k % tile.0;
+            }
             let mut r0 = 0;
+            let mut released = 0;
             while r0 < rows {
-                let r1 = (r0 + step).min(rows);
+                let tile_end = (r0 / tile.0 + 1) * tile.0;
+                let r1 = if k >= tile.0 {
+                    r0 + k
+                } else {
+                    (r0 + k).min(tile_end)
+                }
+                .min(rows);
                 let wp = &w[r0 * cols..r1 * cols];
                 let sp = &s[r0 / tile.0 * scale_row..r1.div_ceil(tile.0) * scale_row];
-                let mut buf = pipe.buffer()?;
-                fill_as!(out.dtype, &mut buf, (r1 - r0) * cols, |d| {
-                    fp8.par_dequantize(wp, sp, Shape::matrix(r1 - r0, cols), d)
+                emit_as!(sink, ctx, out.dtype, (r1 - r0) * cols, |d| {
+                    fp8.dequantize(wp, sp, Shape::matrix(r1 - r0, cols), d)
                         .expect(PLANNED)
-                });
-                ctx.release(wp);
-                pipe.send(Piece::Buf(buf))?;
+                })?;
+                if (r1 - released) * cols >= STEP || r1 == rows {
+                    ctx.release(&w[released * cols..r1 * cols]);
+                    released = r1;
+                }
                 r0 = r1;
             }
         }
@@ -226,20 +248,20 @@ fn produce<'c>(out: &Out, ctx: &Ctx<'c>, pipe: &mut Pipe<'c>) -> Result<(), Stop
             let mx = Mx::new(MxElement::E2M1);
             // Rows are whole bytes of codes and of scales.
             let (b_row, s_row) = (b.len() / rows.max(1), s.len() / rows.max(1));
-            let step = (STEP / cols.max(1)).max(1);
-            let mut r0 = 0;
-            while r0 < rows {
-                let r1 = (r0 + step).min(rows);
+            let k = chunk_rows(cols, out_size);
+            let mut released = 0;
+            for r0 in (0..rows).step_by(k) {
+                let r1 = (r0 + k).min(rows);
                 let bp = &b[r0 * b_row..r1 * b_row];
                 let sp = &s[r0 * s_row..r1 * s_row];
-                let mut buf = pipe.buffer()?;
-                fill_as!(out.dtype, &mut buf, (r1 - r0) * cols, |d| {
-                    mx.par_dequantize(bp, sp, Shape::matrix(r1 - r0, cols), d)
+                emit_as!(sink, ctx, out.dtype, (r1 - r0) * cols, |d| {
+                    mx.dequantize(bp, sp, Shape::matrix(r1 - r0, cols), d)
                         .expect(PLANNED)
-                });
-                ctx.release(bp);
-                pipe.send(Piece::Buf(buf))?;
-                r0 = r1;
+                })?;
+                if (r1 - released) * cols >= STEP || r1 == rows {
+                    ctx.release(&b[released * b_row..r1 * b_row]);
+                    released = r1;
+                }
             }
         }
         Source::QuantFp8 {
@@ -249,20 +271,26 @@ fn produce<'c>(out: &Out, ctx: &Ctx<'c>, pipe: &mut Pipe<'c>) -> Result<(), Stop
             block,
             scales,
         } => {
-            let cached = ctx.cache.lock().unwrap().remove(&out.name);
-            let bytes = cached.unwrap_or_else(|| {
-                let x = as_f32(src, view(src));
-                let shape = Shape::matrix(*rows, *cols);
-                let fp8 = BlockFp8::new(*block, *block);
-                let mut codes = vec![0u8; fp8.data_len(shape).expect(PLANNED)];
+            let (rows, cols, v) = (*rows, *cols, view(src));
+            let fp8 = BlockFp8::new(*block, *block);
+            // Whole tile rows per step: tiles are independent, so the steps' codes and
+            // scales, concatenated, are those of the whole tensor.
+            let step = (STEP / (block * cols).max(1)).max(1) * block;
+            for r0 in (0..rows).step_by(step) {
+                let r1 = (r0 + step).min(rows);
+                let shape = Shape::matrix(r1 - r0, cols);
+                to_f32(src, v, r0 * cols, (r1 - r0) * cols, &mut sink.values);
+                let mut codes = std::mem::take(&mut sink.codes);
+                codes.resize(fp8.data_len(shape).expect(PLANNED), 0);
                 let mut sc = vec![0u8; fp8.scale_inv_len(shape).expect(PLANNED)];
-                fp8.par_quantize(&x, shape, &mut codes, &mut sc)
+                fp8.par_quantize(&sink.values, shape, &mut codes, &mut sc)
                     .expect(PLANNED);
-                // The writer puts F32 tensors first: the codes are asked for later, and
-                // recomputed then rather than held in memory meanwhile.
-                if *scales { sc } else { codes }
-            });
-            pipe.send(Piece::Owned(bytes))?;
+                // The scales (F32) come before the codes in the file: each pass quantizes,
+                // and keeps what it writes.
+                let r = sink.write(ctx, if *scales { &sc } else { &codes });
+                sink.codes = codes;
+                r?;
+            }
         }
         Source::QuantMx {
             src,
@@ -271,26 +299,35 @@ fn produce<'c>(out: &Out, ctx: &Ctx<'c>, pipe: &mut Pipe<'c>) -> Result<(), Stop
             scales,
         } => {
             let cached = ctx.cache.lock().unwrap().remove(&out.name);
-            let bytes = cached.unwrap_or_else(|| {
-                let x = as_f32(src, view(src));
-                let shape = Shape::matrix(*rows, *cols);
-                let mut codes = vec![0u8; ctx.mx.data_len(shape).expect(PLANNED)];
-                let mut sc = vec![0u8; ctx.mx.scales_len(shape).expect(PLANNED)];
-                ctx.mx
-                    .par_quantize(&x, shape, &mut codes, &mut sc)
-                    .expect(PLANNED);
-                if *scales {
-                    sc
-                } else {
+            if let Some(sc) = cached {
+                sink.write(ctx, &sc)?;
+            } else {
+                let (rows, cols, v) = (*rows, *cols, view(src));
+                let step = (STEP / cols.max(1)).max(1);
+                let mut all_scales = Vec::new();
+                for r0 in (0..rows).step_by(step) {
+                    let r1 = (r0 + step).min(rows);
+                    let shape = Shape::matrix(r1 - r0, cols);
+                    to_f32(src, v, r0 * cols, (r1 - r0) * cols, &mut sink.values);
+                    let mut codes = std::mem::take(&mut sink.codes);
+                    codes.resize(ctx.mx.data_len(shape).expect(PLANNED), 0);
+                    let mut sc = vec![0u8; ctx.mx.scales_len(shape).expect(PLANNED)];
+                    ctx.mx
+                        .par_quantize(&sink.values, shape, &mut codes, &mut sc)
+                        .expect(PLANNED);
+                    let r = sink.write(ctx, if *scales { &sc } else { &codes });
+                    sink.codes = codes;
+                    r?;
+                    all_scales.extend_from_slice(&sc);
+                }
+                if !*scales {
                     // `X_blocks` sorts before `X_scales`: keep the (16x smaller) scales.
                     ctx.cache
                         .lock()
                         .unwrap()
-                        .insert(format!("{src}_scales"), sc);
-                    codes
+                        .insert(format!("{src}_scales"), all_scales);
                 }
-            });
-            pipe.send(Piece::Owned(bytes))?;
+            }
         }
     }
     // Give back the pages of everything this tensor read (scales, quantizers' inputs).
@@ -298,40 +335,6 @@ fn produce<'c>(out: &Out, ctx: &Ctx<'c>, pipe: &mut Pipe<'c>) -> Result<(), Stop
         ctx.release(d);
     }
     Ok(())
-}
-
-/// The writer thread: writes the pieces in order, hands buffers back, and returns the
-/// number of bytes written.
-fn write_pieces<'c>(
-    mut file: &File,
-    pieces: Receiver<Piece<'c>>,
-    free: Sender<Vec<u8>>,
-    ctx: &Ctx<'c>,
-) -> std::io::Result<u64> {
-    let mut written = 0u64;
-    for p in pieces {
-        let len = match p {
-            Piece::Buf(b) => {
-                file.write_all(&b)?;
-                let len = b.len();
-                // The converting side may have finished: then the buffer is dropped.
-                let _ = free.send(b);
-                len
-            }
-            Piece::Owned(b) => {
-                file.write_all(&b)?;
-                b.len()
-            }
-            Piece::Input(d) => {
-                file.write_all(d)?;
-                ctx.release(d);
-                d.len()
-            }
-        };
-        written += len as u64;
-        ctx.bar.inc(len as u64);
-    }
-    Ok(written)
 }
 
 /// A file removed when dropped (on an error or a panic) unless `keep` was called.
@@ -420,23 +423,17 @@ fn write_shard(
         .map_err(io)?;
     file.write_all(&header).map_err(io)?;
 
-    let written = std::thread::scope(|s| {
-        let (tx, pieces) = sync_channel(1);
-        let (give_back, free) = channel();
-        let f = &file;
-        let writer = s.spawn(move || write_pieces(f, pieces, give_back, ctx));
-        let mut pipe = Pipe { tx, free, made: 0 };
-        for o in &outs {
-            if produce(o, ctx, &mut pipe).is_err() {
-                break;
-            }
-        }
-        drop(pipe);
-        writer
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p))
-    })
-    .map_err(io)?;
+    let mut sink = Sink {
+        file: &file,
+        chunk: Vec::new(),
+        values: Vec::new(),
+        codes: Vec::new(),
+        written: 0,
+    };
+    for o in &outs {
+        produce(o, ctx, &mut sink).map_err(io)?;
+    }
+    let written = sink.written;
     if written != offset as u64 {
         return Err(cannot(&format!(
             "internal error: {written} bytes of tensor data written, {offset} planned"
