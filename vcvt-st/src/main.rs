@@ -8,6 +8,7 @@
 //!
 //! See `vcvt-st --help` and the README's "vcvt-st" section.
 
+mod cleanup;
 mod glob;
 mod plan;
 mod write;
@@ -117,7 +118,7 @@ fn main() -> ExitCode {
                 eprintln!("vcvt-st: error: --threads {n}: {e}");
                 return ExitCode::FAILURE;
             }
-            write::convert(&args)
+            cleanup::install().and_then(|()| write::convert(&args))
         }
         Command::Inspect { input, to } => plan::inspect(&input, to),
     };

@@ -16,6 +16,7 @@ use vcvt::block::{BlockFp8, Mx, MxElement, MxProfile, Shape};
 use vcvt::safetensors::Format;
 use vcvt::{BF16, F16};
 
+use crate::cleanup;
 use crate::plan::{self, Checkpoint, INDEX, Out, Plan, Source};
 use crate::{ConvertArgs, MxProfileArg, Target};
 
@@ -337,20 +338,60 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
     Ok(())
 }
 
-/// A file removed when dropped (on an error or a panic) unless `keep` was called.
-struct TempFile(Option<PathBuf>);
+/// A temporary file or directory, removed when dropped (on an error or a panic) unless
+/// `keep` was called, and by the signal handler meanwhile (see [`cleanup`]).
+struct Temp(Option<PathBuf>);
 
-impl TempFile {
-    fn keep(mut self) {
-        self.0 = None;
+impl Temp {
+    /// Registers `path`, which the caller is about to create.
+    fn new(path: &Path) -> Temp {
+        cleanup::register(path);
+        Temp(Some(path.to_path_buf()))
+    }
+
+    /// Stops tracking a path that could not be created (it may be someone else's).
+    fn abandon(mut self) {
+        if let Some(p) = self.0.take() {
+            cleanup::unregister(&p);
+        }
+    }
+
+    /// Renames the temporary to `to` and stops tracking it.
+    fn rename_to(mut self, to: &Path) -> std::io::Result<()> {
+        let p = self.0.take().expect("a live temporary");
+        let r = std::fs::rename(&p, to);
+        if r.is_err() {
+            self.0 = Some(p);
+            return r;
+        }
+        cleanup::unregister(&p);
+        Ok(())
     }
 }
 
-impl Drop for TempFile {
+impl Drop for Temp {
     fn drop(&mut self) {
-        if let Some(p) = &self.0 {
-            let _ = std::fs::remove_file(p);
+        if let Some(p) = self.0.take() {
+            if p.is_dir() {
+                let _ = std::fs::remove_dir_all(&p);
+            } else {
+                let _ = std::fs::remove_file(&p);
+            }
+            cleanup::unregister(&p);
         }
+    }
+}
+
+/// Pauses after each tensor when `VCVT_ST_TEST_PAUSE_MS` is set: a hook for the test that
+/// interrupts a run midway (`tests/cli.rs`), not an option for users.
+fn test_pause() {
+    static PAUSE: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    if let Some(ms) = PAUSE.get_or_init(|| {
+        std::env::var("VCVT_ST_TEST_PAUSE_MS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+    }) {
+        std::thread::sleep(std::time::Duration::from_millis(*ms));
     }
 }
 
@@ -412,12 +453,18 @@ fn write_shard(
     }
 
     let tmp_path = temp_sibling(path);
-    let mut file = std::fs::OpenOptions::new()
+    let tmp = Temp::new(&tmp_path);
+    let mut file = match std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(&tmp_path)
-        .map_err(|e| cannot(&e))?;
-    let tmp = TempFile(Some(tmp_path.clone()));
+    {
+        Ok(f) => f,
+        Err(e) => {
+            tmp.abandon();
+            return Err(cannot(&e));
+        }
+    };
     let io = |e: std::io::Error| cannot(&e);
     file.write_all(&(header.len() as u64).to_le_bytes())
         .map_err(io)?;
@@ -432,6 +479,7 @@ fn write_shard(
     };
     for o in &outs {
         produce(o, ctx, &mut sink).map_err(io)?;
+        test_pause();
     }
     let written = sink.written;
     if written != offset as u64 {
@@ -440,10 +488,8 @@ fn write_shard(
         )));
     }
     drop(file);
-    std::fs::rename(&tmp_path, path)
-        .map_err(|e| format!("{}: cannot rename into place: {e}", path.display()))?;
-    tmp.keep();
-    Ok(())
+    tmp.rename_to(path)
+        .map_err(|e| format!("{}: cannot rename into place: {e}", path.display()))
 }
 
 /// The updated `config.json`.
@@ -635,16 +681,15 @@ pub(crate) fn convert(args: &ConvertArgs) -> Result<(), String> {
     if ck.dir.is_none() {
         write_shard(&ck, &plan, 0, &ctx, &args.output)?;
     } else {
-        let tmp = temp_sibling(&args.output);
-        std::fs::create_dir(&tmp).map_err(|e| format!("{}: cannot create: {e}", tmp.display()))?;
-        let r = write_dir(&ck, &plan, &ctx, args, &tmp).and_then(|()| {
-            std::fs::rename(&tmp, &args.output)
-                .map_err(|e| format!("{}: cannot rename into place: {e}", args.output.display()))
-        });
-        if let Err(e) = r {
-            let _ = std::fs::remove_dir_all(&tmp);
-            return Err(e);
+        let tmp_path = temp_sibling(&args.output);
+        let tmp = Temp::new(&tmp_path);
+        if let Err(e) = std::fs::create_dir(&tmp_path) {
+            tmp.abandon();
+            return Err(format!("{}: cannot create: {e}", tmp_path.display()));
         }
+        write_dir(&ck, &plan, &ctx, args, &tmp_path)?;
+        tmp.rename_to(&args.output)
+            .map_err(|e| format!("{}: cannot rename into place: {e}", args.output.display()))?;
     }
     ctx.bar.finish_and_clear();
     let secs = start.elapsed().as_secs_f64();

@@ -300,8 +300,10 @@ fn bad_inputs_fail_without_output() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
-/// Tensors larger than `convert`'s step (4 Mi values), so that each goes to the writer in
-/// several pieces: a cast, block FP8 with cropped edge tiles, and MXFP4 blocks.
+/// Tensors larger than `convert`'s step (4 Mi values) and chunk (256 KiB of output), so
+/// that each is converted and written in several pieces: a cast, block FP8 with cropped
+/// edge tiles (wide rows: chunks inside a tile row; narrow rows: chunks of whole tile
+/// rows), and MXFP4 blocks.
 #[test]
 fn tensors_of_several_pieces_convert_whole() {
     let d = tmpdir("pieces");
@@ -325,10 +327,34 @@ fn tensors_of_several_pieces_convert_whole() {
         .iter()
         .map(|b| 112 + b % 32)
         .collect();
+    let (nrows, ncols) = (7000usize, 40usize); // 55 x 1 tiles, chunks of 25 tile rows
+    let ncodes = bytes(nrows * ncols, 9)
+        .into_iter()
+        .map(|c| if c & 0x7F == 0x7F { 0x3F } else { c })
+        .collect::<Vec<u8>>();
+    let nscales: Vec<f32> = (0..nrows.div_ceil(128))
+        .map(|i| 0.25 + i as f32 / 64.0)
+        .collect();
     let src = d.join("in.safetensors");
     write(
         &src,
         &[
+            (
+                "n.weight",
+                T {
+                    dtype: Dtype::F8_E4M3,
+                    shape: vec![nrows, ncols],
+                    data: ncodes.clone(),
+                },
+            ),
+            (
+                "n.weight_scale_inv",
+                T {
+                    dtype: Dtype::F32,
+                    shape: vec![nscales.len(), 1],
+                    data: nscales.iter().flat_map(|s| s.to_le_bytes()).collect(),
+                },
+            ),
             (
                 "l.weight",
                 T {
@@ -384,7 +410,7 @@ fn tensors_of_several_pieces_convert_whole() {
     );
     let got = read(&out);
     let names: Vec<&str> = got.iter().map(|g| g.0.as_str()).collect();
-    assert_eq!(names, ["c.weight", "e.up", "l.weight"]);
+    assert_eq!(names, ["c.weight", "e.up", "l.weight", "n.weight"]);
     let bf = |x: f32| half::bf16::from_f32(x).to_bits();
 
     let c = u16s(&got[0].3);
@@ -412,6 +438,105 @@ fn tensors_of_several_pieces_convert_whole() {
             let y = float8::F8E4M3::from_bits(codes[r * cols + c]).to_f32() * s;
             assert_eq!(l[r * cols + c], bf(y), "l.weight ({r}, {c})");
         }
+    }
+
+    let n = u16s(&got[3].3);
+    assert_eq!(n.len(), nrows * ncols);
+    for (i, &g) in n.iter().enumerate() {
+        let y = float8::F8E4M3::from_bits(ncodes[i]).to_f32() * nscales[i / ncols / 128];
+        assert_eq!(g, bf(y), "n.weight value {i}");
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// SIGINT, SIGTERM or SIGHUP in the middle of a run: exit status 130, a one-line message,
+/// no output and no temporary file or directory left, the input untouched. The run is
+/// slowed by a pause after each tensor (`VCVT_ST_TEST_PAUSE_MS`) so that the signal
+/// arrives while the temporary exists.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_run_leaves_nothing() {
+    use std::time::{Duration, Instant};
+    let d = tmpdir("interrupt");
+    let input = d.join("in");
+    std::fs::create_dir(&input).unwrap();
+    let tensors: Vec<(String, T)> = (0..4)
+        .map(|i| {
+            (
+                format!("t{i}"),
+                T {
+                    dtype: Dtype::BF16,
+                    shape: vec![64],
+                    data: bytes(128, i),
+                },
+            )
+        })
+        .collect();
+    let src = input.join("model.safetensors");
+    let refs: Vec<(&str, T)> = tensors
+        .iter()
+        .map(|(n, t)| {
+            (
+                n.as_str(),
+                T {
+                    dtype: t.dtype,
+                    shape: t.shape.clone(),
+                    data: t.data.clone(),
+                },
+            )
+        })
+        .collect();
+    write(&src, &refs);
+    let before = std::fs::read(&src).unwrap();
+    for (signal, target) in [("INT", "file"), ("TERM", "dir"), ("HUP", "file")] {
+        let (from, out) = if target == "file" {
+            (src.clone(), d.join("out.safetensors"))
+        } else {
+            (input.clone(), d.join("out"))
+        };
+        let child = bin()
+            .env("VCVT_ST_TEST_PAUSE_MS", "400")
+            .arg("convert")
+            .arg(&from)
+            .arg(&out)
+            .args(["--to", "f16", "-q"])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Wait until the temporary exists (a hidden sibling of the output).
+        let start = Instant::now();
+        let temp = loop {
+            let found = std::fs::read_dir(&d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .find(|n| n.contains("vcvt-st-tmp"));
+            if let Some(n) = found {
+                break n;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "no temporary appeared"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let killed = Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(130), "SIG{signal}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("interrupted"), "{err}");
+        assert!(!out.exists(), "SIG{signal}: output left");
+        assert!(!d.join(&temp).exists(), "SIG{signal}: {temp} left");
+        let names: Vec<String> = std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["in"], "SIG{signal}: only the input remains");
+        assert_eq!(std::fs::read(&src).unwrap(), before, "input untouched");
     }
     std::fs::remove_dir_all(&d).unwrap();
 }
