@@ -1,7 +1,8 @@
 //! Every f32 value as a block's largest magnitude, for each MX scale rule: the scale byte
 //! that [`Mx::scale_byte`] gives (the first step of quantization, the same function the
 //! quantizers call) against an oracle written from each rule's statement; and block FP8's
-//! tile scales (DeepSeek and UE8M0) through whole one-value quantizations. (NVFP4's block
+//! tile scales (DeepSeek and UE8M0) through whole one-value quantizations and through
+//! [`BlockFp8::scale_inv`](vcvt::block::BlockFp8::scale_inv). (NVFP4's block
 //! scale depends on the tensor scale too: `tests/block_vectors.rs` checks it against
 //! ModelOpt's, MLX's and ggml's outputs.)
 //!
@@ -448,9 +449,14 @@ fn fp8_tile_scales_every_f32() {
                     _ if s.is_infinite() => s.to_bits(),
                     _ => (pow2(cl.at(s as f64)) as f32).to_bits(),
                 };
-                if got != want {
+                // The scale rule alone (`BlockFp8::scale_inv`) against the same oracle.
+                let alone = fp8.scale_inv(a).to_bits();
+                if got != want || alone != want {
                     if n < 5 {
-                        eprintln!("{name}: amax {a:e}: scale_inv {got:#x}, expected {want:#x}");
+                        eprintln!(
+                            "{name}: amax {a:e}: scale_inv {got:#x} (alone {alone:#x}), \
+                             expected {want:#x}"
+                        );
                     }
                     n += 1;
                 }
@@ -462,5 +468,6 @@ fn fp8_tile_scales_every_f32() {
         fp8.quantize(&[f32::NAN], Shape::vector(1), &mut [0u8], &mut scale)
             .unwrap();
         assert!(f32::from_le_bytes(scale).is_nan(), "{profile:?}");
+        assert!(fp8.scale_inv(f32::NAN).is_nan(), "{profile:?}");
     }
 }

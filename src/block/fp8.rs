@@ -257,6 +257,27 @@ impl BlockFp8 {
     }
 
     /// The f32 scale (bits) of a tile whose `max |x|` has bits `m`.
+    /// The `scale_inv` that [`quantize`](Self::quantize) stores for a tile whose largest
+    /// magnitude is `amax` (as [`amax`](super::amax) computes it over the tile): the profile's
+    /// scale rule alone, for callers that need a tensor's scales before its codes (a file
+    /// format that stores the scales first) without quantizing twice.
+    ///
+    /// ```
+    /// use vcvt::block::{BlockFp8, Shape, amax};
+    ///
+    /// let w = [1.5f32, -896.0, 3.0, 0.25];
+    /// let mut codes = [0u8; 4];
+    /// let mut scale_inv = [0u8; 4];
+    /// let fp8 = BlockFp8::deepseek();
+    /// fp8.quantize(&w, Shape::matrix(2, 2), &mut codes, &mut scale_inv)?;
+    /// assert_eq!(fp8.scale_inv(amax(&w)).to_le_bytes(), scale_inv);
+    /// assert_eq!(fp8.scale_inv(896.0f32), 2.0);
+    /// # Ok::<(), vcvt::Error>(())
+    /// ```
+    pub fn scale_inv<S: BlockSource>(&self, amax: S) -> f32 {
+        f32::from_bits(self.scale(super::amax_bits(&[amax])))
+    }
+
     fn scale(&self, m: u32) -> u32 {
         // max(amax, 1e-4) as Triton's `tl.maximum` computes it: a NaN amax stays NaN.
         let amax = if m > 0x7F80_0000 {

@@ -163,6 +163,30 @@ fn chunk_rows(cols: usize, out_size: usize) -> usize {
     (CHUNK_BYTES / (cols * out_size).max(1)).max(1)
 }
 
+/// The little-endian f32 `scale_inv` bytes that `fp8.quantize` gives the `rows × cols`
+/// matrix `x` (tiles of `block × block`): each tile's amax, then the profile's rule.
+fn tile_scales(fp8: &BlockFp8, x: &[f32], rows: usize, cols: usize, block: usize) -> Vec<u8> {
+    let across = cols.div_ceil(block);
+    let mut row = vec![0f32; across];
+    let mut out = Vec::with_capacity(rows.div_ceil(block) * across * 4);
+    for tile_rows in x.chunks(block * cols) {
+        // Amaxes are non-negative or NaN; as bits, NaN compares above every number, so the
+        // maximum of the bits propagates a NaN as the quantizer does.
+        let mut m = vec![0u32; across];
+        for r in tile_rows.chunks(cols) {
+            vcvt::block::amax_blocks(r, block, &mut row).expect(PLANNED);
+            for (m, a) in m.iter_mut().zip(&row) {
+                *m = (*m).max(a.to_bits());
+            }
+        }
+        for m in m {
+            out.extend_from_slice(&fp8.scale_inv(f32::from_bits(m)).to_le_bytes());
+        }
+    }
+    debug_assert_eq!(rows.div_ceil(block) * across * 4, out.len());
+    out
+}
+
 /// Writes the bytes of output tensor `out`: copies straight from the mapped input; casts
 /// and dequantizations a chunk at a time on this thread (writing, not converting, bounds
 /// them); quantizations a step of whole tile rows or rows at a time on the rayon pool
@@ -281,14 +305,20 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
                 let r1 = (r0 + step).min(rows);
                 let shape = Shape::matrix(r1 - r0, cols);
                 to_f32(src, v, r0 * cols, (r1 - r0) * cols, &mut sink.values);
+                if *scales {
+                    // The scales (F32) come before the codes in the file: this pass takes
+                    // each tile's amax and the scale rule alone, and the codes' pass
+                    // quantizes.
+                    let sc = tile_scales(&fp8, &sink.values, r1 - r0, cols, *block);
+                    sink.write(ctx, &sc)?;
+                    continue;
+                }
                 let mut codes = std::mem::take(&mut sink.codes);
                 codes.resize(fp8.data_len(shape).expect(PLANNED), 0);
                 let mut sc = vec![0u8; fp8.scale_inv_len(shape).expect(PLANNED)];
                 fp8.par_quantize(&sink.values, shape, &mut codes, &mut sc)
                     .expect(PLANNED);
-                // The scales (F32) come before the codes in the file: each pass quantizes,
-                // and keeps what it writes.
-                let r = sink.write(ctx, if *scales { &sc } else { &codes });
+                let r = sink.write(ctx, &codes);
                 sink.codes = codes;
                 r?;
             }

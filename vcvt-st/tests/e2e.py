@@ -302,6 +302,8 @@ def case_quantize(d):
     x[:, 5] *= 1000  # some tiles with a large amax
     x[128:, 256:] = 0  # an all-zero tile / blocks
     y = random_floats((4, 8, 64), -6, 6)
+    xn = x.copy()
+    xn[3, 300] = np.nan  # a NaN tile: its scale and codes are NaN, as in DeepSeek's kernel
     norm = random_floats((320,))
     src = os.path.join(d, "f32.safetensors")
     save(src, {"m.weight": x, "experts.w": y, "m.input_layernorm.weight": norm})
@@ -316,6 +318,15 @@ def case_quantize(d):
     # Python reads it back the DeepSeek way.
     same_bits(ref_fp8_dequant(got["m.weight"], got["m.weight_scale_inv"], np.float32),
               ref_fp8_dequant(codes, sinv, np.float32), "fp8 round trip")
+    src_nan = os.path.join(d, "f32-nan.safetensors")
+    save(src_nan, {"m.weight": xn})
+    out = os.path.join(d, "fp8-nan.safetensors")
+    run("convert", src_nan, out, "--to", "f8e4m3")
+    got, _ = load(out)
+    codes, sinv = ref_fp8_quant(xn)
+    check(np.isnan(sinv[0, 2]) and np.isnan(got["m.weight_scale_inv"][0, 2]), "NaN tile scale")
+    same_bits(got["m.weight_scale_inv"], sinv, "fp8 quantize with a NaN: scale_inv")
+    same_bits(got["m.weight"].view(np.uint8), codes.view(np.uint8), "fp8 quantize with a NaN: codes")
 
     out = os.path.join(d, "mxfp4.safetensors")
     run("convert", src, out, "--to", "mxfp4")
