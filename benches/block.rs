@@ -10,6 +10,8 @@
 //!   `N/1024 × 1024` weight), E4M3 → BF16 beside it, and `per-element-loop` (`f32(e4m3) ·
 //!   scale`, then `half::bf16::from_f32`, tile by tile, as mistral.rs's blockwise path).
 //! * `f32_to_mxfp4/N`, `f32_to_mxfp8/N`: `Ceil` quantization beside f32 → F8E4M3.
+//! * `f32_to_fp8block/N`: DeepSeek block FP8 quantization (128×128 tiles of a `N/1024 × 1024`
+//!   weight; at 1 Ki one row of 8 tiles) beside f32 → F8E4M3.
 //! * `building_blocks/N`: `amax`, `narrow_scaled` (f32 → E4M3, scale 0.75) beside f32 →
 //!   F8E4M3, and `dequantize_scaled` (E4M3 → BF16) beside E4M3 → BF16, on every backend.
 //!
@@ -226,6 +228,31 @@ fn bench_quantize(c: &mut Criterion, n: usize) {
         }
         g.finish();
     }
+    let cols = 1024.min(n);
+    let shape = Shape::matrix(n / cols, cols);
+    let fp8 = BlockFp8::deepseek();
+    let mut g = open(c, "f32_to_fp8block", n);
+    let mut data = vec![0u8; n];
+    let mut si = vec![0u8; fp8.scale_inv_len(shape).unwrap()];
+    let mut q = vec![F8E4M3::ZERO; n];
+    for b in Backend::available() {
+        g.bench_function(format!("vcvt-{b}"), |bench| {
+            bench.iter(|| {
+                fp8.on(b).quantize(
+                    black_box(&w),
+                    shape,
+                    black_box(&mut data),
+                    black_box(&mut si),
+                )
+            })
+        });
+        g.bench_function(format!("f32_to_e4m3-{b}"), |bench| {
+            bench.iter(|| {
+                vcvt::convert_slice_on(b, black_box(&w), black_box(&mut q), Options::new())
+            })
+        });
+    }
+    g.finish();
 }
 
 /// The building blocks on every backend beside the plain conversion of the same data.

@@ -8,7 +8,7 @@
 //! On x86-64 each SIMD conversion also runs under hostile MXCSR values (directed rounding,
 //! FTZ, DAZ), set and restored around the call only.
 
-use vcvt::block::{BlockFp8, Mx, MxElement, MxProfile, Shape};
+use vcvt::block::{BlockFp8, BlockSource, Fp8Profile, Mx, MxElement, MxProfile, Shape};
 use vcvt::{BF16, Backend, F16};
 
 const ELEMENTS: [MxElement; 5] = [
@@ -590,11 +590,11 @@ fn block_with_amax(rng: &mut Rng, amax: u32, out: &mut [f32]) {
     out[i] = f32::from_bits(amax | (rng.u32() & 0x8000_0000));
 }
 
-#[test]
-fn mx_quantize_blocks() {
+/// One block of 32 per interesting amax, in rows of 7 blocks (224 values) plus a tail of
+/// 19; stride 240.
+fn amax_blocks_src() -> (Vec<f32>, Shape) {
     let mut rng = Rng(0x5151_5151_2323_2323);
     let amaxes = amax_values();
-    // One block per amax, in rows of 7 blocks (224 values) plus a tail of 19; stride 240.
     let cols = 7 * 32 + 19;
     let stride = cols + 17;
     let rows = amaxes.len().div_ceil(8);
@@ -609,6 +609,12 @@ fn mx_quantize_blocks() {
             k += 1;
         }
     }
+    (src, shape)
+}
+
+#[test]
+fn mx_quantize_blocks() {
+    let (src, shape) = amax_blocks_src();
     check_mx_quant(&src, shape, "amax blocks");
 }
 
@@ -631,8 +637,9 @@ fn mx_quantize_random_magnitudes() {
     check_mx_quant(&src, shape, "random magnitudes");
 }
 
-#[test]
-fn mx_quantize_specials() {
+/// Rows of blocks of 32: all zero, all subnormal, all one special value, then normal values
+/// with one special lane each; a tail of 3; stride `cols + 1`.
+fn specials_src() -> (Vec<f32>, Shape) {
     let mut rng = Rng(99);
     let specials = [
         0u32,
@@ -679,6 +686,12 @@ fn mx_quantize_specials() {
             }
         }
     }
+    (src, shape)
+}
+
+#[test]
+fn mx_quantize_specials() {
+    let (src, shape) = specials_src();
     check_mx_quant(&src, shape, "specials");
 }
 
@@ -692,6 +705,102 @@ fn mx_quantize_short_rows() {
             .collect();
         check_mx_quant(&src, shape, "short rows");
     }
+}
+
+/// Quantizes with block FP8 `t` into codes and scales with canary bytes around them;
+/// returns both buffers whole.
+fn fp8_quant<S: BlockSource>(
+    t: BlockFp8,
+    src: &[S],
+    shape: Shape,
+    csr: Option<u32>,
+) -> (Vec<u8>, Vec<u8>) {
+    let n = t.data_len(shape).unwrap();
+    let m = t.scale_inv_len(shape).unwrap();
+    let mut data = vec![0xA5u8; n + 2 * PAD];
+    let mut scales = vec![0x5Au8; m + 2 * PAD];
+    let mut r = Ok(());
+    with_mxcsr(csr, || {
+        r = t.quantize(
+            src,
+            shape,
+            &mut data[PAD..PAD + n],
+            &mut scales[PAD..PAD + m],
+        );
+    });
+    r.unwrap();
+    let canaries =
+        |v: &[u8], len: usize, c: u8| v[..PAD].iter().chain(&v[PAD + len..]).all(|&x| x == c);
+    assert!(canaries(&data, n, 0xA5) && canaries(&scales, m, 0x5A));
+    (data, scales)
+}
+
+/// Block FP8 quantization on every backend under every MXCSR (FPCR) setting against the
+/// Scalar backend under the default one. Under the default setting the quantizer divides
+/// with the hardware (x86-64); under the others with the integer division of
+/// `block/soft.rs`: so this also proves the two paths equal, and `tests/block_vectors.rs`
+/// pins the default path to DeepSeek's order computed by numpy and ml_dtypes.
+fn check_fp8_quant<S: BlockSource>(src: &[S], shape: Shape, tile: (usize, usize), what: &str) {
+    for profile in [Fp8Profile::DeepSeek, Fp8Profile::Ue8m0] {
+        let t = BlockFp8::new(tile.0, tile.1).profile(profile);
+        let reference = fp8_quant(t.on(Backend::Scalar), src, shape, None);
+        for b in std::iter::once(Backend::Scalar).chain(simd_backends()) {
+            for csr in MXCSRS {
+                if b == Backend::Scalar && csr.is_none() {
+                    continue;
+                }
+                let got = fp8_quant(t.on(b), src, shape, csr);
+                if let Some(i) = (0..got.0.len()).find(|&i| got.0[i] != reference.0[i]) {
+                    panic!(
+                        "block FP8 quantize {what} {tile:?} {profile:?} on {b}, MXCSR {csr:x?}: \
+                         code byte {i} (after {PAD} canaries): expected {:#04x}, got {:#04x}",
+                        reference.0[i], got.0[i]
+                    );
+                }
+                assert_eq!(
+                    got.1, reference.1,
+                    "block FP8 quantize {what} {tile:?} {profile:?} on {b}, MXCSR {csr:x?}: scales"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn fp8_quantize_amax_tiles() {
+    // Tiles of 1 x 32 over the MX amax blocks: every interesting amax as a tile's amax.
+    let (src, shape) = amax_blocks_src();
+    check_fp8_quant(&src, shape, (1, 32), "amax tiles");
+}
+
+#[test]
+fn fp8_quantize_specials() {
+    // Zero, subnormal, ±Inf (an infinite scale) and NaN tiles and lanes.
+    let (src, shape) = specials_src();
+    check_fp8_quant(&src, shape, (1, 32), "specials");
+    check_fp8_quant(&src, shape, (3, 40), "specials");
+}
+
+#[test]
+fn fp8_quantize_random_tiles() {
+    let mut rng = Rng(0xF8F8_0123_4567_89AB);
+    let (rows, cols) = (130, 300);
+    let shape = Shape::matrix(rows, cols).with_stride(cols + 5);
+    let mut src = vec![0f32; shape.len()];
+    for (i, x) in src.iter_mut().enumerate() {
+        // Exponent ranges that change every 50 values, sometimes across the f32 range.
+        let e0 = ((i / 50) as u32 * 37) % 254;
+        let spread = if i % 7 == 0 { 254 } else { 10 };
+        let e = (e0 + rng.below(spread)).min(254);
+        *x = f32::from_bits((rng.u32() & 0x807F_FFFF) | (e << 23));
+    }
+    for tile in [(128, 128), (4, 40), (2, 128), (1, 7)] {
+        check_fp8_quant(&src, shape, tile, "random");
+    }
+    let bf: Vec<BF16> = src.iter().map(|&x| BF16::from_f32(x)).collect();
+    check_fp8_quant(&bf, shape, (128, 128), "random BF16");
+    let h: Vec<F16> = src.iter().map(|&x| F16::from_f32(x / 1e30)).collect();
+    check_fp8_quant(&h, shape, (4, 40), "random F16");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -228,6 +228,10 @@ impl BlockFp8 {
         }
         let (tiles_down, tiles_across) = self.tiles(shape)?;
         let cols = shape.cols();
+        let backend = self.backend.unwrap_or_else(Backend::active);
+        // Hardware division is the IEEE one only under the default FP environment; read once
+        // per call (a caller changing it meanwhile would be changing it under this call).
+        let hardware = hardware_div_is_ieee();
         for tr in 0..tiles_down {
             let r0 = tr * self.tile_rows;
             let r1 = (r0 + self.tile_rows).min(shape.rows());
@@ -246,9 +250,17 @@ impl BlockFp8 {
                 }
                 for r in r0..r1 {
                     let row = &src[r * shape.stride() + c0..r * shape.stride() + c1];
-                    for (d, x) in data[r * cols + c0..r * cols + c1].iter_mut().zip(row) {
-                        let q = soft::div(x.f32_bits(), s);
-                        put(d, codec::narrow_f32::<F8E4M3>(q, SAT) as u8);
+                    let out = &mut data[r * cols + c0..r * cols + c1];
+                    // A finite scale (amax and the 1e-4 floor make it positive): the
+                    // hardware path is exact. An infinite or NaN scale (a tile holding ±Inf or
+                    // NaN) takes the integer path, whose invalid-operation NaN is defined.
+                    if hardware && s < 0x7F80_0000 {
+                        quantize_run_hw(backend, row, s, out);
+                    } else {
+                        for (d, x) in out.iter_mut().zip(row) {
+                            let q = soft::div(x.f32_bits(), s);
+                            put(d, codec::narrow_f32::<F8E4M3>(q, SAT) as u8);
+                        }
                     }
                 }
             }
@@ -298,6 +310,68 @@ impl BlockFp8 {
                     ((s >> 23) + 1) << 23
                 }
             }
+        }
+    }
+}
+
+/// Whether this CPU's f32 division, as the compiler emits `a / b` here, is IEEE division
+/// rounded to nearest even with subnormals kept: on x86-64 when MXCSR is the default. Other
+/// targets (and Miri) answer `false` and quantize with [`soft::div`].
+#[inline]
+fn hardware_div_is_ieee() -> bool {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        crate::arch::x86_64::mxcsr_is_default()
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    {
+        false
+    }
+}
+
+/// Values per step of [`quantize_run_hw`]'s stack buffers.
+const HW_STEP: usize = 64;
+
+/// One tile row segment quantized as the integer path does, `e4m3(x / s)`, with the
+/// hardware's f32 division (vectorised by the compiler) and the backend's narrowing kernel:
+/// the same codes, when [`hardware_div_is_ieee`] holds and `s` is finite and positive.
+///
+/// Why the codes are the same: for a finite positive `s`, `x / s` is the IEEE quotient
+/// rounded to nearest even in both paths (the integer path's argument is in [`soft`]; the
+/// hardware's under the default MXCSR is IEEE's), and it is never an invalid operation. A NaN
+/// `x` is the only NaN case; [`soft::div`] returns it quieted, which is what the select below
+/// passes on (Rust leaves the NaN that a division returns unspecified, so it is not used).
+/// The narrowing kernels implement `codec::narrow_f32` with the same policy (saturate, NaN
+/// sign kept), whatever the FP environment.
+fn quantize_run_hw<S: BlockSource>(
+    backend: Backend,
+    row: &[S],
+    s: u32,
+    out: &mut [MaybeUninit<u8>],
+) {
+    let sf = f32::from_bits(s);
+    let mut bits = [0u32; HW_STEP];
+    let mut q = [0f32; HW_STEP];
+    let mut codes = [F8E4M3::ZERO; HW_STEP];
+    let options = crate::Options::new()
+        .overflow(Overflow::Saturate)
+        .nan(NanPolicy::Preserve);
+    for (o, x) in out.chunks_mut(HW_STEP).zip(row.chunks(HW_STEP)) {
+        let n = x.len();
+        S::f32_bits_of(backend, x, &mut bits[..n]);
+        for (q, &b) in q.iter_mut().zip(&bits[..n]) {
+            let nan = b & 0x7FFF_FFFF > 0x7F80_0000;
+            let quotient = f32::from_bits(b) / sf;
+            *q = if nan {
+                f32::from_bits(b | 0x0040_0000)
+            } else {
+                quotient
+            };
+        }
+        // Cannot fail: `backend` passed `check_backend` and the lengths are equal.
+        let _ = crate::convert_slice_on(backend, &q[..n], &mut codes[..n], options);
+        for (o, c) in o.iter_mut().zip(&codes[..n]) {
+            put(o, c.to_bits());
         }
     }
 }

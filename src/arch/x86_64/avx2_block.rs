@@ -97,7 +97,6 @@
 //! Kernels take whole blocks only (the slots' contract); loads and stores are unaligned
 //! and stay inside the ranges the contract gives.
 
-use core::arch::asm;
 use core::arch::x86_64::*;
 use core::mem::MaybeUninit;
 use core::ptr;
@@ -139,23 +138,6 @@ fn hmax_epu32(m: __m256i) -> u32 {
     let m = _mm_max_epu32(m, _mm_shuffle_epi32::<0x4E>(m));
     let m = _mm_max_epu32(m, _mm_shuffle_epi32::<0xB1>(m));
     _mm_cvtsi128_si32(m) as u32
-}
-
-/// Whether MXCSR is the default: round to nearest even, no FTZ, no DAZ, all six exceptions
-/// masked (`0x1F80`); the six sticky exception flags (bits 0-5) may be set.
-#[inline]
-fn mxcsr_is_default() -> bool {
-    let mut csr = 0u32;
-    // SAFETY: STMXCSR stores MXCSR into the 4 bytes of `csr`, a live local, and does nothing
-    // else. Every x86-64 CPU has it (SSE).
-    unsafe {
-        asm!(
-            "stmxcsr [{p}]",
-            p = in(reg) &mut csr,
-            options(nostack, preserves_flags)
-        )
-    };
-    csr & !0x3F == 0x1F80
 }
 
 // ---------------------------------------------------------------------------------------
@@ -765,7 +747,7 @@ unsafe fn fp8_dequant_row<D: Dest>(
     cols: usize,
     dst: *mut u8,
 ) {
-    let default = mxcsr_is_default();
+    let default = super::mxcsr_is_default();
     let mut lo = 0;
     let mut t = 0;
     while lo < cols {

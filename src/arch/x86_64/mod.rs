@@ -14,6 +14,24 @@ pub(crate) mod avx512_vbmi;
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
+/// Whether MXCSR is the default: round to nearest even, no FTZ, no DAZ, all six exceptions
+/// masked (`0x1F80`); the six sticky exception flags (bits 0-5) may be set. Under it the
+/// SSE/AVX f32 operations are the IEEE ones, subnormals included.
+#[inline]
+pub(crate) fn mxcsr_is_default() -> bool {
+    let mut csr = 0u32;
+    // SAFETY: STMXCSR stores MXCSR into the 4 bytes of `csr`, a live local, and does nothing
+    // else. Every x86-64 CPU has it (SSE).
+    unsafe {
+        core::arch::asm!(
+            "stmxcsr [{p}]",
+            p = in(reg) &mut csr,
+            options(nostack, preserves_flags)
+        )
+    };
+    csr & !0x3F == 0x1F80
+}
+
 /// AVX2 + FMA + F16C: the `Avx2` tier.
 pub(crate) fn avx2_available() -> bool {
     #[cfg(feature = "std")]
