@@ -145,8 +145,16 @@ macro_rules! emit_as {
     };
 }
 
-/// Converts values `at..at + n` of input tensor `view` to f32 into `out`, on the rayon pool.
-fn to_f32(name: &str, view: &TensorView<'_>, at: usize, n: usize, out: &mut Vec<f32>) {
+/// Converts values `at..at + n` of input tensor `view` to f32 into `out`, on the rayon pool,
+/// and gives back the pages of the input it read.
+fn to_f32(
+    ctx: &Ctx<'_>,
+    name: &str,
+    view: &TensorView<'_>,
+    at: usize,
+    n: usize,
+    out: &mut Vec<f32>,
+) {
     let format = Format::from_dtype(view.dtype()).expect(PLANNED);
     let bytes = &view.data()
         [format.bytes_for(at).expect(PLANNED)..format.bytes_for(at + n).expect(PLANNED)];
@@ -154,6 +162,7 @@ fn to_f32(name: &str, view: &TensorView<'_>, at: usize, n: usize, out: &mut Vec<
     out.resize(n, 0.0);
     vcvt::safetensors::par_convert_tensor(name, &part, out)
         .unwrap_or_else(|e| panic!("planned tensor failed to convert: {e}"));
+    ctx.release(bytes);
 }
 
 const PLANNED: &str = "lengths were checked when planning";
@@ -304,7 +313,7 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
             for r0 in (0..rows).step_by(step) {
                 let r1 = (r0 + step).min(rows);
                 let shape = Shape::matrix(r1 - r0, cols);
-                to_f32(src, v, r0 * cols, (r1 - r0) * cols, &mut sink.values);
+                to_f32(ctx, src, v, r0 * cols, (r1 - r0) * cols, &mut sink.values);
                 if *scales {
                     // The scales (F32) come before the codes in the file: this pass takes
                     // each tile's amax and the scale rule alone, and the codes' pass
@@ -339,7 +348,7 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
                 for r0 in (0..rows).step_by(step) {
                     let r1 = (r0 + step).min(rows);
                     let shape = Shape::matrix(r1 - r0, cols);
-                    to_f32(src, v, r0 * cols, (r1 - r0) * cols, &mut sink.values);
+                    to_f32(ctx, src, v, r0 * cols, (r1 - r0) * cols, &mut sink.values);
                     let mut codes = std::mem::take(&mut sink.codes);
                     codes.resize(ctx.mx.data_len(shape).expect(PLANNED), 0);
                     let mut sc = vec![0u8; ctx.mx.scales_len(shape).expect(PLANNED)];
