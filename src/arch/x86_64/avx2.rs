@@ -740,17 +740,7 @@ impl<F: Format, const SAT: bool> Steps for F32ToF8<F, SAT> {
 /// multiply-add of [`F32ToF8Fma`] needs (AVX2 has no rounding immediate for it).
 #[inline]
 pub(super) fn mxcsr_rounds_to_nearest() -> bool {
-    let mut csr = 0u32;
-    // SAFETY: STMXCSR stores MXCSR into the 4 bytes of `csr`, a live local, and does nothing
-    // else. Every x86-64 CPU has it (SSE).
-    unsafe {
-        core::arch::asm!(
-            "stmxcsr [{p}]",
-            p = in(reg) &mut csr,
-            options(nostack, preserves_flags)
-        )
-    };
-    csr & 0x6000 == 0
+    super::mxcsr() & 0x6000 == 0
 }
 
 /// The `VPSHUFB` index of [`super::fp8_code_gather_lane`] in both 128-bit lanes.

@@ -19,6 +19,12 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 /// SSE/AVX f32 operations are the IEEE ones, subnormals included.
 #[inline]
 pub(crate) fn mxcsr_is_default() -> bool {
+    mxcsr() & !0x3F == 0x1F80
+}
+
+/// The current MXCSR.
+#[inline]
+pub(crate) fn mxcsr() -> u32 {
     let mut csr = 0u32;
     // SAFETY: STMXCSR stores MXCSR into the 4 bytes of `csr`, a live local, and does nothing
     // else. Every x86-64 CPU has it (SSE).
@@ -29,7 +35,7 @@ pub(crate) fn mxcsr_is_default() -> bool {
             options(nostack, preserves_flags)
         )
     };
-    csr & !0x3F == 0x1F80
+    csr
 }
 
 /// AVX2 + FMA + F16C: the `Avx2` tier.
