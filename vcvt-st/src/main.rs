@@ -1,5 +1,6 @@
 //! `vcvt-st`: converts safetensors checkpoints (a file, or a sharded directory with
-//! `model.safetensors.index.json`) on the CPU with vcvt's kernels, on every core.
+//! `model.safetensors.index.json`) on the CPU with vcvt's kernels (quantization on every
+//! core; casts are bound by writing, not converting).
 //!
 //! ```text
 //! vcvt-st convert IN OUT --to bf16|f16|f32|f8e4m3|mxfp4 [--include GLOB]... [--exclude GLOB]... [--dry-run]

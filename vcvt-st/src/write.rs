@@ -1,7 +1,7 @@
-//! `vcvt-st convert`: converts each output tensor a few MiB at a time on the rayon pool
-//! while a writer thread writes the previous piece (a bounded pipeline over a few reused
-//! buffers), writes shards to temporary names and renames them into place only when
-//! everything succeeded.
+//! `vcvt-st convert`: writes each output tensor in pieces, never holding one whole (casts
+//! and dequantizations 256 KiB at a time on this thread, quantizations a step of tile rows
+//! at a time on the rayon pool; see [`produce`]), writes shards to temporary names and
+//! renames them into place only when everything succeeded.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -450,9 +450,8 @@ fn print_plan(plan: &Plan) {
 }
 
 /// Writes the tensors of shard `shard` to `path`: the header as the safetensors crate
-/// writes it (tensors by descending dtype, then by name), then the tensor data from a
-/// writer thread while the rayon pool converts the next piece, into a temporary sibling
-/// that is renamed into place once complete.
+/// writes it (tensors by descending dtype, then by name), then the tensor data piece by
+/// piece ([`produce`]), into a temporary sibling that is renamed into place once complete.
 fn write_shard(
     ck: &Checkpoint,
     plan: &Plan,
