@@ -268,7 +268,6 @@ impl BlockFp8 {
         Ok(())
     }
 
-    /// The f32 scale (bits) of a tile whose `max |x|` has bits `m`.
     /// The `scale_inv` that [`quantize`](Self::quantize) stores for a tile whose largest
     /// magnitude is `amax` (as [`amax`](super::amax) computes it over the tile): the profile's
     /// scale rule alone, for callers that need a tensor's scales before its codes (a file
@@ -290,6 +289,7 @@ impl BlockFp8 {
         f32::from_bits(self.scale(super::amax_bits(&[amax])))
     }
 
+    /// The f32 scale (bits) of a tile whose `max |x|` has bits `m`.
     fn scale(&self, m: u32) -> u32 {
         // max(amax, 1e-4) as Triton's `tl.maximum` computes it: a NaN amax stays NaN.
         let amax = if m > 0x7F80_0000 {

@@ -519,8 +519,9 @@ fn an_interrupted_run_leaves_nothing() {
             );
             std::thread::sleep(Duration::from_millis(5));
         };
-        let killed = Command::new("kill")
-            .args([format!("-{signal}"), child.id().to_string()])
+        // The shell's built-in `kill` (a `kill` executable is not on every system).
+        let killed = Command::new("sh")
+            .args(["-c", &format!("kill -{signal} {}", child.id())])
             .status()
             .unwrap();
         assert!(killed.success());
