@@ -219,6 +219,7 @@ mod par;
 #[cfg(feature = "safetensors")]
 #[path = "st.rs"]
 pub mod safetensors;
+mod simd;
 mod slice;
 mod text;
 pub mod vector;

@@ -1001,6 +1001,9 @@ unsafe fn entry_widen<const FMT: u8, const WIDE64: bool>(
 pub(super) const fn table() -> Kernels {
     use crate::format as f;
     let mut t = super::avx2::table();
+    // Every pair the hand-written kernels below do not serve: the generic kernels at this
+    // tier's width.
+    crate::simd::x86_64::avx512::fill(&mut t);
     t.set::<f32, f::F16>(entry_narrow_f32::<F16>);
     t.set::<f32, f::BF16>(entry_narrow_f32::<BF16>);
     t.set::<f32, f::F8E4M3>(entry_narrow_f32::<E4M3>);

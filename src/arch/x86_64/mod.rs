@@ -184,42 +184,8 @@ fn last_level_cache_bytes() -> Option<usize> {
     best
 }
 
-/// The constants of the fused multiply-add fp8 narrowing that the `Avx512` and `Avx2` tiers
-/// share (the algorithm and its argument are in `avx512`'s module docs).
-pub(crate) struct Fp8Fma {
-    /// The clamp: the value of the code that every larger magnitude rounds to.
-    pub cap: f32,
-    /// `2^emin`, the format's smallest normal.
-    pub min_normal: f32,
-    /// `K = 2^(23 - MAN_BITS) * (1 + D * 2^-23)`.
-    pub k: f32,
-    /// The `VPMADDWD` weights: 256 for the low 16-bit half, `2^(MAN_BITS + 1)` for the high.
-    pub weights: i32,
-}
-
-impl Fp8Fma {
-    /// The constants for a format with `man_bits` fraction bits and exponent bias `bias`,
-    /// clamping to the magnitude code `cap_code` (MAX with `Saturate`, else the overflow
-    /// code).
-    pub(crate) const fn new(man_bits: u32, bias: i32, cap_code: u32) -> Fp8Fma {
-        let emin = 1 - bias;
-        let frac_mask = (1 << man_bits) - 1;
-        let cap_exp = (cap_code >> man_bits) as i32 - bias + 127;
-        let cap = ((cap_exp as u32) << 23) | ((cap_code & frac_mask) << (23 - man_bits));
-        // The sum's exponent field is E = e + 150 - man_bits, and the code is
-        // q + 2^man_bits * (e - emin): D cancels 2^man_bits * (150 - man_bits + emin)
-        // modulo 256 (152 for E4M3, 232 for E5M2; even, so ties still go to an even q).
-        let offset = (1i32 << man_bits) * (150 - man_bits as i32 + emin);
-        let d = (-offset).rem_euclid(256) as u32;
-        assert!(d & 1 == 0);
-        Fp8Fma {
-            cap: f32::from_bits(cap),
-            min_normal: f32::from_bits(((127 + emin) as u32) << 23),
-            k: f32::from_bits(((127 + 23 - man_bits) << 23) | d),
-            weights: (1 << (man_bits + 1) << 16) | 256,
-        }
-    }
-}
+/// The constants of the fused multiply-add narrowing, shared with the generic kernels.
+pub(crate) use crate::simd::generic::lanes::Fp8Fma;
 
 /// One 128-bit lane of the `VPSHUFB` index that gathers the fp8 codes of the fused
 /// multiply-add narrowing (byte 1 of each 32-bit lane) into 32-bit lane `j` of the 128-bit

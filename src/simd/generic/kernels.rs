@@ -1,0 +1,387 @@
+//! The loops: every kernel is a [`Src`] (load `n` elements and decode them to lanes) and a
+//! [`Dst`] (encode lanes and store `n` elements) joined by [`run`].
+//!
+//! * f32/f64 → narrow: [`F32`] or [`F64Odd`]/[`F64Hi`] into [`Code`], [`Packed`], [`E8m0`];
+//! * narrow → f32/f64: [`Code`], [`Packed`], [`E8m0`] into [`F32`], [`F64`];
+//! * narrow → narrow, in one pass: any narrow source (F16 and BF16 included, which decode
+//!   exactly to f32 bits) into any narrow destination. Widening to f32 is exact for every
+//!   format, so the destination's rounding is the only one: the result is the value of the
+//!   source rounded once, as the two-pass route computes it;
+//! * the fused round trip: [`F32`] into [`RoundTrip`].
+//!
+//! # The loop
+//!
+//! Four vectors per iteration (independent chains hide the latency of the multiply-add and
+//! of the loads), then single vectors, then one partial step of `n < LANES` elements, whose
+//! loads and stores touch exactly those `n` elements ([`Vector`]'s contract): no access is
+//! outside the slices. A kernel that reads and writes the same buffer (the round trip) loads
+//! each vector before it stores it.
+
+use super::lanes;
+use crate::codec::Format;
+use crate::options::Policy;
+use crate::simd::Vector;
+
+/// A kernel's input: how elements are loaded and decoded to 32-bit lanes.
+pub(crate) trait Src {
+    /// Byte offset of element `i` (`i` a multiple of every vector width).
+    fn offset(i: usize) -> usize;
+    /// Loads and decodes `n` elements at `p`.
+    ///
+    /// # Safety
+    /// `p` valid for reading `n` elements, `1 <= n <= V::LANES`, and the CPU has `V`'s
+    /// features.
+    unsafe fn load<V: Vector>(p: *const u8, n: usize) -> V;
+}
+
+/// A kernel's output: how lanes are encoded and stored.
+pub(crate) trait Dst {
+    /// Per-call constants.
+    type Ctx<V: Vector>: Copy;
+    /// Byte offset of element `i` (`i` a multiple of every vector width).
+    fn offset(i: usize) -> usize;
+    /// The constants for policy `p`.
+    ///
+    /// # Safety
+    /// The CPU has `V`'s features.
+    unsafe fn ctx<V: Vector>(p: Policy) -> Self::Ctx<V>;
+    /// Encodes and stores `n` elements at `p`.
+    ///
+    /// # Safety
+    /// `p` valid for writing `n` elements, `1 <= n <= V::LANES`, and the CPU has `V`'s
+    /// features.
+    unsafe fn store<V: Vector>(c: &Self::Ctx<V>, v: V, p: *mut u8, n: usize);
+}
+
+/// f32 elements: their bits.
+pub(crate) struct F32;
+/// f64 sources, rounded to odd into f32 bits (for destinations that round f32 bits with at
+/// least two fewer significand bits and round everything below 2^-126 to a signed zero).
+pub(crate) struct F64Odd;
+/// f64 sources as compressed high words (for E8M0's narrowing, [`E8m0Hi`]).
+pub(crate) struct F64Hi;
+/// f64 destinations (from f32 bits, exactly).
+pub(crate) struct F64;
+/// F16 elements.
+pub(crate) struct Half;
+/// BF16 elements.
+pub(crate) struct Brain;
+/// One code of the IEEE-like format `F` per byte.
+pub(crate) struct Code<F>(core::marker::PhantomData<F>);
+/// Two F4E2M1 codes per byte (`F4E2M1x2`).
+pub(crate) struct Packed;
+/// E8M0 codes, from f32 bits (as a destination) or to f32 bits (as a source).
+pub(crate) struct E8m0;
+/// E8M0 codes from compressed f64 high words ([`F64Hi`]).
+pub(crate) struct E8m0Hi;
+/// f32 narrowed to format `F` and widened back, in place.
+pub(crate) struct RoundTrip<F>(core::marker::PhantomData<F>);
+
+impl Src for F32 {
+    #[inline(always)]
+    fn offset(i: usize) -> usize {
+        4 * i
+    }
+    #[inline(always)]
+    unsafe fn load<V: Vector>(p: *const u8, n: usize) -> V {
+        // SAFETY: forwarded contract.
+        unsafe { V::load_u32(p, n) }
+    }
+}
+
+impl Src for F64Odd {
+    #[inline(always)]
+    fn offset(i: usize) -> usize {
+        8 * i
+    }
+    #[inline(always)]
+    unsafe fn load<V: Vector>(p: *const u8, n: usize) -> V {
+        // SAFETY: forwarded contract.
+        unsafe { V::load_f64_odd(p, n) }
+    }
+}
+
+impl Src for F64Hi {
+    #[inline(always)]
+    fn offset(i: usize) -> usize {
+        8 * i
+    }
+    #[inline(always)]
+    unsafe fn load<V: Vector>(p: *const u8, n: usize) -> V {
+        // SAFETY: forwarded contract.
+        unsafe { V::load_f64_hi(p, n) }
+    }
+}
+
+impl Src for Half {
+    #[inline(always)]
+    fn offset(i: usize) -> usize {
+        2 * i
+    }
+    #[inline(always)]
+    unsafe fn load<V: Vector>(p: *const u8, n: usize) -> V {
+        // SAFETY: forwarded contract.
+        unsafe { V::load_f16(p, n) }
+    }
+}
+
+impl Src for Brain {
+    #[inline(always)]
+    fn offset(i: usize) -> usize {
+        2 * i
+    }
+    #[inline(always)]
+    unsafe fn load<V: Vector>(p: *const u8, n: usize) -> V {
+        // SAFETY: forwarded contract. BF16 is the top half of the f32 with the same value.
+        unsafe { V::load_u16(p, n).shl(16) }
+    }
+}
+
+impl<F: Format> Src for Code<F> {
+    #[inline(always)]
+    fn offset(i: usize) -> usize {
+        i
+    }
+    #[inline(always)]
+    unsafe fn load<V: Vector>(p: *const u8, n: usize) -> V {
+        // SAFETY: forwarded contract.
+        unsafe { lanes::widen::<V, F>(V::load_u8(p, n)) }
+    }
+}
+
+impl Src for Packed {
+    #[inline(always)]
+    fn offset(i: usize) -> usize {
+        i / 2
+    }
+    #[inline(always)]
+    unsafe fn load<V: Vector>(p: *const u8, n: usize) -> V {
+        // SAFETY: forwarded contract.
+        unsafe { lanes::widen::<V, crate::F4E2M1>(V::load_nibbles(p, n)) }
+    }
+}
+
+impl Src for E8m0 {
+    #[inline(always)]
+    fn offset(i: usize) -> usize {
+        i
+    }
+    #[inline(always)]
+    unsafe fn load<V: Vector>(p: *const u8, n: usize) -> V {
+        // SAFETY: forwarded contract.
+        unsafe { lanes::e8m0_widen(V::load_u8(p, n)) }
+    }
+}
+
+impl Dst for F32 {
+    type Ctx<V: Vector> = ();
+    #[inline(always)]
+    fn offset(i: usize) -> usize {
+        4 * i
+    }
+    #[inline(always)]
+    unsafe fn ctx<V: Vector>(_: Policy) {}
+    #[inline(always)]
+    unsafe fn store<V: Vector>(_: &(), v: V, p: *mut u8, n: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { v.store_u32(p, n) }
+    }
+}
+
+impl Dst for F64 {
+    type Ctx<V: Vector> = ();
+    #[inline(always)]
+    fn offset(i: usize) -> usize {
+        8 * i
+    }
+    #[inline(always)]
+    unsafe fn ctx<V: Vector>(_: Policy) {}
+    #[inline(always)]
+    unsafe fn store<V: Vector>(_: &(), v: V, p: *mut u8, n: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { v.store_f64(p, n) }
+    }
+}
+
+impl Dst for Half {
+    type Ctx<V: Vector> = bool;
+    #[inline(always)]
+    fn offset(i: usize) -> usize {
+        2 * i
+    }
+    #[inline(always)]
+    unsafe fn ctx<V: Vector>(p: Policy) -> bool {
+        p.overflow == crate::Overflow::Saturate
+    }
+    #[inline(always)]
+    unsafe fn store<V: Vector>(sat: &bool, v: V, p: *mut u8, n: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { v.store_f16(p, n, *sat) }
+    }
+}
+
+impl Dst for Brain {
+    type Ctx<V: Vector> = lanes::Bf16<V>;
+    #[inline(always)]
+    fn offset(i: usize) -> usize {
+        2 * i
+    }
+    #[inline(always)]
+    unsafe fn ctx<V: Vector>(p: Policy) -> lanes::Bf16<V> {
+        // SAFETY: forwarded contract.
+        unsafe { lanes::Bf16::new(p) }
+    }
+    #[inline(always)]
+    unsafe fn store<V: Vector>(c: &lanes::Bf16<V>, v: V, p: *mut u8, n: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { lanes::bf16(v, c).store_u16(p, n) }
+    }
+}
+
+impl<F: Format> Dst for Code<F> {
+    type Ctx<V: Vector> = lanes::Narrow<V>;
+    #[inline(always)]
+    fn offset(i: usize) -> usize {
+        i
+    }
+    #[inline(always)]
+    unsafe fn ctx<V: Vector>(p: Policy) -> lanes::Narrow<V> {
+        // SAFETY: forwarded contract.
+        unsafe { lanes::Narrow::new::<F>(p) }
+    }
+    #[inline(always)]
+    unsafe fn store<V: Vector>(c: &lanes::Narrow<V>, v: V, p: *mut u8, n: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { lanes::narrow::<V, F>(v, c).store_u8(p, n) }
+    }
+}
+
+impl Dst for Packed {
+    type Ctx<V: Vector> = lanes::Narrow<V>;
+    #[inline(always)]
+    fn offset(i: usize) -> usize {
+        i / 2
+    }
+    #[inline(always)]
+    unsafe fn ctx<V: Vector>(p: Policy) -> lanes::Narrow<V> {
+        // SAFETY: forwarded contract.
+        unsafe { lanes::Narrow::new::<crate::F4E2M1>(p) }
+    }
+    #[inline(always)]
+    unsafe fn store<V: Vector>(c: &lanes::Narrow<V>, v: V, p: *mut u8, n: usize) {
+        // SAFETY: forwarded contract. For odd `n`, lane `n` was loaded as zero bits (+0,
+        // whatever the source format), so its code is +0: the partner the packed layout
+        // wants for an odd last value.
+        unsafe { lanes::narrow::<V, crate::F4E2M1>(v, c).store_nibbles(p, n) }
+    }
+}
+
+impl Dst for E8m0 {
+    type Ctx<V: Vector> = lanes::E8m0<V>;
+    #[inline(always)]
+    fn offset(i: usize) -> usize {
+        i
+    }
+    #[inline(always)]
+    unsafe fn ctx<V: Vector>(p: Policy) -> lanes::E8m0<V> {
+        // SAFETY: forwarded contract.
+        unsafe { lanes::E8m0::new(p) }
+    }
+    #[inline(always)]
+    unsafe fn store<V: Vector>(c: &lanes::E8m0<V>, v: V, p: *mut u8, n: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { lanes::e8m0_from_f32(v, c).store_u8(p, n) }
+    }
+}
+
+impl Dst for E8m0Hi {
+    type Ctx<V: Vector> = lanes::E8m0<V>;
+    #[inline(always)]
+    fn offset(i: usize) -> usize {
+        i
+    }
+    #[inline(always)]
+    unsafe fn ctx<V: Vector>(p: Policy) -> lanes::E8m0<V> {
+        // SAFETY: forwarded contract.
+        unsafe { lanes::E8m0::new(p) }
+    }
+    #[inline(always)]
+    unsafe fn store<V: Vector>(c: &lanes::E8m0<V>, v: V, p: *mut u8, n: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { lanes::e8m0_from_f64_hi(v, c).store_u8(p, n) }
+    }
+}
+
+impl<F: Format> Dst for RoundTrip<F> {
+    type Ctx<V: Vector> = lanes::Narrow<V>;
+    #[inline(always)]
+    fn offset(i: usize) -> usize {
+        4 * i
+    }
+    #[inline(always)]
+    unsafe fn ctx<V: Vector>(p: Policy) -> lanes::Narrow<V> {
+        // SAFETY: forwarded contract.
+        unsafe { lanes::Narrow::new::<F>(p) }
+    }
+    #[inline(always)]
+    unsafe fn store<V: Vector>(c: &lanes::Narrow<V>, v: V, p: *mut u8, n: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { lanes::widen::<V, F>(lanes::narrow::<V, F>(v, c)).store_u32(p, n) }
+    }
+}
+
+/// One step: `n` elements from element `i`.
+///
+/// # Safety
+/// As for [`run`], with `i + n <= len`.
+#[inline(always)]
+unsafe fn step<V: Vector, S: Src, D: Dst>(
+    c: &D::Ctx<V>,
+    src: *const u8,
+    dst: *mut u8,
+    i: usize,
+    n: usize,
+) {
+    // SAFETY: elements i..i + n are inside both slices (the caller's guarantee), and the
+    // offsets are those of element i.
+    unsafe {
+        let v = S::load::<V>(src.add(S::offset(i)), n);
+        D::store::<V>(c, v, dst.add(D::offset(i)), n);
+    }
+}
+
+/// Converts `len` elements from `src` to `dst` (a [`RawKernel`](crate::arch::RawKernel)'s
+/// body).
+///
+/// # Safety
+/// `src` valid for reading `len` source elements and `dst` for writing `len` destination
+/// elements (the same buffer only for [`RoundTrip`]), and the CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn run<V: Vector, S: Src, D: Dst>(
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+    p: Policy,
+) {
+    let l = V::LANES;
+    // SAFETY: every step covers elements below `len` (the loop conditions), and the CPU has
+    // `V`'s features (the caller's guarantee).
+    unsafe {
+        let c = D::ctx::<V>(p);
+        let mut i = 0;
+        while i + 4 * l <= len {
+            step::<V, S, D>(&c, src, dst, i, l);
+            step::<V, S, D>(&c, src, dst, i + l, l);
+            step::<V, S, D>(&c, src, dst, i + 2 * l, l);
+            step::<V, S, D>(&c, src, dst, i + 3 * l, l);
+            i += 4 * l;
+        }
+        while i + l <= len {
+            step::<V, S, D>(&c, src, dst, i, l);
+            i += l;
+        }
+        if i < len {
+            step::<V, S, D>(&c, src, dst, i, len - i);
+        }
+    }
+}

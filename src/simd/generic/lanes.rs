@@ -1,0 +1,369 @@
+//! One vector of lanes at a time: the narrowings and widenings of every format, written once.
+//!
+//! Every function gives, lane by lane, exactly the bits of the scalar codec
+//! ([`crate::codec`], E8M0's own codec) whatever MXCSR holds; each step says why.
+//!
+//! # Narrowing f32 bits to an IEEE-like format ([`narrow`])
+//!
+//! The fused multiply-add method (argued in full in `arch/x86_64/avx512.rs`, "Narrowing
+//! f32"), for any format with `MAN_BITS >= 1`: with `a = min(|x|, cap)` and
+//! `t = 2^max(exponent of a, emin)`, `s = fma(t, K, a)` rounds `a` to the target's quantum
+//! once (RNE), and `VPMADDWD` with weights 256 and `2^(MAN_BITS + 1)` leaves the magnitude
+//! code in bits 8..15. Here the clamp and `t` are *integer* operations on the magnitude bits
+//! (for non-negative floats the unsigned integer order is the float order, subnormals
+//! included), so DAZ cannot touch them; only the multiply-add is a float instruction: a
+//! denormal `a` that DAZ reads as zero rounds to zero either way (it is below 2^-126, under
+//! a quarter of every target's smallest quantum), and `s >= 2^(emin + 23 - MAN_BITS)` is far
+//! from FTZ's reach. `cap` is the value of the code that every overflowing magnitude (and
+//! ±Inf) must give: MAX under `Saturate`, else the format's non-saturating overflow code
+//! (E4M3 `0x7F`, NaN; E5M2 `0x7C`, Inf; fnuz `0x80`, the unsigned NaN; fp6 and fp4 always
+//! saturate). Every magnitude above `cap` rounds to `cap`'s code as well, so the clamp
+//! decides overflow exactly as the codec does on the rounded code.
+//!
+//! The sign: bit `BITS - 1` of the code from bit 31 of the source. For fnuz, which has no
+//! negative zero, the sign is kept only where the magnitude is not zero:
+//! `sign & (mag + 0x7F)` has bit 7 exactly for `1 <= mag <= 0x80`, and `0x80 | sign` is
+//! `0x80`, the unsigned NaN. NaN sources take the codec's own result for a NaN of their sign
+//! under the call's policy (for these formats it depends on nothing else); fp6 and fp4 need
+//! no select at all: their NaN result is `±MAX`, which the clamp already gives (the NaN bits
+//! are above `cap`'s).
+//!
+//! # Widening an IEEE-like format to f32 bits ([`widen`])
+//!
+//! Normal codes re-bias their exponent with one integer add after the shift into place;
+//! subnormal codes (`mag < 2^MAN_BITS`, the fraction alone) are `mag * 2^(1 - BIAS -
+//! MAN_BITS)`: an exact integer-to-float conversion and an exact multiplication by a power
+//! of two whose operands and product are normal f32 (the smallest is 2^-17), so neither the
+//! rounding mode, FTZ nor DAZ can change them. Inf and NaN codes are replaced by the codec's
+//! results.
+
+use crate::Overflow;
+use crate::codec::{Format, NanKind};
+use crate::options::{NanPolicy, Policy};
+use crate::simd::Vector;
+
+/// The constants of the fused multiply-add narrowing for one format and one clamp.
+pub(crate) struct Fp8Fma {
+    /// The clamp: the value of the code that every larger magnitude rounds to.
+    pub cap: f32,
+    /// `2^emin`, the format's smallest normal.
+    pub min_normal: f32,
+    /// `K = 2^(23 - MAN_BITS) * (1 + D * 2^-23)`.
+    pub k: f32,
+    /// The `VPMADDWD` weights: 256 for the low 16-bit half, `2^(MAN_BITS + 1)` for the high.
+    pub weights: i32,
+}
+
+impl Fp8Fma {
+    /// The constants for a format with `man_bits` fraction bits (at least 1) and exponent
+    /// bias `bias`, clamping to the magnitude code `cap_code` (MAX with `Saturate`, else the
+    /// overflow code).
+    pub(crate) const fn new(man_bits: u32, bias: i32, cap_code: u32) -> Fp8Fma {
+        let emin = 1 - bias;
+        let frac_mask = (1 << man_bits) - 1;
+        let cap_exp = (cap_code >> man_bits) as i32 - bias + 127;
+        let cap = ((cap_exp as u32) << 23) | ((cap_code & frac_mask) << (23 - man_bits));
+        // The sum's exponent field is E = e + 150 - man_bits, and the code is
+        // q + 2^man_bits * (e - emin): D cancels 2^man_bits * (150 - man_bits + emin)
+        // modulo 256 (152 for E4M3, 232 for E5M2; even, so ties still go to an even q).
+        let offset = (1i32 << man_bits) * (150 - man_bits as i32 + emin);
+        let d = (-offset).rem_euclid(256) as u32;
+        assert!(d & 1 == 0 && man_bits >= 1);
+        Fp8Fma {
+            cap: f32::from_bits(cap),
+            min_normal: f32::from_bits(((127 + emin) as u32) << 23),
+            k: f32::from_bits(((127 + 23 - man_bits) << 23) | d),
+            weights: (1 << (man_bits + 1) << 16) | 256,
+        }
+    }
+}
+
+/// Per-call constants of [`narrow`] for format `F` under one policy.
+#[derive(Clone, Copy)]
+pub(crate) struct Narrow<V> {
+    cap: V,
+    min_normal: V,
+    k: V,
+    weights: V,
+    nan_pos: V,
+    nan_neg: V,
+}
+
+impl<V: Vector> Narrow<V> {
+    /// The constants for format `F` under `p`.
+    ///
+    /// # Safety
+    /// The CPU has `V`'s features.
+    #[inline(always)]
+    pub(crate) unsafe fn new<F: Format>(p: Policy) -> Narrow<V> {
+        let cap_code = match p.overflow {
+            Overflow::Saturate => F::MAX,
+            Overflow::NonSaturating => F::OVERFLOW_NONSAT,
+        };
+        let c = Fp8Fma::new(F::MAN_BITS, F::BIAS, cap_code);
+        // The NaN results come from the codec itself: for these formats they depend on the
+        // sign and the policy only (fixed NaN codes, or ±MAX).
+        let nan_pos = F::narrow32(0x7FC0_0000, p);
+        let nan_neg = F::narrow32(0xFFC0_0000, p);
+        // SAFETY: the caller's guarantee.
+        unsafe {
+            Narrow {
+                cap: V::splat(c.cap.to_bits()),
+                min_normal: V::splat(c.min_normal.to_bits()),
+                k: V::splat(c.k.to_bits()),
+                weights: V::splat(c.weights as u32),
+                nan_pos: V::splat(nan_pos),
+                nan_neg: V::splat(nan_neg),
+            }
+        }
+    }
+}
+
+/// Lanes of f32 bits (or f64 rounded to odd into f32) narrowed to codes of `F` (an IEEE-like
+/// format with a sign and `MAN_BITS >= 1`), sign included, in the low `BITS` bits of each
+/// lane (the bits above are zero). See the module docs.
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn narrow<V: Vector, F: Format>(x: V, c: &Narrow<V>) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
+        let abs = x.and(V::splat(0x7FFF_FFFF));
+        // NaN lanes (bits above Inf's) become `cap` too; they are replaced below.
+        let a = abs.min_u32(c.cap);
+        // t = 2^max(exponent of a, emin): the target quantum is t * 2^-MAN_BITS.
+        let t = a.and(V::splat(0x7F80_0000)).max_u32(c.min_normal);
+        let s = V::fma_rne(t, c.k, a);
+        // 256 * (D + q + 2^MAN_BITS * E) in the low 16 bits: the code in bits 8..15.
+        let mag = s.madd16(c.weights).shr(8).and(V::splat(0xFF));
+        let code = if F::NEG_ZERO {
+            mag.or_and(x.shr(32 - F::BITS), V::splat(F::SIGN_BIT))
+        } else {
+            // The sign only where 1 <= mag <= 0x80 (bit 7 of mag + 0x7F).
+            mag.or_and(x.shr(31).shl(7), mag.add(V::splat(0x7F)))
+        };
+        if matches!(F::NAN, NanKind::None) {
+            // ±MAX, what the clamp gave.
+            return code;
+        }
+        let is_nan = abs.gt_i32(V::splat(0x7F80_0000));
+        let negative = V::splat(0).gt_i32(x);
+        V::select(is_nan, V::select(negative, c.nan_neg, c.nan_pos), code)
+    }
+}
+
+/// Lanes holding codes of `F` (an IEEE-like signed format; bits above its width ignored)
+/// widened to f32 bits, exactly. See the module docs.
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn widen<V: Vector, F: Format>(code: V) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
+        let c = code.and(V::splat(F::CODE_MASK));
+        let mag = c.and(V::splat(F::MAG_MASK));
+        let sign = c.and(V::splat(F::SIGN_BIT)).shl(32 - F::BITS);
+        let normal = mag
+            .shl(23 - F::MAN_BITS)
+            .add(V::splat(((127 - F::BIAS) as u32) << 23));
+        // mag * 2^(1 - BIAS - MAN_BITS) for the subnormal codes (mag < 2^MAN_BITS).
+        let scale = ((127 + 1 - F::BIAS - F::MAN_BITS as i32) as u32) << 23;
+        let sub = mag.cvt_u24_f32().mul_exact_f32(V::splat(scale));
+        let is_sub = V::splat(1 << F::MAN_BITS).gt_i32(mag);
+        let mut bits = V::select(is_sub, sub, normal).or(sign);
+        if F::HAS_INF {
+            // E5M2: Inf, and NaN with its two payload bits under the quiet bit.
+            let inf = mag.eq(V::splat(F::INF));
+            bits = V::select(inf, sign.or(V::splat(0x7F80_0000)), bits);
+            let nan = mag.gt_i32(V::splat(F::INF));
+            let payload = mag
+                .and(V::splat((1 << F::MAN_BITS) - 1))
+                .shl(23 - F::MAN_BITS);
+            bits = V::select(nan, sign.or(payload).or(V::splat(0x7FC0_0000)), bits);
+        } else {
+            match F::NAN {
+                NanKind::Fixed { code, signed: true } => {
+                    let nan = mag.eq(V::splat(code));
+                    bits = V::select(nan, sign.or(V::splat(0x7FC0_0000)), bits);
+                }
+                NanKind::Fixed {
+                    code,
+                    signed: false,
+                } => {
+                    let nan = c.eq(V::splat(code));
+                    bits = V::select(nan, V::splat(F::nan_to_f32(code)), bits);
+                }
+                NanKind::Ieee | NanKind::None => {}
+            }
+        }
+        bits
+    }
+}
+
+/// Per-call constants of the E8M0 narrowings.
+#[derive(Clone, Copy)]
+pub(crate) struct E8m0<V> {
+    overflow: V,
+    nan: V,
+}
+
+impl<V: Vector> E8m0<V> {
+    /// The overflow and NaN codes under `p`, from E8M0's codec.
+    ///
+    /// # Safety
+    /// The CPU has `V`'s features.
+    #[inline(always)]
+    pub(crate) unsafe fn new(p: Policy) -> E8m0<V> {
+        use crate::F8E8M0;
+        // 2^200 overflows, NaN is NaN: the codec's own answers.
+        let overflow = <F8E8M0 as Format>::narrow64(0x4C70_0000_0000_0000, p);
+        let nan = <F8E8M0 as Format>::narrow32(0x7FC0_0000, p);
+        // SAFETY: the caller's guarantee.
+        unsafe {
+            E8m0 {
+                overflow: V::splat(overflow),
+                nan: V::splat(nan),
+            }
+        }
+    }
+}
+
+/// Lanes of f32 bits narrowed to E8M0 codes (nearest power of two, ties up; see
+/// `format/f8e8m0.rs`), in the low byte of each lane (the bits above are zero).
+///
+/// For a normal positive `x` the code is `(x + 0x400000) >> 23`: the exponent, plus one when
+/// the fraction is at least one half (the carry moves into the exponent). For an f32
+/// subnormal it is `x >= 0x600000` (the nearer of 2^-127 and 2^-126, ties up), which the same
+/// formula gives with `0x200000`. Integer operations only, so MXCSR plays no part.
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn e8m0_from_f32<V: Vector>(x: V, c: &E8m0<V>) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
+        let abs = x.and(V::splat(0x7FFF_FFFF));
+        let tiny = V::splat(0x0080_0000).gt_i32(abs);
+        let half = V::select(tiny, V::splat(0x0020_0000), V::splat(0x0040_0000));
+        // At most (0x7F7FFFFF + 0x400000) >> 23 = 0xFF: the minimum applies the overflow
+        // code (0xFE under `Saturate`, 0xFF otherwise) to 0xFF only.
+        let code = abs.add(half).shr(23).min_u32(c.overflow);
+        finish_e8m0(x, abs, V::splat(0x7F80_0000), code, c)
+    }
+}
+
+/// Lanes of compressed f64 high words (`hi | sticky`, see
+/// [`Vector::load_f64_hi`]) narrowed to E8M0 codes: the nearest power of two with ties up
+/// is `((a + 2^51) >> 52) - 1023`, and adding 2^51 only involves bits at and above bit 51,
+/// so on the high word it is `((hi + 0x80000) >> 20) - 1023` (the sticky bit is bit 0 and
+/// changes nothing); values below 2^-127 give code 0, the nearest.
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn e8m0_from_f64_hi<V: Vector>(w: V, c: &E8m0<V>) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
+        let abs = w.and(V::splat(0x7FFF_FFFF));
+        let e = abs.add(V::splat(0x0008_0000)).shr(20);
+        let code = e
+            .max_u32(V::splat(1023 - 127))
+            .sub(V::splat(1023 - 127))
+            .min_u32(c.overflow);
+        finish_e8m0(w, abs, V::splat(0x7FF0_0000), code, c)
+    }
+}
+
+/// The E8M0 special lanes: zero, negative and infinite sources give 0xFF, NaN the policy's
+/// code. `x` holds the source's sign in bit 31 and is zero exactly for a +0 source; `inf`
+/// is the magnitude bits of infinity in `abs`'s layout.
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+unsafe fn finish_e8m0<V: Vector>(x: V, abs: V, inf: V, code: V, c: &E8m0<V>) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
+        let ff = V::splat(0xFF);
+        // x <= 0 as a signed integer: negative (sign bit) or +0.
+        let code = V::select(V::splat(1).gt_i32(x), ff, code);
+        let code = V::select(abs.gt_i32(inf.sub(V::splat(1))), ff, code);
+        V::select(abs.gt_i32(inf), c.nan, code)
+    }
+}
+
+/// Lanes of E8M0 codes widened to f32 bits: `c << 23` for `1..=254`, 2^-127 (the f32
+/// subnormal `0x00400000`, built from bits) for 0, the quiet NaN `0x7FC00000` for 255.
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn e8m0_widen<V: Vector>(code: V) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
+        let c = code.and(V::splat(0xFF));
+        let bits = V::select(c.eq(V::splat(0)), V::splat(0x0040_0000), c.shl(23));
+        V::select(c.eq(V::splat(0xFF)), V::splat(0x7FC0_0000), bits)
+    }
+}
+
+/// Per-call constants of [`bf16`].
+#[derive(Clone, Copy)]
+pub(crate) struct Bf16<V> {
+    /// The largest magnitude kept before rounding: `0x7F7F7FFF` (rounds to MAX) under
+    /// `Saturate`, else everything.
+    clamp: V,
+    /// NaN lanes: `(x >> 16) & keep | or`.
+    nan_keep: V,
+    nan_or: V,
+}
+
+impl<V: Vector> Bf16<V> {
+    /// The constants under `p`.
+    ///
+    /// # Safety
+    /// The CPU has `V`'s features.
+    #[inline(always)]
+    pub(crate) unsafe fn new(p: Policy) -> Bf16<V> {
+        let clamp = match p.overflow {
+            Overflow::Saturate => 0x7F7F_7FFF,
+            Overflow::NonSaturating => 0x7FFF_FFFF,
+        };
+        // Preserve: sign, top 7 payload bits, quiet bit; Canonical: sign and the quiet NaN;
+        // ToMax: sign and MAX (the codec's `nan_code`).
+        let (keep, or) = match p.nan {
+            NanPolicy::Preserve => (0xFFFF, 0x0040),
+            NanPolicy::Canonical => (0x8000, 0x7FC0),
+            NanPolicy::ToMax => (0x8000, 0x7F7F),
+        };
+        // SAFETY: the caller's guarantee.
+        unsafe {
+            Bf16 {
+                clamp: V::splat(clamp),
+                nan_keep: V::splat(keep),
+                nan_or: V::splat(or),
+            }
+        }
+    }
+}
+
+/// Lanes of f32 bits narrowed to BF16 codes in the low 16 bits (the bits above are zero):
+/// integer RNE on the bits, `(x + 0x7FFF + ((x >> 16) & 1)) >> 16`, exact for every finite
+/// input and ±Inf, subnormals included (no float instruction, so MXCSR plays no part).
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn bf16<V: Vector>(x: V, c: &Bf16<V>) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
+        let abs = x.and(V::splat(0x7FFF_FFFF));
+        let y = abs.min_u32(c.clamp).or(x.and(V::splat(0x8000_0000)));
+        let lsb = y.shr(16).and(V::splat(1));
+        let r = y.add(V::splat(0x7FFF)).add(lsb).shr(16);
+        let nan = x.shr(16).and(c.nan_keep).or(c.nan_or);
+        V::select(abs.gt_i32(V::splat(0x7F80_0000)), nan, r)
+    }
+}

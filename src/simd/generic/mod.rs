@@ -1,0 +1,12 @@
+//! The algorithms, written once against [`Vector`](super::Vector) and the formats'
+//! [`Format`](crate::codec::Format) constants.
+//!
+//! * [`lanes`]: what happens to one vector of lanes: the narrowings (the fused multiply-add
+//!   method for every IEEE-like format, integer methods for BF16 and E8M0) and the exact
+//!   widenings.
+//! * [`kernels`]: the loops, written as a source (load and decode to f32 bits) and a
+//!   destination (encode and store), so that f32/f64 ↔ narrow, narrow ↔ narrow in one pass,
+//!   and the fused round trip are all the same loop with different ends.
+
+pub(crate) mod kernels;
+pub(crate) mod lanes;

@@ -1,0 +1,138 @@
+//! The width-generic vector layer: one [`Vector`] trait, algorithms written once over it,
+//! thin per-ISA instantiations.
+//!
+//! # Layering
+//!
+//! ```text
+//! format/, codec.rs       the formats and the scalar specification
+//!   └─ simd/mod.rs        the `Vector` trait (this file): lanes of u32, loads/stores of n lanes
+//!        └─ simd/generic/ the algorithms, written once against `Vector` and `codec::Format`
+//!             └─ simd/x86_64/{avx2,avx512}.rs   the trait's implementations and the
+//!                                                `#[target_feature]` instantiations
+//!                  └─ arch/x86_64/*.rs           the backends' kernel tables
+//! ```
+//!
+//! Nothing here imports a kernel table or a backend, and no file imports one that imports it
+//! back.
+//!
+//! # How the instantiation works
+//!
+//! The trait's methods are `#[inline(always)]` and carry no `#[target_feature]` themselves
+//! (as in memchr's `Vector`): an algorithm is an `#[inline(always)]` generic function, and
+//! each ISA instantiates it inside one `#[target_feature(enable = ...)]` function per pair.
+//! Everything is then inlined into that function, where the intrinsics' features are
+//! enabled, so the kernel is compiled for the ISA as if it had been written by hand. Calling
+//! a method outside such a function is undefined behaviour on a CPU without the features,
+//! which is why every method is `unsafe`.
+//!
+//! # Lanes
+//!
+//! A vector holds [`Vector::LANES`] 32-bit lanes: 8 for AVX2, 16 for AVX-512. Every element
+//! of every format is carried in one 32-bit lane: f32 sources as their bits, f64 sources
+//! rounded to odd into f32 bits (or compressed to their high word, for E8M0), 8- and 16-bit
+//! codes zero-extended. Loads and stores take the number of lanes `n` to touch (`1 <= n <=
+//! LANES`); a partial access never reads or writes memory past its `n` elements (AVX-512
+//! uses mask registers, AVX2 a copy through a stack buffer), and the lanes it did not read
+//! hold zero bits.
+
+pub(crate) mod generic;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod x86_64;
+
+/// A vector of [`LANES`](Vector::LANES) 32-bit lanes and the operations the generic
+/// algorithms need.
+///
+/// # Safety
+/// Every method requires that the CPU has the target features of the implementing ISA; the
+/// memory methods additionally require that the pointer is valid for the `n` elements they
+/// access (`1 <= n <= LANES`), possibly unaligned.
+pub(crate) trait Vector: Copy {
+    /// Number of 32-bit lanes.
+    const LANES: usize;
+    /// A per-lane boolean (a mask register, or all-ones lanes).
+    type Mask: Copy;
+
+    /// Every lane `x`.
+    unsafe fn splat(x: u32) -> Self;
+
+    /// Lane-wise `self & b`.
+    unsafe fn and(self, b: Self) -> Self;
+    /// Lane-wise `self | b`.
+    unsafe fn or(self, b: Self) -> Self;
+    /// Lane-wise `self | (b & c)` (one ternary-logic instruction on AVX-512).
+    unsafe fn or_and(self, b: Self, c: Self) -> Self;
+    /// Lane-wise wrapping `self + b`.
+    unsafe fn add(self, b: Self) -> Self;
+    /// Lane-wise wrapping `self - b`.
+    unsafe fn sub(self, b: Self) -> Self;
+    /// Lane-wise logical shift left by `n < 32` (a constant after inlining, so the
+    /// immediate form is emitted).
+    unsafe fn shl(self, n: u32) -> Self;
+    /// Lane-wise logical shift right by `n < 32` (a constant after inlining).
+    unsafe fn shr(self, n: u32) -> Self;
+    /// Lane-wise unsigned minimum.
+    unsafe fn min_u32(self, b: Self) -> Self;
+    /// Lane-wise unsigned maximum.
+    unsafe fn max_u32(self, b: Self) -> Self;
+    /// Lanes where `self == b`.
+    unsafe fn eq(self, b: Self) -> Self::Mask;
+    /// Lanes where `self > b` as signed 32-bit integers.
+    unsafe fn gt_i32(self, b: Self) -> Self::Mask;
+    /// `t` where `m`, else `f`.
+    unsafe fn select(m: Self::Mask, t: Self, f: Self) -> Self;
+
+    /// Lane-wise `fma(a, b, c)` on f32 bits, rounded to nearest even. AVX-512 carries the
+    /// rounding in the instruction; on AVX2 the caller must have checked that MXCSR rounds
+    /// to nearest. Flush-to-zero and denormals-are-zero may apply (the callers argue why
+    /// they cannot change their results).
+    unsafe fn fma_rne(a: Self, b: Self, c: Self) -> Self;
+    /// Lane-wise `VPMADDWD` with the weight pair `w` (low 16 bits: the low half's weight,
+    /// high 16 bits: the high half's): `lo(self) * lo(w) + hi(self) * hi(w)` with signed
+    /// 16-bit halves.
+    unsafe fn madd16(self, w: Self) -> Self;
+    /// Lane-wise conversion of an integer in `0..2^24` to f32 bits (exact, so no rounding
+    /// mode applies).
+    unsafe fn cvt_u24_f32(self) -> Self;
+    /// Lane-wise f32 product of `self` and `b`, for operands whose product is exact and
+    /// normal (so no rounding mode, FTZ or DAZ can change it) and which are not denormal.
+    unsafe fn mul_exact_f32(self, b: Self) -> Self;
+
+    /// Loads `n` bytes, zero-extended to lanes.
+    unsafe fn load_u8(p: *const u8, n: usize) -> Self;
+    /// Loads `n` 16-bit values, zero-extended to lanes.
+    unsafe fn load_u16(p: *const u8, n: usize) -> Self;
+    /// Loads `n` 32-bit values.
+    unsafe fn load_u32(p: *const u8, n: usize) -> Self;
+    /// Loads `n` F16 codes and widens them to f32 bits exactly (`VCVTPH2PS`: NaNs quieted
+    /// with their payload kept; MXCSR plays no part).
+    unsafe fn load_f16(p: *const u8, n: usize) -> Self;
+    /// Loads `n` f64 and rounds each to odd into f32 bits: exact (round to odd, which a later
+    /// single rounding to a format with at least two fewer significand bits turns into the
+    /// RNE result) wherever the truncated value is at least 2^-126; below that the bits may
+    /// be any value under 2^-126 with the source's sign (FTZ, DAZ), which every format that
+    /// uses it rounds to a signed zero anyway.
+    unsafe fn load_f64_odd(p: *const u8, n: usize) -> Self;
+    /// Loads `n` f64 as their high words with a sticky bit: `hi | (lo != 0)`. Rounding this
+    /// word to a format that keeps fewer than 19 fraction bits equals rounding the f64.
+    unsafe fn load_f64_hi(p: *const u8, n: usize) -> Self;
+    /// Loads `n` packed FP4 values (`n.div_ceil(2)` bytes, element `2i` in the low nibble
+    /// of byte `i`) into lanes; the lanes' bits above 3 are zero.
+    unsafe fn load_nibbles(p: *const u8, n: usize) -> Self;
+
+    /// Stores the low byte of `n` lanes.
+    unsafe fn store_u8(self, p: *mut u8, n: usize);
+    /// Stores the low 16 bits of `n` lanes.
+    unsafe fn store_u16(self, p: *mut u8, n: usize);
+    /// Stores `n` lanes.
+    unsafe fn store_u32(self, p: *mut u8, n: usize);
+    /// Stores `n` lanes of f32 bits as f64, exactly (IEEE f32 → f64, NaN quieted with its
+    /// payload kept), f32 subnormals included whatever MXCSR holds.
+    unsafe fn store_f64(self, p: *mut u8, n: usize);
+    /// Rounds `n` lanes of f32 bits to F16 (RNE, `VCVTPS2PH` with its rounding in the
+    /// immediate) and stores the codes; with `sat`, `±Inf` results become `±MAX`.
+    unsafe fn store_f16(self, p: *mut u8, n: usize, sat: bool);
+    /// Stores `n` lanes holding FP4 codes (below 16) packed two per byte
+    /// (`n.div_ceil(2)` bytes; for odd `n` the last high nibble is lane `n`, which the
+    /// caller guarantees is the code of `+0`).
+    unsafe fn store_nibbles(self, p: *mut u8, n: usize);
+}

@@ -1,0 +1,420 @@
+//! [`Vector`] for AVX-512 (F/BW/VL/DQ, plus the AVX2, FMA and F16C every such CPU has):
+//! 16 lanes in a `__m512i`, lane masks in `__mmask16` registers, partial loads and stores
+//! through masks (masked-off lanes are neither read nor written and do not fault), and the
+//! instantiation of the generic kernels for the `Avx512` tiers.
+
+use core::arch::x86_64::*;
+
+use crate::simd::Vector;
+
+/// Round to nearest even, exceptions suppressed (overrides MXCSR.RC).
+const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+/// Round toward zero, exceptions suppressed (overrides MXCSR.RC).
+const RZ: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+
+/// 16 lanes of 32 bits.
+#[derive(Clone, Copy)]
+pub(crate) struct V512(__m512i);
+
+/// Mask of the first `n` of 16 lanes, `n <= 16`.
+#[inline(always)]
+fn mask16(n: usize) -> __mmask16 {
+    debug_assert!(n <= 16);
+    ((1u32 << n) - 1) as __mmask16
+}
+
+/// `x` as the count operand of the `VPSRLD`/`VPSLLD` forms that take one from a register
+/// (LLVM turns a constant count into the immediate form).
+#[inline(always)]
+unsafe fn count(n: u32) -> __m128i {
+    // SAFETY: SSE2, which every x86-64 CPU has.
+    unsafe { _mm_cvtsi32_si128(n as i32) }
+}
+
+/// Compresses 8 f64 to their high words with a sticky bit (`hi | (lo != 0)`).
+#[inline(always)]
+unsafe fn hi_sticky(x: __m512i) -> __m256i {
+    // SAFETY: the caller has the features (`Vector`'s contract).
+    unsafe {
+        let hi = _mm512_srli_epi64::<32>(x);
+        let sticky = _mm512_test_epi64_mask(x, _mm512_set1_epi64(0xFFFF_FFFF));
+        _mm512_cvtepi64_epi32(_mm512_mask_or_epi64(hi, sticky, hi, _mm512_set1_epi64(1)))
+    }
+}
+
+/// Rounds 8 f64 to odd into f32 bits: truncation (`{rz-sae}`), then the lowest bit set where
+/// it was inexact. Where the truncated f32 is normal, truncation drops exactly the f64's low
+/// 29 fraction bits, so "inexact" is one bit test of those; values above f32::MAX truncate
+/// to f32::MAX (odd), which overflows every target as the source does; Inf is exact; NaN
+/// stays NaN. Below 2^-126 (f32 subnormal, FTZ, DAZ) the bits may be off, with the sign kept.
+#[inline(always)]
+unsafe fn odd_from_f64(x: __m512d) -> __m256i {
+    // SAFETY: the caller has the features (`Vector`'s contract).
+    unsafe {
+        let t = _mm256_castps_si256(_mm512_cvt_roundpd_ps::<RZ>(x));
+        let inexact =
+            _mm512_test_epi64_mask(_mm512_castpd_si512(x), _mm512_set1_epi64(0x1FFF_FFFF));
+        _mm256_mask_or_epi32(t, inexact, t, _mm256_set1_epi32(1))
+    }
+}
+
+/// 8 lanes of f32 bits to f64, exactly whatever MXCSR holds: `VCVTPS2PD` (exact; NaN quieted
+/// with its payload kept), except that DAZ would read an f32 denormal as zero, so those lanes
+/// (exponent field zero) are rebuilt as `fraction * 2^-149` (an exact integer conversion and
+/// an exact power-of-two product, a normal f64) with the sign of the source.
+#[inline(always)]
+unsafe fn f64_from_bits(x: __m256i) -> __m512d {
+    // SAFETY: the caller has the features (`Vector`'s contract).
+    unsafe {
+        let d = _mm512_cvtps_pd(_mm256_castsi256_ps(x));
+        let sub = _mm256_testn_epi32_mask(x, _mm256_set1_epi32(0x7F80_0000));
+        let frac = _mm256_and_si256(x, _mm256_set1_epi32(0x007F_FFFF));
+        let scale = _mm512_set1_pd(f64::from_bits((1023 - 149) << 52));
+        let m = _mm512_mul_round_pd::<RNE>(_mm512_cvtepi32_pd(frac), scale);
+        let sign = _mm512_castsi512_pd(_mm512_slli_epi64::<63>(_mm512_srli_epi64::<31>(
+            _mm512_cvtepu32_epi64(x),
+        )));
+        _mm512_mask_or_pd(d, sub, m, sign)
+    }
+}
+
+impl Vector for V512 {
+    const LANES: usize = 16;
+    type Mask = __mmask16;
+
+    #[inline(always)]
+    unsafe fn splat(x: u32) -> Self {
+        // SAFETY (every method below): the caller has the features (`Vector`'s contract), and
+        // the memory methods touch only the `n` elements the caller vouches for, through
+        // masks whose masked-off lanes are neither read nor written.
+        unsafe { V512(_mm512_set1_epi32(x as i32)) }
+    }
+    #[inline(always)]
+    unsafe fn and(self, b: Self) -> Self {
+        unsafe { V512(_mm512_and_si512(self.0, b.0)) }
+    }
+    #[inline(always)]
+    unsafe fn or(self, b: Self) -> Self {
+        unsafe { V512(_mm512_or_si512(self.0, b.0)) }
+    }
+    #[inline(always)]
+    unsafe fn or_and(self, b: Self, c: Self) -> Self {
+        // Ternary-logic table A | (B & C).
+        unsafe { V512(_mm512_ternarylogic_epi32::<0xF8>(self.0, b.0, c.0)) }
+    }
+    #[inline(always)]
+    unsafe fn add(self, b: Self) -> Self {
+        unsafe { V512(_mm512_add_epi32(self.0, b.0)) }
+    }
+    #[inline(always)]
+    unsafe fn sub(self, b: Self) -> Self {
+        unsafe { V512(_mm512_sub_epi32(self.0, b.0)) }
+    }
+    #[inline(always)]
+    unsafe fn shl(self, n: u32) -> Self {
+        unsafe { V512(_mm512_sll_epi32(self.0, count(n))) }
+    }
+    #[inline(always)]
+    unsafe fn shr(self, n: u32) -> Self {
+        unsafe { V512(_mm512_srl_epi32(self.0, count(n))) }
+    }
+    #[inline(always)]
+    unsafe fn min_u32(self, b: Self) -> Self {
+        unsafe { V512(_mm512_min_epu32(self.0, b.0)) }
+    }
+    #[inline(always)]
+    unsafe fn max_u32(self, b: Self) -> Self {
+        unsafe { V512(_mm512_max_epu32(self.0, b.0)) }
+    }
+    #[inline(always)]
+    unsafe fn eq(self, b: Self) -> __mmask16 {
+        unsafe { _mm512_cmpeq_epi32_mask(self.0, b.0) }
+    }
+    #[inline(always)]
+    unsafe fn gt_i32(self, b: Self) -> __mmask16 {
+        unsafe { _mm512_cmpgt_epi32_mask(self.0, b.0) }
+    }
+    #[inline(always)]
+    unsafe fn select(m: __mmask16, t: Self, f: Self) -> Self {
+        unsafe { V512(_mm512_mask_blend_epi32(m, f.0, t.0)) }
+    }
+    #[inline(always)]
+    unsafe fn fma_rne(a: Self, b: Self, c: Self) -> Self {
+        unsafe {
+            let (a, b, c) = (
+                _mm512_castsi512_ps(a.0),
+                _mm512_castsi512_ps(b.0),
+                _mm512_castsi512_ps(c.0),
+            );
+            V512(_mm512_castps_si512(_mm512_fmadd_round_ps::<RNE>(a, b, c)))
+        }
+    }
+    #[inline(always)]
+    unsafe fn madd16(self, w: Self) -> Self {
+        unsafe { V512(_mm512_madd_epi16(self.0, w.0)) }
+    }
+    #[inline(always)]
+    unsafe fn cvt_u24_f32(self) -> Self {
+        unsafe { V512(_mm512_castps_si512(_mm512_cvtepi32_ps(self.0))) }
+    }
+    #[inline(always)]
+    unsafe fn mul_exact_f32(self, b: Self) -> Self {
+        unsafe {
+            let p =
+                _mm512_mul_round_ps::<RNE>(_mm512_castsi512_ps(self.0), _mm512_castsi512_ps(b.0));
+            V512(_mm512_castps_si512(p))
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn load_u8(p: *const u8, n: usize) -> Self {
+        unsafe {
+            let b = if n == 16 {
+                _mm_loadu_si128(p.cast())
+            } else {
+                _mm_maskz_loadu_epi8(mask16(n), p.cast())
+            };
+            V512(_mm512_cvtepu8_epi32(b))
+        }
+    }
+    #[inline(always)]
+    unsafe fn load_u16(p: *const u8, n: usize) -> Self {
+        unsafe {
+            let h = if n == 16 {
+                _mm256_loadu_si256(p.cast())
+            } else {
+                _mm256_maskz_loadu_epi16(mask16(n), p.cast())
+            };
+            V512(_mm512_cvtepu16_epi32(h))
+        }
+    }
+    #[inline(always)]
+    unsafe fn load_u32(p: *const u8, n: usize) -> Self {
+        unsafe {
+            if n == 16 {
+                V512(_mm512_loadu_si512(p.cast()))
+            } else {
+                V512(_mm512_maskz_loadu_epi32(mask16(n), p.cast()))
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn load_f16(p: *const u8, n: usize) -> Self {
+        unsafe {
+            let h = if n == 16 {
+                _mm256_loadu_si256(p.cast())
+            } else {
+                _mm256_maskz_loadu_epi16(mask16(n), p.cast())
+            };
+            V512(_mm512_castps_si512(_mm512_cvtph_ps(h)))
+        }
+    }
+    #[inline(always)]
+    unsafe fn load_f64_odd(p: *const u8, n: usize) -> Self {
+        unsafe {
+            let (lo, hi) = if n == 16 {
+                (_mm512_loadu_pd(p.cast()), _mm512_loadu_pd(p.add(64).cast()))
+            } else {
+                let k = mask16(n);
+                (
+                    _mm512_maskz_loadu_pd(k as u8, p.cast()),
+                    // Lanes 8.. of the mask: none when n <= 8, so nothing past the slice.
+                    _mm512_maskz_loadu_pd((k >> 8) as u8, p.add(64).cast()),
+                )
+            };
+            let v = _mm512_castsi256_si512(odd_from_f64(lo));
+            V512(_mm512_inserti64x4::<1>(v, odd_from_f64(hi)))
+        }
+    }
+    #[inline(always)]
+    unsafe fn load_f64_hi(p: *const u8, n: usize) -> Self {
+        unsafe {
+            let (lo, hi) = if n == 16 {
+                (
+                    _mm512_loadu_si512(p.cast()),
+                    _mm512_loadu_si512(p.add(64).cast()),
+                )
+            } else {
+                let k = mask16(n);
+                (
+                    _mm512_maskz_loadu_epi64(k as u8, p.cast()),
+                    _mm512_maskz_loadu_epi64((k >> 8) as u8, p.add(64).cast()),
+                )
+            };
+            let v = _mm512_castsi256_si512(hi_sticky(lo));
+            V512(_mm512_inserti64x4::<1>(v, hi_sticky(hi)))
+        }
+    }
+    #[inline(always)]
+    unsafe fn load_nibbles(p: *const u8, n: usize) -> Self {
+        unsafe {
+            // Byte i of the 8 goes to 64-bit lane i; `b | b << 28` puts its low nibble in the
+            // lane's low dword (bits 0..3) and its high nibble in the high dword (bits
+            // 0..3 of it); the mask keeps those.
+            let bytes = if n == 16 {
+                _mm_loadl_epi64(p.cast())
+            } else {
+                _mm_maskz_loadu_epi8(mask16(n.div_ceil(2)), p.cast())
+            };
+            let b = _mm512_cvtepu8_epi64(bytes);
+            let v = _mm512_or_si512(b, _mm512_slli_epi64::<28>(b));
+            V512(_mm512_and_si512(v, _mm512_set1_epi32(0xF)))
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn store_u8(self, p: *mut u8, n: usize) {
+        unsafe {
+            if n == 16 {
+                _mm_storeu_si128(p.cast(), _mm512_cvtepi32_epi8(self.0));
+            } else {
+                _mm512_mask_cvtepi32_storeu_epi8(p.cast(), mask16(n), self.0);
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_u16(self, p: *mut u8, n: usize) {
+        unsafe {
+            if n == 16 {
+                _mm256_storeu_si256(p.cast(), _mm512_cvtepi32_epi16(self.0));
+            } else {
+                _mm512_mask_cvtepi32_storeu_epi16(p.cast(), mask16(n), self.0);
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_u32(self, p: *mut u8, n: usize) {
+        unsafe {
+            if n == 16 {
+                _mm512_storeu_si512(p.cast(), self.0);
+            } else {
+                _mm512_mask_storeu_epi32(p.cast(), mask16(n), self.0);
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_f64(self, p: *mut u8, n: usize) {
+        unsafe {
+            let lo = f64_from_bits(_mm512_castsi512_si256(self.0));
+            let hi = f64_from_bits(_mm512_extracti64x4_epi64::<1>(self.0));
+            if n == 16 {
+                _mm512_storeu_pd(p.cast(), lo);
+                _mm512_storeu_pd(p.add(64).cast(), hi);
+            } else {
+                let k = mask16(n);
+                _mm512_mask_storeu_pd(p.cast(), k as u8, lo);
+                _mm512_mask_storeu_pd(p.add(64).cast(), (k >> 8) as u8, hi);
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_f16(self, p: *mut u8, n: usize, sat: bool) {
+        unsafe {
+            // VCVTPS2PH with the rounding in the immediate: the IEEE conversion the codec
+            // specifies, whatever MXCSR.RC holds. DAZ can only zero f32 denormal inputs,
+            // which are far below half the smallest F16 subnormal and give ±0 either way.
+            let mut h =
+                _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT }>(_mm512_castsi512_ps(self.0));
+            if sat {
+                // ±Inf (what overflow gives; NaN codes are above it) becomes ±MAX.
+                let inf = _mm256_cmpeq_epi16_mask(
+                    _mm256_and_si256(h, _mm256_set1_epi16(0x7FFF)),
+                    _mm256_set1_epi16(0x7C00),
+                );
+                h = _mm256_mask_sub_epi16(h, inf, h, _mm256_set1_epi16(1));
+            }
+            if n == 16 {
+                _mm256_storeu_si256(p.cast(), h);
+            } else {
+                _mm256_mask_storeu_epi16(p.cast(), mask16(n), h);
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_nibbles(self, p: *mut u8, n: usize) {
+        unsafe {
+            // As 64-bit lanes, `v | v >> 28` holds lane 2i | lane 2i+1 << 4 in its low byte
+            // (both codes are below 16), and VPMOVQB keeps that byte.
+            let v = _mm512_or_si512(self.0, _mm512_srli_epi64::<28>(self.0));
+            if n == 16 {
+                _mm_storel_epi64(p.cast(), _mm512_cvtepi64_epi8(v));
+            } else {
+                _mm512_mask_cvtepi64_storeu_epi8(p.cast(), mask16(n.div_ceil(2)) as u8, v);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The instantiation: every generic kernel compiled for this ISA.
+// ---------------------------------------------------------------------------------------
+
+use crate::arch::Kernels;
+use crate::options::Policy;
+use crate::simd::generic::kernels::{
+    Brain, Code, Dst, E8m0, E8m0Hi, F32, F64, F64Hi, F64Odd, Half, Packed, RoundTrip, Src, run,
+};
+
+/// The generic kernel from `S` to `D`, compiled for AVX-512.
+///
+/// # Safety
+/// As for [`RawKernel`](crate::arch::RawKernel); the CPU has the `Avx512` tier's features.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn k<S: Src, D: Dst>(src: *const u8, dst: *mut u8, len: usize, p: Policy) {
+    // SAFETY: forwarded contract; the features are enabled on this function, and the table
+    // that holds it is chosen only when `avx512_available` found them.
+    unsafe { run::<V512, S, D>(src, dst, len, p) }
+}
+
+/// Registers one IEEE-like leaf format's pairs: f32/f64 ↔ `$f` and `$f` ↔ F16/BF16 in one
+/// pass, and the fused round trip.
+macro_rules! leaf {
+    ($t:ident, $f:ty) => {
+        $t.set_all_policies::<f32, $f>(k::<F32, Code<$f>>);
+        $t.set_all_policies::<f64, $f>(k::<F64Odd, Code<$f>>);
+        $t.set_all_policies::<$f, f32>(k::<Code<$f>, F32>);
+        $t.set_all_policies::<$f, f64>(k::<Code<$f>, F64>);
+        $t.set_direct::<$f, crate::F16>(k::<Code<$f>, Half>);
+        $t.set_direct::<$f, crate::BF16>(k::<Code<$f>, Brain>);
+        $t.set_direct::<crate::F16, $f>(k::<Half, Code<$f>>);
+        $t.set_direct::<crate::BF16, $f>(k::<Brain, Code<$f>>);
+        $t.set_round_trip::<$f>(k::<F32, RoundTrip<$f>>);
+    };
+}
+
+/// Fills `t` with this ISA's generic kernels: every pair of the formats added after the first
+/// four, and every narrow ↔ narrow pair in one pass. The `Avx512` table then puts its
+/// hand-written kernels on top for f32/f64 ↔ F16, BF16, F8E4M3 and F8E5M2 (special
+/// instructions and a gathered store that the generic loop does not have).
+pub(crate) const fn fill(t: &mut Kernels) {
+    use crate::{BF16, F4E2M1x2, F8E4M3, F8E5M2, F8E8M0, F16};
+    leaf!(t, crate::F8E4M3FNUZ);
+    leaf!(t, crate::F8E5M2FNUZ);
+    leaf!(t, crate::F6E2M3);
+    leaf!(t, crate::F6E3M2);
+    leaf!(t, crate::F4E2M1);
+    // E4M3 and E5M2: the hand-written f32/f64 kernels replace these four after `fill`.
+    leaf!(t, F8E4M3);
+    leaf!(t, F8E5M2);
+
+    t.set_all_policies::<f32, F4E2M1x2>(k::<F32, Packed>);
+    t.set_all_policies::<f64, F4E2M1x2>(k::<F64Odd, Packed>);
+    t.set_all_policies::<F4E2M1x2, f32>(k::<Packed, F32>);
+    t.set_all_policies::<F4E2M1x2, f64>(k::<Packed, F64>);
+    t.set_direct::<F4E2M1x2, F16>(k::<Packed, Half>);
+    t.set_direct::<F4E2M1x2, BF16>(k::<Packed, Brain>);
+    t.set_direct::<F16, F4E2M1x2>(k::<Half, Packed>);
+    t.set_direct::<BF16, F4E2M1x2>(k::<Brain, Packed>);
+
+    t.set_all_policies::<f32, F8E8M0>(k::<F32, E8m0>);
+    t.set_all_policies::<f64, F8E8M0>(k::<F64Hi, E8m0Hi>);
+    t.set_all_policies::<F8E8M0, f32>(k::<E8m0, F32>);
+    t.set_all_policies::<F8E8M0, f64>(k::<E8m0, F64>);
+    t.set_direct::<F8E8M0, F16>(k::<E8m0, Half>);
+    t.set_direct::<F8E8M0, BF16>(k::<E8m0, Brain>);
+    t.set_direct::<F16, F8E8M0>(k::<Half, E8m0>);
+    t.set_direct::<BF16, F8E8M0>(k::<Brain, E8m0>);
+
+    t.set_direct::<F16, BF16>(k::<Half, Brain>);
+    t.set_direct::<BF16, F16>(k::<Brain, Half>);
+}
