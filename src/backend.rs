@@ -240,6 +240,64 @@ impl Backend {
         }
     }
 
+    /// Which kernel serves `S -> D` on this backend: its instruction set, vector width and
+    /// number of passes over the data. Every backend gives the same bits for every pair; this
+    /// says how fast a pair can be expected to run, for instance whether an AVX-512 tier
+    /// serves it at its own width or with a narrower tier's kernel.
+    ///
+    /// ```
+    /// use vcvt::{Backend, F16, F8E4M3};
+    /// let k = Backend::Scalar.kernel::<f32, F16>();
+    /// assert_eq!((k.isa, k.bits, k.passes), ("scalar", 0, 1));
+    /// for b in Backend::available() {
+    ///     // For instance "avx512-bf16: F16 -> F8E4M3 runs avx512 (512-bit)".
+    ///     println!("{b}: F16 -> F8E4M3 runs {}", b.kernel::<F16, F8E4M3>());
+    /// }
+    /// ```
+    pub fn kernel<S: ConvertTo<D>, D: Element>(self) -> KernelInfo {
+        let pair = S::PAIR;
+        let k = self.entry().kernels;
+        match pair.via {
+            Some(v) if k.1[v.direct].is_some() => KernelInfo::of(k.3[v.direct], 1),
+            // The two halves through a buffer: the narrower of the two, twice.
+            Some(v) => KernelInfo::narrower(k.0[v.widen].isa, k.0[pair.index].isa),
+            None => KernelInfo::of(k.0[pair.index].isa, 1),
+        }
+    }
+
+    /// Which kernel serves [`round_trip`](crate::round_trip) of f32 through `F` on this
+    /// backend: a fused one (one pass, in registers) or the two conversions in chunks (two
+    /// passes).
+    ///
+    /// ```
+    /// use vcvt::{Backend, F8E4M3};
+    /// assert_eq!(Backend::Scalar.round_trip_kernel::<F8E4M3>().passes, 2);
+    /// ```
+    pub fn round_trip_kernel<F: ConvertTo<f32>>(self) -> KernelInfo
+    where
+        f32: ConvertTo<F>,
+    {
+        let narrow = <f32 as ConvertTo<F>>::PAIR;
+        let widen = F::PAIR;
+        let k = self.entry().kernels;
+        let fmt = narrow.index / crate::element::PAIRS_PER_FORMAT;
+        match k.2[fmt] {
+            Some(_) => KernelInfo::of(k.4[fmt], 1),
+            None => KernelInfo::narrower(k.0[narrow.index].isa, k.0[widen.index].isa),
+        }
+    }
+
+    /// The vector width of this backend's own kernels, in bits: 512 for the AVX-512 tiers,
+    /// 256 for `avx2`, 128 for NEON, `portable` and `simd128`, 0 for Scalar. A pair whose
+    /// [`kernel`](Backend::kernel) is narrower runs a lower tier's kernel on this one.
+    ///
+    /// ```
+    /// assert_eq!(vcvt::Backend::Scalar.width_bits(), 0);
+    /// ```
+    pub fn width_bits(self) -> u32 {
+        self.entry().kernels.5.bits()
+    }
+
     /// Runs the CPU detection for this backend (uncached).
     fn detect(self) -> bool {
         match self {
@@ -338,6 +396,62 @@ impl Backend {
             Backend::Portable => &PORTABLE,
             #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
             Backend::Simd128 => &SIMD128,
+        }
+    }
+}
+
+/// Which kernel serves a pair on a backend ([`Backend::kernel`]).
+///
+/// ```
+/// use vcvt::{Backend, F16};
+/// let k = Backend::active().kernel::<f32, F16>();
+/// println!("f32 -> F16 on {}: {k}", Backend::active());
+/// assert_eq!(k.is_simd(), k.bits > 0);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct KernelInfo {
+    /// The instruction set the kernel is written for: `"scalar"` (one element at a time),
+    /// `"portable"`, `"simd128"`, `"avx2"`, `"avx512"` or `"neon"`. The AVX-512 tiers'
+    /// kernels (VBMI, BF16 included) all report `"avx512"`; a tier that runs a lower tier's
+    /// kernel for a pair reports that tier.
+    pub isa: &'static str,
+    /// The width of the vectors the kernel works on, in bits (0 for Scalar).
+    pub bits: u32,
+    /// Passes over the data: 1, or 2 for a narrow → narrow pair (or a round trip) that runs
+    /// its two conversions in chunks through a buffer; `isa` and `bits` are then the
+    /// narrower of the two.
+    pub passes: u8,
+}
+
+impl KernelInfo {
+    fn of(isa: arch::Isa, passes: u8) -> KernelInfo {
+        KernelInfo {
+            isa: isa.name(),
+            bits: isa.bits(),
+            passes,
+        }
+    }
+
+    fn narrower(a: arch::Isa, b: arch::Isa) -> KernelInfo {
+        KernelInfo::of(if a.bits() <= b.bits() { a } else { b }, 2)
+    }
+
+    /// Whether the kernel is SIMD code (`bits > 0`).
+    pub fn is_simd(&self) -> bool {
+        self.bits > 0
+    }
+}
+
+impl fmt::Display for KernelInfo {
+    /// `avx512 (512-bit)`, `avx2 (256-bit, 2 passes)`, `scalar`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.isa)?;
+        match (self.bits, self.passes) {
+            (0, 1) => Ok(()),
+            (0, p) => write!(f, " ({p} passes)"),
+            (b, 1) => write!(f, " ({b}-bit)"),
+            (b, p) => write!(f, " ({b}-bit, {p} passes)"),
         }
     }
 }

@@ -229,7 +229,7 @@ pub mod numeric;
 #[cfg(feature = "serde")]
 pub mod serde;
 
-pub use backend::Backend;
+pub use backend::{Backend, KernelInfo};
 #[cfg(feature = "std")]
 pub use backend::{BackendEnvError, ENV_VAR};
 pub use element::{ConvertTo, Element};

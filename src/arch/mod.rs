@@ -38,6 +38,53 @@ pub(crate) struct Slot {
     pub(crate) simd: bool,
     /// Whether it implements every [`NanPolicy`] itself (the Scalar kernels do).
     pub(crate) all_nan_policies: bool,
+    /// The instruction set (and so the vector width) it is written for.
+    pub(crate) isa: Isa,
+}
+
+/// The instruction set a kernel is written for, which fixes its vector width: what
+/// [`Backend::kernel`](crate::Backend::kernel) reports. A backend's table records, for each
+/// slot, the tag that was current when the slot was set ([`Kernels::tag`]), so a tier that
+/// keeps a narrower tier's kernel for some pair says so.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(dead_code)] // Each target builds only its own ISAs.
+pub(crate) enum Isa {
+    /// One element at a time.
+    Scalar,
+    /// Plain Rust vectorised by the compiler (128-bit on the hosts it serves).
+    Portable,
+    /// WebAssembly SIMD (128-bit).
+    Simd128,
+    /// x86-64 AVX2, FMA and F16C (256-bit).
+    Avx2,
+    /// x86-64 AVX-512 (512-bit).
+    Avx512,
+    /// aarch64 AdvSIMD (128-bit).
+    Neon,
+}
+
+impl Isa {
+    /// The name [`KernelInfo::isa`](crate::KernelInfo) reports.
+    pub(crate) const fn name(self) -> &'static str {
+        match self {
+            Isa::Scalar => "scalar",
+            Isa::Portable => "portable",
+            Isa::Simd128 => "simd128",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+            Isa::Neon => "neon",
+        }
+    }
+
+    /// The vector width in bits (0: one element at a time).
+    pub(crate) const fn bits(self) -> u32 {
+        match self {
+            Isa::Scalar => 0,
+            Isa::Portable | Isa::Simd128 | Isa::Neon => 128,
+            Isa::Avx2 => 256,
+            Isa::Avx512 => 512,
+        }
+    }
 }
 
 /// A backend's kernels: the pairs with an f32 or f64 side, indexed by pair, and the direct
@@ -48,6 +95,12 @@ pub(crate) struct Kernels(
     pub(crate) [Option<RawKernel>; DIRECT],
     /// Fused in-place round trips of f32 through format number `i` (`set_round_trip`).
     pub(crate) [Option<RawKernel>; FORMATS],
+    /// The instruction set of each direct kernel (meaningful where `.1` is `Some`).
+    pub(crate) [Isa; DIRECT],
+    /// The instruction set of each fused round trip (meaningful where `.2` is `Some`).
+    pub(crate) [Isa; FORMATS],
+    /// The tag that the `set*` methods record: see [`Kernels::tag`].
+    pub(crate) Isa,
 );
 
 /// Number of direct-kernel slots.
@@ -66,10 +119,21 @@ impl Kernels {
                 run: unfilled,
                 simd: false,
                 all_nan_policies: true,
+                isa: Isa::Scalar,
             }; PAIRS],
             [None; DIRECT],
             [None; FORMATS],
+            [Isa::Scalar; DIRECT],
+            [Isa::Scalar; FORMATS],
+            Isa::Scalar,
         )
+    }
+
+    /// Makes `isa` the instruction set that the following `set*` calls record: a backend's
+    /// table builder calls it before setting the kernels it writes for its own ISA (after
+    /// starting from a narrower tier's table, whose slots keep their tags).
+    pub(crate) const fn tag(&mut self, isa: Isa) {
+        self.5 = isa;
     }
 
     /// Sets the four Scalar kernels of format number `fmt` (f32 ←, f64 ←, → f32, → f64).
@@ -80,6 +144,7 @@ impl Kernels {
                 run: k[i],
                 simd: false,
                 all_nan_policies: true,
+                isa: Isa::Scalar,
             };
             i += 1;
         }
@@ -99,6 +164,7 @@ impl Kernels {
             run: k,
             simd: true,
             all_nan_policies: false,
+            isa: self.5,
         };
     }
 
@@ -108,7 +174,10 @@ impl Kernels {
     #[allow(dead_code)] // Not every build has a SIMD backend.
     pub(crate) const fn set_direct<S: ConvertTo<D>, D: Element>(&mut self, k: RawKernel) {
         match S::PAIR.via {
-            Some(via) => self.1[via.direct] = Some(k),
+            Some(via) => {
+                self.1[via.direct] = Some(k);
+                self.3[via.direct] = self.5;
+            }
             None => panic!("set_direct: not a narrow -> narrow pair"),
         }
     }
@@ -127,6 +196,7 @@ impl Kernels {
         let pair = <f32 as ConvertTo<F>>::PAIR;
         assert!(!pair.packed && pair.via.is_none());
         self.2[pair.index / crate::element::PAIRS_PER_FORMAT] = Some(k);
+        self.4[pair.index / crate::element::PAIRS_PER_FORMAT] = self.5;
     }
 
     /// Replaces pair `S -> D` with a SIMD kernel that implements the overflow policy and
@@ -139,6 +209,7 @@ impl Kernels {
             run: k,
             simd: true,
             all_nan_policies: true,
+            isa: self.5,
         };
     }
 }

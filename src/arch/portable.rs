@@ -394,6 +394,11 @@ unsafe fn to_f32<F: Lanes>(src: *const u8, dst: *mut u8, len: usize, _policy: Po
 /// for the wasm32 `simd128` build) replaced.
 const fn table() -> Kernels {
     let mut t = crate::format::scalar_kernels();
+    t.tag(if cfg!(target_arch = "wasm32") {
+        crate::arch::Isa::Simd128
+    } else {
+        crate::arch::Isa::Portable
+    });
     t.set::<f32, BF16>(f32_to::<BF16>);
     t.set::<F16, f32>(to_f32::<F16>);
     t.set::<BF16, f32>(to_f32::<BF16>);

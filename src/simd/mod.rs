@@ -131,6 +131,10 @@ pub(crate) trait Vector: Copy {
     /// Rounds `n` lanes of f32 bits to F16 (RNE, `VCVTPS2PH` with its rounding in the
     /// immediate) and stores the codes; with `sat`, `±Inf` results become `±MAX`.
     unsafe fn store_f16(self, p: *mut u8, n: usize, sat: bool);
+    /// Lanes of f32 bits rounded to F16 and widened back (`VCVTPS2PH` with the rounding in
+    /// the immediate, then `VCVTPH2PS`, both exact apart from the one rounding); with `sat`,
+    /// results that round to `±Inf` from a finite or infinite source give `±MAX` instead.
+    unsafe fn round_f16(self, sat: bool) -> Self;
     /// Stores `n` lanes holding FP4 codes (below 16) packed two per byte
     /// (`n.div_ceil(2)` bytes; for odd `n` the last high nibble is lane `n`, which the
     /// caller guarantees is the code of `+0`).

@@ -1083,6 +1083,7 @@ unsafe fn e4m3_to_f64(src: *const u8, dst: *mut u8, len: usize, policy: Policy) 
 /// from it.
 pub(super) const fn table() -> Kernels {
     let mut t = crate::format::scalar_kernels();
+    t.tag(crate::arch::Isa::Neon);
     super::neon_small::set(&mut t);
     t.set::<f32, F16>(f32_to_f16);
     t.set::<f32, BF16>(f32_to_bf16);

@@ -1467,6 +1467,7 @@ widen_kernel!(e5m2_to_f64, ToF64<F8E5M2>);
 /// FMA and F16C), so a pair without an AVX-512 kernel runs its AVX2 kernel there.
 pub(super) const fn table() -> Kernels {
     let mut t = crate::format::scalar_kernels();
+    t.tag(crate::arch::Isa::Avx2);
     super::avx2_small::set(&mut t);
     super::avx2_direct::set(&mut t);
     t.set::<f32, F16>(f32_to_f16);

@@ -1001,6 +1001,7 @@ unsafe fn entry_widen<const FMT: u8, const WIDE64: bool>(
 pub(super) const fn table() -> Kernels {
     use crate::format as f;
     let mut t = super::avx2::table();
+    t.tag(crate::arch::Isa::Avx512);
     // Every pair the hand-written kernels below do not serve: the generic kernels at this
     // tier's width.
     crate::simd::x86_64::avx512::fill(&mut t);

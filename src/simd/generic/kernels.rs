@@ -76,6 +76,12 @@ pub(crate) struct E8m0;
 pub(crate) struct E8m0Hi;
 /// f32 narrowed to format `F` and widened back, in place.
 pub(crate) struct RoundTrip<F>(core::marker::PhantomData<F>);
+/// f32 through E8M0 and back, in place.
+pub(crate) struct RoundTripE8m0;
+/// f32 through F16 and back, in place.
+pub(crate) struct RoundTripF16;
+/// f32 through BF16 and back, in place.
+pub(crate) struct RoundTripBf16;
 
 impl Src for F32 {
     #[inline(always)]
@@ -327,6 +333,59 @@ impl<F: Format> Dst for RoundTrip<F> {
     unsafe fn store<V: Vector>(c: &lanes::Narrow<V>, v: V, p: *mut u8, n: usize) {
         // SAFETY: forwarded contract.
         unsafe { lanes::widen::<V, F>(lanes::narrow::<V, F>(v, c)).store_u32(p, n) }
+    }
+}
+
+impl Dst for RoundTripE8m0 {
+    type Ctx<V: Vector> = lanes::E8m0<V>;
+    #[inline(always)]
+    fn offset(i: usize) -> usize {
+        4 * i
+    }
+    #[inline(always)]
+    unsafe fn ctx<V: Vector>(p: Policy) -> lanes::E8m0<V> {
+        // SAFETY: forwarded contract.
+        unsafe { lanes::E8m0::new(p) }
+    }
+    #[inline(always)]
+    unsafe fn store<V: Vector>(c: &lanes::E8m0<V>, v: V, p: *mut u8, n: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { lanes::e8m0_widen(lanes::e8m0_from_f32(v, c)).store_u32(p, n) }
+    }
+}
+
+impl Dst for RoundTripF16 {
+    type Ctx<V: Vector> = bool;
+    #[inline(always)]
+    fn offset(i: usize) -> usize {
+        4 * i
+    }
+    #[inline(always)]
+    unsafe fn ctx<V: Vector>(p: Policy) -> bool {
+        p.overflow == crate::Overflow::Saturate
+    }
+    #[inline(always)]
+    unsafe fn store<V: Vector>(sat: &bool, v: V, p: *mut u8, n: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { v.round_f16(*sat).store_u32(p, n) }
+    }
+}
+
+impl Dst for RoundTripBf16 {
+    type Ctx<V: Vector> = lanes::Bf16<V>;
+    #[inline(always)]
+    fn offset(i: usize) -> usize {
+        4 * i
+    }
+    #[inline(always)]
+    unsafe fn ctx<V: Vector>(p: Policy) -> lanes::Bf16<V> {
+        // SAFETY: forwarded contract.
+        unsafe { lanes::Bf16::new(p) }
+    }
+    #[inline(always)]
+    unsafe fn store<V: Vector>(c: &lanes::Bf16<V>, v: V, p: *mut u8, n: usize) {
+        // SAFETY: forwarded contract. BF16 widens by a shift.
+        unsafe { lanes::bf16(v, c).shl(16).store_u32(p, n) }
     }
 }
 

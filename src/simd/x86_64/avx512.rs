@@ -78,6 +78,28 @@ unsafe fn f64_from_bits(x: __m256i) -> __m512d {
     }
 }
 
+/// 16 lanes of f32 bits rounded to F16 codes. `VCVTPS2PH` with the rounding in the
+/// immediate is the IEEE conversion the codec specifies, whatever MXCSR.RC holds; DAZ can
+/// only zero f32 denormal inputs, which are far below half the smallest F16 subnormal and
+/// give ±0 either way. With `sat`, ±Inf (what overflow gives; NaN codes are above it)
+/// becomes ±MAX.
+#[inline(always)]
+unsafe fn to_f16(x: __m512i, sat: bool) -> __m256i {
+    // SAFETY: the caller has the features (`Vector`'s contract).
+    unsafe {
+        let h = _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT }>(_mm512_castsi512_ps(x));
+        if sat {
+            let inf = _mm256_cmpeq_epi16_mask(
+                _mm256_and_si256(h, _mm256_set1_epi16(0x7FFF)),
+                _mm256_set1_epi16(0x7C00),
+            );
+            _mm256_mask_sub_epi16(h, inf, h, _mm256_set1_epi16(1))
+        } else {
+            h
+        }
+    }
+}
+
 impl Vector for V512 {
     const LANES: usize = 16;
     type Mask = __mmask16;
@@ -310,25 +332,17 @@ impl Vector for V512 {
     #[inline(always)]
     unsafe fn store_f16(self, p: *mut u8, n: usize, sat: bool) {
         unsafe {
-            // VCVTPS2PH with the rounding in the immediate: the IEEE conversion the codec
-            // specifies, whatever MXCSR.RC holds. DAZ can only zero f32 denormal inputs,
-            // which are far below half the smallest F16 subnormal and give ±0 either way.
-            let mut h =
-                _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT }>(_mm512_castsi512_ps(self.0));
-            if sat {
-                // ±Inf (what overflow gives; NaN codes are above it) becomes ±MAX.
-                let inf = _mm256_cmpeq_epi16_mask(
-                    _mm256_and_si256(h, _mm256_set1_epi16(0x7FFF)),
-                    _mm256_set1_epi16(0x7C00),
-                );
-                h = _mm256_mask_sub_epi16(h, inf, h, _mm256_set1_epi16(1));
-            }
+            let h = to_f16(self.0, sat);
             if n == 16 {
                 _mm256_storeu_si256(p.cast(), h);
             } else {
                 _mm256_mask_storeu_epi16(p.cast(), mask16(n), h);
             }
         }
+    }
+    #[inline(always)]
+    unsafe fn round_f16(self, sat: bool) -> Self {
+        unsafe { V512(_mm512_castps_si512(_mm512_cvtph_ps(to_f16(self.0, sat)))) }
     }
     #[inline(always)]
     unsafe fn store_nibbles(self, p: *mut u8, n: usize) {
@@ -352,7 +366,8 @@ impl Vector for V512 {
 use crate::arch::Kernels;
 use crate::options::Policy;
 use crate::simd::generic::kernels::{
-    Brain, Code, Dst, E8m0, E8m0Hi, F32, F64, F64Hi, F64Odd, Half, Packed, RoundTrip, Src, run,
+    Brain, Code, Dst, E8m0, E8m0Hi, F32, F64, F64Hi, F64Odd, Half, Packed, RoundTrip,
+    RoundTripBf16, RoundTripE8m0, RoundTripF16, Src, run,
 };
 
 /// The generic kernel from `S` to `D`, compiled for AVX-512.
@@ -417,4 +432,8 @@ pub(crate) const fn fill(t: &mut Kernels) {
 
     t.set_direct::<F16, BF16>(k::<Half, Brain>);
     t.set_direct::<BF16, F16>(k::<Brain, Half>);
+
+    t.set_round_trip::<F8E8M0>(k::<F32, RoundTripE8m0>);
+    t.set_round_trip::<F16>(k::<F32, RoundTripF16>);
+    t.set_round_trip::<BF16>(k::<F32, RoundTripBf16>);
 }

@@ -1,0 +1,130 @@
+//! `Backend::kernel` tells the truth about widths: every pair the library offers runs, on
+//! each tier this CPU has, a kernel of that tier's own width in one pass, except the pairs
+//! listed here with the reason. A new format or pair that a tier serves with a narrower
+//! kernel (or in two passes) fails this test until it gets a kernel or a documented reason.
+
+use vcvt::{
+    BF16, Backend, F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ,
+    F8E8M0, F16, KernelInfo,
+};
+
+/// Every pair and round trip with its kernel on `b`, named.
+fn all_kernels(b: Backend) -> Vec<(String, KernelInfo)> {
+    let mut v = Vec::new();
+    macro_rules! pair {
+        ($s:ty, $d:ty) => {
+            v.push((
+                format!("{} -> {}", stringify!($s), stringify!($d)),
+                b.kernel::<$s, $d>(),
+            ));
+        };
+    }
+    macro_rules! wide {
+        ($($t:ty),*) => {$(
+            pair!(f32, $t);
+            pair!(f64, $t);
+            pair!($t, f32);
+            pair!($t, f64);
+        )*};
+    }
+    macro_rules! leaf {
+        ($($t:ty),*) => {$(
+            pair!($t, F16);
+            pair!($t, BF16);
+            pair!(F16, $t);
+            pair!(BF16, $t);
+        )*};
+    }
+    macro_rules! round_trip {
+        ($($t:ty),*) => {$(
+            v.push((format!("round_trip {}", stringify!($t)), b.round_trip_kernel::<$t>()));
+        )*};
+    }
+    wide!(
+        F16, BF16, F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F4E2M1x2, F8E8M0
+    );
+    pair!(F16, BF16);
+    pair!(BF16, F16);
+    leaf!(
+        F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F4E2M1x2, F8E8M0
+    );
+    round_trip!(
+        F16, BF16, F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F8E8M0
+    );
+    v
+}
+
+/// Pairs a tier serves below its own width or in two passes, with the reason. Empty for
+/// the AVX-512 tiers: every pair has a 512-bit one-pass kernel there.
+fn documented_exception(b: Backend, pair: &str) -> Option<&'static str> {
+    let _ = (b, pair);
+    None
+}
+
+#[test]
+fn every_pair_runs_at_its_tiers_width() {
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for b in Backend::available() {
+        // The tiers whose own kernels cover every pair: the x86-64 AVX-512 tiers. (The
+        // others keep some pairs on Scalar or a two-pass route; their widths are printed
+        // by the throughput example and checked where a tier claims full coverage.)
+        if !b.name().starts_with("avx512") {
+            continue;
+        }
+        assert_eq!(b.width_bits(), 512, "{b}");
+        for (name, k) in all_kernels(b) {
+            checked += 1;
+            if (k.bits, k.passes) != (512, 1) && documented_exception(b, &name).is_none() {
+                wrong.push(format!("{b}: {name} runs {k}"));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "narrower kernels without a reason:\n{}",
+        wrong.join("\n")
+    );
+    println!("{checked} (tier, pair) kernels checked");
+}
+
+#[test]
+fn scalar_reports_scalar() {
+    for (name, k) in all_kernels(Backend::Scalar) {
+        assert_eq!((k.isa, k.bits), ("scalar", 0), "{name}");
+        assert!(!k.is_simd(), "{name}");
+    }
+    assert_eq!(Backend::Scalar.width_bits(), 0);
+    assert_eq!(Backend::Scalar.kernel::<F16, F8E4M3>().passes, 2);
+    assert_eq!(Backend::Scalar.kernel::<f32, F8E4M3>().passes, 1);
+}
+
+#[test]
+fn kernel_agrees_with_is_simd() {
+    // `is_simd` and `kernel` read the same tables: a pair is SIMD exactly when its kernel
+    // (or, for two passes, both halves) has a width.
+    for b in Backend::available() {
+        assert_eq!(
+            b.kernel::<f32, F8E4M3>().is_simd(),
+            b.is_simd::<f32, F8E4M3>()
+        );
+        assert_eq!(
+            b.kernel::<F16, F6E2M3>().is_simd(),
+            b.is_simd::<F16, F6E2M3>()
+        );
+        assert_eq!(
+            b.kernel::<F8E8M0, f64>().is_simd(),
+            b.is_simd::<F8E8M0, f64>()
+        );
+    }
+}
+
+#[test]
+fn display_names_isa_width_and_passes() {
+    let k = Backend::Scalar.kernel::<f32, F16>();
+    assert_eq!(k.to_string(), "scalar");
+    assert_eq!(
+        Backend::Scalar.kernel::<F16, BF16>().to_string(),
+        "scalar (2 passes)"
+    );
+}
