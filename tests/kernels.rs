@@ -1,7 +1,7 @@
 //! `Backend::kernel` tells the truth about widths: every pair the library offers runs, on
-//! each tier this CPU has, a kernel of that tier's own width in one pass, except the pairs
-//! listed here with the reason. A new format or pair that a tier serves with a narrower
-//! kernel (or in two passes) fails this test until it gets a kernel or a documented reason.
+//! each x86-64 tier this CPU has, a kernel of that tier's own width in one pass. A new
+//! format or pair that such a tier serves with a narrower kernel (or in two passes) fails
+//! this test until it gets a kernel, or an exception here with the reason.
 
 use vcvt::{
     BF16, Backend, F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ,
@@ -54,28 +54,23 @@ fn all_kernels(b: Backend) -> Vec<(String, KernelInfo)> {
     v
 }
 
-/// Pairs a tier serves below its own width or in two passes, with the reason. Empty for
-/// the AVX-512 tiers: every pair has a 512-bit one-pass kernel there.
-fn documented_exception(b: Backend, pair: &str) -> Option<&'static str> {
-    let _ = (b, pair);
-    None
-}
-
 #[test]
 fn every_pair_runs_at_its_tiers_width() {
     let mut wrong = Vec::new();
     let mut checked = 0;
     for b in Backend::available() {
-        // The tiers whose own kernels cover every pair: the x86-64 AVX-512 tiers. (The
-        // others keep some pairs on Scalar or a two-pass route; their widths are printed
-        // by the throughput example and checked where a tier claims full coverage.)
-        if !b.name().starts_with("avx512") {
-            continue;
-        }
-        assert_eq!(b.width_bits(), 512, "{b}");
+        // The tiers whose own kernels cover every pair: the x86-64 AVX-512 tiers and AVX2.
+        // (NEON, portable and simd128 keep some pairs on Scalar or a two-pass route; the
+        // throughput example prints their widths.)
+        let width = match b.name() {
+            "avx512" | "avx512-vbmi" | "avx512-bf16" => 512,
+            "avx2" => 256,
+            _ => continue,
+        };
+        assert_eq!(b.width_bits(), width, "{b}");
         for (name, k) in all_kernels(b) {
             checked += 1;
-            if (k.bits, k.passes) != (512, 1) && documented_exception(b, &name).is_none() {
+            if (k.bits, k.passes) != (width, 1) {
                 wrong.push(format!("{b}: {name} runs {k}"));
             }
         }

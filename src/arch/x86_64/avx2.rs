@@ -1100,26 +1100,7 @@ fn widen_pd(f: __m128) -> __m256d {
     _mm256_cvtps_pd(f)
 }
 
-/// Exact f32 → f64 of 4 values that may be f32 subnormals, independent of MXCSR.
-#[inline]
-#[target_feature(enable = "avx2,fma,f16c")]
-pub(super) fn widen_pd_any(x: __m128i) -> __m256d {
-    // Exact for every lane except f32 subnormals under DAZ, which it reads as ±0 (keeping
-    // the sign).
-    let d = _mm256_cvtps_pd(_mm_castsi128_ps(x));
-    let sign = _mm256_set1_pd(-0.0);
-    // The 23-bit fraction times 2^-149, converted and multiplied exactly (an integer below
-    // 2^23, a power of two, a normal f64 product): the value of a subnormal lane, and for
-    // every other lane something below 2^-126, hence below |d|.
-    let frac = _mm256_cvtepi32_pd(_mm_and_si128(x, _mm_set1_epi32(0x007F_FFFF)));
-    let tiny = _mm256_mul_pd(frac, _mm256_set1_pd(f64::from_bits(0x36A0_0000_0000_0000)));
-    // max(tiny, |d|) is |d| for normal, Inf and zero-exponent lanes that d got right, and the
-    // subnormal's value where DAZ zeroed d. VMAXPD returns its second operand when either is
-    // NaN, so a NaN |d| (payload kept) passes. Its inputs are never f64 subnormals, so DAZ
-    // and FTZ cannot touch it; it does not round. Then the sign of d is put back.
-    let mag = _mm256_max_pd(tiny, _mm256_andnot_pd(sign, d));
-    _mm256_or_pd(mag, _mm256_and_pd(sign, d))
-}
+pub(super) use crate::simd::x86_64::avx2::widen_pd_any;
 
 /// Stores 8 f32 (as `__m256`) widened to f64: 64 bytes.
 ///
@@ -1469,6 +1450,9 @@ pub(super) const fn table() -> Kernels {
     let mut t = crate::format::scalar_kernels();
     t.tag(crate::arch::Isa::Avx2);
     super::avx2_small::set(&mut t);
+    // The generic kernels: the f64 sources of the newer formats and every narrow <-> narrow
+    // pair; the hand-written direct kernels below replace them where they exist.
+    crate::simd::x86_64::avx2::fill(&mut t);
     super::avx2_direct::set(&mut t);
     t.set::<f32, F16>(f32_to_f16);
     t.set::<f32, BF16>(f32_to_bf16);

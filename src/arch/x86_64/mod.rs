@@ -22,21 +22,7 @@ pub(crate) fn mxcsr_is_default() -> bool {
     mxcsr() & !0x3F == 0x1F80
 }
 
-/// The current MXCSR.
-#[inline]
-pub(crate) fn mxcsr() -> u32 {
-    let mut csr = 0u32;
-    // SAFETY: STMXCSR stores MXCSR into the 4 bytes of `csr`, a live local, and does nothing
-    // else. Every x86-64 CPU has it (SSE).
-    unsafe {
-        core::arch::asm!(
-            "stmxcsr [{p}]",
-            p = in(reg) &mut csr,
-            options(nostack, preserves_flags)
-        )
-    };
-    csr
-}
+pub(crate) use crate::simd::x86_64::mxcsr;
 
 /// AVX2 + FMA + F16C: the `Avx2` tier.
 pub(crate) fn avx2_available() -> bool {

@@ -24,6 +24,9 @@ use crate::simd::Vector;
 
 /// A kernel's input: how elements are loaded and decoded to 32-bit lanes.
 pub(crate) trait Src {
+    /// Whether decoding uses a float instruction that rounds by MXCSR where the ISA has no
+    /// rounding immediate (AVX2): the instantiation then runs it under round to nearest.
+    const NEEDS_RN: bool = false;
     /// Byte offset of element `i` (`i` a multiple of every vector width).
     fn offset(i: usize) -> usize;
     /// Loads and decodes `n` elements at `p`.
@@ -36,6 +39,8 @@ pub(crate) trait Src {
 
 /// A kernel's output: how lanes are encoded and stored.
 pub(crate) trait Dst {
+    /// As [`Src::NEEDS_RN`], for encoding (the fused multiply-add narrowing).
+    const NEEDS_RN: bool = false;
     /// Per-call constants.
     type Ctx<V: Vector>: Copy;
     /// Byte offset of element `i` (`i` a multiple of every vector width).
@@ -96,6 +101,7 @@ impl Src for F32 {
 }
 
 impl Src for F64Odd {
+    const NEEDS_RN: bool = true;
     #[inline(always)]
     fn offset(i: usize) -> usize {
         8 * i
@@ -245,6 +251,7 @@ impl Dst for Brain {
 }
 
 impl<F: Format> Dst for Code<F> {
+    const NEEDS_RN: bool = true;
     type Ctx<V: Vector> = lanes::Narrow<V>;
     #[inline(always)]
     fn offset(i: usize) -> usize {
@@ -263,6 +270,7 @@ impl<F: Format> Dst for Code<F> {
 }
 
 impl Dst for Packed {
+    const NEEDS_RN: bool = true;
     type Ctx<V: Vector> = lanes::Narrow<V>;
     #[inline(always)]
     fn offset(i: usize) -> usize {
@@ -319,6 +327,7 @@ impl Dst for E8m0Hi {
 }
 
 impl<F: Format> Dst for RoundTrip<F> {
+    const NEEDS_RN: bool = true;
     type Ctx<V: Vector> = lanes::Narrow<V>;
     #[inline(always)]
     fn offset(i: usize) -> usize {

@@ -1,0 +1,496 @@
+//! [`Vector`] for AVX2 (with FMA and F16C): 8 lanes in a `__m256i`, lane masks as all-ones
+//! lanes, partial loads and stores through a zeroed stack buffer (the `n` elements are
+//! copied in or out with `copy_nonoverlapping`, so nothing outside them is touched), and the
+//! instantiation of the generic kernels for the `Avx2` tier.
+//!
+//! AVX2 has no rounding immediates for arithmetic: [`Vector::fma_rne`] and
+//! [`Vector::load_f64_odd`] use MXCSR's rounding control, so a kernel whose source or
+//! destination needs them (`NEEDS_RN`) runs under the default rounding: when MXCSR.RC is not
+//! round to nearest, the entry point loads a copy of MXCSR with RC cleared for the call and
+//! restores the caller's MXCSR (flags included) afterwards. FTZ and DAZ are left as they are:
+//! the algorithms' arguments cover them.
+
+use core::arch::x86_64::*;
+
+use crate::simd::Vector;
+
+/// 8 lanes of 32 bits.
+#[derive(Clone, Copy)]
+pub(crate) struct V256(__m256i);
+
+/// `n` as the count operand of the shifts that take one from a register (LLVM turns a
+/// constant count into the immediate form).
+#[inline(always)]
+unsafe fn count(n: u32) -> __m128i {
+    // SAFETY: SSE2, which every x86-64 CPU has.
+    unsafe { _mm_cvtsi32_si128(n as i32) }
+}
+
+/// Copies `n * size` bytes from `p` into a zeroed 32-byte buffer.
+///
+/// # Safety
+/// `p` valid for reading `n * size <= 64` bytes.
+#[inline(always)]
+unsafe fn buffered<const B: usize>(p: *const u8, bytes: usize) -> [u8; B] {
+    let mut b = [0u8; B];
+    debug_assert!(bytes <= B);
+    // SAFETY: `bytes` readable at `p` (the caller), and `bytes <= B` fit in the buffer.
+    unsafe { core::ptr::copy_nonoverlapping(p, b.as_mut_ptr(), bytes) };
+    b
+}
+
+/// Copies the first `bytes` bytes of `b` to `p`.
+///
+/// # Safety
+/// `p` valid for writing `bytes <= B` bytes.
+#[inline(always)]
+unsafe fn unbuffer<const B: usize>(b: &[u8; B], p: *mut u8, bytes: usize) {
+    debug_assert!(bytes <= B);
+    // SAFETY: the caller's guarantee; the buffer holds `B >= bytes` bytes.
+    unsafe { core::ptr::copy_nonoverlapping(b.as_ptr(), p, bytes) };
+}
+
+/// Exact f32 → f64 of 4 lanes of f32 bits, independent of MXCSR: `VCVTPS2PD` is exact except
+/// that DAZ reads an f32 denormal as ±0, so the denormal's value, `fraction * 2^-149` (an
+/// exact integer conversion and power-of-two product, a normal f64), is merged in with an
+/// `VMAXPD` of magnitudes: it is the right value for a denormal lane and below `|d|` for every
+/// other (normal, Inf, zero). `VMAXPD` returns its second operand when either is NaN, so a
+/// NaN `|d|` (payload kept) passes. None of these inputs is an f64 denormal and nothing
+/// rounds, so MXCSR cannot change the result. Then the sign of `d` is put back.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+pub(crate) fn widen_pd_any(x: __m128i) -> __m256d {
+    let d = _mm256_cvtps_pd(_mm_castsi128_ps(x));
+    let sign = _mm256_set1_pd(-0.0);
+    let frac = _mm256_cvtepi32_pd(_mm_and_si128(x, _mm_set1_epi32(0x007F_FFFF)));
+    let tiny = _mm256_mul_pd(frac, _mm256_set1_pd(f64::from_bits(0x36A0_0000_0000_0000)));
+    let mag = _mm256_max_pd(tiny, _mm256_andnot_pd(sign, d));
+    _mm256_or_pd(mag, _mm256_and_pd(sign, d))
+}
+
+/// 4 f64 (as 64-bit lanes) rounded to odd into f32 bits under round-to-nearest MXCSR:
+/// `t = RNE(x)`; where `t` widened back differs from `x`, the truncation is `t` when
+/// `|t| < |x|` and the next f32 toward zero (`t - 1` on the bits) when `|t| > |x|`, and its
+/// lowest bit is set. An overflow to Inf comes back as f32::MAX with the bit set (odd), as
+/// truncation gives; Inf and zero are exact; a NaN compares unequal and keeps a non-zero
+/// fraction. Below 2^-126, FTZ and DAZ may change the bits, but the sign is kept and the
+/// result stays below 2^-126, which is all the callers need ([`Vector::load_f64_odd`]).
+#[inline(always)]
+unsafe fn odd4(x: __m256d) -> __m128i {
+    // SAFETY: the caller has the features and MXCSR.RC is round to nearest.
+    unsafe {
+        let t = _mm256_cvtpd_ps(x);
+        let back = _mm256_cvtps_pd(t);
+        let sign = _mm256_set1_pd(-0.0);
+        let (ax, ab) = (_mm256_andnot_pd(sign, x), _mm256_andnot_pd(sign, back));
+        let exact = _mm256_castpd_si256(_mm256_cmp_pd::<_CMP_EQ_OQ>(x, back));
+        let up = _mm256_castpd_si256(_mm256_cmp_pd::<_CMP_GT_OQ>(ab, ax));
+        // 64-bit masks to 32-bit lanes: the low dword of each 64-bit lane, packed.
+        let pick = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+        let exact = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(exact, pick));
+        let up = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(up, pick));
+        let t = _mm_castps_si128(t);
+        // up is all ones (-1) where |t| > |x|: adding it steps toward zero.
+        let trunc = _mm_add_epi32(t, up);
+        let odd = _mm_or_si128(trunc, _mm_set1_epi32(1));
+        _mm_blendv_epi8(odd, t, exact)
+    }
+}
+
+/// 8 f64 (as 64-bit lanes) compressed to their high words with a sticky bit.
+#[inline(always)]
+unsafe fn hi_sticky(a: __m256i, b: __m256i) -> __m256i {
+    // SAFETY: the caller has the features.
+    unsafe {
+        let (fa, fb) = (_mm256_castsi256_ps(a), _mm256_castsi256_ps(b));
+        // Per 128-bit lane: a's dwords 1, 3, b's dwords 1, 3 (high words), and 0, 2 (low).
+        let hi = _mm256_castps_si256(_mm256_shuffle_ps::<0b11_01_11_01>(fa, fb));
+        let lo = _mm256_castps_si256(_mm256_shuffle_ps::<0b10_00_10_00>(fa, fb));
+        let zero = _mm256_cmpeq_epi32(lo, _mm256_setzero_si256());
+        let w = _mm256_or_si256(hi, _mm256_andnot_si256(zero, _mm256_set1_epi32(1)));
+        // Lanes are a0 a1 b0 b1 | a2 a3 b2 b3: restore the order a0..a3 b0..b3.
+        _mm256_permute4x64_epi64::<0b11_01_10_00>(w)
+    }
+}
+
+/// 8 lanes of f32 bits rounded to F16 codes: `VCVTPS2PH` with the rounding in the immediate
+/// (the IEEE conversion the codec specifies, whatever MXCSR.RC holds; DAZ only zeroes f32
+/// denormals, which give ±0 either way). With `sat`, ±Inf becomes ±MAX.
+#[inline(always)]
+unsafe fn to_f16(x: __m256i, sat: bool) -> __m128i {
+    // SAFETY: the caller has the features.
+    unsafe {
+        let h = _mm256_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT }>(_mm256_castsi256_ps(x));
+        if sat {
+            let inf = _mm_cmpeq_epi16(
+                _mm_and_si128(h, _mm_set1_epi16(0x7FFF)),
+                _mm_set1_epi16(0x7C00),
+            );
+            // inf is -1 in those 16-bit lanes: adding it subtracts one.
+            _mm_add_epi16(h, inf)
+        } else {
+            h
+        }
+    }
+}
+
+impl Vector for V256 {
+    const LANES: usize = 8;
+    type Mask = __m256i;
+
+    #[inline(always)]
+    unsafe fn splat(x: u32) -> Self {
+        // SAFETY (every method below): the caller has the features (`Vector`'s contract), and
+        // the memory methods touch only the `n` elements the caller vouches for: full
+        // vectors when `n == 8`, else a copy of exactly those bytes through a buffer.
+        unsafe { V256(_mm256_set1_epi32(x as i32)) }
+    }
+    #[inline(always)]
+    unsafe fn and(self, b: Self) -> Self {
+        unsafe { V256(_mm256_and_si256(self.0, b.0)) }
+    }
+    #[inline(always)]
+    unsafe fn or(self, b: Self) -> Self {
+        unsafe { V256(_mm256_or_si256(self.0, b.0)) }
+    }
+    #[inline(always)]
+    unsafe fn or_and(self, b: Self, c: Self) -> Self {
+        unsafe { V256(_mm256_or_si256(self.0, _mm256_and_si256(b.0, c.0))) }
+    }
+    #[inline(always)]
+    unsafe fn add(self, b: Self) -> Self {
+        unsafe { V256(_mm256_add_epi32(self.0, b.0)) }
+    }
+    #[inline(always)]
+    unsafe fn sub(self, b: Self) -> Self {
+        unsafe { V256(_mm256_sub_epi32(self.0, b.0)) }
+    }
+    #[inline(always)]
+    unsafe fn shl(self, n: u32) -> Self {
+        unsafe { V256(_mm256_sll_epi32(self.0, count(n))) }
+    }
+    #[inline(always)]
+    unsafe fn shr(self, n: u32) -> Self {
+        unsafe { V256(_mm256_srl_epi32(self.0, count(n))) }
+    }
+    #[inline(always)]
+    unsafe fn min_u32(self, b: Self) -> Self {
+        unsafe { V256(_mm256_min_epu32(self.0, b.0)) }
+    }
+    #[inline(always)]
+    unsafe fn max_u32(self, b: Self) -> Self {
+        unsafe { V256(_mm256_max_epu32(self.0, b.0)) }
+    }
+    #[inline(always)]
+    unsafe fn eq(self, b: Self) -> __m256i {
+        unsafe { _mm256_cmpeq_epi32(self.0, b.0) }
+    }
+    #[inline(always)]
+    unsafe fn gt_i32(self, b: Self) -> __m256i {
+        unsafe { _mm256_cmpgt_epi32(self.0, b.0) }
+    }
+    #[inline(always)]
+    unsafe fn select(m: __m256i, t: Self, f: Self) -> Self {
+        unsafe { V256(_mm256_blendv_epi8(f.0, t.0, m)) }
+    }
+    #[inline(always)]
+    unsafe fn fma_rne(a: Self, b: Self, c: Self) -> Self {
+        // MXCSR.RC is round to nearest: the entry points see to it (module docs).
+        unsafe {
+            let (a, b, c) = (
+                _mm256_castsi256_ps(a.0),
+                _mm256_castsi256_ps(b.0),
+                _mm256_castsi256_ps(c.0),
+            );
+            V256(_mm256_castps_si256(_mm256_fmadd_ps(a, b, c)))
+        }
+    }
+    #[inline(always)]
+    unsafe fn madd16(self, w: Self) -> Self {
+        unsafe { V256(_mm256_madd_epi16(self.0, w.0)) }
+    }
+    #[inline(always)]
+    unsafe fn cvt_u24_f32(self) -> Self {
+        unsafe { V256(_mm256_castps_si256(_mm256_cvtepi32_ps(self.0))) }
+    }
+    #[inline(always)]
+    unsafe fn mul_exact_f32(self, b: Self) -> Self {
+        unsafe {
+            let p = _mm256_mul_ps(_mm256_castsi256_ps(self.0), _mm256_castsi256_ps(b.0));
+            V256(_mm256_castps_si256(p))
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn load_u8(p: *const u8, n: usize) -> Self {
+        unsafe {
+            let b = if n == 8 {
+                _mm_loadl_epi64(p.cast())
+            } else {
+                _mm_loadl_epi64(buffered::<8>(p, n).as_ptr().cast())
+            };
+            V256(_mm256_cvtepu8_epi32(b))
+        }
+    }
+    #[inline(always)]
+    unsafe fn load_u16(p: *const u8, n: usize) -> Self {
+        unsafe {
+            let h = if n == 8 {
+                _mm_loadu_si128(p.cast())
+            } else {
+                _mm_loadu_si128(buffered::<16>(p, 2 * n).as_ptr().cast())
+            };
+            V256(_mm256_cvtepu16_epi32(h))
+        }
+    }
+    #[inline(always)]
+    unsafe fn load_u32(p: *const u8, n: usize) -> Self {
+        unsafe {
+            if n == 8 {
+                V256(_mm256_loadu_si256(p.cast()))
+            } else {
+                V256(_mm256_loadu_si256(buffered::<32>(p, 4 * n).as_ptr().cast()))
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn load_f16(p: *const u8, n: usize) -> Self {
+        unsafe {
+            let h = if n == 8 {
+                _mm_loadu_si128(p.cast())
+            } else {
+                _mm_loadu_si128(buffered::<16>(p, 2 * n).as_ptr().cast())
+            };
+            V256(_mm256_castps_si256(_mm256_cvtph_ps(h)))
+        }
+    }
+    #[inline(always)]
+    unsafe fn load_f64_odd(p: *const u8, n: usize) -> Self {
+        unsafe {
+            let (a, b) = if n == 8 {
+                (_mm256_loadu_pd(p.cast()), _mm256_loadu_pd(p.add(32).cast()))
+            } else {
+                let buf = buffered::<64>(p, 8 * n);
+                (
+                    _mm256_loadu_pd(buf.as_ptr().cast()),
+                    _mm256_loadu_pd(buf.as_ptr().add(32).cast()),
+                )
+            };
+            V256(_mm256_set_m128i(odd4(b), odd4(a)))
+        }
+    }
+    #[inline(always)]
+    unsafe fn load_f64_hi(p: *const u8, n: usize) -> Self {
+        unsafe {
+            let (a, b) = if n == 8 {
+                (
+                    _mm256_loadu_si256(p.cast()),
+                    _mm256_loadu_si256(p.add(32).cast()),
+                )
+            } else {
+                let buf = buffered::<64>(p, 8 * n);
+                (
+                    _mm256_loadu_si256(buf.as_ptr().cast()),
+                    _mm256_loadu_si256(buf.as_ptr().add(32).cast()),
+                )
+            };
+            V256(hi_sticky(a, b))
+        }
+    }
+    #[inline(always)]
+    unsafe fn load_nibbles(p: *const u8, n: usize) -> Self {
+        unsafe {
+            let bytes = if n == 8 {
+                _mm_cvtsi32_si128(p.cast::<i32>().read_unaligned())
+            } else {
+                _mm_cvtsi32_si128(i32::from_le_bytes(buffered::<4>(p, n.div_ceil(2))))
+            };
+            // Each byte twice (b0 b0 b1 b1 ...), widened, then the odd lanes shifted by 4.
+            let v = _mm256_cvtepu8_epi32(_mm_unpacklo_epi8(bytes, bytes));
+            let v = _mm256_srlv_epi32(v, _mm256_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4));
+            V256(_mm256_and_si256(v, _mm256_set1_epi32(0xF)))
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn store_u8(self, p: *mut u8, n: usize) {
+        unsafe {
+            // Byte 0 of each dword to the low 4 bytes of each 128-bit half, then the halves
+            // side by side.
+            let idx = _mm256_setr_epi8(
+                0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12, -1, -1,
+                -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+            );
+            let s = _mm256_shuffle_epi8(self.0, idx);
+            let b = _mm_unpacklo_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256::<1>(s));
+            if n == 8 {
+                _mm_storel_epi64(p.cast(), b);
+            } else {
+                let mut buf = [0u8; 16];
+                _mm_storeu_si128(buf.as_mut_ptr().cast(), b);
+                unbuffer(&buf, p, n);
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_u16(self, p: *mut u8, n: usize) {
+        unsafe {
+            let idx = _mm256_setr_epi8(
+                0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1, 0, 1, 4, 5, 8, 9, 12, 13,
+                -1, -1, -1, -1, -1, -1, -1, -1,
+            );
+            let s = _mm256_shuffle_epi8(self.0, idx);
+            let h = _mm256_castsi256_si128(_mm256_permute4x64_epi64::<0b00_00_10_00>(s));
+            if n == 8 {
+                _mm_storeu_si128(p.cast(), h);
+            } else {
+                let mut buf = [0u8; 16];
+                _mm_storeu_si128(buf.as_mut_ptr().cast(), h);
+                unbuffer(&buf, p, 2 * n);
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_u32(self, p: *mut u8, n: usize) {
+        unsafe {
+            if n == 8 {
+                _mm256_storeu_si256(p.cast(), self.0);
+            } else {
+                let mut buf = [0u8; 32];
+                _mm256_storeu_si256(buf.as_mut_ptr().cast(), self.0);
+                unbuffer(&buf, p, 4 * n);
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_f64(self, p: *mut u8, n: usize) {
+        unsafe {
+            let lo = widen_pd_any(_mm256_castsi256_si128(self.0));
+            let hi = widen_pd_any(_mm256_extracti128_si256::<1>(self.0));
+            if n == 8 {
+                _mm256_storeu_pd(p.cast(), lo);
+                _mm256_storeu_pd(p.add(32).cast(), hi);
+            } else {
+                let mut buf = [0u8; 64];
+                _mm256_storeu_pd(buf.as_mut_ptr().cast(), lo);
+                _mm256_storeu_pd(buf.as_mut_ptr().add(32).cast(), hi);
+                unbuffer(&buf, p, 8 * n);
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_f16(self, p: *mut u8, n: usize, sat: bool) {
+        unsafe {
+            let h = to_f16(self.0, sat);
+            if n == 8 {
+                _mm_storeu_si128(p.cast(), h);
+            } else {
+                let mut buf = [0u8; 16];
+                _mm_storeu_si128(buf.as_mut_ptr().cast(), h);
+                unbuffer(&buf, p, 2 * n);
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn round_f16(self, sat: bool) -> Self {
+        unsafe { V256(_mm256_castps_si256(_mm256_cvtph_ps(to_f16(self.0, sat)))) }
+    }
+    #[inline(always)]
+    unsafe fn store_nibbles(self, p: *mut u8, n: usize) {
+        unsafe {
+            // As 64-bit lanes, `v | v >> 28` holds lane 2i | lane 2i+1 << 4 in its low byte
+            // (both codes below 16); bytes 0 and 8 of each half are the four results.
+            let v = _mm256_or_si256(self.0, _mm256_srli_epi64::<28>(self.0));
+            let idx = _mm256_setr_epi8(
+                0, 8, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 8, -1, -1, -1, -1,
+                -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+            );
+            let s = _mm256_shuffle_epi8(v, idx);
+            let b = _mm_unpacklo_epi16(_mm256_castsi256_si128(s), _mm256_extracti128_si256::<1>(s));
+            let bytes = (_mm_cvtsi128_si32(b) as u32).to_le_bytes();
+            if n == 8 {
+                p.cast::<[u8; 4]>().write_unaligned(bytes);
+            } else {
+                unbuffer(&bytes, p, n.div_ceil(2));
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The instantiation: the generic kernels compiled for AVX2.
+// ---------------------------------------------------------------------------------------
+
+use crate::arch::Kernels;
+use crate::options::Policy;
+use crate::simd::generic::kernels::{
+    Brain, Code, Dst, E8m0, E8m0Hi, F64Hi, F64Odd, Half, Packed, RoundTrip, RoundTripE8m0, Src, run,
+};
+
+/// The generic kernel from `S` to `D`, compiled for AVX2.
+///
+/// # Safety
+/// As for [`RawKernel`](crate::arch::RawKernel); the CPU has the `Avx2` tier's features.
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn k<S: Src, D: Dst>(src: *const u8, dst: *mut u8, len: usize, p: Policy) {
+    // SAFETY: forwarded contract; the features are enabled on this function, and the table
+    // that holds it is chosen only when `avx2_available` found them.
+    unsafe {
+        // MXCSR.RC must be round to nearest for the multiply-add and the f64 conversion: when
+        // it is not (rare), a copy with RC cleared is loaded for the call and the caller's
+        // MXCSR (flags included) is put back after it. The asm blocks are not `nomem`, so
+        // the kernel's loads and stores, and the arithmetic that depends on them, stay
+        // between the two.
+        let saved = super::mxcsr();
+        let switch = (S::NEEDS_RN || D::NEEDS_RN) && saved & 0x6000 != 0;
+        if switch {
+            super::load_mxcsr(saved & !0x6000);
+        }
+        run::<V256, S, D>(src, dst, len, p);
+        if switch {
+            super::load_mxcsr(saved);
+        }
+    }
+}
+
+/// Gives the `Avx2` table the generic kernels: f64 to the formats added after the first four,
+/// the narrow ↔ narrow pairs in one pass (which ran two passes through a buffer) and the
+/// fused round trips of the formats without one. The f32 pairs keep their hand-written AVX2
+/// kernels.
+pub(crate) const fn fill(t: &mut Kernels) {
+    use crate::{BF16, F4E2M1x2, F8E8M0, F16};
+    macro_rules! leaf {
+        ($f:ty) => {
+            t.set_direct::<$f, F16>(k::<Code<$f>, Half>);
+            t.set_direct::<$f, BF16>(k::<Code<$f>, Brain>);
+            t.set_direct::<F16, $f>(k::<Half, Code<$f>>);
+            t.set_direct::<BF16, $f>(k::<Brain, Code<$f>>);
+            t.set_round_trip::<$f>(k::<crate::simd::generic::kernels::F32, RoundTrip<$f>>);
+        };
+    }
+    t.set_all_policies::<f64, crate::F8E4M3FNUZ>(k::<F64Odd, Code<crate::F8E4M3FNUZ>>);
+    t.set_all_policies::<f64, crate::F8E5M2FNUZ>(k::<F64Odd, Code<crate::F8E5M2FNUZ>>);
+    t.set_all_policies::<f64, crate::F6E2M3>(k::<F64Odd, Code<crate::F6E2M3>>);
+    t.set_all_policies::<f64, crate::F6E3M2>(k::<F64Odd, Code<crate::F6E3M2>>);
+    t.set_all_policies::<f64, crate::F4E2M1>(k::<F64Odd, Code<crate::F4E2M1>>);
+    t.set_all_policies::<f64, F4E2M1x2>(k::<F64Odd, Packed>);
+    t.set_all_policies::<f64, F8E8M0>(k::<F64Hi, E8m0Hi>);
+    leaf!(crate::F8E4M3);
+    leaf!(crate::F8E5M2);
+    leaf!(crate::F8E4M3FNUZ);
+    leaf!(crate::F8E5M2FNUZ);
+    leaf!(crate::F6E2M3);
+    leaf!(crate::F6E3M2);
+    leaf!(crate::F4E2M1);
+    t.set_direct::<F4E2M1x2, F16>(k::<Packed, Half>);
+    t.set_direct::<F4E2M1x2, BF16>(k::<Packed, Brain>);
+    t.set_direct::<F16, F4E2M1x2>(k::<Half, Packed>);
+    t.set_direct::<BF16, F4E2M1x2>(k::<Brain, Packed>);
+    t.set_direct::<F8E8M0, F16>(k::<E8m0, Half>);
+    t.set_direct::<F8E8M0, BF16>(k::<E8m0, Brain>);
+    t.set_direct::<F16, F8E8M0>(k::<Half, E8m0>);
+    t.set_direct::<BF16, F8E8M0>(k::<Brain, E8m0>);
+    t.set_direct::<F16, BF16>(k::<Half, Brain>);
+    t.set_direct::<BF16, F16>(k::<Brain, Half>);
+    t.set_round_trip::<F8E8M0>(k::<crate::simd::generic::kernels::F32, RoundTripE8m0>);
+}
