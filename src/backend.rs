@@ -86,27 +86,27 @@ static SCALAR: Entry = Entry {
 #[cfg(target_arch = "x86_64")]
 static AVX2: Entry = Entry {
     backend: Backend::Avx2,
-    kernels: &arch::x86_64::avx2::KERNELS,
+    kernels: &arch::x86_64::tables::AVX2,
 };
 #[cfg(target_arch = "x86_64")]
 static AVX512: Entry = Entry {
     backend: Backend::Avx512,
-    kernels: &arch::x86_64::avx512::KERNELS,
+    kernels: &arch::x86_64::tables::AVX512,
 };
 #[cfg(target_arch = "x86_64")]
 static AVX512_VBMI: Entry = Entry {
     backend: Backend::Avx512Vbmi,
-    kernels: &arch::x86_64::avx512_vbmi::KERNELS,
+    kernels: &arch::x86_64::tables::AVX512_VBMI,
 };
 #[cfg(target_arch = "x86_64")]
 static AVX512_BF16: Entry = Entry {
     backend: Backend::Avx512Bf16,
-    kernels: &arch::x86_64::avx512_bf16::KERNELS,
+    kernels: &arch::x86_64::tables::AVX512_BF16,
 };
 #[cfg(target_arch = "aarch64")]
 static NEON: Entry = Entry {
     backend: Backend::Neon,
-    kernels: &arch::aarch64::neon::KERNELS,
+    kernels: &arch::aarch64::tables::NEON,
 };
 #[cfg(all(
     feature = "portable",
@@ -124,7 +124,7 @@ static SIMD128: Entry = Entry {
 #[cfg(target_arch = "aarch64")]
 static NEON_BF16: Entry = Entry {
     backend: Backend::NeonBf16,
-    kernels: &arch::aarch64::neon_bf16::KERNELS,
+    kernels: &arch::aarch64::tables::NEON_BF16,
 };
 
 impl Backend {

@@ -94,6 +94,9 @@ pub trait ConvertTo<D: Element>: Element {
 }
 
 /// Kernels per format: f32 and f64, each way.
+/// Number of kernels in a backend's table.
+pub(crate) const PAIRS: usize = crate::format::FORMATS * PAIRS_PER_FORMAT;
+
 pub(crate) const PAIRS_PER_FORMAT: usize = 4;
 
 /// Table index of narrowing `f32` (`wide` 0) or `f64` (`wide` 1) to format number `fmt`.

@@ -219,6 +219,8 @@ mod par;
 #[cfg(feature = "safetensors")]
 #[path = "st.rs"]
 pub mod safetensors;
+// The width-generic vector layer; its instantiations so far are x86-64's.
+#[cfg(target_arch = "x86_64")]
 mod simd;
 mod slice;
 mod text;

@@ -4,7 +4,7 @@
 //! pointers indexed by the pair (see `element::narrow_index`/`widen_index`), and so that the
 //! same kernels serve typed slices, uninitialized destinations and unaligned byte buffers.
 //!
-//! Every table starts as the Scalar backend's (`format::scalar_kernels`), which converts
+//! Every table starts as the Scalar backend's (`scalar::scalar_kernels`), which converts
 //! every pair under every policy; a SIMD backend replaces the pairs it has kernels for with
 //! [`Kernels::set`]. A SIMD kernel implements the overflow policy; the NaN policy only
 //! changes the results of NaN sources, so a kernel that implements just
@@ -12,9 +12,10 @@
 //! [`run_with_nan_patch`] for the other policies: the kernel converts a chunk, then the
 //! Scalar kernel rewrites the elements whose source is NaN.
 
+use crate::element::PAIRS;
 use crate::element::private::Pair;
 use crate::element::{ConvertTo, Element};
-use crate::format::{FORMATS, PAIRS};
+use crate::format::FORMATS;
 use crate::options::{NanPolicy, Policy};
 
 /// A conversion kernel.
@@ -132,6 +133,7 @@ impl Kernels {
     /// Makes `isa` the instruction set that the following `set*` calls record: a backend's
     /// table builder calls it before setting the kernels it writes for its own ISA (after
     /// starting from a narrower tier's table, whose slots keep their tags).
+    #[allow(dead_code)] // Not every build has a SIMD backend.
     pub(crate) const fn tag(&mut self, isa: Isa) {
         self.5 = isa;
     }

@@ -393,7 +393,7 @@ unsafe fn to_f32<F: Lanes>(src: *const u8, dst: *mut u8, len: usize, _policy: Po
 /// (`cargo run --release --example throughput -- --size 1024`, natively and under wasmtime
 /// for the wasm32 `simd128` build) replaced.
 const fn table() -> Kernels {
-    let mut t = crate::format::scalar_kernels();
+    let mut t = crate::arch::scalar::scalar_kernels();
     t.tag(if cfg!(target_arch = "wasm32") {
         crate::arch::Isa::Simd128
     } else {

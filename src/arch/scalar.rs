@@ -206,4 +206,29 @@ pub(crate) unsafe fn packed_to_f64(src: *const u8, dst: *mut u8, len: usize, _po
 }
 
 /// The Scalar backend's kernels.
-pub(crate) static KERNELS: Kernels = crate::format::scalar_kernels();
+/// Builds [`scalar_kernels`] from the format list (`format::for_each_format`).
+macro_rules! scalar_table {
+    ($($index:literal => $name:ident in $module:ident, $kind:ident, $role:ident;)*) => {
+        /// The Scalar backend's kernels: every pair, every policy. Every other table starts
+        /// from it.
+        pub(crate) const fn scalar_kernels() -> Kernels {
+            let mut t = Kernels::empty();
+            $(scalar_table!(@one t, $index, $name, $kind);)*
+            t
+        }
+    };
+    (@one $t:ident, $index:literal, $name:ident, plain) => {
+        $t.set_scalar($index, [
+            f32_to_narrow::<crate::format::$name>,
+            f64_to_narrow::<crate::format::$name>,
+            narrow_to_f32::<crate::format::$name>,
+            narrow_to_f64::<crate::format::$name>,
+        ]);
+    };
+    (@one $t:ident, $index:literal, $name:ident, packed) => {
+        $t.set_scalar($index, [f32_to_packed, f64_to_packed, packed_to_f32, packed_to_f64]);
+    };
+}
+crate::format::for_each_format!(scalar_table);
+
+pub(crate) static KERNELS: Kernels = scalar_kernels();

@@ -9,7 +9,8 @@
 //! * `src/codec.rs`: the generic scalar codec, written once against `Format`: the
 //!   specification every kernel must match.
 //! * This file: the **registry**, one line per format, which generates the `Element` and
-//!   `ConvertTo` impls, the kernel-table indices and the Scalar backend's table.
+//!   `ConvertTo` impls and the kernel-table indices; `arch/scalar.rs` expands the same list
+//!   into the Scalar backend's table.
 //! * `src/arch/`: the backends. Each SIMD backend starts from the Scalar table and replaces
 //!   the pairs it has kernels for (`Kernels::set`), so a format without a kernel on some
 //!   backend still converts there, and `Backend::simd_pairs` says which pairs are SIMD.
@@ -24,9 +25,6 @@
 //!    the codec) and add it to the lists of the exhaustive, specials, tails and fuzz tests.
 //! 4. Only if a backend should have a kernel for it: write the kernel in that backend's
 //!    file and `set` it in that backend's table.
-
-use crate::arch::{Kernels, scalar};
-use crate::element::PAIRS_PER_FORMAT;
 
 /// The registry: one line per format, `index => Type in module, kind, role`. `plain`
 /// formats hold one value per element; `packed` ones hold two FP4 values per byte. The
@@ -64,12 +62,6 @@ macro_rules! registry {
             registry!(@hub $role, $name, $index, registry!(@packed $kind));
         )*
 
-        /// The Scalar backend's kernels: every pair, every policy.
-        pub(crate) const fn scalar_kernels() -> Kernels {
-            let mut t = Kernels::empty();
-            $(registry!(@scalar t, $index, $name, $kind);)*
-            t
-        }
     };
     (@hub hub, $name:ident, $index:literal, $packed:expr) => {};
     (@hub leaf, $name:ident, $index:literal, $packed:expr) => {
@@ -80,41 +72,32 @@ macro_rules! registry {
     };
     (@packed plain) => { false };
     (@packed packed) => { true };
-    (@scalar $t:ident, $index:literal, $name:ident, plain) => {
-        $t.set_scalar($index, [
-            scalar::f32_to_narrow::<$name>,
-            scalar::f64_to_narrow::<$name>,
-            scalar::narrow_to_f32::<$name>,
-            scalar::narrow_to_f64::<$name>,
-        ]);
-    };
-    (@scalar $t:ident, $index:literal, $name:ident, packed) => {
-        $t.set_scalar($index, [
-            scalar::f32_to_packed,
-            scalar::f64_to_packed,
-            scalar::packed_to_f32,
-            scalar::packed_to_f64,
-        ]);
-    };
 }
 
-registry! {
-    0 => F16 in f16, plain, hub;
-    1 => BF16 in bf16, plain, hub;
-    2 => F8E4M3 in f8e4m3, plain, leaf;
-    3 => F8E5M2 in f8e5m2, plain, leaf;
-    4 => F8E4M3FNUZ in f8e4m3fnuz, plain, leaf;
-    5 => F8E5M2FNUZ in f8e5m2fnuz, plain, leaf;
-    6 => F6E2M3 in f6e2m3, plain, leaf;
-    7 => F6E3M2 in f6e3m2, plain, leaf;
-    8 => F4E2M1 in f4e2m1, plain, leaf;
-    9 => F4E2M1x2 in f4e2m1x2, packed, leaf;
-    10 => F8E8M0 in f8e8m0, plain, leaf;
+/// The formats, one line each (`index => Type in module, kind, role`), handed to macro `$m`:
+/// the registry below expands it here, and `arch/scalar.rs` expands it into the Scalar
+/// table, so that the list exists once and this file imports nothing from the backends.
+macro_rules! for_each_format {
+    ($m:ident) => {
+        $m! {
+            0 => F16 in f16, plain, hub;
+            1 => BF16 in bf16, plain, hub;
+            2 => F8E4M3 in f8e4m3, plain, leaf;
+            3 => F8E5M2 in f8e5m2, plain, leaf;
+            4 => F8E4M3FNUZ in f8e4m3fnuz, plain, leaf;
+            5 => F8E5M2FNUZ in f8e5m2fnuz, plain, leaf;
+            6 => F6E2M3 in f6e2m3, plain, leaf;
+            7 => F6E3M2 in f6e3m2, plain, leaf;
+            8 => F4E2M1 in f4e2m1, plain, leaf;
+            9 => F4E2M1x2 in f4e2m1x2, packed, leaf;
+            10 => F8E8M0 in f8e8m0, plain, leaf;
+        }
+    };
 }
+pub(crate) use for_each_format;
+
+for_each_format!(registry);
 
 // The two hubs convert to each other.
 via_pair!(F16, index::F16, false => BF16, index::BF16, false);
 via_pair!(BF16, index::BF16, false => F16, index::F16, false);
-
-/// Number of kernels in a backend's table.
-pub(crate) const PAIRS: usize = FORMATS * PAIRS_PER_FORMAT;

@@ -7,6 +7,7 @@ pub(crate) mod neon;
 pub(crate) mod neon_bf16;
 pub(crate) mod neon_block;
 mod neon_small;
+pub(crate) mod tables;
 
 /// Base AdvSIMD, part of every ARMv8-A aarch64 core.
 pub(crate) fn neon_available() -> bool {

@@ -1079,12 +1079,8 @@ unsafe fn e4m3_to_f64(src: *const u8, dst: *mut u8, len: usize, policy: Policy) 
 // ---------------------------------------------------------------------------------------
 // The table.
 
-/// The `neon` table (these SIMD pairs, Scalar for the rest); the `neon-bf16` table starts
-/// from it.
-pub(super) const fn table() -> Kernels {
-    let mut t = crate::format::scalar_kernels();
-    t.tag(crate::arch::Isa::Neon);
-    super::neon_small::set(&mut t);
+/// Sets this file's kernels in a NEON table (`tables.rs` composes the tables).
+pub(super) const fn set(t: &mut Kernels) {
     t.set::<f32, F16>(f32_to_f16);
     t.set::<f32, BF16>(f32_to_bf16);
     t.set::<f32, F8E4M3>(f32_to_fp8::<F8E4M3>);
@@ -1101,8 +1097,4 @@ pub(super) const fn table() -> Kernels {
     t.set::<BF16, f64>(bf16_to_f64);
     t.set::<F8E4M3, f64>(e4m3_to_f64);
     t.set::<F8E5M2, f64>(e5m2_to_f64);
-    t
 }
-
-/// The `neon` backend's kernels.
-pub(crate) static KERNELS: Kernels = table();

@@ -15,7 +15,7 @@
 
 use core::arch::aarch64::*;
 
-use super::neon::{self, cover, fpcr_loop, sat_key};
+use super::neon::{cover, fpcr_loop, sat_key};
 use crate::BF16;
 use crate::arch::Kernels;
 use crate::arch::scalar::{f32_to_narrow, f64_to_narrow};
@@ -133,13 +133,8 @@ unsafe fn f64_to_bf16(src: *const u8, dst: *mut u8, len: usize, policy: Policy) 
     );
 }
 
-/// The `neon` table with the two BF16 narrowing kernels replaced.
-const fn table() -> Kernels {
-    let mut t = neon::table();
+/// Replaces the two BF16 narrowing kernels of a NEON table with BFCVTN ones.
+pub(super) const fn set(t: &mut Kernels) {
     t.set::<f32, BF16>(f32_to_bf16);
     t.set::<f64, BF16>(f64_to_bf16);
-    t
 }
-
-/// The `neon-bf16` backend's kernels: the `neon` ones with BFCVTN for f32/f64 -> BF16.
-pub(crate) static KERNELS: Kernels = table();

@@ -1443,17 +1443,8 @@ widen_kernel!(bf16_to_f64, Bf16ToF64);
 widen_kernel!(e4m3_to_f64, ToF64<F8E4M3>);
 widen_kernel!(e5m2_to_f64, ToF64<F8E5M2>);
 
-/// The AVX2 table: these SIMD pairs, the new formats' kernels of [`super::avx2_small`], and
-/// Scalar for the rest. The AVX-512 tables start from it (every AVX-512 tier requires AVX2,
-/// FMA and F16C), so a pair without an AVX-512 kernel runs its AVX2 kernel there.
-pub(super) const fn table() -> Kernels {
-    let mut t = crate::format::scalar_kernels();
-    t.tag(crate::arch::Isa::Avx2);
-    super::avx2_small::set(&mut t);
-    // The generic kernels: the f64 sources of the newer formats and every narrow <-> narrow
-    // pair; the hand-written direct kernels below replace them where they exist.
-    crate::simd::x86_64::avx2::fill(&mut t);
-    super::avx2_direct::set(&mut t);
+/// Sets this file's kernels in an AVX2 table (`tables.rs` composes the tables).
+pub(super) const fn set(t: &mut Kernels) {
     t.set::<f32, F16>(f32_to_f16);
     t.set::<f32, BF16>(f32_to_bf16);
     t.set::<f32, F8E4M3>(f32_to_e4m3);
@@ -1470,8 +1461,4 @@ pub(super) const fn table() -> Kernels {
     t.set::<BF16, f64>(bf16_to_f64);
     t.set::<F8E4M3, f64>(e4m3_to_f64);
     t.set::<F8E5M2, f64>(e5m2_to_f64);
-    t
 }
-
-/// The AVX2 backend's kernels.
-pub(crate) static KERNELS: Kernels = table();

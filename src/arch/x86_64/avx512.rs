@@ -995,16 +995,9 @@ unsafe fn entry_widen<const FMT: u8, const WIDE64: bool>(
     unsafe { run_split!(widen[FMT, WIDE64](src, dst, len, narrow_size(FMT), ds)) }
 }
 
-/// The table of this backend (the `Avx512Vbmi` backend starts from it): these SIMD pairs,
-/// and the AVX2 table's kernels for the rest (this tier's CPUs have AVX2, FMA and F16C:
-/// `avx512_available` requires them).
-pub(super) const fn table() -> Kernels {
+/// Sets this file's kernels in an AVX-512 table (`tables.rs` composes the tables).
+pub(super) const fn set(t: &mut Kernels) {
     use crate::format as f;
-    let mut t = super::avx2::table();
-    t.tag(crate::arch::Isa::Avx512);
-    // Every pair the hand-written kernels below do not serve: the generic kernels at this
-    // tier's width.
-    crate::simd::x86_64::avx512::fill(&mut t);
     t.set::<f32, f::F16>(entry_narrow_f32::<F16>);
     t.set::<f32, f::BF16>(entry_narrow_f32::<BF16>);
     t.set::<f32, f::F8E4M3>(entry_narrow_f32::<E4M3>);
@@ -1021,8 +1014,4 @@ pub(super) const fn table() -> Kernels {
     t.set::<f::BF16, f64>(entry_widen::<BF16, true>);
     t.set::<f::F8E4M3, f64>(entry_widen::<E4M3, true>);
     t.set::<f::F8E5M2, f64>(entry_widen::<E5M2, true>);
-    t
 }
-
-/// The `Avx512` backend's kernels.
-pub(crate) static KERNELS: Kernels = table();

@@ -33,7 +33,6 @@
 use core::arch::x86_64::*;
 
 use super::avx512::{self, BF16, BLOCK, run_split, run_split_cold};
-use super::avx512_vbmi;
 use crate::Overflow;
 use crate::arch::Kernels;
 use crate::options::Policy;
@@ -127,11 +126,7 @@ unsafe fn entry_f32_to_bf16(src: *const u8, dst: *mut u8, len: usize, o: Policy)
     }
 }
 
-const fn table() -> Kernels {
-    let mut t = avx512_vbmi::table();
+/// Sets this file's kernel in an AVX-512 BF16 table (`tables.rs` composes the tables).
+pub(super) const fn set(t: &mut Kernels) {
     t.set::<f32, crate::BF16>(entry_f32_to_bf16);
-    t
 }
-
-/// The `Avx512Bf16` backend's kernels.
-pub(crate) static KERNELS: Kernels = table();

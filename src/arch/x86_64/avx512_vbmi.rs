@@ -329,16 +329,11 @@ unsafe fn entry_widen_fp8<const FMT: u8, const WIDE64: bool>(
     unsafe { run_split!(widen_fp8[FMT, WIDE64](src, dst, len, 1, ds)) }
 }
 
-/// The table of this backend (the `Avx512Bf16` backend starts from it).
-pub(super) const fn table() -> Kernels {
-    let mut t = avx512::table();
+/// Sets this file's kernels in an AVX-512 VBMI table (`tables.rs` composes the tables).
+pub(super) const fn set(t: &mut Kernels) {
     // F8E5M2 → f32 stays on the `Avx512` kernel (`code << 8` and `VCVTPH2PS`), which
     // measured as fast as this one (see the module docs).
     t.set::<crate::F8E4M3, f32>(entry_widen_fp8::<E4M3, false>);
     t.set::<crate::F8E4M3, f64>(entry_widen_fp8::<E4M3, true>);
     t.set::<crate::F8E5M2, f64>(entry_widen_fp8::<E5M2, true>);
-    t
 }
-
-/// The `Avx512Vbmi` backend's kernels.
-pub(crate) static KERNELS: Kernels = table();

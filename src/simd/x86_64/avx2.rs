@@ -140,62 +140,75 @@ impl Vector for V256 {
 
     #[inline(always)]
     unsafe fn splat(x: u32) -> Self {
-        // SAFETY (every method below): the caller has the features (`Vector`'s contract), and
+        // SAFETY: (this method and every one below) the caller has the features (`Vector`'s contract), and
         // the memory methods touch only the `n` elements the caller vouches for: full
         // vectors when `n == 8`, else a copy of exactly those bytes through a buffer.
         unsafe { V256(_mm256_set1_epi32(x as i32)) }
     }
     #[inline(always)]
     unsafe fn and(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V256(_mm256_and_si256(self.0, b.0)) }
     }
     #[inline(always)]
     unsafe fn or(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V256(_mm256_or_si256(self.0, b.0)) }
     }
     #[inline(always)]
     unsafe fn or_and(self, b: Self, c: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V256(_mm256_or_si256(self.0, _mm256_and_si256(b.0, c.0))) }
     }
     #[inline(always)]
     unsafe fn add(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V256(_mm256_add_epi32(self.0, b.0)) }
     }
     #[inline(always)]
     unsafe fn sub(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V256(_mm256_sub_epi32(self.0, b.0)) }
     }
     #[inline(always)]
     unsafe fn shl(self, n: u32) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V256(_mm256_sll_epi32(self.0, count(n))) }
     }
     #[inline(always)]
     unsafe fn shr(self, n: u32) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V256(_mm256_srl_epi32(self.0, count(n))) }
     }
     #[inline(always)]
     unsafe fn min_u32(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V256(_mm256_min_epu32(self.0, b.0)) }
     }
     #[inline(always)]
     unsafe fn max_u32(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V256(_mm256_max_epu32(self.0, b.0)) }
     }
     #[inline(always)]
     unsafe fn eq(self, b: Self) -> __m256i {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { _mm256_cmpeq_epi32(self.0, b.0) }
     }
     #[inline(always)]
     unsafe fn gt_i32(self, b: Self) -> __m256i {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { _mm256_cmpgt_epi32(self.0, b.0) }
     }
     #[inline(always)]
     unsafe fn select(m: __m256i, t: Self, f: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V256(_mm256_blendv_epi8(f.0, t.0, m)) }
     }
     #[inline(always)]
     unsafe fn fma_rne(a: Self, b: Self, c: Self) -> Self {
-        // MXCSR.RC is round to nearest: the entry points see to it (module docs).
+        // SAFETY: the caller has the features (`Vector`'s contract). MXCSR.RC is round to
+        // nearest: the entry points see to it (module docs).
         unsafe {
             let (a, b, c) = (
                 _mm256_castsi256_ps(a.0),
@@ -207,14 +220,17 @@ impl Vector for V256 {
     }
     #[inline(always)]
     unsafe fn madd16(self, w: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V256(_mm256_madd_epi16(self.0, w.0)) }
     }
     #[inline(always)]
     unsafe fn cvt_u24_f32(self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V256(_mm256_castps_si256(_mm256_cvtepi32_ps(self.0))) }
     }
     #[inline(always)]
     unsafe fn mul_exact_f32(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe {
             let p = _mm256_mul_ps(_mm256_castsi256_ps(self.0), _mm256_castsi256_ps(b.0));
             V256(_mm256_castps_si256(p))
@@ -223,6 +239,7 @@ impl Vector for V256 {
 
     #[inline(always)]
     unsafe fn load_u8(p: *const u8, n: usize) -> Self {
+        // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
             let b = if n == 8 {
                 _mm_loadl_epi64(p.cast())
@@ -234,6 +251,7 @@ impl Vector for V256 {
     }
     #[inline(always)]
     unsafe fn load_u16(p: *const u8, n: usize) -> Self {
+        // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
             let h = if n == 8 {
                 _mm_loadu_si128(p.cast())
@@ -245,6 +263,7 @@ impl Vector for V256 {
     }
     #[inline(always)]
     unsafe fn load_u32(p: *const u8, n: usize) -> Self {
+        // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
             if n == 8 {
                 V256(_mm256_loadu_si256(p.cast()))
@@ -255,6 +274,7 @@ impl Vector for V256 {
     }
     #[inline(always)]
     unsafe fn load_f16(p: *const u8, n: usize) -> Self {
+        // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
             let h = if n == 8 {
                 _mm_loadu_si128(p.cast())
@@ -266,6 +286,7 @@ impl Vector for V256 {
     }
     #[inline(always)]
     unsafe fn load_f64_odd(p: *const u8, n: usize) -> Self {
+        // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
             let (a, b) = if n == 8 {
                 (_mm256_loadu_pd(p.cast()), _mm256_loadu_pd(p.add(32).cast()))
@@ -281,6 +302,7 @@ impl Vector for V256 {
     }
     #[inline(always)]
     unsafe fn load_f64_hi(p: *const u8, n: usize) -> Self {
+        // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
             let (a, b) = if n == 8 {
                 (
@@ -299,6 +321,7 @@ impl Vector for V256 {
     }
     #[inline(always)]
     unsafe fn load_nibbles(p: *const u8, n: usize) -> Self {
+        // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
             let bytes = if n == 8 {
                 _mm_cvtsi32_si128(p.cast::<i32>().read_unaligned())
@@ -314,6 +337,7 @@ impl Vector for V256 {
 
     #[inline(always)]
     unsafe fn store_u8(self, p: *mut u8, n: usize) {
+        // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
             // Byte 0 of each dword to the low 4 bytes of each 128-bit half, then the halves
             // side by side.
@@ -334,6 +358,7 @@ impl Vector for V256 {
     }
     #[inline(always)]
     unsafe fn store_u16(self, p: *mut u8, n: usize) {
+        // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
             let idx = _mm256_setr_epi8(
                 0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1, 0, 1, 4, 5, 8, 9, 12, 13,
@@ -352,6 +377,7 @@ impl Vector for V256 {
     }
     #[inline(always)]
     unsafe fn store_u32(self, p: *mut u8, n: usize) {
+        // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
             if n == 8 {
                 _mm256_storeu_si256(p.cast(), self.0);
@@ -364,6 +390,7 @@ impl Vector for V256 {
     }
     #[inline(always)]
     unsafe fn store_f64(self, p: *mut u8, n: usize) {
+        // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
             let lo = widen_pd_any(_mm256_castsi256_si128(self.0));
             let hi = widen_pd_any(_mm256_extracti128_si256::<1>(self.0));
@@ -380,6 +407,7 @@ impl Vector for V256 {
     }
     #[inline(always)]
     unsafe fn store_f16(self, p: *mut u8, n: usize, sat: bool) {
+        // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
             let h = to_f16(self.0, sat);
             if n == 8 {
@@ -393,10 +421,12 @@ impl Vector for V256 {
     }
     #[inline(always)]
     unsafe fn round_f16(self, sat: bool) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V256(_mm256_castps_si256(_mm256_cvtph_ps(to_f16(self.0, sat)))) }
     }
     #[inline(always)]
     unsafe fn store_nibbles(self, p: *mut u8, n: usize) {
+        // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
             // As 64-bit lanes, `v | v >> 28` holds lane 2i | lane 2i+1 << 4 in its low byte
             // (both codes below 16); bytes 0 and 8 of each half are the four results.

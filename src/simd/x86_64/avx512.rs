@@ -106,62 +106,75 @@ impl Vector for V512 {
 
     #[inline(always)]
     unsafe fn splat(x: u32) -> Self {
-        // SAFETY (every method below): the caller has the features (`Vector`'s contract), and
+        // SAFETY: (this method and every one below) the caller has the features (`Vector`'s contract), and
         // the memory methods touch only the `n` elements the caller vouches for, through
         // masks whose masked-off lanes are neither read nor written.
         unsafe { V512(_mm512_set1_epi32(x as i32)) }
     }
     #[inline(always)]
     unsafe fn and(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V512(_mm512_and_si512(self.0, b.0)) }
     }
     #[inline(always)]
     unsafe fn or(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V512(_mm512_or_si512(self.0, b.0)) }
     }
     #[inline(always)]
     unsafe fn or_and(self, b: Self, c: Self) -> Self {
-        // Ternary-logic table A | (B & C).
+        // SAFETY: the caller has the features (`Vector`'s contract). Ternary-logic table
+        // A | (B & C).
         unsafe { V512(_mm512_ternarylogic_epi32::<0xF8>(self.0, b.0, c.0)) }
     }
     #[inline(always)]
     unsafe fn add(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V512(_mm512_add_epi32(self.0, b.0)) }
     }
     #[inline(always)]
     unsafe fn sub(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V512(_mm512_sub_epi32(self.0, b.0)) }
     }
     #[inline(always)]
     unsafe fn shl(self, n: u32) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V512(_mm512_sll_epi32(self.0, count(n))) }
     }
     #[inline(always)]
     unsafe fn shr(self, n: u32) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V512(_mm512_srl_epi32(self.0, count(n))) }
     }
     #[inline(always)]
     unsafe fn min_u32(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V512(_mm512_min_epu32(self.0, b.0)) }
     }
     #[inline(always)]
     unsafe fn max_u32(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V512(_mm512_max_epu32(self.0, b.0)) }
     }
     #[inline(always)]
     unsafe fn eq(self, b: Self) -> __mmask16 {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { _mm512_cmpeq_epi32_mask(self.0, b.0) }
     }
     #[inline(always)]
     unsafe fn gt_i32(self, b: Self) -> __mmask16 {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { _mm512_cmpgt_epi32_mask(self.0, b.0) }
     }
     #[inline(always)]
     unsafe fn select(m: __mmask16, t: Self, f: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V512(_mm512_mask_blend_epi32(m, f.0, t.0)) }
     }
     #[inline(always)]
     unsafe fn fma_rne(a: Self, b: Self, c: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe {
             let (a, b, c) = (
                 _mm512_castsi512_ps(a.0),
@@ -173,14 +186,17 @@ impl Vector for V512 {
     }
     #[inline(always)]
     unsafe fn madd16(self, w: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V512(_mm512_madd_epi16(self.0, w.0)) }
     }
     #[inline(always)]
     unsafe fn cvt_u24_f32(self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V512(_mm512_castps_si512(_mm512_cvtepi32_ps(self.0))) }
     }
     #[inline(always)]
     unsafe fn mul_exact_f32(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe {
             let p =
                 _mm512_mul_round_ps::<RNE>(_mm512_castsi512_ps(self.0), _mm512_castsi512_ps(b.0));
@@ -190,6 +206,7 @@ impl Vector for V512 {
 
     #[inline(always)]
     unsafe fn load_u8(p: *const u8, n: usize) -> Self {
+        // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
             let b = if n == 16 {
                 _mm_loadu_si128(p.cast())
@@ -201,6 +218,7 @@ impl Vector for V512 {
     }
     #[inline(always)]
     unsafe fn load_u16(p: *const u8, n: usize) -> Self {
+        // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
             let h = if n == 16 {
                 _mm256_loadu_si256(p.cast())
@@ -212,6 +230,7 @@ impl Vector for V512 {
     }
     #[inline(always)]
     unsafe fn load_u32(p: *const u8, n: usize) -> Self {
+        // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
             if n == 16 {
                 V512(_mm512_loadu_si512(p.cast()))
@@ -222,6 +241,7 @@ impl Vector for V512 {
     }
     #[inline(always)]
     unsafe fn load_f16(p: *const u8, n: usize) -> Self {
+        // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
             let h = if n == 16 {
                 _mm256_loadu_si256(p.cast())
@@ -233,6 +253,7 @@ impl Vector for V512 {
     }
     #[inline(always)]
     unsafe fn load_f64_odd(p: *const u8, n: usize) -> Self {
+        // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
             let (lo, hi) = if n == 16 {
                 (_mm512_loadu_pd(p.cast()), _mm512_loadu_pd(p.add(64).cast()))
@@ -250,6 +271,7 @@ impl Vector for V512 {
     }
     #[inline(always)]
     unsafe fn load_f64_hi(p: *const u8, n: usize) -> Self {
+        // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
             let (lo, hi) = if n == 16 {
                 (
@@ -269,6 +291,7 @@ impl Vector for V512 {
     }
     #[inline(always)]
     unsafe fn load_nibbles(p: *const u8, n: usize) -> Self {
+        // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
             // Byte i of the 8 goes to 64-bit lane i; `b | b << 28` puts its low nibble in the
             // lane's low dword (bits 0..3) and its high nibble in the high dword (bits
@@ -286,6 +309,7 @@ impl Vector for V512 {
 
     #[inline(always)]
     unsafe fn store_u8(self, p: *mut u8, n: usize) {
+        // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
             if n == 16 {
                 _mm_storeu_si128(p.cast(), _mm512_cvtepi32_epi8(self.0));
@@ -296,6 +320,7 @@ impl Vector for V512 {
     }
     #[inline(always)]
     unsafe fn store_u16(self, p: *mut u8, n: usize) {
+        // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
             if n == 16 {
                 _mm256_storeu_si256(p.cast(), _mm512_cvtepi32_epi16(self.0));
@@ -306,6 +331,7 @@ impl Vector for V512 {
     }
     #[inline(always)]
     unsafe fn store_u32(self, p: *mut u8, n: usize) {
+        // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
             if n == 16 {
                 _mm512_storeu_si512(p.cast(), self.0);
@@ -316,6 +342,7 @@ impl Vector for V512 {
     }
     #[inline(always)]
     unsafe fn store_f64(self, p: *mut u8, n: usize) {
+        // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
             let lo = f64_from_bits(_mm512_castsi512_si256(self.0));
             let hi = f64_from_bits(_mm512_extracti64x4_epi64::<1>(self.0));
@@ -331,6 +358,7 @@ impl Vector for V512 {
     }
     #[inline(always)]
     unsafe fn store_f16(self, p: *mut u8, n: usize, sat: bool) {
+        // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
             let h = to_f16(self.0, sat);
             if n == 16 {
@@ -342,10 +370,12 @@ impl Vector for V512 {
     }
     #[inline(always)]
     unsafe fn round_f16(self, sat: bool) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V512(_mm512_castps_si512(_mm512_cvtph_ps(to_f16(self.0, sat)))) }
     }
     #[inline(always)]
     unsafe fn store_nibbles(self, p: *mut u8, n: usize) {
+        // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
             // As 64-bit lanes, `v | v >> 28` holds lane 2i | lane 2i+1 << 4 in its low byte
             // (both codes are below 16), and VPMOVQB keeps that byte.
