@@ -560,3 +560,67 @@ fn mxcsr_f32_to_fp8_every_length() {
         ),
     );
 }
+
+/// The current MXCSR (read inside [`with_mxcsr`]'s closure).
+fn read_mxcsr() -> u32 {
+    let mut csr = 0u32;
+    // SAFETY: STMXCSR writes the 4 bytes of `csr`, a live local, and nothing else.
+    unsafe { asm!("stmxcsr [{p}]", p = in(reg) &raw mut csr, options(nostack)) };
+    csr
+}
+
+/// A kernel may change MXCSR for its own work (the AVX2 instantiation of the generic
+/// kernels loads round to nearest when a call needs it) but must give the caller's control
+/// bits back: after every call, rounding control, FTZ, DAZ and the masks are what the caller
+/// set, under every setting, on every backend, for pairs that take that path (f64 sources,
+/// one-pass narrow -> narrow, round trips) and one that does not.
+#[test]
+fn mxcsr_control_bits_survive_every_call() {
+    use vcvt::{F4E2M1, F4E2M1x2, F6E2M3};
+    let mut checked = 0;
+    for b in backends("mxcsr_control_bits_survive_every_call") {
+        for s in all_settings() {
+            let mut after = [0u32; 5];
+            with_mxcsr(s.csr, || {
+                let src32 = [
+                    1.5f32,
+                    -3.0e-3,
+                    7.0,
+                    f32::NAN,
+                    448.0,
+                    1.0e-9,
+                    -0.0,
+                    2.0,
+                    3.5,
+                ];
+                let src64 = src32.map(f64::from);
+                let h = src32.map(F16::from_f32);
+                let mut e = [F8E4M3FNUZ::ZERO; 9];
+                let mut p = [F4E2M1x2::ZERO; 5];
+                let mut f6 = [F6E2M3::ZERO; 9];
+                let mut rt = src32;
+                let _ = vcvt::convert_slice_on(b, &h, &mut e, Options::new());
+                after[0] = read_mxcsr();
+                let _ = vcvt::convert_slice_on(b, &src64, &mut f6, Options::new());
+                after[1] = read_mxcsr();
+                let _ = vcvt::convert_slice_on(b, &h, &mut p, Options::new());
+                after[2] = read_mxcsr();
+                let _ = vcvt::round_trip_on::<F4E2M1, f32>(b, &mut rt, Options::new());
+                after[3] = read_mxcsr();
+                let _ = vcvt::convert_slice_on(b, &src32, &mut e, Options::new());
+                after[4] = read_mxcsr();
+            });
+            for (i, a) in after.into_iter().enumerate() {
+                checked += 1;
+                // Bits 0-5 are the sticky exception flags, which arithmetic may set.
+                assert_eq!(
+                    a & !0x3F,
+                    s.csr,
+                    "{b} under {}: call {i} left MXCSR {a:#x}",
+                    s.name
+                );
+            }
+        }
+    }
+    assert!(checked > 0);
+}

@@ -286,7 +286,10 @@ impl Dst for Packed {
         // SAFETY: forwarded contract. For odd `n`, lane `n` was loaded as zero bits (+0,
         // whatever the source format), so its code is +0: the partner the packed layout
         // wants for an odd last value.
-        unsafe { lanes::narrow::<V, crate::F4E2M1>(v, c).store_nibbles(p, n) }
+        unsafe {
+            let codes = lanes::narrow::<V, crate::F4E2M1>(v, c).and(V::splat(0xF));
+            codes.store_nibbles(p, n)
+        }
     }
 }
 

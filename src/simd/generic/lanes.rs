@@ -85,8 +85,10 @@ pub(crate) struct Narrow<V> {
     min_normal: V,
     k: V,
     weights: V,
-    nan_pos: V,
-    nan_neg: V,
+    /// The code of a positive NaN source under the call's policy.
+    nan: V,
+    /// What a negative NaN adds to it: `SIGN_BIT` or 0.
+    nan_sign: V,
 }
 
 impl<V: Vector> Narrow<V> {
@@ -105,6 +107,10 @@ impl<V: Vector> Narrow<V> {
         // sign and the policy only (fixed NaN codes, or ±MAX).
         let nan_pos = F::narrow32(0x7FC0_0000, p);
         let nan_neg = F::narrow32(0xFFC0_0000, p);
+        // For these formats a negative NaN's code is the positive one's, with the sign bit
+        // or without it.
+        let nan_sign = nan_neg ^ nan_pos;
+        assert!(nan_sign == 0 || nan_sign == F::SIGN_BIT);
         // SAFETY: the caller's guarantee.
         unsafe {
             Narrow {
@@ -112,8 +118,8 @@ impl<V: Vector> Narrow<V> {
                 min_normal: V::splat(c.min_normal.to_bits()),
                 k: V::splat(c.k.to_bits()),
                 weights: V::splat(c.weights as u32),
-                nan_pos: V::splat(nan_pos),
-                nan_neg: V::splat(nan_neg),
+                nan: V::splat(nan_pos),
+                nan_sign: V::splat(nan_sign),
             }
         }
     }
@@ -121,7 +127,8 @@ impl<V: Vector> Narrow<V> {
 
 /// Lanes of f32 bits (or f64 rounded to odd into f32) narrowed to codes of `F` (an IEEE-like
 /// format with a sign and `MAN_BITS >= 1`), sign included, in the low `BITS` bits of each
-/// lane (the bits above are zero). See the module docs.
+/// lane. The bits above the low byte are not zero (byte stores drop them; mask them for
+/// anything else). See the module docs.
 ///
 /// # Safety
 /// The CPU has `V`'s features.
@@ -135,12 +142,16 @@ pub(crate) unsafe fn narrow<V: Vector, F: Format>(x: V, c: &Narrow<V>) -> V {
         // t = 2^max(exponent of a, emin): the target quantum is t * 2^-MAN_BITS.
         let t = a.and(V::splat(0x7F80_0000)).max_u32(c.min_normal);
         let s = V::fma_rne(t, c.k, a);
-        // 256 * (D + q + 2^MAN_BITS * E) in the low 16 bits: the code in bits 8..15.
-        let mag = s.madd16(c.weights).shr(8).and(V::splat(0xFF));
+        // 256 * (D + q + 2^MAN_BITS * E) in the low 16 bits: the code in bits 8..15. Its low
+        // byte is the magnitude code; the bits above it are not zero.
+        let mag = s.madd16(c.weights).shr(8);
+        // The sign at bit BITS - 1 (the bits below it are other source bits).
+        let sign = x.shr(32 - F::BITS);
         let code = if F::NEG_ZERO {
-            mag.or_and(x.shr(32 - F::BITS), V::splat(F::SIGN_BIT))
+            mag.or_and(sign, V::splat(F::SIGN_BIT))
         } else {
-            // The sign only where 1 <= mag <= 0x80 (bit 7 of mag + 0x7F).
+            // The sign only where 1 <= mag <= 0x80 (bit 7 of mag + 0x7F, which the bits of
+            // mag above the low byte cannot reach; BITS is 8).
             mag.or_and(x.shr(31).shl(7), mag.add(V::splat(0x7F)))
         };
         if matches!(F::NAN, NanKind::None) {
@@ -148,8 +159,7 @@ pub(crate) unsafe fn narrow<V: Vector, F: Format>(x: V, c: &Narrow<V>) -> V {
             return code;
         }
         let is_nan = abs.gt_i32(V::splat(0x7F80_0000));
-        let negative = V::splat(0).gt_i32(x);
-        V::select(is_nan, V::select(negative, c.nan_neg, c.nan_pos), code)
+        V::select(is_nan, c.nan.or_and(sign, c.nan_sign), code)
     }
 }
 
