@@ -503,13 +503,14 @@ fn an_interrupted_run_leaves_nothing() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        // Wait until the temporary exists (a hidden sibling of the output).
+        // Wait until the temporary exists (a hidden sibling of the output: a file, or the
+        // directory `.out.vcvt-st-partial`).
         let start = Instant::now();
         let temp = loop {
             let found = std::fs::read_dir(&d)
                 .unwrap()
                 .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                .find(|n| n.contains("vcvt-st-tmp"));
+                .find(|n| n.contains("vcvt-st-tmp") || n.contains("vcvt-st-partial"));
             if let Some(n) = found {
                 break n;
             }

@@ -99,7 +99,11 @@ def digest(path):
     h = hashlib.sha256()
     for root, _, files in sorted(os.walk(path)) if os.path.isdir(path) else [("", [], [path])]:
         for f in sorted(files):
-            with open(os.path.join(root, f), "rb") as fh:
+            p = os.path.join(root, f)
+            if os.path.islink(p) and not os.path.exists(p):  # a dangling link: its target
+                h.update(f.encode() + os.readlink(p).encode())
+                continue
+            with open(p, "rb") as fh:
                 h.update(f.encode() + fh.read())
     return h.hexdigest()
 
@@ -450,11 +454,366 @@ def case_errors(d):
     check(not os.path.exists(o), "killed run: no output")
 
 
+def pow2_ceil(q):
+    """The smallest power of two >= q (q > 0, float32), as float32; 0 stays 0."""
+    m, e = np.frexp(q)
+    e = np.where(m == 0.5, e - 1, e)  # exact powers of two stay
+    return np.where(q == 0, np.float32(0), np.ldexp(np.float32(1), e)).astype(np.float32)
+
+
+def ref_fp8_quant_ue8m0(x, b=128):
+    """DeepSeek-V3.1's ue8m0: the scale amax/448 rounded up to a power of two."""
+    rows, cols = x.shape
+    codes = np.zeros((rows, cols), ml_dtypes.float8_e4m3fn)
+    sinv = np.zeros(((rows + b - 1) // b, (cols + b - 1) // b), np.float32)
+    for i in range(sinv.shape[0]):
+        for j in range(sinv.shape[1]):
+            t = x[i * b:(i + 1) * b, j * b:(j + 1) * b]
+            amax = max(np.float32(np.abs(t).max()), np.float32(1e-4))
+            s = pow2_ceil(np.float32(amax) / np.float32(448.0))
+            codes[i * b:(i + 1) * b, j * b:(j + 1) * b] = np.clip(t / s, -448, 448).astype(
+                np.float32).astype(ml_dtypes.float8_e4m3fn)
+            sinv[i, j] = s
+    return codes, sinv
+
+
+def ref_mxfp8_quant(x):
+    """MXFP8 with the Ceil rule: scale 2^k, the smallest >= f32(amax / 448); E4M3 elements
+    x / 2^k rounded to nearest even (saturating); E8M0 scale bytes k + 127 (0 for a zero block)."""
+    *pre, k = x.shape
+    xb = x.reshape(-1, k // 32, 32)
+    amax = np.abs(xb).max(-1).astype(np.float32)
+    scale = pow2_ceil((amax / np.float32(448.0)).astype(np.float32))
+    sbyte = np.where(scale == 0, 0, np.frexp(scale)[1] - 1 + 127).astype(np.uint8)
+    scale = np.ldexp(np.float32(1), sbyte.astype(np.int32) - 127).astype(np.float32)
+    codes = np.clip(xb / scale[..., None], -448, 448).astype(ml_dtypes.float8_e4m3fn)
+    return codes.reshape(x.shape), sbyte.reshape(*pre, k // 32)
+
+
+def ref_nvfp4_quant(x):
+    """NVIDIA ModelOpt's NVFP4 weight quantization (NVFP4QTensor), every step an f32 operation:
+    weight_scale_2 g = amax / (6 * 448); per block of 16, e4m3(amax_b / (6 g)) (0 -> 1.0 first),
+    saturating; elements e2m1(x / (f32(s8) * g)), nearest even, saturating, -0 -> +0; packed
+    two per byte, element 2j in the low nibble."""
+    f = np.float32
+    rows, k = x.shape
+    g = f(f(np.abs(x).max()) / f(2688.0))
+    xb = x.reshape(rows, k // 16, 16)
+    amax = np.abs(xb).max(-1).astype(f)
+    q = (amax / f(f(6.0) * g)).astype(f)
+    q = np.where(q == 0, f(1.0), q)
+    s8 = np.minimum(q, f(448.0)).astype(ml_dtypes.float8_e4m3fn)
+    denom = (s8.astype(f) * g).astype(f)
+    with np.errstate(divide="ignore"):  # a scale that rounds to E4M3 zero: x / 0, as ModelOpt
+        y = np.clip((xb / denom[..., None]).astype(f), -6, 6)
+    codes = y.astype(ml_dtypes.float4_e2m1fn).view(np.uint8) & 15
+    codes = np.where(y == 0, 0, codes).astype(np.uint8)
+    packed = (codes[..., 0::2] | (codes[..., 1::2] << 4)).astype(np.uint8)
+    return packed.reshape(rows, k // 2), s8, np.array(g, np.float32)
+
+
+def ref_nvfp4_dequant(packed, s8, g):
+    lo, hi = E2M1[packed & 15], E2M1[packed >> 4]
+    vals = np.stack([lo, hi], -1).reshape(packed.shape[0], -1)
+    scale = (s8.astype(np.float32) * np.float32(g)).astype(np.float32)
+    return (vals * np.repeat(scale, 16, 1)).astype(np.float32)
+
+
+def case_targets(d):
+    x = random_floats((96, 256), -6, 6)
+    x[:, 7] *= 300  # blocks with a large amax
+    x[5, 32:64] = 0  # zero blocks
+    x[6, 16:32] = np.float32(1e-6)  # a block whose NVFP4 scale is an E4M3 subnormal
+    y = random_floats((2, 16, 64), -4, 4)
+    norm = random_floats((256,))
+    bf = x.astype(ml_dtypes.bfloat16)
+    src = os.path.join(d, "w.safetensors")
+    save(src, {"m.weight": x, "m.up.weight": bf, "experts.w": y, "m.norm.weight": norm})
+
+    out = os.path.join(d, "nvfp4.safetensors")
+    run("convert", src, out, "--to", "nvfp4")
+    got, _ = load(out)
+    for name, a in [("m.weight", x), ("m.up.weight", bf.astype(np.float32))]:
+        pk, s8, g = ref_nvfp4_quant(a)
+        same_bits(got[name + "_scale_2"], g, f"nvfp4 {name}: weight_scale_2")
+        same_bits(got[name + "_scale"], s8, f"nvfp4 {name}: weight_scale (E4M3)")
+        same_bits(got[name], pk, f"nvfp4 {name}: packed weight")
+        check(got[name].dtype == np.uint8 and got[name].shape == (96, 128), "nvfp4 layout")
+        deq = ref_nvfp4_dequant(got[name], got[name + "_scale"], got[name + "_scale_2"])
+        # Within one E2M1 step (at most 2, between 4 and 6) of the block's scale, or the value
+        # itself where the scale rounded to zero.
+        step = np.repeat((s8.astype(np.float32) * g).astype(np.float32), 16, 1)
+        err = np.abs(deq - a)
+        check(np.all((err <= step * 1.0001) | ((step == 0) & (err <= np.abs(a)))),
+              f"nvfp4 {name}: dequantized within a step")
+    same_bits(got["experts.w"], y, "nvfp4 keeps 3-D tensors")
+    same_bits(got["m.norm.weight"], norm, "nvfp4 keeps norms")
+
+    out = os.path.join(d, "mxfp8.safetensors")
+    run("convert", src, out, "--to", "mxfp8")
+    got, _ = load(out)
+    for name, a in [("m.weight", x), ("experts.w", y), ("m.up.weight", bf.astype(np.float32))]:
+        codes, sb = ref_mxfp8_quant(a)
+        same_bits(got[name].view(np.uint8), codes.view(np.uint8), f"mxfp8 {name}: E4M3 codes")
+        check(got[name].dtype == ml_dtypes.float8_e4m3fn, "mxfp8: F8_E4M3 weight")
+        same_bits(got[name + "_scale"], sb, f"mxfp8 {name}: E8M0 scales")
+
+    out = os.path.join(d, "ue8m0.safetensors")
+    run("convert", src, out, "--to", "f8e4m3", "--fp8-profile", "ue8m0")
+    got, _ = load(out)
+    codes, sinv = ref_fp8_quant_ue8m0(x)
+    same_bits(got["m.weight_scale_inv"], sinv, "fp8 ue8m0: power-of-two scale_inv")
+    same_bits(got["m.weight"].view(np.uint8), codes.view(np.uint8), "fp8 ue8m0: codes")
+
+
+def tree_files(root):
+    """relative path -> bytes of every file under root (links followed); fails on a link."""
+    out = {}
+    for dirpath, dirs, files in os.walk(root):
+        for f in files:
+            p = os.path.join(dirpath, f)
+            with open(p, "rb") as fh:
+                out[os.path.relpath(p, root)] = fh.read()
+    return out
+
+
+def no_links(root, what):
+    for dirpath, dirs, files in os.walk(root):
+        for f in dirs + files:
+            check(not os.path.islink(os.path.join(dirpath, f)), f"{what}: {f} is a link")
+
+
+def case_tree(d):
+    """A sentence-transformers model as a Hugging Face cache snapshot: every entry a link into
+    blobs/, subdirectories (1_Pooling/, a nested tokenizer folder), BERT's `LayerNorm`."""
+    repo = os.path.join(d, "models--org--model")
+    blobs = os.path.join(repo, "blobs")
+    snap = os.path.join(repo, "snapshots", "0123abc")
+    for p in [blobs, os.path.join(snap, "1_Pooling"), os.path.join(snap, "tok", "extra")]:
+        os.makedirs(p)
+    dense = random_floats((64, 128), -6, 6)
+    ln2d = random_floats((2, 64), -4, 4)  # 2-D and named `LayerNorm`: kept unless case matters
+    ln = random_floats((64,))
+    emb = random_floats((100, 64))
+    ids = np.arange(4, dtype=np.int64)
+    shards = {
+        "model-00001-of-00002.safetensors": {
+            "encoder.layer.0.intermediate.dense.weight": dense,
+            "encoder.layer.0.output.LayerNorm.weight": ln},
+        "model-00002-of-00002.safetensors": {
+            "embeddings.word_embeddings.weight": emb, "encoder.adapter.LayerNorm.weight": ln2d,
+            "embeddings.position_ids": ids},
+    }
+    blob_no = 0
+
+    def blob(name, data, rel_up="../.."):
+        nonlocal blob_no
+        blob_no += 1
+        b = os.path.join(blobs, f"{blob_no:040x}")
+        if isinstance(data, dict):
+            save(b, data, {"format": "pt"})
+        else:
+            with open(b, "wb") as f:
+                f.write(data)
+        os.symlink(f"{rel_up}/blobs/{blob_no:040x}", os.path.join(snap, name))
+
+    for name, t in shards.items():
+        blob(name, t)
+    index = {"metadata": {"total_size": 0},
+             "weight_map": {n: f for f, t in shards.items() for n in t}}
+    blob("model.safetensors.index.json", json.dumps(index).encode())
+    blob("config.json", json.dumps({"architectures": ["BertModel"], "model_type": "bert",
+                                    "torch_dtype": "float32"}).encode())
+    blob("1_Pooling/config.json", b'{"pooling_mode_mean_tokens": true}', "../../..")
+    blob("modules.json", b'[{"idx": 0, "path": "1_Pooling"}]')
+    with open(os.path.join(snap, "tok", "extra", "vocab.txt"), "w") as f:
+        f.write("[PAD]\n[UNK]\n")
+    before = digest(snap)
+    src_files = tree_files(snap)
+
+    out = os.path.join(d, "mx")
+    p = run("convert", snap, out, "--to", "mxfp4", "--unquantized-to", "bf16")
+    check("no quantization_config written" in p.stderr, f"auto: note on stderr: {p.stderr}")
+    check(digest(snap) == before, "snapshot untouched")
+    no_links(out, "converted snapshot")
+    got_files = tree_files(out)
+    want = {r for r in src_files if not r.endswith(".safetensors") and "index" not in r}
+    check(set(got_files) - set(shards) - {"model.safetensors.index.json"} == want,
+          f"every file reproduced: {sorted(got_files)} vs {sorted(want)}")
+    for r in want - {"config.json"}:
+        check(got_files[r] == src_files[r], f"{r} copied")
+    cfg = json.loads(got_files["config.json"])
+    check("quantization_config" not in cfg and cfg["torch_dtype"] == "bfloat16",
+          f"config.json of a BERT model: {cfg}")
+    got = {}
+    for f in shards:
+        got.update(load(os.path.join(out, f))[0])
+    pb, ps = ref_mxfp4_quant(dense)
+    same_bits(got["encoder.layer.0.intermediate.dense.weight_blocks"], pb, "dense: blocks")
+    same_bits(got["encoder.layer.0.intermediate.dense.weight_scales"], ps, "dense: scales")
+    bf = ml_dtypes.bfloat16
+    same_bits(got["encoder.adapter.LayerNorm.weight"], ln2d.astype(bf),
+              "2-D LayerNorm kept by the case-insensitive default filter, cast to bf16")
+    same_bits(got["encoder.layer.0.output.LayerNorm.weight"], ln.astype(bf), "LayerNorm -> bf16")
+    same_bits(got["embeddings.word_embeddings.weight"], emb.astype(bf), "embeddings -> bf16")
+    check(np.array_equal(got["embeddings.position_ids"], ids), "ints copied")
+
+    # Case-sensitive globs quantize the 2-D `LayerNorm`; --quant-config always writes the config.
+    out = os.path.join(d, "mx-cs")
+    run("convert", snap, out, "--to", "mxfp4", "--case-sensitive-globs", "--quant-config", "always")
+    got = load(os.path.join(out, "model-00002-of-00002.safetensors"))[0]
+    check("encoder.adapter.LayerNorm.weight_blocks" in got, f"case-sensitive: {sorted(got)}")
+    with open(os.path.join(out, "config.json")) as f:
+        cfg = json.load(f)
+    check(cfg["quantization_config"]["quant_method"] == "mxfp4", f"--quant-config always: {cfg}")
+    same_bits(got["embeddings.word_embeddings.weight"], emb, "--unquantized-to keep: F32 stays")
+    # --unquantized-to with a cast target is refused.
+    expect_failure(d, ["convert", snap, os.path.join(d, "x"), "--to", "bf16", "--unquantized-to",
+                       "f16"], ["--unquantized-to"], [os.path.join(d, "x")])
+
+    # A dangling link, then a loop through a directory link: clear errors, no output.
+    os.symlink("../../blobs/" + "f" * 40, os.path.join(snap, "tokenizer.json"))
+    o = os.path.join(d, "bad")
+    expect_failure(d, ["convert", snap, o, "--to", "bf16"], ["tokenizer.json", "dangling"], [o])
+    os.remove(os.path.join(snap, "tokenizer.json"))
+    os.symlink("..", os.path.join(snap, "tok", "extra", "up"))
+    expect_failure(d, ["convert", snap, o, "--to", "bf16"], ["extra/up", "loop"], [o])
+    os.remove(os.path.join(snap, "tok", "extra", "up"))
+
+
+def write_sharded(ck, n, rows=512, tensors_per_shard=3):
+    os.makedirs(ck)
+    wm = {}
+    for i in range(n):
+        name = f"model-{i + 1:05d}-of-{n:05d}.safetensors"
+        t = {f"layers.{i}.w{j}.weight": random_floats((rows, 256), -4, 4).astype(ml_dtypes.bfloat16)
+             for j in range(tensors_per_shard)}
+        t[f"layers.{i}.norm.weight"] = random_floats((256,))
+        save(os.path.join(ck, name), t, {"format": "pt"})
+        wm.update({k: name for k in t})
+    with open(os.path.join(ck, "model.safetensors.index.json"), "w") as f:
+        json.dump({"metadata": {"total_size": 1}, "weight_map": wm}, f)
+    with open(os.path.join(ck, "config.json"), "w") as f:
+        json.dump({"model_type": "llama", "torch_dtype": "bfloat16"}, f)
+    os.makedirs(os.path.join(ck, "original"))
+    with open(os.path.join(ck, "original", "params.json"), "w") as f:
+        f.write('{"dim": 256}')
+    return sorted(n for n in os.listdir(ck) if n.endswith(".safetensors"))
+
+
+def wait_for(cond, what, timeout=60):
+    t = time.time()
+    while not cond():
+        check(time.time() - t < timeout, f"timed out waiting for {what}")
+        time.sleep(0.01)
+
+
+def case_fanout(d):
+    ck = os.path.join(d, "ck")
+    names = write_sharded(ck, 5)
+    opts = ["--to", "f8e4m3", "--unquantized-to", "bf16", "-q"]
+    one = os.path.join(d, "one")
+    run("convert", ck, one, *opts)
+    ref = tree_files(one)
+    check(len(ref) == 8, f"one-process output: {sorted(ref)}")
+
+    # 3 processes started together, the index from the schedulers' variables; one is killed
+    # in the middle of its second shard (the tests' pause after each tensor), then rerun.
+    out = os.path.join(d, "fan")
+    envs = [{"JOB_COMPLETION_INDEX": "0"},
+            {"SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_MIN": "1"},
+            {"SLURM_ARRAY_TASK_ID": "2"}]
+    envs[1]["VCVT_ST_TEST_PAUSE_MS"] = "300"
+    procs = [subprocess.Popen([BIN, "convert", ck, out, *opts, "--shard", "auto/3"],
+                              env={**os.environ, **e}, stderr=subprocess.PIPE, text=True)
+             for e in envs]
+    # Process 1 has shards 1 and 4: kill it once shard 1 is complete and shard 4 is under way.
+    wait_for(lambda: os.path.exists(os.path.join(out, names[1])) and any(
+        names[4] in f and "tmp" in f for f in os.listdir(out)), "process 1 mid-shard")
+    procs[1].send_signal(signal.SIGKILL)
+    procs[1].wait()
+    for i in (0, 2):
+        err = procs[i].communicate()[1]
+        check(procs[i].returncode == 0, f"process {i}: {err}")
+        check(f"shard {i}/3" in err, f"process {i} says what it did: {err}")
+    check(not os.path.exists(os.path.join(out, names[4])), "the killed shard is not in place")
+    # finalize refuses, listing what is missing, and writes nothing.
+    listing = sorted(os.listdir(out))
+    p = run("finalize", ck, out, *opts, ok=False)
+    check(p.returncode != 0 and names[4] in p.stderr and "missing" in p.stderr
+          and "1 of 5" in p.stderr, f"finalize with a shard missing: {p.stderr}")
+    check(sorted(os.listdir(out)) == listing, "finalize wrote nothing")
+    # The rerun converts only the missing shard and says so.
+    p = run("convert", ck, out, *opts, "--shard", "1/3")
+    check(f"1 of 2 shards already complete (skipped): {names[1]}" in p.stderr,
+          f"resume message: {p.stderr}")
+    # A truncated shard never looks complete.
+    with open(os.path.join(out, names[0]), "r+b") as f:
+        f.truncate(os.path.getsize(os.path.join(out, names[0])) - 1)
+    p = run("finalize", ck, out, *opts, ok=False)
+    check(p.returncode != 0 and f"{names[0]} (" in p.stderr and "bytes" in p.stderr,
+          f"finalize with a truncated shard: {p.stderr}")
+    p = run("convert", ck, out, *opts, "--shard", "0/3")
+    check("converted again: " + names[0] in p.stderr, f"truncated shard redone: {p.stderr}")
+    p = run("finalize", ck, out, *opts)
+    check("removed 1 temporary" in p.stderr, f"finalize removes the killed run's temporary: {p.stderr}")
+    got = tree_files(out)
+    check(sorted(got) == sorted(ref), f"fan-out files: {sorted(got)}")
+    for r in ref:
+        check(got[r] == ref[r], f"fan-out {r} byte-identical to the one-process run")
+
+    # The README's Slurm script and Kubernetes manifest, run here with the schedulers' variables.
+    here = os.path.dirname(os.path.abspath(__file__))
+    deploy = os.path.join(here, "..", "deploy")
+    out = os.path.join(d, "slurm")
+    env = {**os.environ, "IN": ck, "OUT": out, "TO": "f8e4m3", "N": "3", "VCVT_ST": BIN}
+    procs = [subprocess.Popen(["bash", os.path.join(deploy, "slurm-convert.sh")],
+                              env={**env, "SLURM_ARRAY_TASK_ID": str(i + 1),
+                                   "SLURM_ARRAY_TASK_MIN": "1"}, stderr=subprocess.PIPE)
+             for i in range(3)]
+    for p in procs:
+        check(p.wait() == 0, f"slurm task: {p.stderr.read()}")
+    run("finalize", ck, out, "--to", "f8e4m3")
+    one_plain = os.path.join(d, "one-plain")
+    run("convert", ck, one_plain, "--to", "f8e4m3")
+    ref_plain = tree_files(one_plain)
+    check(tree_files(out) == ref_plain, "Slurm array output byte-identical to one process")
+    with open(os.path.join(deploy, "convert-indexed-job.yaml")) as f:
+        cmd = json.loads(next(l for l in f if "command:" in l).split("command:", 1)[1])
+    out = os.path.join(d, "k8s")
+    cmd = [BIN if a == "vcvt-st" else a.replace("/models/DeepSeek-V3-bf16", out)
+           .replace("/models/DeepSeek-V3", ck) for a in cmd]
+    cmd = [a.replace("auto/8", "auto/3").replace("bf16", "f8e4m3") if not a.startswith("/")
+           else a for a in cmd]
+    procs = [subprocess.Popen(cmd, env={**os.environ, "JOB_COMPLETION_INDEX": str(i)},
+                              stderr=subprocess.DEVNULL) for i in range(3)]
+    check(all(p.wait() == 0 for p in procs), "indexed job pods")
+    run("finalize", ck, out, "--to", "f8e4m3")
+    check(tree_files(out) == ref_plain, "Indexed Job output byte-identical to one process")
+
+    # A one-process run killed mid-way keeps its complete shards in .OUT.vcvt-st-partial; the
+    # rerun converts the rest and says so.
+    out = os.path.join(d, "plain")
+    partial = os.path.join(d, ".plain.vcvt-st-partial")
+    proc = subprocess.Popen([BIN, "convert", ck, out, *opts],
+                            env={**os.environ, "VCVT_ST_TEST_PAUSE_MS": "300"},
+                            stderr=subprocess.DEVNULL)
+    wait_for(lambda: os.path.exists(os.path.join(partial, names[1])), "two shards written")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    check(not os.path.exists(out), "killed run: no OUT")
+    p = run("convert", ck, out, *opts)
+    check("resuming in" in p.stderr and "already complete (skipped): " + names[0] in p.stderr,
+          f"resumed: {p.stderr}")
+    check(not os.path.exists(partial), "partial directory renamed")
+    check(tree_files(out) == ref, "resumed run byte-identical to the uninterrupted one")
+
+
 def main():
     start = time.time()
     with tempfile.TemporaryDirectory() as d:
         for case in [case_bf16_to_f16, case_fp8_dequant, case_mx_dequant, case_sharded,
-                     case_quantize, case_errors]:
+                     case_quantize, case_errors, case_tree, case_fanout, case_targets]:
             t = time.time()
             sub = os.path.join(d, case.__name__)
             os.mkdir(sub)
