@@ -6,6 +6,7 @@
 //! vcvt-st convert IN OUT --to bf16|f16|f32|f8e4m3|mxfp4|mxfp8|nvfp4 [--include GLOB]... [--exclude GLOB]...
 //!         [--unquantized-to keep|bf16|f16|f32] [--quant-config auto|always|never] [--shard I/N] [--dry-run]
 //! vcvt-st finalize IN OUT --to TARGET [the options of convert]
+//! vcvt-st verify IN OUT
 //! vcvt-st inspect IN [--to TARGET]
 //! ```
 //!
@@ -16,6 +17,7 @@ mod glob;
 mod plan;
 mod shard;
 mod tree;
+mod verify;
 mod write;
 
 use std::path::PathBuf;
@@ -47,6 +49,22 @@ enum Command {
     /// complete, then write the index, config.json and the other files. Takes the same
     /// options as those runs; lists the missing shards and writes nothing if any is missing.
     Finalize(ConvertArgs),
+    /// Re-read IN and its conversion OUT and check every tensor: present, right dtype and
+    /// shape, casts and dequantizations exact, quantized tensors within the format's bound
+    /// (each value the nearest element of its block's grid). Prints the error of every
+    /// tensor (relative RMS, max abs) and a summary; exits with status 1 on any violation.
+    Verify {
+        /// The original checkpoint (file or directory).
+        input: PathBuf,
+        /// Its conversion by `vcvt-st convert`.
+        output: PathBuf,
+        /// Tile size of block FP8 tensors (as given to `convert --fp8-block`).
+        #[arg(long, default_value_t = 128)]
+        fp8_block: usize,
+        /// Print only violations and the summary.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// List tensors, dtypes, shapes, sizes, the companions recognised and what `convert
     /// --to TARGET` would do.
     Inspect {
@@ -224,6 +242,16 @@ fn main() -> ExitCode {
             cleanup::install().and_then(|()| write::convert(&args))
         }
         Command::Finalize(args) => cleanup::install().and_then(|()| shard::finalize(&args)),
+        Command::Verify {
+            input,
+            output,
+            fp8_block,
+            quiet,
+        } => match verify::verify(&input, &output, fp8_block, quiet) {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::FAILURE,
+            Err(e) => Err(e),
+        },
         Command::Inspect { input, to } => plan::inspect(&input, to),
     };
     match result {

@@ -548,6 +548,8 @@ def case_targets(d):
               f"nvfp4 {name}: dequantized within a step")
     same_bits(got["experts.w"], y, "nvfp4 keeps 3-D tensors")
     same_bits(got["m.norm.weight"], norm, "nvfp4 keeps norms")
+    p = run("verify", src, out)
+    check("0 violations" in p.stdout, f"verify nvfp4: {p.stdout}")
 
     out = os.path.join(d, "mxfp8.safetensors")
     run("convert", src, out, "--to", "mxfp8")
@@ -557,6 +559,8 @@ def case_targets(d):
         same_bits(got[name].view(np.uint8), codes.view(np.uint8), f"mxfp8 {name}: E4M3 codes")
         check(got[name].dtype == ml_dtypes.float8_e4m3fn, "mxfp8: F8_E4M3 weight")
         same_bits(got[name + "_scale"], sb, f"mxfp8 {name}: E8M0 scales")
+    p = run("verify", src, out)
+    check("0 violations" in p.stdout, f"verify mxfp8: {p.stdout}")
 
     out = os.path.join(d, "ue8m0.safetensors")
     run("convert", src, out, "--to", "f8e4m3", "--fp8-profile", "ue8m0")
@@ -564,6 +568,8 @@ def case_targets(d):
     codes, sinv = ref_fp8_quant_ue8m0(x)
     same_bits(got["m.weight_scale_inv"], sinv, "fp8 ue8m0: power-of-two scale_inv")
     same_bits(got["m.weight"].view(np.uint8), codes.view(np.uint8), "fp8 ue8m0: codes")
+    p = run("verify", src, out)
+    check("0 violations" in p.stdout, f"verify ue8m0: {p.stdout}")
 
 
 def tree_files(root):
@@ -809,11 +815,83 @@ def case_fanout(d):
     check(tree_files(out) == ref, "resumed run byte-identical to the uninterrupted one")
 
 
+def corrupt(path, tensor, at, xor):
+    """Flips bits `xor` of byte `at` of `tensor`'s data in a safetensors file."""
+    with open(path, "r+b") as f:
+        n = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(n))
+        start = 8 + n + header[tensor]["data_offsets"][0] + at
+        f.seek(start)
+        b = f.read(1)[0]
+        f.seek(start)
+        f.write(bytes([b ^ xor]))
+
+
+def case_verify(d):
+    w, s = fp8_weight(200, 160)
+    b, sc = mx_tensors(2, 8, 4)
+    x = random_floats((64, 256), -6, 6)
+    src = os.path.join(d, "in.safetensors")
+    save(src, {"q.weight": w, "q.weight_scale_inv": s, "e.proj_blocks": b, "e.proj_scales": sc,
+               "m.weight": x, "m.up.weight": x.astype(ml_dtypes.bfloat16),
+               "m.norm.weight": random_floats((256,)), "ids": np.arange(6, dtype=np.int64)})
+    # (target, options, [(tensor of OUT, byte, xor, tensor named by the violation)])
+    cases = [
+        ("bf16", [], [("m.weight", 1000, 0x01, "m.weight"),            # a cast
+                      ("q.weight", 20001, 0x01, "q.weight"),           # an FP8 dequantization
+                      ("e.proj", 301, 0x01, "e.proj_blocks"),          # an MXFP4 dequantization
+                      ("ids", 8, 0x01, "ids"),                         # a copy
+                      ("m.norm.weight", 3, 0x01, "m.norm.weight")]),   # a cast of a 1-D F32
+        ("f8e4m3", ["--include", "m.*"],
+         [("m.weight", 4000, 0x40, "m.weight"), ("m.weight_scale_inv", 2, 0x80, "m.weight")]),
+        ("mxfp4", [], [("m.weight_blocks", 2000, 0x44, "m.weight"),
+                       ("m.weight_scales", 100, 0x01, "m.weight")]),
+        ("mxfp8", [], [("m.up.weight", 5000, 0x40, "m.up.weight"),
+                       ("m.up.weight_scale", 50, 0x01, "m.up.weight")]),
+        ("nvfp4", [], [("m.weight", 3000, 0x44, "m.weight"),
+                       ("m.weight_scale", 300, 0x08, "m.weight"),
+                       ("m.weight_scale_2", 2, 0x80, "m.weight")]),
+    ]
+    for target, opts, corruptions in cases:
+        out = os.path.join(d, f"{target}.safetensors")
+        run("convert", src, out, "--to", target, *opts)
+        p = run("verify", src, out)
+        check(p.returncode == 0 and p.stdout.rstrip().endswith("0 violations"),
+              f"verify {target}: {p.stdout}")
+        check(all(l.endswith("ok") or "ok (" in l for l in p.stdout.splitlines()[1:-1]),
+              f"verify {target}: every tensor ok: {p.stdout}")
+        for tensor, at, xor, named in corruptions:
+            bad = os.path.join(d, f"{target}-bad.safetensors")
+            shutil.copy(out, bad)
+            corrupt(bad, tensor, at, xor)
+            p = run("verify", src, bad, "-q", ok=False)
+            lines = [l for l in p.stdout.splitlines() if "VIOLATION" in l]
+            check(p.returncode == 1 and len(lines) == 1 and lines[0].startswith(named + " ")
+                  and p.stdout.rstrip().endswith("1 violations"),
+                  f"verify {target} with byte {at} of {tensor} corrupted: {p.stdout}")
+    # A tensor missing from OUT, and one OUT has but IN does not explain.
+    out = os.path.join(d, "bf16.safetensors")
+    got, _ = load(out)
+    del got["m.weight"]
+    got["extra"] = np.zeros(2, np.float32)
+    save(os.path.join(d, "missing.safetensors"), got)
+    p = run("verify", src, os.path.join(d, "missing.safetensors"), "-q", ok=False)
+    check(p.returncode == 1 and "m.weight" in p.stdout and "missing" in p.stdout
+          and "extra" in p.stdout and "2 violations" in p.stdout, f"verify, missing: {p.stdout}")
+    # A directory against its conversion.
+    ck = os.path.join(d, "ck")
+    write_sharded(ck, 2, rows=64, tensors_per_shard=1)
+    run("convert", ck, os.path.join(d, "ck-nv"), "--to", "nvfp4", "--unquantized-to", "bf16")
+    p = run("verify", ck, os.path.join(d, "ck-nv"))
+    check("2 quantize nvfp4" in p.stdout and "2 cast" in p.stdout and "0 violations" in p.stdout,
+          f"verify a directory: {p.stdout}")
+
+
 def main():
     start = time.time()
     with tempfile.TemporaryDirectory() as d:
         for case in [case_bf16_to_f16, case_fp8_dequant, case_mx_dequant, case_sharded,
-                     case_quantize, case_errors, case_tree, case_fanout, case_targets]:
+                     case_quantize, case_errors, case_tree, case_fanout, case_targets, case_verify]:
             t = time.time()
             sub = os.path.join(d, case.__name__)
             os.mkdir(sub)
