@@ -55,10 +55,20 @@ pub(crate) enum Source {
         scale_inv: String,
         tile: (usize, usize),
     },
-    /// gpt-oss MXFP4: `blocks` + E8M0 `scales`, as a `rows × cols` matrix.
+    /// MX: `blocks` (gpt-oss MXFP4 `_blocks`, or ModelOpt MXFP8's F8_E4M3 weight) + E8M0
+    /// `scales`, as a `rows × cols` matrix.
     DequantMx {
         blocks: String,
         scales: String,
+        rows: usize,
+        cols: usize,
+        element: MxElement,
+    },
+    /// ModelOpt NVFP4: packed `weight` + E4M3 `scales` + f32 `tensor_scale`, `rows × cols`.
+    DequantNv {
+        weight: String,
+        scales: String,
+        tensor_scale: String,
         rows: usize,
         cols: usize,
     },
@@ -130,8 +140,9 @@ pub(crate) struct Plan {
     pub lines: Vec<Line>,
     /// Tensors converted (not copied).
     pub converted: usize,
-    /// Companion groups recognised: (FP8 + scale_inv, MX blocks + scales).
-    pub groups: (usize, usize),
+    /// Companion groups recognised: (FP8 + scale_inv, MX blocks + scales, ModelOpt NVFP4
+    /// or MXFP8 weight + scales).
+    pub groups: (usize, usize, usize),
 }
 
 /// Options that decide the plan.
@@ -326,6 +337,35 @@ fn dtype_of(target: Target) -> Dtype {
     }
 }
 
+/// Whether `name` is the weight of a ModelOpt NVFP4 group (uint8 `[N, K/2]`, F8_E4M3
+/// `_scale` `[N, K/16]`, F32 `_scale_2` of one value) or MXFP8 group (F8_E4M3 `[..., K]`,
+/// uint8 `_scale` `[..., K/32]`): which of the two.
+pub(crate) fn modelopt_group(
+    name: &str,
+    t: &Tensor,
+    tensors: &BTreeMap<String, Tensor>,
+) -> Option<Target> {
+    let s = tensors.get(&format!("{name}_scale"))?;
+    let n = t.shape.len();
+    if n < 2 || s.shape.len() != n || s.shape[..n - 1] != t.shape[..n - 1] {
+        return None;
+    }
+    let k = t.shape[n - 1];
+    if t.dtype == Dtype::U8 && s.dtype == Dtype::F8_E4M3 && n == 2 && (2 * k).is_multiple_of(16) {
+        let g = tensors.get(&format!("{name}_scale_2"))?;
+        let one = g.dtype == Dtype::F32 && g.shape.iter().product::<usize>() == 1;
+        (one && s.shape[1] == 2 * k / 16).then_some(Target::Nvfp4)
+    } else if t.dtype == Dtype::F8_E4M3
+        && matches!(s.dtype, Dtype::U8 | Dtype::F8_E8M0)
+        && k.is_multiple_of(32)
+        && s.shape[n - 1] == k / 32
+    {
+        Some(Target::Mxfp8)
+    } else {
+        None
+    }
+}
+
 /// Whether vcvt converts `from` to the cast target `to` (BF16, F16 or F32).
 fn castable(from: Dtype, to: Dtype) -> bool {
     match Format::from_dtype(from) {
@@ -346,7 +386,7 @@ pub(crate) fn plan(
     let mut outs = Vec::new();
     let mut lines = Vec::new();
     let mut converted = 0;
-    let mut groups = (0, 0);
+    let mut groups = (0, 0, 0);
     let gm = |g: &str, n: &str| glob::matches_case(g, n, filter.case_sensitive);
     let excluded = |n: &str| filter.exclude.iter().any(|g| gm(g, n));
     let included = |n: &str| {
@@ -459,6 +499,75 @@ pub(crate) fn plan(
                     _ => keep(outs, lines, why),
                 }
             };
+        // ModelOpt NVFP4 (uint8 `W` + E4M3 `W_scale` + F32 `W_scale_2`) or MXFP8 (E4M3 `W`
+        // + uint8 `W_scale`), as `--to nvfp4` / `--to mxfp8` write them.
+        if let Some(group) = modelopt_group(name, t, tensors) {
+            let n = t.shape.len();
+            let mut companions = vec![format!("{name}_scale")];
+            if group == Target::Nvfp4 {
+                companions.push(format!("{name}_scale_2"));
+            }
+            for c in &companions {
+                consumed.insert(tensors.get_key_value(c).unwrap().0.as_str(), name.as_str());
+            }
+            groups.2 += 1;
+            if target.is_quantized() || excluded(name) {
+                keep(&mut outs, &mut lines, "quantized, with its scales");
+                for c in &companions {
+                    let s = &tensors[c];
+                    outs.push(Out {
+                        name: c.clone(),
+                        shard: s.shard,
+                        dtype: s.dtype,
+                        shape: s.shape.clone(),
+                        source: Source::Copy(c.clone()),
+                    });
+                }
+                continue;
+            }
+            let rows: usize = t.shape[..n - 1].iter().product();
+            let (cols, source, what) = if group == Target::Nvfp4 {
+                let cols = t.shape[n - 1] * 2;
+                let source = Source::DequantNv {
+                    weight: name.clone(),
+                    scales: companions[0].clone(),
+                    tensor_scale: companions[1].clone(),
+                    rows,
+                    cols,
+                };
+                (cols, source, "NVFP4")
+            } else {
+                let cols = t.shape[n - 1];
+                let source = Source::DequantMx {
+                    blocks: name.clone(),
+                    scales: companions[0].clone(),
+                    rows,
+                    cols,
+                    element: MxElement::E4M3,
+                };
+                (cols, source, "MXFP8")
+            };
+            let mut shape = t.shape[..n - 1].to_vec();
+            shape.push(cols);
+            outs.push(Out {
+                name: name.clone(),
+                shard: t.shard,
+                dtype: dtype_of(target),
+                shape: shape.clone(),
+                source,
+            });
+            lines.push(Line {
+                name: name.clone(),
+                action: format!(
+                    "dequantize {what} with `{}` → {} {}",
+                    companions.join("` + `"),
+                    dtype_of(target),
+                    shape_str(&shape)
+                ),
+            });
+            converted += 1;
+            continue;
+        }
         // An FP8 weight with its scale_inv.
         let scale_name = format!("{name}_scale_inv");
         if t.dtype == Dtype::F8_E4M3 && tensors.contains_key(&scale_name) {
@@ -570,6 +679,7 @@ pub(crate) fn plan(
                     scales: scales.clone(),
                     rows,
                     cols,
+                    element: MxElement::E2M1,
                 },
             });
             lines.push(Line {
@@ -886,10 +996,11 @@ pub(crate) fn inspect(input: &Path, target: Target) -> Result<(), String> {
         );
     }
     println!(
-        "{} tensors; companions recognised: {} block-FP8 weight + weight_scale_inv, {} MXFP4 blocks + scales; {} tensors would be converted",
+        "{} tensors; companions recognised: {} block-FP8 weight + weight_scale_inv, {} MXFP4 blocks + scales, {} ModelOpt NVFP4/MXFP8 weight + scales; {} tensors would be converted",
         tensors.len(),
         plan.groups.0,
         plan.groups.1,
+        plan.groups.2,
         plan.converted
     );
     Ok(())

@@ -262,6 +262,19 @@ fn skipped(ck: &Checkpoint, rel: &Path) -> bool {
 fn finish(args: &ConvertArgs, ck: &Checkpoint, plan: &Plan, dir: &Path) -> Result<(), String> {
     let input = ck.dir.as_ref().expect("a directory checkpoint");
     let files = tree::files(input, &|rel| skipped(ck, rel))?;
+    let mut stray: Vec<String> = std::fs::read_dir(input)
+        .map_err(|e| format!("{}: {e}", input.display()))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".safetensors") && !ck.shards.iter().any(|s| &s.file_name == n))
+        .collect();
+    stray.sort();
+    if !stray.is_empty() {
+        eprintln!(
+            "note: not copied: {} (.safetensors files that {INDEX} does not list)",
+            stray.join(", ")
+        );
+    }
     tree::copy(&files, dir, &|path, text| {
         write::update_config(text, path, args, plan)
     })?;

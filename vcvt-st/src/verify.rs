@@ -265,8 +265,15 @@ pub(crate) fn verify(
             && itensors.contains_key(&format!("{n}_scale_inv"))
     };
     // Companions of IN, checked with their owner.
+    let modelopt = |n: &str| {
+        itensors
+            .get(n)
+            .is_some_and(|t| plan::modelopt_group(n, t, &itensors).is_some())
+    };
     let companion = |n: &str| {
         n.strip_suffix("_scale_inv").is_some_and(is_fp8_group)
+            || n.strip_suffix("_scale").is_some_and(modelopt)
+            || n.strip_suffix("_scale_2").is_some_and(modelopt)
             || n.strip_suffix("_scales")
                 .is_some_and(|b| itensors.contains_key(&format!("{b}_blocks")))
     };
@@ -391,6 +398,69 @@ fn check_one(
     };
     let iview = &iv[name];
     // Companion groups of IN.
+    if let Some(group) = plan::modelopt_group(name, t, itensors) {
+        let mut parts = vec![format!("{name}_scale")];
+        if group == crate::Target::Nvfp4 {
+            parts.push(format!("{name}_scale_2"));
+        }
+        let o = out(name, used).ok_or_else(|| format!("`{name}` is missing from OUT"))?;
+        if o.dtype == t.dtype {
+            row.dtypes = format!("{} + scales", t.dtype);
+            for p in std::iter::once(&name.to_string()).chain(&parts) {
+                out(p, used).ok_or_else(|| format!("`{p}` is missing"))?;
+                if ov[p.as_str()].data() != iv[p.as_str()].data() {
+                    return Err(format!("the copy of `{p}` differs from IN"));
+                }
+            }
+            return Ok(());
+        }
+        let n = t.shape.len();
+        let r: usize = t.shape[..n - 1].iter().product();
+        let (w, s) = (iview.data(), iv[&parts[0]].data());
+        let (cols, what) = if group == crate::Target::Nvfp4 {
+            (t.shape[n - 1] * 2, "NVFP4")
+        } else {
+            (t.shape[n - 1], "MXFP8")
+        };
+        row.kind = if group == crate::Target::Nvfp4 {
+            "dequantize nvfp4"
+        } else {
+            "dequantize mxfp8"
+        };
+        row.dtypes = format!("{what} -> {}", o.dtype);
+        let mut shape = t.shape[..n - 1].to_vec();
+        shape.push(cols);
+        expect(name, o, o.dtype, &shape)?;
+        let sh = Shape::matrix(r, cols);
+        let want = if group == crate::Target::Nvfp4 {
+            let g = f32::from_le_bytes(
+                iv[&parts[1]]
+                    .data()
+                    .try_into()
+                    .map_err(|_| format!("`{}` is not one f32", parts[1]))?,
+            );
+            let nv = Nvfp4::new();
+            as_bytes(o.dtype, r * cols, &mut |d| {
+                match d {
+                    Dest::Bf16(d) => nv.dequantize(w, s, g, sh, d),
+                    Dest::F16(d) => nv.dequantize(w, s, g, sh, d),
+                    Dest::F32(d) => nv.dequantize(w, s, g, sh, d),
+                }
+                .map_err(|e| e.to_string())
+            })?
+        } else {
+            let mx = Mx::new(MxElement::E4M3);
+            as_bytes(o.dtype, r * cols, &mut |d| {
+                match d {
+                    Dest::Bf16(d) => mx.dequantize(w, s, sh, d),
+                    Dest::F16(d) => mx.dequantize(w, s, sh, d),
+                    Dest::F32(d) => mx.dequantize(w, s, sh, d),
+                }
+                .map_err(|e| e.to_string())
+            })?
+        };
+        return exact(row, &ov[name], &want, o.dtype, &as_f64(o.dtype, &want));
+    }
     let sname = format!("{name}_scale_inv");
     if t.dtype == Dtype::F8_E4M3 && itensors.contains_key(&sname) {
         let (rows_, cols) = (t.shape[0], *t.shape.last().unwrap_or(&0));

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use indicatif::{ProgressBar, ProgressStyle};
 use safetensors::tensor::{Metadata, TensorInfo, TensorView};
 use safetensors::{Dtype, SafeTensors};
-use vcvt::block::{BlockFp8, Fp8Profile, Mx, MxElement, MxProfile, Nvfp4, Shape};
+use vcvt::block::{BlockFp8, Fp8Profile, Mx, MxProfile, Nvfp4, Shape};
 use vcvt::safetensors::Format;
 use vcvt::{BF16, F16};
 
@@ -68,6 +68,12 @@ impl<'a> Ctx<'a> {
                 weight, scale_inv, ..
             } => vec![weight, scale_inv],
             Source::DequantMx { blocks, scales, .. } => vec![blocks, scales],
+            Source::DequantNv {
+                weight,
+                scales,
+                tensor_scale,
+                ..
+            } => vec![weight, scales, tensor_scale],
             Source::QuantFp8 { src, .. }
             | Source::QuantMx { src, .. }
             | Source::QuantNv { src, .. } => vec![src],
@@ -312,15 +318,44 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
                 r0 = r1;
             }
         }
+        Source::DequantNv {
+            weight,
+            scales,
+            tensor_scale,
+            rows,
+            cols,
+        } => {
+            let (rows, cols) = (*rows, *cols);
+            let (b, s) = (view(weight).data(), view(scales).data());
+            let g = f32::from_le_bytes(view(tensor_scale).data().try_into().expect(PLANNED));
+            let nv = Nvfp4::new();
+            let (b_row, s_row) = (cols / 2, cols / 16);
+            let k = chunk_rows(cols, out_size);
+            let mut released = 0;
+            for r0 in (0..rows).step_by(k) {
+                let r1 = (r0 + k).min(rows);
+                let bp = &b[r0 * b_row..r1 * b_row];
+                let sp = &s[r0 * s_row..r1 * s_row];
+                emit_as!(sink, ctx, out.dtype, (r1 - r0) * cols, |d| {
+                    nv.dequantize(bp, sp, g, Shape::matrix(r1 - r0, cols), d)
+                        .expect(PLANNED)
+                })?;
+                if (r1 - released) * cols >= STEP || r1 == rows {
+                    ctx.release(&b[released * b_row..r1 * b_row]);
+                    released = r1;
+                }
+            }
+        }
         Source::DequantMx {
             blocks,
             scales,
             rows,
             cols,
+            element,
         } => {
             let (rows, cols) = (*rows, *cols);
             let (b, s) = (view(blocks).data(), view(scales).data());
-            let mx = Mx::new(MxElement::E2M1);
+            let mx = Mx::new(*element);
             // Rows are whole bytes of codes and of scales.
             let (b_row, s_row) = (b.len() / rows.max(1), s.len() / rows.max(1));
             let k = chunk_rows(cols, out_size);

@@ -550,6 +550,18 @@ def case_targets(d):
     same_bits(got["m.norm.weight"], norm, "nvfp4 keeps norms")
     p = run("verify", src, out)
     check("0 violations" in p.stdout, f"verify nvfp4: {p.stdout}")
+    # Back to f32 (ModelOpt's order: e2m1 * f32(f32(s8) * g)), and verify that too.
+    back = os.path.join(d, "nvfp4-f32.safetensors")
+    p = run("convert", out, back, "--to", "f32")
+    b, _ = load(back)
+    for name in ["m.weight", "m.up.weight"]:
+        same_bits(b[name], ref_nvfp4_dequant(got[name], got[name + "_scale"],
+                                              got[name + "_scale_2"]), f"nvfp4 {name} -> f32")
+    check(sorted(b) == ["experts.w", "m.norm.weight", "m.up.weight", "m.weight"],
+          f"nvfp4 companions consumed: {sorted(b)}")
+    p = run("verify", out, back)
+    check("2 dequantize nvfp4" in p.stdout and "0 violations" in p.stdout,
+          f"verify nvfp4 -> f32: {p.stdout}")
 
     out = os.path.join(d, "mxfp8.safetensors")
     run("convert", src, out, "--to", "mxfp8")
@@ -561,6 +573,18 @@ def case_targets(d):
         same_bits(got[name + "_scale"], sb, f"mxfp8 {name}: E8M0 scales")
     p = run("verify", src, out)
     check("0 violations" in p.stdout, f"verify mxfp8: {p.stdout}")
+    back = os.path.join(d, "mxfp8-bf16.safetensors")
+    run("convert", out, back, "--to", "bf16")
+    b, _ = load(back)
+    for name in ["m.weight", "experts.w"]:
+        codes, sb = got[name], got[name + "_scale"]
+        scale = np.ldexp(np.float32(1), sb.astype(np.int32) - 127).astype(np.float32)
+        want = (codes.astype(np.float32).reshape(*sb.shape, 32) * scale[..., None])
+        same_bits(b[name], want.reshape(codes.shape).astype(ml_dtypes.bfloat16),
+                  f"mxfp8 {name} -> bf16")
+    p = run("verify", out, back)
+    check("3 dequantize mxfp8" in p.stdout and "0 violations" in p.stdout,
+          f"verify mxfp8 -> bf16: {p.stdout}")
 
     out = os.path.join(d, "ue8m0.safetensors")
     run("convert", src, out, "--to", "f8e4m3", "--fp8-profile", "ue8m0")
