@@ -13,6 +13,7 @@
 //! See `vcvt-st --help` and the README's "vcvt-st" section.
 
 mod cleanup;
+mod convert;
 mod glob;
 mod plan;
 mod shard;
@@ -108,10 +109,11 @@ pub(crate) struct ConvertArgs {
     /// When to write `quantization_config` into config.json. `auto`: only where a loader
     /// has a convention for it: `--to f8e4m3` (transformers' fine-grained FP8 and vLLM's
     /// `fp8` with `weight_block_size`, any model), `--to mxfp4` for gpt-oss
-    /// (`model_type` `gpt_oss`); never for `mxfp8` and `nvfp4` (ModelOpt loaders also need
-    /// activation scales, which vcvt-st cannot compute). `always`: also those (ModelOpt's
-    /// `quant_method: modelopt`, and mxfp4 for any model). `never`: leave it out. A cast
-    /// to bf16/f16/f32 that dequantizes everything removes it in every mode.
+    /// (`model_type` `gpt_oss`); not for `nvfp4` (ModelOpt's NVFP4 loaders also need
+    /// activation scales, `input_scale`, which a weight-only conversion cannot compute) nor
+    /// `mxfp8`. `always`: for those too (ModelOpt's `quant_method: modelopt` with
+    /// `quant_algo` and `ignore`; gpt-oss's `mxfp4` for any model). `never`: leave it out.
+    /// A cast to bf16/f16/f32 that dequantizes everything removes it in every mode.
     #[arg(long, value_enum, default_value = "auto")]
     quant_config: QuantConfig,
     /// Block size of FP8 quantization (tile of N x N values, one f32 scale each).
@@ -239,7 +241,7 @@ fn main() -> ExitCode {
                 eprintln!("vcvt-st: error: --threads {n}: {e}");
                 return ExitCode::FAILURE;
             }
-            cleanup::install().and_then(|()| write::convert(&args))
+            cleanup::install().and_then(|()| convert::convert(&args))
         }
         Command::Finalize(args) => cleanup::install().and_then(|()| shard::finalize(&args)),
         Command::Verify {

@@ -185,7 +185,7 @@ fn within_bound(
             // A block scale that rounded to zero (ModelOpt's tiny blocks): the value is 0.
             if y != 0.0 && !y.is_nan() {
                 bad = Some(format!(
-                    "value {i}: {y} with a zero or non-finite block scale {s}"
+                    "value {i}: {y:.6e} with a zero or non-finite block scale {s:e}"
                 ));
             }
             continue;
@@ -195,10 +195,11 @@ fn within_bound(
         // One f32 rounding of the quotient x / s (the quantizers divide in f32), and of the
         // dequantized product.
         let tol = (a * s + err) * 2f64.powi(-22);
-        let allowed = if a > max {
+        // Above the maximum by more than the f32 rounding of a scale like amax / max.
+        let allowed = if a > max * (1.0 + 2f64.powi(-20)) {
             if a >= 2.0 * max.next_power_of_two_f64() {
                 bad = Some(format!(
-                    "value {i}: {x} is {a} times its block scale {s}, beyond what any scale rule clips"
+                    "value {i}: {x:.6e} is {a:.4} times its block scale {s:.6e}, beyond what any scale rule clips"
                 ));
                 continue;
             }
@@ -208,14 +209,13 @@ fn within_bound(
             let k = g.partition_point(|&v| v <= a);
             match g.get(k) {
                 Some(&hi) => (a - g[k - 1]).min(hi - a) * s,
-                None => 0.0, // a is the maximum itself
+                None => (a - max) * s, // the maximum, or above it by an f32 rounding
             }
         };
         let sign_ok = y == 0.0 || x == 0.0 || (y > 0.0) == (x > 0.0);
         if err > allowed + tol || !sign_ok {
             bad = Some(format!(
-                "value {i}: input {x}, dequantized {y} (block scale {s}): error {err:e} exceeds {:e}, the distance to the nearest representable value",
-                allowed
+                "value {i}: input {x:.6e}, dequantized {y:.6e} (block scale {s:.6e}): error {err:.3e} > {allowed:.3e}, the distance to the nearest representable value"
             ));
         }
     }

@@ -18,7 +18,6 @@ use vcvt::{BF16, F16};
 
 use crate::cleanup;
 use crate::plan::{self, Checkpoint, NvPart, Out, Plan, Source};
-use crate::shard;
 use crate::{ConvertArgs, Fp8ProfileArg, MxProfileArg, QuantConfig, Target, Unquantized};
 
 /// What the writer needs to compute output tensors.
@@ -553,7 +552,7 @@ pub(crate) fn temp_sibling(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.vcvt-st-tmp-{}", std::process::id()))
 }
 
-fn print_plan(plan: &Plan) {
+pub(crate) fn print_plan(plan: &Plan) {
     for l in &plan.lines {
         println!("{}: {}", l.name, l.action);
     }
@@ -776,15 +775,17 @@ pub(crate) fn update_config(
                     "modules_to_not_convert": unquantized,
                     "quant_method": "mxfp4"
                 }),
+                // ModelOpt's config.json form (its hf_quant_config.json calls `ignore`
+                // `exclude_modules`).
                 Target::Mxfp8 => serde_json::json!({
-                    "exclude_modules": unquantized,
                     "group_size": 32,
+                    "ignore": unquantized,
                     "quant_algo": "MXFP8",
                     "quant_method": "modelopt"
                 }),
                 _ => serde_json::json!({
-                    "exclude_modules": unquantized,
                     "group_size": 16,
+                    "ignore": unquantized,
                     "quant_algo": "NVFP4",
                     "quant_method": "modelopt"
                 }),
@@ -856,97 +857,4 @@ pub(crate) fn context<'a>(
         },
         maps: ck.shards.iter().map(|s| &s.mmap).collect(),
     }
-}
-
-/// `vcvt-st convert`.
-pub(crate) fn convert(args: &ConvertArgs) -> Result<(), String> {
-    let ck = plan::open(&args.input)?;
-    let parsed = ck.parse()?;
-    let tensors = ck.tensors(&parsed)?;
-    let filter = filter(args)?;
-    let plan = plan::plan(&ck, &tensors, args.to, &filter)?;
-    let fan_out = match &args.shard {
-        Some(spec) if ck.dir.is_none() => {
-            return Err(format!(
-                "--shard {spec}: {} is a file; --shard splits the shards of a directory",
-                args.input.display()
-            ));
-        }
-        Some(spec) => Some(shard::parse_spec(spec)?),
-        None => None,
-    };
-
-    // The output must not be the input, nor (for a directory) exist already.
-    let input_abs =
-        std::fs::canonicalize(&args.input).map_err(|e| format!("{}: {e}", args.input.display()))?;
-    if let Ok(out_abs) = std::fs::canonicalize(&args.output) {
-        if out_abs == input_abs || (ck.dir.is_some() && out_abs.starts_with(&input_abs)) {
-            return Err(format!(
-                "{}: the output is the input",
-                args.output.display()
-            ));
-        }
-        if ck.dir.is_some() && fan_out.is_none() {
-            return Err(format!(
-                "{}: already exists (the output directory must be new)",
-                args.output.display()
-            ));
-        }
-        if ck.dir.is_some() && !out_abs.is_dir() {
-            return Err(format!(
-                "{}: is not a directory (the input is a directory)",
-                args.output.display()
-            ));
-        }
-        if ck.dir.is_none() && out_abs.is_dir() {
-            return Err(format!(
-                "{}: is a directory (the input is a file)",
-                args.output.display()
-            ));
-        }
-    }
-    let total: u64 = plan.outs.iter().map(|o| o.bytes() as u64).sum();
-    if args.dry_run {
-        print_plan(&plan);
-        if let Some((i, n)) = fan_out {
-            let mine = shard::assigned(ck.shards.len(), i, n);
-            let names: Vec<&str> = mine
-                .iter()
-                .map(|&k| ck.shards[k].file_name.as_str())
-                .collect();
-            println!("--shard {i}/{n} would convert {}", names.join(", "));
-        }
-        println!(
-            "dry run: {} tensors, {} converted, {} bytes of tensor data would be written to {}",
-            plan.outs.len(),
-            plan.converted,
-            total,
-            args.output.display()
-        );
-        return Ok(());
-    }
-
-    let ctx = context(&ck, &parsed, args, total);
-    let start = std::time::Instant::now();
-    let written = if ck.dir.is_none() {
-        let l = layout(&ck, &plan, 0, &args.output)?;
-        write_shard(&l, &ctx, &args.output, false)?;
-        total
-    } else {
-        shard::convert_dir(args, &ck, &plan, &ctx, fan_out)?
-    };
-    ctx.bar.finish_and_clear();
-    let secs = start.elapsed().as_secs_f64();
-    if fan_out.is_none() {
-        eprintln!(
-            "wrote {} ({} tensors, {} converted, {:.1} MB in {:.2} s, {:.0} MB/s)",
-            args.output.display(),
-            plan.outs.len(),
-            plan.converted,
-            written as f64 / 1e6,
-            secs,
-            written as f64 / 1e6 / secs.max(1e-9)
-        );
-    }
-    Ok(())
 }
