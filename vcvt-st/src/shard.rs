@@ -125,6 +125,7 @@ pub(crate) fn convert_dir(
     fan_out: Option<(usize, usize)>,
 ) -> Result<u64, String> {
     let out = &args.output;
+    let mut lock_file = None;
     let (dir, guard, mine) = match fan_out {
         Some((i, n)) => {
             std::fs::create_dir_all(out)
@@ -133,26 +134,47 @@ pub(crate) fn convert_dir(
         }
         None => {
             let partial = partial_dir(out);
-            let guard = Temp::new(&partial);
-            match std::fs::create_dir(&partial) {
+            let resumed = match std::fs::create_dir(&partial) {
+                Ok(()) => false,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && partial.is_dir() => true,
+                Err(e) => return Err(format!("{}: cannot create: {e}", partial.display())),
+            };
+            // One run at a time per OUT: the lock is released when its holder exits, however
+            // it exits, so a killed run's directory can be resumed.
+            let lock_path = partial.join(LOCK);
+            let lock = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&lock_path)
+                .map_err(|e| format!("{}: cannot create: {e}", lock_path.display()))?;
+            match lock.try_lock() {
                 Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && partial.is_dir() => {
-                    let stale = remove_temporaries(&partial)?;
-                    eprintln!(
-                        "resuming in {} (left by an interrupted run{})",
-                        partial.display(),
-                        if stale > 0 {
-                            format!("; removed {stale} of its temporary files")
-                        } else {
-                            String::new()
-                        }
-                    );
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(format!(
+                        "{}: another vcvt-st run is converting into it ({} is locked); wait for it, or stop it and run again to resume",
+                        out.display(),
+                        lock_path.display()
+                    ));
                 }
-                Err(e) => {
-                    guard.abandon();
-                    return Err(format!("{}: cannot create: {e}", partial.display()));
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(format!("{}: cannot lock: {e}", lock_path.display()));
                 }
             }
+            let guard = Temp::new(&partial);
+            if resumed {
+                let stale = remove_temporaries(&partial)?;
+                eprintln!(
+                    "resuming in {} (left by an interrupted run{})",
+                    partial.display(),
+                    if stale > 0 {
+                        format!("; removed {stale} of its temporary files")
+                    } else {
+                        String::new()
+                    }
+                );
+            }
+            lock_file = Some((lock, lock_path));
             (partial, Some(guard), (0..ck.shards.len()).collect())
         }
     };
@@ -211,6 +233,11 @@ pub(crate) fn convert_dir(
         }
         (None, Some(guard)) => {
             finish(args, ck, plan, &dir)?;
+            // The lock file goes before the directory becomes OUT (the lock itself is held
+            // until this process exits).
+            if let Some((_lock, path)) = &lock_file {
+                std::fs::remove_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            }
             guard
                 .rename_to(out)
                 .map_err(|e| format!("{}: cannot rename into place: {e}", out.display()))?;
@@ -219,6 +246,9 @@ pub(crate) fn convert_dir(
     }
     Ok(written)
 }
+
+/// The lock file of a one-process run, in `.OUT.vcvt-st-partial`.
+const LOCK: &str = ".vcvt-st-lock";
 
 /// Removes the shard temporaries of killed runs from `dir`; returns how many.
 fn remove_temporaries(dir: &Path) -> Result<usize, String> {

@@ -838,6 +838,21 @@ def case_fanout(d):
     check(not os.path.exists(partial), "partial directory renamed")
     check(tree_files(out) == ref, "resumed run byte-identical to the uninterrupted one")
 
+    # A second one-process run into the same OUT while the first is running is refused, and
+    # takes nothing away from the first.
+    out = os.path.join(d, "twice")
+    partial = os.path.join(d, ".twice.vcvt-st-partial")
+    first = subprocess.Popen([BIN, "convert", ck, out, *opts],
+                             env={**os.environ, "VCVT_ST_TEST_PAUSE_MS": "100"},
+                             stderr=subprocess.PIPE, text=True)
+    wait_for(lambda: os.path.exists(os.path.join(partial, names[0])), "the first run under way")
+    p = run("convert", ck, out, *opts, ok=False)
+    check(p.returncode != 0 and "another vcvt-st run" in p.stderr and "twice" in p.stderr,
+          f"second run refused: {p.stderr}")
+    err = first.communicate()[1]
+    check(first.returncode == 0, f"the first run finished: {err}")
+    check(tree_files(out) == ref and not os.path.exists(partial), "first run's output complete")
+
 
 def corrupt(path, tensor, at, xor):
     """Flips bits `xor` of byte `at` of `tensor`'s data in a safetensors file."""
