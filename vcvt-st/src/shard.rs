@@ -277,7 +277,7 @@ fn partial_dir(out: &Path) -> PathBuf {
 /// Files of the input directory that are not copied: the index, the shards, other
 /// `.safetensors` files at the top (not in the index: converting them is not asked, and
 /// copying them would mix dtypes) and vcvt-st's own temporaries.
-fn skipped(ck: &Checkpoint, rel: &Path) -> bool {
+pub(crate) fn skipped(ck: &Checkpoint, rel: &Path) -> bool {
     let name = rel.to_string_lossy();
     let top = rel.components().count() == 1;
     (top && (name == INDEX

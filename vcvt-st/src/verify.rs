@@ -25,6 +25,8 @@ use vcvt::block::{BlockFp8, Mx, MxElement, Nvfp4, Shape};
 use vcvt::{BF16, F16};
 
 use crate::plan;
+use crate::shard;
+use crate::tree;
 
 /// One tensor's result.
 struct Row {
@@ -313,6 +315,34 @@ pub(crate) fn verify(
         }
     }
 
+    // The other files of a directory: reproduced as they are (config.json: valid JSON).
+    if let (Some(idir), Some(odir)) = (&ick.dir, &ock.dir) {
+        for f in tree::files(idir, &|rel| shard::skipped(&ick, rel))? {
+            let to = odir.join(&f.rel);
+            let problem = match (std::fs::read(&f.path), std::fs::read(&to)) {
+                (_, Err(e)) => Some(format!("{}: {e}", to.display())),
+                (Err(e), _) => Some(format!("{}: {e}", f.path.display())),
+                (Ok(_), Ok(b)) if f.rel == Path::new("config.json") => {
+                    serde_json::from_slice::<serde_json::Value>(&b)
+                        .err()
+                        .map(|e| format!("not valid JSON: {e}"))
+                }
+                (Ok(a), Ok(b)) if a != b => Some("differs from IN".into()),
+                _ => None,
+            };
+            let link = std::fs::symlink_metadata(&to).is_ok_and(|m| m.file_type().is_symlink());
+            rows.push(Row {
+                name: f.rel.display().to_string(),
+                kind: "file",
+                dtypes: "-".into(),
+                rel_rms: 0.0,
+                max_abs: 0.0,
+                problem: problem.or_else(|| link.then(|| "a symbolic link".to_string())),
+                clipped: 0,
+            });
+        }
+    }
+
     let w = rows
         .iter()
         .map(|r| r.name.len())
@@ -353,8 +383,8 @@ pub(crate) fn verify(
         .filter(|r| r.problem.is_none() && r.rel_rms.is_finite())
         .max_by(|a, b| a.rel_rms.total_cmp(&b.rel_rms));
     println!(
-        "{} tensors of {} checked against {} ({}); worst relative RMS {}; {bad} violations",
-        itensors.len(),
+        "{} tensors and files of {} checked against {} ({}); worst relative RMS {}; {bad} violations",
+        rows.len(),
         input.display(),
         output.display(),
         by_kind

@@ -675,6 +675,8 @@ def case_tree(d):
     cfg = json.loads(got_files["config.json"])
     check("quantization_config" not in cfg and cfg["torch_dtype"] == "bfloat16",
           f"config.json of a BERT model: {cfg}")
+    p = run("verify", snap, out)
+    check("4 file" in p.stdout and "0 violations" in p.stdout, f"verify the snapshot: {p.stdout}")
     got = {}
     for f in shards:
         got.update(load(os.path.join(out, f))[0])
@@ -922,8 +924,14 @@ def case_verify(d):
     write_sharded(ck, 2, rows=64, tensors_per_shard=1)
     run("convert", ck, os.path.join(d, "ck-nv"), "--to", "nvfp4", "--unquantized-to", "bf16")
     p = run("verify", ck, os.path.join(d, "ck-nv"))
-    check("2 quantize nvfp4" in p.stdout and "2 cast" in p.stdout and "0 violations" in p.stdout,
-          f"verify a directory: {p.stdout}")
+    check("2 quantize nvfp4" in p.stdout and "2 cast" in p.stdout and "2 file" in p.stdout
+          and "0 violations" in p.stdout, f"verify a directory: {p.stdout}")
+    with open(os.path.join(d, "ck-nv", "original", "params.json"), "a") as f:
+        f.write(" ")
+    p = run("verify", ck, os.path.join(d, "ck-nv"), "-q", ok=False)
+    lines = [l for l in p.stdout.splitlines() if "VIOLATION" in l]
+    check(p.returncode == 1 and len(lines) == 1 and lines[0].startswith("original/params.json ")
+          and "differs" in lines[0], f"verify: a copied file changed: {p.stdout}")
 
 
 def main():
