@@ -2,6 +2,7 @@
 //! ([`write`]) or the shards of a directory ([`shard`]).
 
 use crate::ConvertArgs;
+use crate::estimate;
 use crate::plan;
 use crate::shard;
 use crate::write::{context, filter, layout, print_plan, write_shard};
@@ -12,7 +13,7 @@ pub(crate) fn convert(args: &ConvertArgs) -> Result<(), String> {
     let parsed = ck.parse()?;
     let tensors = ck.tensors(&parsed)?;
     let filter = filter(args)?;
-    let plan = plan::plan(&ck, &tensors, args.to, &filter)?;
+    let mut plan = plan::plan(&ck, &tensors, args.to, &filter)?;
     let fan_out = match &args.shard {
         Some(spec) if ck.dir.is_none() => {
             return Err(format!(
@@ -55,6 +56,9 @@ pub(crate) fn convert(args: &ConvertArgs) -> Result<(), String> {
     }
     let total: u64 = plan.outs.iter().map(|o| o.bytes() as u64).sum();
     if args.dry_run {
+        let views = parsed.iter().flat_map(|st| st.iter()).collect();
+        let ctx = context(&ck, &parsed, args, 0);
+        estimate::annotate(&mut plan, &views, &ctx.profiles());
         print_plan(&plan);
         if let Some((i, n)) = fan_out {
             let mine = shard::assigned(ck.shards.len(), i, n);

@@ -14,6 +14,7 @@
 
 mod cleanup;
 mod convert;
+mod estimate;
 mod glob;
 mod plan;
 mod shard;
@@ -67,7 +68,8 @@ enum Command {
         quiet: bool,
     },
     /// List tensors, dtypes, shapes, sizes, the companions recognised and what `convert
-    /// --to TARGET` would do.
+    /// --to TARGET` would do, with an estimate of each lossy conversion's error (relative
+    /// RMS and max abs on a sample of at most 64 Ki values of the tensor).
     Inspect {
         /// A .safetensors file or a checkpoint directory.
         input: PathBuf,
@@ -135,7 +137,8 @@ pub(crate) struct ConvertArgs {
     /// maximum; gpt-oss/HF/vLLM) or `ocp` (the OCP MX v1.0 floor rule).
     #[arg(long, value_enum, default_value = "ceil")]
     mx_profile: MxProfileArg,
-    /// Print the plan and write nothing.
+    /// Print the plan, with an estimate of each lossy conversion's error (on a sample of
+    /// at most 64 Ki values of the tensor), and write nothing.
     #[arg(long)]
     dry_run: bool,
     /// Worker threads (default: all cores).
@@ -254,7 +257,7 @@ fn main() -> ExitCode {
             Ok(false) => return ExitCode::FAILURE,
             Err(e) => Err(e),
         },
-        Command::Inspect { input, to } => plan::inspect(&input, to),
+        Command::Inspect { input, to } => plan::inspect(&input, to, &estimate::annotate_default),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -946,8 +946,11 @@ pub(crate) fn plan(
     })
 }
 
+/// Adds error estimates to a plan's lines (given by the caller: see `estimate.rs`).
+pub(crate) type Annotate = dyn Fn(&mut Plan, &HashMap<&str, safetensors::tensor::TensorView<'_>>);
+
 /// `vcvt-st inspect`.
-pub(crate) fn inspect(input: &Path, target: Target) -> Result<(), String> {
+pub(crate) fn inspect(input: &Path, target: Target, annotate: &Annotate) -> Result<(), String> {
     let ck = open(input)?;
     let parsed = ck.parse()?;
     let tensors = ck.tensors(&parsed)?;
@@ -971,7 +974,9 @@ pub(crate) fn inspect(input: &Path, target: Target) -> Result<(), String> {
         case_sensitive: false,
         unquantized: None,
     };
-    let plan = plan(&ck, &tensors, target, &filter)?;
+    let mut plan = plan(&ck, &tensors, target, &filter)?;
+    let views = parsed.iter().flat_map(|st| st.iter()).collect();
+    annotate(&mut plan, &views);
     let actions: HashMap<&str, &str> = plan
         .lines
         .iter()

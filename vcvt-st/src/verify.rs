@@ -113,6 +113,18 @@ fn as_bytes(
     })
 }
 
+/// The bytes of a dequantization into dtype `to`, and its values in f32 (the reference
+/// its rounding to `to` is measured against).
+fn both(
+    to: Dtype,
+    n: usize,
+    fill: &mut dyn FnMut(Dest<'_>) -> Result<(), String>,
+) -> Result<(Vec<u8>, Vec<f64>), String> {
+    let want = as_bytes(to, n, fill)?;
+    let reference = as_f64(Dtype::F32, &as_bytes(Dtype::F32, n, fill)?);
+    Ok((want, reference))
+}
+
 enum Dest<'a> {
     Bf16(&'a mut [BF16]),
     F16(&'a mut [F16]),
@@ -462,7 +474,7 @@ fn check_one(
         shape.push(cols);
         expect(name, o, o.dtype, &shape)?;
         let sh = Shape::matrix(r, cols);
-        let want = if group == crate::Target::Nvfp4 {
+        let (want, reference) = if group == crate::Target::Nvfp4 {
             let g = f32::from_le_bytes(
                 iv[&parts[1]]
                     .data()
@@ -470,7 +482,7 @@ fn check_one(
                     .map_err(|_| format!("`{}` is not one f32", parts[1]))?,
             );
             let nv = Nvfp4::new();
-            as_bytes(o.dtype, r * cols, &mut |d| {
+            both(o.dtype, r * cols, &mut |d| {
                 match d {
                     Dest::Bf16(d) => nv.dequantize(w, s, g, sh, d),
                     Dest::F16(d) => nv.dequantize(w, s, g, sh, d),
@@ -480,7 +492,7 @@ fn check_one(
             })?
         } else {
             let mx = Mx::new(MxElement::E4M3);
-            as_bytes(o.dtype, r * cols, &mut |d| {
+            both(o.dtype, r * cols, &mut |d| {
                 match d {
                     Dest::Bf16(d) => mx.dequantize(w, s, sh, d),
                     Dest::F16(d) => mx.dequantize(w, s, sh, d),
@@ -489,7 +501,7 @@ fn check_one(
                 .map_err(|e| e.to_string())
             })?
         };
-        return exact(row, &ov[name], &want, o.dtype, &as_f64(o.dtype, &want));
+        return exact(row, &ov[name], &want, o.dtype, &reference);
     }
     let sname = format!("{name}_scale_inv");
     if t.dtype == Dtype::F8_E4M3 && itensors.contains_key(&sname) {
@@ -510,7 +522,7 @@ fn check_one(
             let fp8 = BlockFp8::new(fp8_block, fp8_block);
             let shape = Shape::matrix(rows_, cols);
             let (w, s) = (iview.data(), iv[&sname].data());
-            let want = as_bytes(o.dtype, rows_ * cols, &mut |d| {
+            let (want, reference) = both(o.dtype, rows_ * cols, &mut |d| {
                 match d {
                     Dest::Bf16(d) => fp8.dequantize(w, s, shape, d),
                     Dest::F16(d) => fp8.dequantize(w, s, shape, d),
@@ -518,7 +530,7 @@ fn check_one(
                 }
                 .map_err(|e| format!("{e} (is --fp8-block right?)"))
             })?;
-            return exact(row, &ov[name], &want, o.dtype, &as_f64(o.dtype, &want));
+            return exact(row, &ov[name], &want, o.dtype, &reference);
         }
         return Err(format!("`{name}` is missing from OUT"));
     }
@@ -550,7 +562,7 @@ fn check_one(
         let mx = Mx::new(MxElement::E2M1);
         let (b, s) = (iview.data(), iv[&scales].data());
         let sh = Shape::matrix(r, cols);
-        let want = as_bytes(o.dtype, r * cols, &mut |d| {
+        let (want, reference) = both(o.dtype, r * cols, &mut |d| {
             match d {
                 Dest::Bf16(d) => mx.dequantize(b, s, sh, d),
                 Dest::F16(d) => mx.dequantize(b, s, sh, d),
@@ -558,7 +570,7 @@ fn check_one(
             }
             .map_err(|e| e.to_string())
         })?;
-        return exact(row, &ov[base], &want, o.dtype, &as_f64(o.dtype, &want));
+        return exact(row, &ov[base], &want, o.dtype, &reference);
     }
 
     let n = t.shape.len();

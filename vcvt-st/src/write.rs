@@ -36,6 +36,14 @@ pub(crate) struct Ctx<'a> {
 const MAX_HEADER_SIZE: usize = 100_000_000;
 
 impl<'a> Ctx<'a> {
+    /// The profiles the quantizers use.
+    pub(crate) fn profiles(&self) -> crate::estimate::Profiles {
+        crate::estimate::Profiles {
+            fp8: self.fp8_profile,
+            mx: self.mx_profile,
+        }
+    }
+
     /// Drops this process's mapping of the pages of `data` (a slice of one of the inputs),
     /// so that resident memory stays near one tensor rather than growing to the whole
     /// checkpoint; the page cache keeps them, and a later read maps them again.

@@ -15,6 +15,7 @@ a non-zero status, no output and an untouched input.
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -585,6 +586,21 @@ def case_targets(d):
     p = run("verify", out, back)
     check("3 dequantize mxfp8" in p.stdout and "0 violations" in p.stdout,
           f"verify mxfp8 -> bf16: {p.stdout}")
+
+    # --dry-run's estimate, on a sample that is the whole tensor here, is verify's measure of
+    # the file written.
+    for target in ["nvfp4", "mxfp8", "mxfp4", "f8e4m3"]:
+        out = os.path.join(d, f"est-{target}.safetensors")
+        p = run("convert", src, out, "--to", target, "--dry-run")
+        est = re.search(r"^m\.weight: .*\[estimate on 96x256: rel RMS (\S+), max abs (\S+)\]$",
+                        p.stdout, re.M)
+        check(est is not None, f"dry-run --to {target} estimate: {p.stdout}")
+        run("convert", src, out, "--to", target)
+        v = re.search(r"^m\.weight +quantize \S+ +\S+ -> \S+ +(\S+) +(\S+) ", run("verify", src, out).stdout,
+                      re.M)
+        check(v is not None and abs(float(est[1]) - float(v[1])) <= 0.006 * float(v[1])
+              and abs(float(est[2]) - float(v[2])) <= 0.006 * float(v[2]),
+              f"--to {target}: estimate {est.groups()} vs verify {v and v.groups()}")
 
     out = os.path.join(d, "ue8m0.safetensors")
     run("convert", src, out, "--to", "f8e4m3", "--fp8-profile", "ue8m0")
