@@ -27,8 +27,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-/// Convert safetensors checkpoints on the CPU: BF16/F16/F32 casts, DeepSeek block FP8 and
-/// gpt-oss MXFP4 dequantization, FP8 (128x128 block scales), MXFP4, MXFP8 and NVFP4
+/// Convert safetensors checkpoints on the CPU: BF16/F16/F32 casts, DeepSeek block FP8,
+/// gpt-oss MXFP4 and ModelOpt NVFP4/MXFP8 dequantization, FP8 (128x128 block scales), MXFP4, MXFP8 and NVFP4
 /// quantization; whole checkpoint directories (subdirectories and symbolic links included),
 /// split over several processes with `--shard I/N` and `finalize`, resumed after a kill.
 #[derive(Parser, Debug)]
@@ -53,8 +53,9 @@ enum Command {
     Finalize(ConvertArgs),
     /// Re-read IN and its conversion OUT and check every tensor: present, right dtype and
     /// shape, casts and dequantizations exact, quantized tensors within the format's bound
-    /// (each value the nearest element of its block's grid). Prints the error of every
-    /// tensor (relative RMS, max abs) and a summary; exits with status 1 on any violation.
+    /// (each value the nearest element of its block's grid); and a directory's other files
+    /// copied. Prints the error of every tensor (relative RMS, max abs) and a summary; exits
+    /// with status 1 on any violation.
     Verify {
         /// The original checkpoint (file or directory).
         input: PathBuf,
@@ -85,7 +86,7 @@ pub(crate) struct ConvertArgs {
     /// for sharded checkpoints).
     input: PathBuf,
     /// The output file (for a file input) or directory (for a directory input); a
-    /// directory must not exist yet. Never the input.
+    /// directory must not exist yet, except with --shard. Never the input.
     output: PathBuf,
     /// What to convert to.
     #[arg(long, value_enum)]
@@ -152,13 +153,13 @@ pub(crate) struct ConvertArgs {
 /// What `convert` produces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Target {
-    /// bfloat16 (dequantizes block FP8 and MXFP4).
+    /// bfloat16 (dequantizes block FP8, MXFP4, and ModelOpt NVFP4 and MXFP8).
     Bf16,
-    /// IEEE float16 (dequantizes block FP8 and MXFP4).
+    /// IEEE float16 (dequantizes block FP8, MXFP4, and ModelOpt NVFP4 and MXFP8).
     F16,
-    /// float32 (dequantizes block FP8 and MXFP4).
+    /// float32 (dequantizes block FP8, MXFP4, and ModelOpt NVFP4 and MXFP8).
     F32,
-    /// E4M3 with one f32 `weight_scale_inv` per 128x128 tile (DeepSeek layout).
+    /// E4M3 with one f32 `weight_scale_inv` per --fp8-block tile (DeepSeek layout).
     F8e4m3,
     /// MXFP4: `*_blocks` (uint8 [..., K/32, 16]) + `*_scales` (uint8 E8M0 [..., K/32]),
     /// the gpt-oss layout.
