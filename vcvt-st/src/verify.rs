@@ -372,13 +372,18 @@ pub(crate) fn verify(
         if quiet && r.problem.is_none() {
             continue;
         }
+        let (rms, max) = if r.kind == "file" {
+            ("-".to_string(), "-".to_string())
+        } else {
+            (format!("{:.3e}", r.rel_rms), format!("{:.3e}", r.max_abs))
+        };
         println!(
-            "{:<w$}  {:<16}  {:<22}  {:>10.3e}  {:>10.3e}  {}",
+            "{:<w$}  {:<16}  {:<22}  {:>10}  {:>10}  {}",
             r.name,
             r.kind,
             r.dtypes,
-            r.rel_rms,
-            r.max_abs,
+            rms,
+            max,
             match (&r.problem, r.clipped) {
                 (Some(p), _) => format!("VIOLATION: {p}"),
                 (None, 0) => "ok".to_string(),
