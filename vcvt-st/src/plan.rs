@@ -420,7 +420,13 @@ pub(crate) fn plan(
                 ck.where_is(t)
             ));
         }
-        if t.dtype == Dtype::F8_E4M3 && any_scale_inv && t.shape.len() == 2 {
+        // Part of a ModelOpt NVFP4/MXFP8 group (its E4M3 weight or block scales).
+        let modelopt = modelopt_group(name, t, tensors).is_some()
+            || name
+                .strip_suffix("_scale")
+                .and_then(|b| tensors.get_key_value(b))
+                .is_some_and(|(b, bt)| modelopt_group(b, bt, tensors).is_some());
+        if t.dtype == Dtype::F8_E4M3 && any_scale_inv && t.shape.len() == 2 && !modelopt {
             let s = format!("{name}_scale_inv");
             if !tensors.contains_key(&s) {
                 return Err(format!(

@@ -926,6 +926,24 @@ def case_verify(d):
             check(p.returncode == 1 and len(lines) == 1 and lines[0].startswith(named + " ")
                   and p.stdout.rstrip().endswith("1 violations"),
                   f"verify {target} with byte {at} of {tensor} corrupted: {p.stdout}")
+    # The dequantizations of NVFP4 and MXFP8 (their outputs back to bf16), and their copies.
+    for target, at in [("nvfp4", 5000), ("mxfp8", 9000)]:
+        q = os.path.join(d, f"{target}.safetensors")
+        back = os.path.join(d, f"{target}-back.safetensors")
+        run("convert", q, back, "--to", "bf16")
+        check(run("verify", q, back).returncode == 0, f"verify {target} -> bf16")
+        corrupt(back, "m.weight", at, 0x01)
+        p = run("verify", q, back, "-q", ok=False)
+        lines = [l for l in p.stdout.splitlines() if "VIOLATION" in l]
+        check(p.returncode == 1 and len(lines) == 1 and lines[0].startswith("m.weight ")
+              and f"dequantize {target}" in lines[0], f"verify {target} -> bf16 corrupted: {p.stdout}")
+        kept = os.path.join(d, f"{target}-kept.safetensors")
+        run("convert", q, kept, "--to", "mxfp4")  # quantized groups are kept as they are
+        check(run("verify", q, kept).returncode == 0, f"verify {target} kept")
+        corrupt(kept, "m.weight_scale", 3, 0x01)
+        p = run("verify", q, kept, "-q", ok=False)
+        check(p.returncode == 1 and "m.weight " in p.stdout and "differs" in p.stdout,
+              f"verify {target} kept, scale corrupted: {p.stdout}")
     # A tensor missing from OUT, and one OUT has but IN does not explain.
     out = os.path.join(d, "bf16.safetensors")
     got, _ = load(out)
