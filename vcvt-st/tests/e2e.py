@@ -715,6 +715,27 @@ def case_tree(d):
         cfg = json.load(f)
     check(cfg["quantization_config"]["quant_method"] == "mxfp4", f"--quant-config always: {cfg}")
     same_bits(got["embeddings.word_embeddings.weight"], emb, "--unquantized-to keep: F32 stays")
+    # --quant-config auto: mxfp4 for gpt-oss, fp8 for any model; never: none.
+    go = os.path.join(d, "gptoss")
+    os.mkdir(go)
+    save(os.path.join(go, "model.safetensors"), {"experts.w": random_floats((4, 64)),
+                                                 "attn.q.weight": random_floats((4, 30))})
+    with open(os.path.join(go, "config.json"), "w") as f:
+        json.dump({"model_type": "gpt_oss"}, f)
+    for i, (target, opts, want) in enumerate([
+            ("mxfp4", [], {"modules_to_not_convert": ["attn.q"], "quant_method": "mxfp4"}),
+            ("f8e4m3", ["--quant-config", "never"], None),
+            ("f8e4m3", ["--fp8-profile", "ue8m0"], {
+                "activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+                "weight_block_size": [128, 128], "scale_fmt": "ue8m0"}),
+            ("nvfp4", ["--quant-config", "always", "--include", "experts.*"], {
+                "group_size": 16, "ignore": ["attn.q"], "quant_algo": "NVFP4",
+                "quant_method": "modelopt"})]):
+        o = os.path.join(d, f"gptoss-{i}")
+        run("convert", go, o, "--to", target, *opts)
+        with open(os.path.join(o, "config.json")) as f:
+            got = json.load(f).get("quantization_config")
+        check(got == want, f"--to {target} {opts}: quantization_config {got}")
     # --unquantized-to with a cast target is refused.
     expect_failure(d, ["convert", snap, os.path.join(d, "x"), "--to", "bf16", "--unquantized-to",
                        "f16"], ["--unquantized-to"], [os.path.join(d, "x")])
