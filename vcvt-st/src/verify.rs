@@ -39,6 +39,9 @@ struct Row {
     problem: Option<String>,
     /// Quantized values saturated at the element grid's maximum.
     clipped: usize,
+    /// Finite values that became NaN or infinite (a block or tensor scale made non-finite
+    /// by an infinity or a NaN of the input).
+    lost: usize,
 }
 
 /// Sums of the error of one tensor.
@@ -184,23 +187,35 @@ fn within_bound(
     deq: &[f64],
     scale: &dyn Fn(usize) -> f64,
     g: &[f64],
-) -> (Err2, Option<String>, usize) {
+) -> (Err2, Option<String>, usize, usize) {
     let max = *g.last().unwrap();
     let mut e = Err2::default();
     let mut bad = None;
     let mut clipped = 0;
+    let mut lost = 0;
     for (i, (&x, &y)) in x.iter().zip(deq).enumerate() {
         e.add(x, y);
-        if bad.is_some() || x.is_nan() {
+        // A NaN or an infinity has no nearest representable value (its block's scale is
+        // NaN or infinite then, and so are the block's values).
+        if bad.is_some() || !x.is_finite() {
             continue;
         }
         let s = scale(i);
-        if s == 0.0 || !s.is_finite() {
-            // A block scale that rounded to zero (ModelOpt's tiny blocks): the value is 0.
-            if y != 0.0 && !y.is_nan() {
+        if !y.is_finite() {
+            lost += 1;
+        }
+        if !s.is_finite() {
+            if y.is_finite() && y != 0.0 {
                 bad = Some(format!(
-                    "value {i}: {y:.6e} with a zero or non-finite block scale {s:e}"
+                    "value {i}: {y:.6e} with a non-finite block scale {s:e}"
                 ));
+            }
+            continue;
+        }
+        if s == 0.0 {
+            // A block scale that rounded to zero (ModelOpt's tiny blocks): the value is 0.
+            if y != 0.0 {
+                bad = Some(format!("value {i}: {y:.6e} with a zero block scale"));
             }
             continue;
         }
@@ -233,7 +248,7 @@ fn within_bound(
             ));
         }
     }
-    (e, bad, clipped)
+    (e, bad, clipped, lost)
 }
 
 trait NextPow2 {
@@ -304,6 +319,7 @@ pub(crate) fn verify(
             max_abs: 0.0,
             problem: None,
             clipped: 0,
+            lost: 0,
         };
         let r = check_one(
             name, t, &itensors, &otensors, &iv, &ov, fp8_block, &mut used, &mut row,
@@ -323,6 +339,7 @@ pub(crate) fn verify(
                 max_abs: 0.0,
                 problem: Some("in OUT but not made from any tensor of IN".into()),
                 clipped: 0,
+                lost: 0,
             });
         }
     }
@@ -351,6 +368,7 @@ pub(crate) fn verify(
                 max_abs: 0.0,
                 problem: problem.or_else(|| link.then(|| "a symbolic link".to_string())),
                 clipped: 0,
+                lost: 0,
             });
         }
     }
@@ -384,10 +402,13 @@ pub(crate) fn verify(
             r.dtypes,
             rms,
             max,
-            match (&r.problem, r.clipped) {
-                (Some(p), _) => format!("VIOLATION: {p}"),
-                (None, 0) => "ok".to_string(),
-                (None, c) => format!("ok ({c} values saturated)"),
+            match (&r.problem, r.clipped, r.lost) {
+                (Some(p), _, _) => format!("VIOLATION: {p}"),
+                (None, 0, 0) => "ok".to_string(),
+                (None, c, 0) => format!("ok ({c} values saturated)"),
+                (None, c, l) => format!(
+                    "ok ({c} values saturated; {l} finite values became NaN or infinite: a block holds an Inf or NaN)"
+                ),
             }
         );
     }
@@ -751,10 +772,11 @@ fn quantized(
 ) -> Result<(), String> {
     let x = values(name, iview)?;
     let deq: Vec<f64> = deq.iter().map(|&v| v as f64).collect();
-    let (e, bad, clipped) = within_bound(&x, &deq, scale, &grid(element));
+    let (e, bad, clipped, lost) = within_bound(&x, &deq, scale, &grid(element));
     row.rel_rms = e.rel_rms();
     row.max_abs = e.max_abs;
     row.clipped = clipped;
+    row.lost = lost;
     match bad {
         None => Ok(()),
         Some(b) => Err(b),

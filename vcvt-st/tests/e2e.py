@@ -965,6 +965,17 @@ def case_verify(d):
         p = run("verify", q, kept, "-q", ok=False)
         check(p.returncode == 1 and "m.weight " in p.stdout and "differs" in p.stdout,
               f"verify {target} kept, scale corrupted: {p.stdout}")
+    # An infinity makes its tile's scale infinite (DeepSeek's rule): the tile's finite values
+    # are lost, which verify reports without calling it a violation of the bound.
+    xi = x.copy()
+    xi[3, 5] = np.inf
+    src_inf = os.path.join(d, "inf.safetensors")
+    save(src_inf, {"m.weight": xi})
+    out = os.path.join(d, "inf-fp8.safetensors")
+    run("convert", src_inf, out, "--to", "f8e4m3")
+    p = run("verify", src_inf, out)
+    check(p.returncode == 0 and "8191 finite values became NaN or infinite" in p.stdout,
+          f"verify with an Inf: {p.stdout}")
     # A tensor missing from OUT, and one OUT has but IN does not explain.
     out = os.path.join(d, "bf16.safetensors")
     got, _ = load(out)
