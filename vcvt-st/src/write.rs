@@ -630,8 +630,8 @@ pub(crate) fn layout<'p>(
 
 /// Writes the tensors of a shard to `path` (its [`layout`], then the tensor data piece by
 /// piece, [`produce`]) into a temporary sibling that is renamed into place once complete
-/// (after `fsync` when `sync`, so that a crash of the machine cannot leave a renamed file
-/// whose data never reached the disk).
+/// (with `sync`, the file is `fsync`ed before the rename and its directory after, so that a
+/// crash of the machine cannot leave a renamed file whose data never reached the disk).
 pub(crate) fn write_shard(
     layout: &Layout<'_>,
     ctx: &Ctx<'_>,
@@ -678,7 +678,18 @@ pub(crate) fn write_shard(
     }
     drop(file);
     tmp.rename_to(path)
-        .map_err(|e| format!("{}: cannot rename into place: {e}", path.display()))
+        .map_err(|e| format!("{}: cannot rename into place: {e}", path.display()))?;
+    if sync {
+        // The rename itself reaches the disk with its directory.
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| format!("{}: cannot sync: {e}", dir.display()))?;
+    }
+    Ok(())
 }
 
 /// The updated `config.json`.
