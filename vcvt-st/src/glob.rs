@@ -1,10 +1,24 @@
 //! Glob matching of tensor names: `*` matches any run of characters (dots included), `?`
-//! one character, everything else itself.
+//! one character, everything else itself (ASCII letters in either case unless matching is
+//! case-sensitive).
 
-/// Whether `name` matches `pattern`.
+/// Whether `name` matches `pattern`, case-sensitively.
+#[cfg(test)]
 pub(crate) fn matches(pattern: &str, name: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let n: Vec<char> = name.chars().collect();
+    matches_case(pattern, name, true)
+}
+
+/// Whether `name` matches `pattern`; with `case_sensitive` false, ASCII letters match
+/// either case (`*norm*` matches `LayerNorm`).
+pub(crate) fn matches_case(pattern: &str, name: &str, case_sensitive: bool) -> bool {
+    let fold = |s: &str| -> Vec<char> {
+        if case_sensitive {
+            s.chars().collect()
+        } else {
+            s.chars().map(|c| c.to_ascii_lowercase()).collect()
+        }
+    };
+    let (p, n) = (fold(pattern), fold(name));
     // Iterative matching with backtracking to the last `*`.
     let (mut i, mut j) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
@@ -50,5 +64,16 @@ mod tests {
         assert!(matches("*", ""));
         assert!(matches("a*b*c", "aXXbYYc"));
         assert!(!matches("a*b*c", "aXXbYY"));
+    }
+
+    #[test]
+    fn case() {
+        use super::matches_case;
+        let n = "encoder.layer.0.attention.output.LayerNorm.weight";
+        assert!(!matches("*norm*", n));
+        assert!(matches_case("*norm*", n, false));
+        assert!(!matches_case("*norm*", n, true));
+        assert!(matches_case("*LAYERNORM*", n, false));
+        assert!(!matches_case("*norm?", n, false));
     }
 }

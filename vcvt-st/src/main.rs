@@ -3,15 +3,23 @@
 //! core; casts are bound by writing, not converting).
 //!
 //! ```text
-//! vcvt-st convert IN OUT --to bf16|f16|f32|f8e4m3|mxfp4 [--include GLOB]... [--exclude GLOB]... [--dry-run]
+//! vcvt-st convert IN OUT --to bf16|f16|f32|f8e4m3|mxfp4|mxfp8|nvfp4 [--include GLOB]... [--exclude GLOB]...
+//!         [--unquantized-to keep|bf16|f16|f32] [--quant-config auto|always|never] [--shard I/N] [--dry-run]
+//! vcvt-st finalize IN OUT --to TARGET [the options of convert]
+//! vcvt-st verify IN OUT
 //! vcvt-st inspect IN [--to TARGET]
 //! ```
 //!
 //! See `vcvt-st --help` and the README's "vcvt-st" section.
 
 mod cleanup;
+mod convert;
+mod estimate;
 mod glob;
 mod plan;
+mod shard;
+mod tree;
+mod verify;
 mod write;
 
 use std::path::PathBuf;
@@ -19,8 +27,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-/// Convert safetensors checkpoints on the CPU: BF16/F16/F32 casts, DeepSeek block FP8 and
-/// gpt-oss MXFP4 dequantization, FP8 (128x128 block scales) and MXFP4 quantization.
+/// Convert safetensors checkpoints on the CPU: BF16/F16/F32 casts, DeepSeek block FP8,
+/// gpt-oss MXFP4 and ModelOpt NVFP4/MXFP8 dequantization, FP8 (128x128 block scales), MXFP4, MXFP8 and NVFP4
+/// quantization; whole checkpoint directories (subdirectories and symbolic links included),
+/// split over several processes with `--shard I/N` and `finalize`, resumed after a kill.
 #[derive(Parser, Debug)]
 #[command(name = "vcvt-st", version)]
 struct Cli {
@@ -31,9 +41,36 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Convert a checkpoint file or directory into OUT (a new file or directory).
+    ///
+    /// A directory is reproduced whole: every file of every subdirectory (symbolic links
+    /// followed and written as regular files) except the converted shards and the index.
+    /// It is assembled in `.OUT.vcvt-st-partial` and renamed to OUT at the end; a rerun after
+    /// a kill or a crash keeps the shards that are complete there and converts the rest.
     Convert(ConvertArgs),
+    /// After `convert --shard I/N` runs for every I: check that every shard of OUT is
+    /// complete, then write the index, config.json and the other files. Takes the same
+    /// options as those runs; lists the missing shards and writes nothing if any is missing.
+    Finalize(ConvertArgs),
+    /// Re-read IN and its conversion OUT and check every tensor: present, right dtype and
+    /// shape, casts and dequantizations exact, quantized tensors within the format's bound
+    /// (each value the nearest element of its block's grid); and a directory's other files
+    /// copied. Prints the error of every tensor (relative RMS, max abs) and a summary; exits
+    /// with status 1 on any violation.
+    Verify {
+        /// The original checkpoint (file or directory).
+        input: PathBuf,
+        /// Its conversion by `vcvt-st convert`.
+        output: PathBuf,
+        /// Tile size of block FP8 tensors (as given to `convert --fp8-block`).
+        #[arg(long, default_value_t = 128)]
+        fp8_block: usize,
+        /// Print only violations and the summary.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// List tensors, dtypes, shapes, sizes, the companions recognised and what `convert
-    /// --to TARGET` would do.
+    /// --to TARGET` would do, with an estimate of each lossy conversion's error (relative
+    /// RMS and max abs on a sample of at most 64 Ki values of the tensor).
     Inspect {
         /// A .safetensors file or a checkpoint directory.
         input: PathBuf,
@@ -49,26 +86,60 @@ pub(crate) struct ConvertArgs {
     /// for sharded checkpoints).
     input: PathBuf,
     /// The output file (for a file input) or directory (for a directory input); a
-    /// directory must not exist yet. Never the input.
+    /// directory must not exist yet, except with --shard. Never the input.
     output: PathBuf,
     /// What to convert to.
     #[arg(long, value_enum)]
     to: Target,
     /// Convert only tensors whose name matches one of these globs (`*` any run of
-    /// characters, `?` one character); replaces the default filter.
+    /// characters, `?` one character; case-insensitive unless --case-sensitive-globs);
+    /// replaces the default filter (when quantizing: `*norm*`, `*bias`, `*embed*`,
+    /// `lm_head*`, `*.router.*`, `*.gate.weight` are kept).
     #[arg(long, value_name = "GLOB")]
     include: Vec<String>,
-    /// Keep tensors whose name matches one of these globs as they are.
+    /// Keep tensors whose name matches one of these globs as they are (no cast either).
     #[arg(long, value_name = "GLOB")]
     exclude: Vec<String>,
+    /// Match --include, --exclude and the default filter case-sensitively (default: ASCII
+    /// case-insensitively, so that `*norm*` matches BERT's `LayerNorm`).
+    #[arg(long)]
+    case_sensitive_globs: bool,
+    /// When quantizing: what float tensors that are not quantized become (kept by the
+    /// filter, or of a shape the format does not take). `keep` leaves them as they are;
+    /// --exclude'd tensors are always kept.
+    #[arg(long, value_enum, default_value = "keep", value_name = "DTYPE")]
+    unquantized_to: Unquantized,
+    /// When to write `quantization_config` into config.json. `auto`: only where a loader
+    /// has a convention for it: `--to f8e4m3` (transformers' fine-grained FP8 and vLLM's
+    /// `fp8` with `weight_block_size`, any model), `--to mxfp4` for gpt-oss
+    /// (`model_type` `gpt_oss`); not for `nvfp4` (ModelOpt's NVFP4 loaders also need
+    /// activation scales, `input_scale`, which a weight-only conversion cannot compute) nor
+    /// `mxfp8`. `always`: for those too (ModelOpt's `quant_method: modelopt` with
+    /// `quant_algo` and `ignore`; gpt-oss's `mxfp4` for any model). `never`: leave it out.
+    /// A cast to bf16/f16/f32 that dequantizes everything removes it in every mode.
+    #[arg(long, value_enum, default_value = "auto")]
+    quant_config: QuantConfig,
     /// Block size of FP8 quantization (tile of N x N values, one f32 scale each).
     #[arg(long, default_value_t = 128)]
     fp8_block: usize,
-    /// MXFP4 scale rule: `ceil` (smallest power of two that does not clip the block
+    /// Scale rule of FP8 quantization: `deepseek` (`amax / 448`, DeepSeek-V3/R1) or
+    /// `ue8m0` (that, rounded up to a power of two: DeepSeek-V3.1's `scale_fmt: ue8m0`).
+    #[arg(long, value_enum, default_value = "deepseek")]
+    fp8_profile: Fp8ProfileArg,
+    /// Convert only part of a directory's shards, for fan-out over several processes or
+    /// hosts: `I/N` converts the input shards whose position (in name order) modulo N is
+    /// I, straight into OUT (created if missing; each shard file written to a temporary
+    /// name and renamed when complete), and skips shards already complete there. `auto/N`
+    /// takes I from SLURM_ARRAY_TASK_ID (minus SLURM_ARRAY_TASK_MIN) or
+    /// JOB_COMPLETION_INDEX (Kubernetes Indexed Jobs). Then run `vcvt-st finalize`.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
+    /// MXFP4/MXFP8 scale rule: `ceil` (smallest power of two that does not clip the block
     /// maximum; gpt-oss/HF/vLLM) or `ocp` (the OCP MX v1.0 floor rule).
     #[arg(long, value_enum, default_value = "ceil")]
     mx_profile: MxProfileArg,
-    /// Print the plan and write nothing.
+    /// Print the plan, with an estimate of each lossy conversion's error (on a sample of
+    /// at most 64 Ki values of the tensor), and write nothing.
     #[arg(long)]
     dry_run: bool,
     /// Worker threads (default: all cores).
@@ -82,29 +153,84 @@ pub(crate) struct ConvertArgs {
 /// What `convert` produces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Target {
-    /// bfloat16 (dequantizes block FP8 and MXFP4).
+    /// bfloat16 (dequantizes block FP8, MXFP4, and ModelOpt NVFP4 and MXFP8).
     Bf16,
-    /// IEEE float16 (dequantizes block FP8 and MXFP4).
+    /// IEEE float16 (dequantizes block FP8, MXFP4, and ModelOpt NVFP4 and MXFP8).
     F16,
-    /// float32 (dequantizes block FP8 and MXFP4).
+    /// float32 (dequantizes block FP8, MXFP4, and ModelOpt NVFP4 and MXFP8).
     F32,
-    /// E4M3 with one f32 `weight_scale_inv` per 128x128 tile (DeepSeek layout).
+    /// E4M3 with one f32 `weight_scale_inv` per --fp8-block tile (DeepSeek layout).
     F8e4m3,
     /// MXFP4: `*_blocks` (uint8 [..., K/32, 16]) + `*_scales` (uint8 E8M0 [..., K/32]),
     /// the gpt-oss layout.
     Mxfp4,
+    /// MXFP8 (E4M3 elements, one E8M0 scale per 32): `W` (F8_E4M3, same shape) +
+    /// `W_scale` (uint8 [..., K/32]), NVIDIA ModelOpt's MXFP8 export layout.
+    Mxfp8,
+    /// NVFP4 of 2-D weights with K a multiple of 16, NVIDIA ModelOpt's checkpoint layout:
+    /// `W` (uint8 [N, K/2], element 2j in the low nibble), `W_scale` (F8_E4M3 [N, K/16]),
+    /// `W_scale_2` (F32 scalar, amax / 2688).
+    Nvfp4,
 }
 
 impl Target {
     pub(crate) fn is_quantized(self) -> bool {
-        matches!(self, Target::F8e4m3 | Target::Mxfp4)
+        matches!(
+            self,
+            Target::F8e4m3 | Target::Mxfp4 | Target::Mxfp8 | Target::Nvfp4
+        )
+    }
+
+    /// The name `--to` takes.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Target::Bf16 => "bf16",
+            Target::F16 => "f16",
+            Target::F32 => "f32",
+            Target::F8e4m3 => "f8e4m3",
+            Target::Mxfp4 => "mxfp4",
+            Target::Mxfp8 => "mxfp8",
+            Target::Nvfp4 => "nvfp4",
+        }
     }
 }
 
+/// `--mx-profile`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum MxProfileArg {
     Ceil,
     Ocp,
+}
+
+/// `--fp8-profile`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Fp8ProfileArg {
+    Deepseek,
+    Ue8m0,
+}
+
+/// `--unquantized-to`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Unquantized {
+    /// As they are.
+    Keep,
+    /// Cast to bfloat16.
+    Bf16,
+    /// Cast to float16.
+    F16,
+    /// Cast to float32.
+    F32,
+}
+
+/// `--quant-config`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum QuantConfig {
+    /// Where a loader has a convention for the target and the model.
+    Auto,
+    /// For every quantized target.
+    Always,
+    /// Never.
+    Never,
 }
 
 fn main() -> ExitCode {
@@ -119,9 +245,20 @@ fn main() -> ExitCode {
                 eprintln!("vcvt-st: error: --threads {n}: {e}");
                 return ExitCode::FAILURE;
             }
-            cleanup::install().and_then(|()| write::convert(&args))
+            cleanup::install().and_then(|()| convert::convert(&args))
         }
-        Command::Inspect { input, to } => plan::inspect(&input, to),
+        Command::Finalize(args) => cleanup::install().and_then(|()| shard::finalize(&args)),
+        Command::Verify {
+            input,
+            output,
+            fp8_block,
+            quiet,
+        } => match verify::verify(&input, &output, fp8_block, quiet) {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::FAILURE,
+            Err(e) => Err(e),
+        },
+        Command::Inspect { input, to } => plan::inspect(&input, to, &estimate::annotate_default),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

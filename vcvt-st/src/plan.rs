@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 use safetensors::{Dtype, SafeTensors};
+use vcvt::block::MxElement;
 use vcvt::safetensors::Format;
 
 use crate::Target;
@@ -54,10 +55,20 @@ pub(crate) enum Source {
         scale_inv: String,
         tile: (usize, usize),
     },
-    /// gpt-oss MXFP4: `blocks` + E8M0 `scales`, as a `rows × cols` matrix.
+    /// MX: `blocks` (gpt-oss MXFP4 `_blocks`, or ModelOpt MXFP8's F8_E4M3 weight) + E8M0
+    /// `scales`, as a `rows × cols` matrix.
     DequantMx {
         blocks: String,
         scales: String,
+        rows: usize,
+        cols: usize,
+        element: MxElement,
+    },
+    /// ModelOpt NVFP4: packed `weight` + E4M3 `scales` + f32 `tensor_scale`, `rows × cols`.
+    DequantNv {
+        weight: String,
+        scales: String,
+        tensor_scale: String,
         rows: usize,
         cols: usize,
     },
@@ -69,13 +80,34 @@ pub(crate) enum Source {
         block: usize,
         scales: bool,
     },
-    /// The packed codes (`scales: false`) or E8M0 scales of MXFP4 quantization.
+    /// The element codes (`scales: false`) or E8M0 scales (output `scales_name`) of MX
+    /// quantization (E2M1 for MXFP4, E4M3 for MXFP8).
     QuantMx {
         src: String,
         rows: usize,
         cols: usize,
         scales: bool,
+        element: MxElement,
+        scales_name: String,
     },
+    /// One part of NVFP4 (ModelOpt) quantization of `src`, a `rows × cols` matrix.
+    QuantNv {
+        src: String,
+        rows: usize,
+        cols: usize,
+        part: NvPart,
+    },
+}
+
+/// The three tensors of a ModelOpt NVFP4 weight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NvPart {
+    /// `W`: packed E2M1 codes.
+    Codes,
+    /// `W_scale`: E4M3 block scales.
+    Scales,
+    /// `W_scale_2`: the f32 tensor scale.
+    TensorScale,
 }
 
 /// One tensor of the output.
@@ -108,8 +140,9 @@ pub(crate) struct Plan {
     pub lines: Vec<Line>,
     /// Tensors converted (not copied).
     pub converted: usize,
-    /// Companion groups recognised: (FP8 + scale_inv, MX blocks + scales).
-    pub groups: (usize, usize),
+    /// Companion groups recognised: (FP8 + scale_inv, MX blocks + scales, ModelOpt NVFP4
+    /// or MXFP8 weight + scales).
+    pub groups: (usize, usize, usize),
 }
 
 /// Options that decide the plan.
@@ -117,6 +150,10 @@ pub(crate) struct Filter<'a> {
     pub include: &'a [String],
     pub exclude: &'a [String],
     pub fp8_block: usize,
+    /// Whether globs match case-sensitively.
+    pub case_sensitive: bool,
+    /// When quantizing, the dtype float tensors that are not quantized are cast to.
+    pub unquantized: Option<Dtype>,
 }
 
 /// Names kept by default when quantizing: norms, biases, embeddings, the output head,
@@ -295,7 +332,37 @@ fn dtype_of(target: Target) -> Dtype {
         Target::F16 => Dtype::F16,
         Target::F32 => Dtype::F32,
         Target::F8e4m3 => Dtype::F8_E4M3,
-        Target::Mxfp4 => Dtype::U8,
+        Target::Mxfp4 | Target::Nvfp4 => Dtype::U8,
+        Target::Mxfp8 => Dtype::F8_E4M3,
+    }
+}
+
+/// Whether `name` is the weight of a ModelOpt NVFP4 group (uint8 `[N, K/2]`, F8_E4M3
+/// `_scale` `[N, K/16]`, F32 `_scale_2` of one value) or MXFP8 group (F8_E4M3 `[..., K]`,
+/// uint8 `_scale` `[..., K/32]`): which of the two.
+pub(crate) fn modelopt_group(
+    name: &str,
+    t: &Tensor,
+    tensors: &BTreeMap<String, Tensor>,
+) -> Option<Target> {
+    let s = tensors.get(&format!("{name}_scale"))?;
+    let n = t.shape.len();
+    if n < 2 || s.shape.len() != n || s.shape[..n - 1] != t.shape[..n - 1] {
+        return None;
+    }
+    let k = t.shape[n - 1];
+    if t.dtype == Dtype::U8 && s.dtype == Dtype::F8_E4M3 && n == 2 && (2 * k).is_multiple_of(16) {
+        let g = tensors.get(&format!("{name}_scale_2"))?;
+        let one = g.dtype == Dtype::F32 && g.shape.iter().product::<usize>() == 1;
+        (one && s.shape[1] == 2 * k / 16).then_some(Target::Nvfp4)
+    } else if t.dtype == Dtype::F8_E4M3
+        && matches!(s.dtype, Dtype::U8 | Dtype::F8_E8M0)
+        && k.is_multiple_of(32)
+        && s.shape[n - 1] == k / 32
+    {
+        Some(Target::Mxfp8)
+    } else {
+        None
     }
 }
 
@@ -319,13 +386,14 @@ pub(crate) fn plan(
     let mut outs = Vec::new();
     let mut lines = Vec::new();
     let mut converted = 0;
-    let mut groups = (0, 0);
-    let excluded = |n: &str| filter.exclude.iter().any(|g| glob::matches(g, n));
+    let mut groups = (0, 0, 0);
+    let gm = |g: &str, n: &str| glob::matches_case(g, n, filter.case_sensitive);
+    let excluded = |n: &str| filter.exclude.iter().any(|g| gm(g, n));
     let included = |n: &str| {
         if filter.include.is_empty() {
-            !target.is_quantized() || !DEFAULT_KEEP.iter().any(|g| glob::matches(g, n))
+            !target.is_quantized() || !DEFAULT_KEEP.iter().any(|g| gm(g, n))
         } else {
-            filter.include.iter().any(|g| glob::matches(g, n))
+            filter.include.iter().any(|g| gm(g, n))
         }
     };
     let any_scale_inv = tensors.keys().any(|n| n.ends_with("_scale_inv"));
@@ -352,7 +420,13 @@ pub(crate) fn plan(
                 ck.where_is(t)
             ));
         }
-        if t.dtype == Dtype::F8_E4M3 && any_scale_inv && t.shape.len() == 2 {
+        // Part of a ModelOpt NVFP4/MXFP8 group (its E4M3 weight or block scales).
+        let modelopt = modelopt_group(name, t, tensors).is_some()
+            || name
+                .strip_suffix("_scale")
+                .and_then(|b| tensors.get_key_value(b))
+                .is_some_and(|(b, bt)| modelopt_group(b, bt, tensors).is_some());
+        if t.dtype == Dtype::F8_E4M3 && any_scale_inv && t.shape.len() == 2 && !modelopt {
             let s = format!("{name}_scale_inv");
             if !tensors.contains_key(&s) {
                 return Err(format!(
@@ -410,6 +484,96 @@ pub(crate) fn plan(
                 action: format!("keep ({why})"),
             });
         };
+        // A float tensor that quantization leaves: kept, or cast by --unquantized-to.
+        let rest =
+            |outs: &mut Vec<Out>, lines: &mut Vec<Line>, converted: &mut usize, why: &str| {
+                match filter.unquantized {
+                    Some(to) if target.is_quantized() && t.dtype != to && castable(t.dtype, to) => {
+                        outs.push(Out {
+                            name: name.clone(),
+                            shard: t.shard,
+                            dtype: to,
+                            shape: t.shape.clone(),
+                            source: Source::Cast(name.clone()),
+                        });
+                        lines.push(Line {
+                            name: name.clone(),
+                            action: format!("cast {} → {to} (--unquantized-to; {why})", t.dtype),
+                        });
+                        *converted += 1;
+                    }
+                    _ => keep(outs, lines, why),
+                }
+            };
+        // ModelOpt NVFP4 (uint8 `W` + E4M3 `W_scale` + F32 `W_scale_2`) or MXFP8 (E4M3 `W`
+        // + uint8 `W_scale`), as `--to nvfp4` / `--to mxfp8` write them.
+        if let Some(group) = modelopt_group(name, t, tensors) {
+            let n = t.shape.len();
+            let mut companions = vec![format!("{name}_scale")];
+            if group == Target::Nvfp4 {
+                companions.push(format!("{name}_scale_2"));
+            }
+            for c in &companions {
+                consumed.insert(tensors.get_key_value(c).unwrap().0.as_str(), name.as_str());
+            }
+            groups.2 += 1;
+            if target.is_quantized() || excluded(name) {
+                keep(&mut outs, &mut lines, "quantized, with its scales");
+                for c in &companions {
+                    let s = &tensors[c];
+                    outs.push(Out {
+                        name: c.clone(),
+                        shard: s.shard,
+                        dtype: s.dtype,
+                        shape: s.shape.clone(),
+                        source: Source::Copy(c.clone()),
+                    });
+                }
+                continue;
+            }
+            let rows: usize = t.shape[..n - 1].iter().product();
+            let (cols, source, what) = if group == Target::Nvfp4 {
+                let cols = t.shape[n - 1] * 2;
+                let source = Source::DequantNv {
+                    weight: name.clone(),
+                    scales: companions[0].clone(),
+                    tensor_scale: companions[1].clone(),
+                    rows,
+                    cols,
+                };
+                (cols, source, "NVFP4")
+            } else {
+                let cols = t.shape[n - 1];
+                let source = Source::DequantMx {
+                    blocks: name.clone(),
+                    scales: companions[0].clone(),
+                    rows,
+                    cols,
+                    element: MxElement::E4M3,
+                };
+                (cols, source, "MXFP8")
+            };
+            let mut shape = t.shape[..n - 1].to_vec();
+            shape.push(cols);
+            outs.push(Out {
+                name: name.clone(),
+                shard: t.shard,
+                dtype: dtype_of(target),
+                shape: shape.clone(),
+                source,
+            });
+            lines.push(Line {
+                name: name.clone(),
+                action: format!(
+                    "dequantize {what} with `{}` → {} {}",
+                    companions.join("` + `"),
+                    dtype_of(target),
+                    shape_str(&shape)
+                ),
+            });
+            converted += 1;
+            continue;
+        }
         // An FP8 weight with its scale_inv.
         let scale_name = format!("{name}_scale_inv");
         if t.dtype == Dtype::F8_E4M3 && tensors.contains_key(&scale_name) {
@@ -521,6 +685,7 @@ pub(crate) fn plan(
                     scales: scales.clone(),
                     rows,
                     cols,
+                    element: MxElement::E2M1,
                 },
             });
             lines.push(Line {
@@ -552,7 +717,7 @@ pub(crate) fn plan(
             } else {
                 "not --include'd"
             };
-            keep(&mut outs, &mut lines, why);
+            rest(&mut outs, &mut lines, &mut converted, why);
             continue;
         }
         match target {
@@ -581,116 +746,191 @@ pub(crate) fn plan(
                     converted += 1;
                 }
             }
-            Target::F8e4m3 | Target::Mxfp4 => {
+            Target::F8e4m3 | Target::Mxfp4 | Target::Mxfp8 | Target::Nvfp4 => {
                 if !matches!(t.dtype, Dtype::F32 | Dtype::BF16 | Dtype::F16) {
-                    keep(
+                    rest(
                         &mut outs,
                         &mut lines,
+                        &mut converted,
                         "quantizes F32, BF16 and F16 tensors only",
                     );
                     continue;
                 }
                 let n = t.shape.len();
                 if n < 2 || t.shape.contains(&0) {
-                    keep(&mut outs, &mut lines, "not a matrix");
+                    rest(&mut outs, &mut lines, &mut converted, "not a matrix");
                     continue;
                 }
                 let cols = t.shape[n - 1];
                 let rows: usize = t.shape[..n - 1].iter().product();
-                if target == Target::F8e4m3 {
-                    if n != 2 {
-                        keep(
+                let taken = |names: &[&String]| -> Result<(), String> {
+                    for x in names {
+                        if tensors.contains_key(x.as_str()) {
+                            return Err(format!(
+                                "{}: quantizing `{name}` would write `{x}`, which the checkpoint already has",
+                                ck.where_is(t)
+                            ));
+                        }
+                    }
+                    Ok(())
+                };
+                let push = |outs: &mut Vec<Out>,
+                            oname: &String,
+                            dtype: Dtype,
+                            shape: Vec<usize>,
+                            source: Source| {
+                    outs.push(Out {
+                        name: oname.clone(),
+                        shard: t.shard,
+                        dtype,
+                        shape,
+                        source,
+                    })
+                };
+                match target {
+                    Target::F8e4m3 => {
+                        if n != 2 {
+                            rest(
+                                &mut outs,
+                                &mut lines,
+                                &mut converted,
+                                "block FP8 quantizes 2-D tensors only",
+                            );
+                            continue;
+                        }
+                        let b = filter.fp8_block;
+                        let sname = format!("{name}_scale_inv");
+                        taken(&[&sname])?;
+                        let q = |scales| Source::QuantFp8 {
+                            src: name.clone(),
+                            rows,
+                            cols,
+                            block: b,
+                            scales,
+                        };
+                        push(&mut outs, name, Dtype::F8_E4M3, t.shape.clone(), q(false));
+                        push(
                             &mut outs,
-                            &mut lines,
-                            "block FP8 quantizes 2-D tensors only",
+                            &sname,
+                            Dtype::F32,
+                            vec![rows.div_ceil(b), cols.div_ceil(b)],
+                            q(true),
                         );
-                        continue;
+                        lines.push(Line {
+                            name: name.clone(),
+                            action: format!(
+                                "quantize {} → F8_E4M3 + `{sname}` ({b}x{b} tiles)",
+                                t.dtype
+                            ),
+                        });
                     }
-                    let b = filter.fp8_block;
-                    let sname = format!("{name}_scale_inv");
-                    if tensors.contains_key(&sname) {
-                        return Err(format!(
-                            "{}: tensor `{sname}` already exists",
-                            ck.where_is(t)
-                        ));
-                    }
-                    outs.push(Out {
-                        name: name.clone(),
-                        shard: t.shard,
-                        dtype: Dtype::F8_E4M3,
-                        shape: t.shape.clone(),
-                        source: Source::QuantFp8 {
+                    Target::Mxfp4 | Target::Mxfp8 => {
+                        if cols % 32 != 0 {
+                            rest(
+                                &mut outs,
+                                &mut lines,
+                                &mut converted,
+                                "last dimension not a multiple of 32",
+                            );
+                            continue;
+                        }
+                        let fp4 = target == Target::Mxfp4;
+                        let (cname, sname) = if fp4 {
+                            (format!("{name}_blocks"), format!("{name}_scales"))
+                        } else {
+                            (name.clone(), format!("{name}_scale"))
+                        };
+                        taken(&if fp4 {
+                            vec![&cname, &sname]
+                        } else {
+                            vec![&sname]
+                        })?;
+                        let (cdtype, mut cshape) = if fp4 {
+                            let mut s = t.shape[..n - 1].to_vec();
+                            s.extend([cols / 32, 16]);
+                            (Dtype::U8, s)
+                        } else {
+                            (Dtype::F8_E4M3, t.shape.clone())
+                        };
+                        let mut sshape = t.shape[..n - 1].to_vec();
+                        sshape.push(cols / 32);
+                        let element = if fp4 {
+                            MxElement::E2M1
+                        } else {
+                            MxElement::E4M3
+                        };
+                        let q = |scales| Source::QuantMx {
                             src: name.clone(),
                             rows,
                             cols,
-                            block: b,
-                            scales: false,
-                        },
-                    });
-                    outs.push(Out {
-                        name: sname.clone(),
-                        shard: t.shard,
-                        dtype: Dtype::F32,
-                        shape: vec![rows.div_ceil(b), cols.div_ceil(b)],
-                        source: Source::QuantFp8 {
-                            src: name.clone(),
-                            rows,
-                            cols,
-                            block: b,
-                            scales: true,
-                        },
-                    });
-                    lines.push(Line {
-                        name: name.clone(),
-                        action: format!(
-                            "quantize {} → F8_E4M3 + `{sname}` ({b}x{b} tiles)",
-                            t.dtype
-                        ),
-                    });
-                } else {
-                    if cols % 32 != 0 {
-                        keep(&mut outs, &mut lines, "last dimension not a multiple of 32");
-                        continue;
+                            scales,
+                            element,
+                            scales_name: sname.clone(),
+                        };
+                        push(
+                            &mut outs,
+                            &cname,
+                            cdtype,
+                            std::mem::take(&mut cshape),
+                            q(false),
+                        );
+                        push(&mut outs, &sname, Dtype::U8, sshape, q(true));
+                        lines.push(Line {
+                            name: name.clone(),
+                            action: if fp4 {
+                                format!("quantize {} → MXFP4 `{cname}` + `{sname}`", t.dtype)
+                            } else {
+                                format!("quantize {} → MXFP8 F8_E4M3 + `{sname}`", t.dtype)
+                            },
+                        });
                     }
-                    let (bname, sname) = (format!("{name}_blocks"), format!("{name}_scales"));
-                    if tensors.contains_key(&bname) || tensors.contains_key(&sname) {
-                        return Err(format!(
-                            "{}: tensor `{bname}` or `{sname}` already exists",
-                            ck.where_is(t)
-                        ));
+                    _ => {
+                        if n != 2 || cols % 16 != 0 {
+                            rest(
+                                &mut outs,
+                                &mut lines,
+                                &mut converted,
+                                "NVFP4 quantizes 2-D tensors with a last dimension that is a multiple of 16 only",
+                            );
+                            continue;
+                        }
+                        let (sname, gname) = (format!("{name}_scale"), format!("{name}_scale_2"));
+                        taken(&[&sname, &gname])?;
+                        let q = |part| Source::QuantNv {
+                            src: name.clone(),
+                            rows,
+                            cols,
+                            part,
+                        };
+                        push(
+                            &mut outs,
+                            name,
+                            Dtype::U8,
+                            vec![rows, cols / 2],
+                            q(NvPart::Codes),
+                        );
+                        push(
+                            &mut outs,
+                            &sname,
+                            Dtype::F8_E4M3,
+                            vec![rows, cols / 16],
+                            q(NvPart::Scales),
+                        );
+                        push(
+                            &mut outs,
+                            &gname,
+                            Dtype::F32,
+                            vec![],
+                            q(NvPart::TensorScale),
+                        );
+                        lines.push(Line {
+                            name: name.clone(),
+                            action: format!(
+                                "quantize {} → NVFP4 uint8 + `{sname}` + `{gname}`",
+                                t.dtype
+                            ),
+                        });
                     }
-                    let mut bshape = t.shape[..n - 1].to_vec();
-                    bshape.extend([cols / 32, 16]);
-                    let mut sshape = t.shape[..n - 1].to_vec();
-                    sshape.push(cols / 32);
-                    outs.push(Out {
-                        name: bname.clone(),
-                        shard: t.shard,
-                        dtype: Dtype::U8,
-                        shape: bshape,
-                        source: Source::QuantMx {
-                            src: name.clone(),
-                            rows,
-                            cols,
-                            scales: false,
-                        },
-                    });
-                    outs.push(Out {
-                        name: sname.clone(),
-                        shard: t.shard,
-                        dtype: Dtype::U8,
-                        shape: sshape,
-                        source: Source::QuantMx {
-                            src: name.clone(),
-                            rows,
-                            cols,
-                            scales: true,
-                        },
-                    });
-                    lines.push(Line {
-                        name: name.clone(),
-                        action: format!("quantize {} → MXFP4 `{bname}` + `{sname}`", t.dtype),
-                    });
                 }
                 converted += 1;
             }
@@ -712,8 +952,11 @@ pub(crate) fn plan(
     })
 }
 
+/// Adds error estimates to a plan's lines (given by the caller: see `estimate.rs`).
+pub(crate) type Annotate = dyn Fn(&mut Plan, &HashMap<&str, safetensors::tensor::TensorView<'_>>);
+
 /// `vcvt-st inspect`.
-pub(crate) fn inspect(input: &Path, target: Target) -> Result<(), String> {
+pub(crate) fn inspect(input: &Path, target: Target, annotate: &Annotate) -> Result<(), String> {
     let ck = open(input)?;
     let parsed = ck.parse()?;
     let tensors = ck.tensors(&parsed)?;
@@ -734,8 +977,12 @@ pub(crate) fn inspect(input: &Path, target: Target) -> Result<(), String> {
         include: &[],
         exclude: &[],
         fp8_block: 128,
+        case_sensitive: false,
+        unquantized: None,
     };
-    let plan = plan(&ck, &tensors, target, &filter)?;
+    let mut plan = plan(&ck, &tensors, target, &filter)?;
+    let views = parsed.iter().flat_map(|st| st.iter()).collect();
+    annotate(&mut plan, &views);
     let actions: HashMap<&str, &str> = plan
         .lines
         .iter()
@@ -748,7 +995,7 @@ pub(crate) fn inspect(input: &Path, target: Target) -> Result<(), String> {
         "dtype",
         "shape",
         "bytes",
-        format!("{target:?}").to_lowercase()
+        target.name()
     );
     for (name, t) in &tensors {
         println!(
@@ -760,10 +1007,11 @@ pub(crate) fn inspect(input: &Path, target: Target) -> Result<(), String> {
         );
     }
     println!(
-        "{} tensors; companions recognised: {} block-FP8 weight + weight_scale_inv, {} MXFP4 blocks + scales; {} tensors would be converted",
+        "{} tensors; companions recognised: {} block-FP8 weight + weight_scale_inv, {} MXFP4 blocks + scales, {} ModelOpt NVFP4/MXFP8 weight + scales; {} tensors would be converted",
         tensors.len(),
         plan.groups.0,
         plan.groups.1,
+        plan.groups.2,
         plan.converted
     );
     Ok(())

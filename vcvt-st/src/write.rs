@@ -12,21 +12,22 @@ use std::sync::Mutex;
 use indicatif::{ProgressBar, ProgressStyle};
 use safetensors::tensor::{Metadata, TensorInfo, TensorView};
 use safetensors::{Dtype, SafeTensors};
-use vcvt::block::{BlockFp8, Mx, MxElement, MxProfile, Shape};
+use vcvt::block::{BlockFp8, Fp8Profile, Mx, MxProfile, Nvfp4, Shape};
 use vcvt::safetensors::Format;
 use vcvt::{BF16, F16};
 
 use crate::cleanup;
-use crate::plan::{self, Checkpoint, INDEX, Out, Plan, Source};
-use crate::{ConvertArgs, MxProfileArg, Target};
+use crate::plan::{self, Checkpoint, NvPart, Out, Plan, Source};
+use crate::{ConvertArgs, Fp8ProfileArg, MxProfileArg, QuantConfig, Target, Unquantized};
 
 /// What the writer needs to compute output tensors.
-struct Ctx<'a> {
+pub(crate) struct Ctx<'a> {
     views: HashMap<&'a str, TensorView<'a>>,
     /// Scales computed with their codes, until the writer asks for them.
     cache: Mutex<HashMap<String, Vec<u8>>>,
-    bar: ProgressBar,
-    mx: Mx,
+    pub(crate) bar: ProgressBar,
+    mx_profile: MxProfile,
+    fp8_profile: Fp8Profile,
     /// The mapped inputs, to give back the pages of tensors already written.
     maps: Vec<&'a memmap2::Mmap>,
 }
@@ -35,6 +36,14 @@ struct Ctx<'a> {
 const MAX_HEADER_SIZE: usize = 100_000_000;
 
 impl<'a> Ctx<'a> {
+    /// The profiles the quantizers use.
+    pub(crate) fn profiles(&self) -> crate::estimate::Profiles {
+        crate::estimate::Profiles {
+            fp8: self.fp8_profile,
+            mx: self.mx_profile,
+        }
+    }
+
     /// Drops this process's mapping of the pages of `data` (a slice of one of the inputs),
     /// so that resident memory stays near one tensor rather than growing to the whole
     /// checkpoint; the page cache keeps them, and a later read maps them again.
@@ -66,7 +75,15 @@ impl<'a> Ctx<'a> {
                 weight, scale_inv, ..
             } => vec![weight, scale_inv],
             Source::DequantMx { blocks, scales, .. } => vec![blocks, scales],
-            Source::QuantFp8 { src, .. } | Source::QuantMx { src, .. } => vec![src],
+            Source::DequantNv {
+                weight,
+                scales,
+                tensor_scale,
+                ..
+            } => vec![weight, scales, tensor_scale],
+            Source::QuantFp8 { src, .. }
+            | Source::QuantMx { src, .. }
+            | Source::QuantNv { src, .. } => vec![src],
         };
         names
             .into_iter()
@@ -166,6 +183,43 @@ fn to_f32(
 }
 
 const PLANNED: &str = "lengths were checked when planning";
+
+/// The NVFP4 (ModelOpt) tensor scale of input tensor `v` (`n` values): the library's rule
+/// applied to the amax of the whole tensor, computed a step at a time (and kept for the
+/// other parts of the same tensor).
+fn tensor_scale(
+    ctx: &Ctx<'_>,
+    name: &str,
+    v: &TensorView<'_>,
+    n: usize,
+    values: &mut Vec<f32>,
+) -> f32 {
+    let key = format!("{name}\0tensor_scale");
+    if let Some(b) = ctx.cache.lock().unwrap().get(&key) {
+        return f32::from_le_bytes(b[..4].try_into().expect("4 bytes"));
+    }
+    // Amaxes are non-negative or NaN; as bits, NaN compares above every number, so the
+    // maximum of the bits propagates a NaN as the quantizer does.
+    let mut m = 0u32;
+    for at in (0..n).step_by(STEP) {
+        let k = STEP.min(n - at);
+        to_f32(ctx, name, v, at, k, values);
+        m = m.max(vcvt::block::amax(&values[..]).to_bits());
+    }
+    // A block holding that amax: `quantize` derives the tensor scale from it by the
+    // profile's rule, exactly as for the whole tensor.
+    let mut block = [0f32; 16];
+    block[0] = f32::from_bits(m);
+    let (mut d, mut s) = ([0u8; 8], [0u8; 1]);
+    let g = Nvfp4::new()
+        .quantize(&block, Shape::matrix(1, 16), &mut d, &mut s, None)
+        .expect(PLANNED);
+    ctx.cache
+        .lock()
+        .unwrap()
+        .insert(key, g.to_le_bytes().to_vec());
+    g
+}
 
 /// Rows per chunk of `cols` values each (at least one).
 fn chunk_rows(cols: usize, out_size: usize) -> usize {
@@ -271,15 +325,44 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
                 r0 = r1;
             }
         }
+        Source::DequantNv {
+            weight,
+            scales,
+            tensor_scale,
+            rows,
+            cols,
+        } => {
+            let (rows, cols) = (*rows, *cols);
+            let (b, s) = (view(weight).data(), view(scales).data());
+            let g = f32::from_le_bytes(view(tensor_scale).data().try_into().expect(PLANNED));
+            let nv = Nvfp4::new();
+            let (b_row, s_row) = (cols / 2, cols / 16);
+            let k = chunk_rows(cols, out_size);
+            let mut released = 0;
+            for r0 in (0..rows).step_by(k) {
+                let r1 = (r0 + k).min(rows);
+                let bp = &b[r0 * b_row..r1 * b_row];
+                let sp = &s[r0 * s_row..r1 * s_row];
+                emit_as!(sink, ctx, out.dtype, (r1 - r0) * cols, |d| {
+                    nv.dequantize(bp, sp, g, Shape::matrix(r1 - r0, cols), d)
+                        .expect(PLANNED)
+                })?;
+                if (r1 - released) * cols >= STEP || r1 == rows {
+                    ctx.release(&b[released * b_row..r1 * b_row]);
+                    released = r1;
+                }
+            }
+        }
         Source::DequantMx {
             blocks,
             scales,
             rows,
             cols,
+            element,
         } => {
             let (rows, cols) = (*rows, *cols);
             let (b, s) = (view(blocks).data(), view(scales).data());
-            let mx = Mx::new(MxElement::E2M1);
+            let mx = Mx::new(*element);
             // Rows are whole bytes of codes and of scales.
             let (b_row, s_row) = (b.len() / rows.max(1), s.len() / rows.max(1));
             let k = chunk_rows(cols, out_size);
@@ -306,7 +389,7 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
             scales,
         } => {
             let (rows, cols, v) = (*rows, *cols, view(src));
-            let fp8 = BlockFp8::new(*block, *block);
+            let fp8 = BlockFp8::new(*block, *block).profile(ctx.fp8_profile);
             // Whole tile rows per step: tiles are independent, so the steps' codes and
             // scales, concatenated, are those of the whole tensor.
             let step = (STEP / (block * cols).max(1)).max(1) * block;
@@ -337,7 +420,10 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
             rows,
             cols,
             scales,
+            element,
+            scales_name,
         } => {
+            let mx = Mx::new(*element).profile(ctx.mx_profile);
             let cached = ctx.cache.lock().unwrap().remove(&out.name);
             if let Some(sc) = cached {
                 sink.write(ctx, &sc)?;
@@ -350,10 +436,9 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
                     let shape = Shape::matrix(r1 - r0, cols);
                     to_f32(ctx, src, v, r0 * cols, (r1 - r0) * cols, &mut sink.values);
                     let mut codes = std::mem::take(&mut sink.codes);
-                    codes.resize(ctx.mx.data_len(shape).expect(PLANNED), 0);
-                    let mut sc = vec![0u8; ctx.mx.scales_len(shape).expect(PLANNED)];
-                    ctx.mx
-                        .par_quantize(&sink.values, shape, &mut codes, &mut sc)
+                    codes.resize(mx.data_len(shape).expect(PLANNED), 0);
+                    let mut sc = vec![0u8; mx.scales_len(shape).expect(PLANNED)];
+                    mx.par_quantize(&sink.values, shape, &mut codes, &mut sc)
                         .expect(PLANNED);
                     let r = sink.write(ctx, if *scales { &sc } else { &codes });
                     sink.codes = codes;
@@ -361,11 +446,43 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
                     all_scales.extend_from_slice(&sc);
                 }
                 if !*scales {
-                    // `X_blocks` sorts before `X_scales`: keep the (16x smaller) scales.
+                    // The codes come first in the file (`X_blocks` < `X_scales`; F8_E4M3
+                    // `W` before uint8 `W_scale`): keep the (16x or 32x smaller) scales.
                     ctx.cache
                         .lock()
                         .unwrap()
-                        .insert(format!("{src}_scales"), all_scales);
+                        .insert(scales_name.clone(), all_scales);
+                }
+            }
+        }
+        Source::QuantNv {
+            src,
+            rows,
+            cols,
+            part,
+        } => {
+            let (rows, cols, v) = (*rows, *cols, view(src));
+            let g = tensor_scale(ctx, src, v, rows * cols, &mut sink.values);
+            if *part == NvPart::TensorScale {
+                sink.write(ctx, &g.to_le_bytes())?;
+            } else {
+                // The scales (F8_E4M3) come before the codes (uint8) in the file; each
+                // pass quantizes (with the tensor scale, so each step's blocks are those
+                // of the whole tensor) and writes its part.
+                let nv = Nvfp4::new();
+                let step = (STEP / cols.max(1)).max(1);
+                for r0 in (0..rows).step_by(step) {
+                    let r1 = (r0 + step).min(rows);
+                    let shape = Shape::matrix(r1 - r0, cols);
+                    to_f32(ctx, src, v, r0 * cols, (r1 - r0) * cols, &mut sink.values);
+                    let mut codes = std::mem::take(&mut sink.codes);
+                    codes.resize(nv.data_len(shape).expect(PLANNED), 0);
+                    let mut sc = vec![0u8; nv.scales_len(shape).expect(PLANNED)];
+                    nv.par_quantize(&sink.values, shape, &mut codes, &mut sc, Some(g))
+                        .expect(PLANNED);
+                    let r = sink.write(ctx, if *part == NvPart::Scales { &sc } else { &codes });
+                    sink.codes = codes;
+                    r?;
                 }
             }
         }
@@ -379,24 +496,24 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
 
 /// A temporary file or directory, removed when dropped (on an error or a panic) unless
 /// `keep` was called, and by the signal handler meanwhile (see [`cleanup`]).
-struct Temp(Option<PathBuf>);
+pub(crate) struct Temp(Option<PathBuf>);
 
 impl Temp {
     /// Registers `path`, which the caller is about to create.
-    fn new(path: &Path) -> Temp {
+    pub(crate) fn new(path: &Path) -> Temp {
         cleanup::register(path);
         Temp(Some(path.to_path_buf()))
     }
 
     /// Stops tracking a path that could not be created (it may be someone else's).
-    fn abandon(mut self) {
+    pub(crate) fn abandon(mut self) {
         if let Some(p) = self.0.take() {
             cleanup::unregister(&p);
         }
     }
 
     /// Renames the temporary to `to` and stops tracking it.
-    fn rename_to(mut self, to: &Path) -> std::io::Result<()> {
+    pub(crate) fn rename_to(mut self, to: &Path) -> std::io::Result<()> {
         let p = self.0.take().expect("a live temporary");
         let r = std::fs::rename(&p, to);
         if r.is_err() {
@@ -435,7 +552,7 @@ fn test_pause() {
 }
 
 /// A temporary sibling of `path` (same directory, so that renaming it is atomic).
-fn temp_sibling(path: &Path) -> PathBuf {
+pub(crate) fn temp_sibling(path: &Path) -> PathBuf {
     let name = path
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
@@ -443,22 +560,35 @@ fn temp_sibling(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.vcvt-st-tmp-{}", std::process::id()))
 }
 
-fn print_plan(plan: &Plan) {
+pub(crate) fn print_plan(plan: &Plan) {
     for l in &plan.lines {
         println!("{}: {}", l.name, l.action);
     }
 }
 
-/// Writes the tensors of shard `shard` to `path`: the header as the safetensors crate
-/// writes it (tensors by descending dtype, then by name), then the tensor data piece by
-/// piece ([`produce`]), into a temporary sibling that is renamed into place once complete.
-fn write_shard(
+/// The bytes before a shard's tensor data (the header's length, then the header as the
+/// safetensors crate writes it: tensors by descending dtype, then by name), the output
+/// tensors in file order, and the bytes of tensor data.
+pub(crate) struct Layout<'p> {
+    pub head: Vec<u8>,
+    pub outs: Vec<&'p Out>,
+    pub data: u64,
+}
+
+impl Layout<'_> {
+    /// The size of the complete file.
+    pub(crate) fn size(&self) -> u64 {
+        self.head.len() as u64 + self.data
+    }
+}
+
+/// The layout of shard `shard` of the output.
+pub(crate) fn layout<'p>(
     ck: &Checkpoint,
-    plan: &Plan,
+    plan: &'p Plan,
     shard: usize,
-    ctx: &Ctx<'_>,
     path: &Path,
-) -> Result<(), String> {
+) -> Result<Layout<'p>, String> {
     let mut meta: HashMap<String, String> = SafeTensors::read_metadata(&ck.shards[shard].mmap)
         .ok()
         .and_then(|(_, m)| m.metadata().clone())
@@ -489,7 +619,26 @@ fn write_shard(
     if header.len() > MAX_HEADER_SIZE {
         return Err(cannot(&"header too large"));
     }
+    let mut head = (header.len() as u64).to_le_bytes().to_vec();
+    head.extend_from_slice(&header);
+    Ok(Layout {
+        head,
+        outs,
+        data: offset as u64,
+    })
+}
 
+/// Writes the tensors of a shard to `path` (its [`layout`], then the tensor data piece by
+/// piece, [`produce`]) into a temporary sibling that is renamed into place once complete
+/// (with `sync`, the file is `fsync`ed before the rename and its directory after, so that a
+/// crash of the machine cannot leave a renamed file whose data never reached the disk).
+pub(crate) fn write_shard(
+    layout: &Layout<'_>,
+    ctx: &Ctx<'_>,
+    path: &Path,
+    sync: bool,
+) -> Result<(), String> {
+    let cannot = |e: &dyn std::fmt::Display| format!("{}: cannot write: {e}", path.display());
     let tmp_path = temp_sibling(path);
     let tmp = Temp::new(&tmp_path);
     let mut file = match std::fs::OpenOptions::new()
@@ -504,9 +653,7 @@ fn write_shard(
         }
     };
     let io = |e: std::io::Error| cannot(&e);
-    file.write_all(&(header.len() as u64).to_le_bytes())
-        .map_err(io)?;
-    file.write_all(&header).map_err(io)?;
+    file.write_all(&layout.head).map_err(io)?;
 
     let mut sink = Sink {
         file: &file,
@@ -515,23 +662,38 @@ fn write_shard(
         codes: Vec::new(),
         written: 0,
     };
-    for o in &outs {
+    for o in &layout.outs {
         produce(o, ctx, &mut sink).map_err(io)?;
         test_pause();
     }
     let written = sink.written;
-    if written != offset as u64 {
+    if written != layout.data {
         return Err(cannot(&format!(
-            "internal error: {written} bytes of tensor data written, {offset} planned"
+            "internal error: {written} bytes of tensor data written, {} planned",
+            layout.data
         )));
+    }
+    if sync {
+        file.sync_all().map_err(io)?;
     }
     drop(file);
     tmp.rename_to(path)
-        .map_err(|e| format!("{}: cannot rename into place: {e}", path.display()))
+        .map_err(|e| format!("{}: cannot rename into place: {e}", path.display()))?;
+    if sync {
+        // The rename itself reaches the disk with its directory.
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| format!("{}: cannot sync: {e}", dir.display()))?;
+    }
+    Ok(())
 }
 
 /// The updated `config.json`.
-fn update_config(
+pub(crate) fn update_config(
     text: &str,
     path: &Path,
     args: &ConvertArgs,
@@ -560,137 +722,132 @@ fn update_config(
                 obj.remove("quantization_config");
             }
         }
-        Target::F8e4m3 => {
-            obj.insert(
-                "quantization_config".into(),
-                serde_json::json!({
-                    "activation_scheme": "dynamic",
-                    "fmt": "e4m3",
-                    "quant_method": "fp8",
-                    "weight_block_size": [args.fp8_block, args.fp8_block]
+        _ => {
+            if let Some(to) = match args.unquantized_to {
+                Unquantized::Keep => None,
+                Unquantized::Bf16 => Some("bfloat16"),
+                Unquantized::F16 => Some("float16"),
+                Unquantized::F32 => Some("float32"),
+            } {
+                obj.insert("torch_dtype".into(), to.into());
+                if obj.contains_key("dtype") {
+                    obj.insert("dtype".into(), to.into());
+                }
+            }
+            let gpt_oss = obj.get("model_type").and_then(|m| m.as_str()) == Some("gpt_oss");
+            let conventional = match args.to {
+                Target::F8e4m3 => true,
+                Target::Mxfp4 => gpt_oss,
+                _ => false,
+            };
+            let write = match args.quant_config {
+                QuantConfig::Always => true,
+                QuantConfig::Never => false,
+                QuantConfig::Auto => conventional,
+            };
+            if !write {
+                if args.quant_config == QuantConfig::Auto {
+                    eprintln!(
+                        "note: {}: no quantization_config written (no loader convention for --to {}{}; --quant-config always writes one)",
+                        path.display(),
+                        args.to.name(),
+                        if args.to == Target::Mxfp4 {
+                            " outside gpt-oss"
+                        } else {
+                            ""
+                        }
+                    );
+                }
+                return serde_json::to_string_pretty(&v).map_err(|e| e.to_string());
+            }
+            // Linear weights left unquantized, for the loaders that take such a list.
+            let quantized: std::collections::HashSet<&str> = plan
+                .outs
+                .iter()
+                .filter_map(|o| match &o.source {
+                    Source::QuantFp8 { src, .. }
+                    | Source::QuantMx { src, .. }
+                    | Source::QuantNv { src, .. } => Some(src.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let unquantized: Vec<String> = plan
+                .outs
+                .iter()
+                .filter(|o| o.shape.len() == 2 && !quantized.contains(o.name.as_str()))
+                .filter_map(|o| o.name.strip_suffix(".weight").map(str::to_owned))
+                .collect();
+            let qc = match args.to {
+                Target::F8e4m3 => {
+                    let mut q = serde_json::json!({
+                        "activation_scheme": "dynamic",
+                        "fmt": "e4m3",
+                        "quant_method": "fp8",
+                        "weight_block_size": [args.fp8_block, args.fp8_block]
+                    });
+                    if args.fp8_profile == Fp8ProfileArg::Ue8m0 {
+                        q["scale_fmt"] = "ue8m0".into();
+                    }
+                    q
+                }
+                Target::Mxfp4 => serde_json::json!({
+                    "modules_to_not_convert": unquantized,
+                    "quant_method": "mxfp4"
                 }),
-            );
-        }
-        Target::Mxfp4 => {
-            obj.insert(
-                "quantization_config".into(),
-                serde_json::json!({ "quant_method": "mxfp4" }),
-            );
+                // ModelOpt's config.json form (its hf_quant_config.json calls `ignore`
+                // `exclude_modules`).
+                Target::Mxfp8 => serde_json::json!({
+                    "group_size": 32,
+                    "ignore": unquantized,
+                    "quant_algo": "MXFP8",
+                    "quant_method": "modelopt"
+                }),
+                _ => serde_json::json!({
+                    "group_size": 16,
+                    "ignore": unquantized,
+                    "quant_algo": "NVFP4",
+                    "quant_method": "modelopt"
+                }),
+            };
+            obj.insert("quantization_config".into(), qc);
         }
     }
     serde_json::to_string_pretty(&v).map_err(|e| e.to_string())
 }
 
-/// Writes everything of a directory checkpoint into `tmp`.
-fn write_dir(
-    ck: &Checkpoint,
-    plan: &Plan,
-    ctx: &Ctx<'_>,
-    args: &ConvertArgs,
-    tmp: &Path,
-) -> Result<(), String> {
-    let input = ck.dir.as_ref().unwrap();
-    let mut weight_map = serde_json::Map::new();
-    let mut total = 0usize;
-    for o in &plan.outs {
-        weight_map.insert(o.name.clone(), ck.shards[o.shard].file_name.clone().into());
-        total += o.bytes();
-    }
-    for (i, s) in ck.shards.iter().enumerate() {
-        write_shard(ck, plan, i, ctx, &tmp.join(&s.file_name))?;
-    }
-    if ck.index.is_some() || ck.shards.len() > 1 {
-        let mut index = ck.index.clone().unwrap_or_else(|| serde_json::json!({}));
-        let meta = index
-            .as_object_mut()
-            .ok_or_else(|| format!("{}: not a JSON object", input.join(INDEX).display()))?
-            .entry("metadata")
-            .or_insert_with(|| serde_json::json!({}));
-        if let Some(m) = meta.as_object_mut() {
-            m.insert("total_size".into(), total.into());
-        }
-        index["weight_map"] = serde_json::Value::Object(weight_map);
-        let text = serde_json::to_string_pretty(&index).map_err(|e| e.to_string())?;
-        std::fs::write(tmp.join(INDEX), text + "\n")
-            .map_err(|e| format!("{}: {e}", tmp.join(INDEX).display()))?;
-    }
-    // The other files: config.json updated, the rest copied.
-    let shard_names: Vec<&str> = ck.shards.iter().map(|s| s.file_name.as_str()).collect();
-    for e in std::fs::read_dir(input).map_err(|e| format!("{}: {e}", input.display()))? {
-        let e = e.map_err(|e| format!("{}: {e}", input.display()))?;
-        let name = e.file_name().to_string_lossy().into_owned();
-        let ft = e.file_type().map_err(|e| format!("{}: {e}", e))?;
-        if !ft.is_file()
-            || name == INDEX
-            || shard_names.contains(&name.as_str())
-            || name.ends_with(".safetensors")
-        {
-            continue;
-        }
-        let dst = tmp.join(&name);
-        if name == "config.json" {
-            let text = std::fs::read_to_string(e.path())
-                .map_err(|err| format!("{}: {err}", e.path().display()))?;
-            let new = update_config(&text, &e.path(), args, plan)?;
-            std::fs::write(&dst, new + "\n").map_err(|err| format!("{}: {err}", dst.display()))?;
-        } else {
-            std::fs::copy(e.path(), &dst).map_err(|err| format!("{}: {err}", dst.display()))?;
-        }
-    }
-    Ok(())
-}
-
-/// `vcvt-st convert`.
-pub(crate) fn convert(args: &ConvertArgs) -> Result<(), String> {
-    let ck = plan::open(&args.input)?;
-    let parsed = ck.parse()?;
-    let tensors = ck.tensors(&parsed)?;
-    let filter = plan::Filter {
-        include: &args.include,
-        exclude: &args.exclude,
-        fp8_block: args.fp8_block,
-    };
+/// The plan's options from the command line.
+pub(crate) fn filter(args: &ConvertArgs) -> Result<plan::Filter<'_>, String> {
     if args.fp8_block == 0 {
         return Err("--fp8-block must be at least 1".into());
     }
-    let plan = plan::plan(&ck, &tensors, args.to, &filter)?;
-
-    // The output must not be the input, nor (for a directory) exist already.
-    let input_abs =
-        std::fs::canonicalize(&args.input).map_err(|e| format!("{}: {e}", args.input.display()))?;
-    if let Ok(out_abs) = std::fs::canonicalize(&args.output) {
-        if out_abs == input_abs || (ck.dir.is_some() && out_abs.starts_with(&input_abs)) {
-            return Err(format!(
-                "{}: the output is the input",
-                args.output.display()
-            ));
-        }
-        if ck.dir.is_some() {
-            return Err(format!(
-                "{}: already exists (the output directory must be new)",
-                args.output.display()
-            ));
-        }
-        if out_abs.is_dir() {
-            return Err(format!(
-                "{}: is a directory (the input is a file)",
-                args.output.display()
-            ));
-        }
+    let unquantized = match args.unquantized_to {
+        Unquantized::Keep => None,
+        Unquantized::Bf16 => Some(Dtype::BF16),
+        Unquantized::F16 => Some(Dtype::F16),
+        Unquantized::F32 => Some(Dtype::F32),
+    };
+    if unquantized.is_some() && !args.to.is_quantized() {
+        return Err(format!(
+            "--unquantized-to applies when quantizing; --to {} casts every float tensor already",
+            args.to.name()
+        ));
     }
-    let total: u64 = plan.outs.iter().map(|o| o.bytes() as u64).sum();
-    if args.dry_run {
-        print_plan(&plan);
-        println!(
-            "dry run: {} tensors, {} converted, {} bytes of tensor data would be written to {}",
-            plan.outs.len(),
-            plan.converted,
-            total,
-            args.output.display()
-        );
-        return Ok(());
-    }
+    Ok(plan::Filter {
+        include: &args.include,
+        exclude: &args.exclude,
+        fp8_block: args.fp8_block,
+        case_sensitive: args.case_sensitive_globs,
+        unquantized,
+    })
+}
 
+/// The writer's context for a parsed checkpoint.
+pub(crate) fn context<'a>(
+    ck: &'a Checkpoint,
+    parsed: &'a [SafeTensors<'a>],
+    args: &ConvertArgs,
+    total: u64,
+) -> Ctx<'a> {
     let bar = if args.quiet || !std::io::stderr().is_terminal() {
         ProgressBar::hidden()
     } else {
@@ -708,37 +865,15 @@ pub(crate) fn convert(args: &ConvertArgs) -> Result<(), String> {
         MxProfileArg::Ceil => MxProfile::Ceil,
         MxProfileArg::Ocp => MxProfile::Ocp,
     };
-    let ctx = Ctx {
+    Ctx {
         views,
         cache: Mutex::new(HashMap::new()),
         bar,
-        mx: Mx::new(MxElement::E2M1).profile(profile),
+        mx_profile: profile,
+        fp8_profile: match args.fp8_profile {
+            Fp8ProfileArg::Deepseek => Fp8Profile::DeepSeek,
+            Fp8ProfileArg::Ue8m0 => Fp8Profile::Ue8m0,
+        },
         maps: ck.shards.iter().map(|s| &s.mmap).collect(),
-    };
-    let start = std::time::Instant::now();
-    if ck.dir.is_none() {
-        write_shard(&ck, &plan, 0, &ctx, &args.output)?;
-    } else {
-        let tmp_path = temp_sibling(&args.output);
-        let tmp = Temp::new(&tmp_path);
-        if let Err(e) = std::fs::create_dir(&tmp_path) {
-            tmp.abandon();
-            return Err(format!("{}: cannot create: {e}", tmp_path.display()));
-        }
-        write_dir(&ck, &plan, &ctx, args, &tmp_path)?;
-        tmp.rename_to(&args.output)
-            .map_err(|e| format!("{}: cannot rename into place: {e}", args.output.display()))?;
     }
-    ctx.bar.finish_and_clear();
-    let secs = start.elapsed().as_secs_f64();
-    eprintln!(
-        "wrote {} ({} tensors, {} converted, {:.1} MB in {:.2} s, {:.0} MB/s)",
-        args.output.display(),
-        plan.outs.len(),
-        plan.converted,
-        total as f64 / 1e6,
-        secs,
-        total as f64 / 1e6 / secs.max(1e-9)
-    );
-    Ok(())
 }

@@ -503,13 +503,14 @@ fn an_interrupted_run_leaves_nothing() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        // Wait until the temporary exists (a hidden sibling of the output).
+        // Wait until the temporary exists (a hidden sibling of the output: a file, or the
+        // directory `.out.vcvt-st-partial`).
         let start = Instant::now();
         let temp = loop {
             let found = std::fs::read_dir(&d)
                 .unwrap()
                 .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                .find(|n| n.contains("vcvt-st-tmp"));
+                .find(|n| n.contains("vcvt-st-tmp") || n.contains("vcvt-st-partial"));
             if let Some(n) = found {
                 break n;
             }
@@ -539,5 +540,157 @@ fn an_interrupted_run_leaves_nothing() {
         assert_eq!(names, ["in"], "SIG{signal}: only the input remains");
         assert_eq!(std::fs::read(&src).unwrap(), before, "input untouched");
     }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Every file under `root` (relative path → bytes), following links.
+fn tree(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(root).unwrap().display().to_string();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// A 4-shard F32 checkpoint with an index, a config and a nested file.
+fn sharded(dir: &Path) {
+    std::fs::create_dir_all(dir.join("tokenizer")).unwrap();
+    let mut wm = Vec::new();
+    for i in 0..4 {
+        let name = format!("model-{:05}-of-00004.safetensors", i + 1);
+        let (w, n) = (format!("l{i}.weight"), format!("l{i}.norm"));
+        write(
+            &dir.join(&name),
+            &[
+                (
+                    w.as_str(),
+                    T {
+                        dtype: Dtype::F32,
+                        shape: vec![64, 96],
+                        data: bytes(4 * 64 * 96, 10 + i)
+                            .chunks(4)
+                            // Finite floats: a random sign and mantissa, exponents near 1.
+                            .flat_map(|c| {
+                                let bits = (u32::from_le_bytes([c[0], c[1], c[2], c[3]])
+                                    & 0x807F_FFFF)
+                                    | 0x3F00_0000;
+                                bits.to_le_bytes()
+                            })
+                            .collect(),
+                    },
+                ),
+                (
+                    n.as_str(),
+                    T {
+                        dtype: Dtype::F32,
+                        shape: vec![96],
+                        data: [1.0f32.to_le_bytes(); 96].concat(),
+                    },
+                ),
+            ],
+        );
+        wm.push(format!("\"{w}\": \"{name}\", \"{n}\": \"{name}\""));
+    }
+    std::fs::write(
+        dir.join("model.safetensors.index.json"),
+        format!("{{\"weight_map\": {{{}}}}}", wm.join(", ")),
+    )
+    .unwrap();
+    std::fs::write(dir.join("config.json"), "{\"model_type\": \"llama\"}").unwrap();
+    std::fs::write(dir.join("tokenizer/vocab.txt"), "a\nb\n").unwrap();
+}
+
+/// `--shard I/N` processes started together, then `finalize`, give the bytes of one process;
+/// `finalize` refuses while a shard is missing; `verify` passes, and fails on a changed byte.
+#[test]
+fn fan_out_finalize_and_verify() {
+    let d = tmpdir("fanout");
+    let input = d.join("in");
+    sharded(&input);
+    let opts = ["--to", "nvfp4", "--unquantized-to", "bf16", "-q"];
+    let one = d.join("one");
+    assert!(
+        bin()
+            .arg("convert")
+            .arg(&input)
+            .arg(&one)
+            .args(opts)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let fan = d.join("fan");
+    // Process 2 of 3 first, alone: finalize must list what is missing and write nothing.
+    let run = |i: usize| {
+        bin()
+            .arg("convert")
+            .arg(&input)
+            .arg(&fan)
+            .args(opts)
+            .arg("--shard")
+            .arg(format!("{i}/3"))
+            .spawn()
+            .unwrap()
+    };
+    assert!(run(2).wait().unwrap().success());
+    let finalize = || {
+        bin()
+            .arg("finalize")
+            .arg(&input)
+            .arg(&fan)
+            .args(opts)
+            .output()
+            .unwrap()
+    };
+    let o = finalize();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    for missing in [
+        "model-00001-of-00004",
+        "model-00002-of-00004",
+        "model-00004-of-00004",
+    ] {
+        assert!(err.contains(missing), "{err}");
+    }
+    assert!(!err.contains("model-00003-of-00004"), "{err}");
+    assert_eq!(tree(&fan).len(), 1, "finalize wrote nothing");
+    let children: Vec<_> = (0..2).map(run).collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    assert!(finalize().status.success());
+    assert_eq!(
+        tree(&fan),
+        tree(&one),
+        "fan-out output == one-process output"
+    );
+
+    let verify = |out: &Path| bin().arg("verify").arg(&input).arg(out).output().unwrap();
+    let o = verify(&fan);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{text}");
+    assert!(
+        text.contains("4 quantize nvfp4") && text.contains("0 violations"),
+        "{text}"
+    );
+    // One byte of one packed weight changed.
+    let shard = fan.join("model-00003-of-00004.safetensors");
+    let mut b = std::fs::read(&shard).unwrap();
+    let n = b.len();
+    b[n - 1000] ^= 0x44;
+    std::fs::write(&shard, b).unwrap();
+    let o = verify(&fan);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(text.contains("1 violations"), "{text}");
     std::fs::remove_dir_all(&d).unwrap();
 }

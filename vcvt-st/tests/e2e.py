@@ -15,6 +15,7 @@ a non-zero status, no output and an untouched input.
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -99,7 +100,11 @@ def digest(path):
     h = hashlib.sha256()
     for root, _, files in sorted(os.walk(path)) if os.path.isdir(path) else [("", [], [path])]:
         for f in sorted(files):
-            with open(os.path.join(root, f), "rb") as fh:
+            p = os.path.join(root, f)
+            if os.path.islink(p) and not os.path.exists(p):  # a dangling link: its target
+                h.update(f.encode() + os.readlink(p).encode())
+                continue
+            with open(p, "rb") as fh:
                 h.update(f.encode() + fh.read())
     return h.hexdigest()
 
@@ -450,11 +455,556 @@ def case_errors(d):
     check(not os.path.exists(o), "killed run: no output")
 
 
+def pow2_ceil(q):
+    """The smallest power of two >= q (q > 0, float32), as float32; 0 stays 0."""
+    m, e = np.frexp(q)
+    e = np.where(m == 0.5, e - 1, e)  # exact powers of two stay
+    return np.where(q == 0, np.float32(0), np.ldexp(np.float32(1), e)).astype(np.float32)
+
+
+def ref_fp8_quant_ue8m0(x, b=128):
+    """DeepSeek-V3.1's ue8m0: the scale amax/448 rounded up to a power of two."""
+    rows, cols = x.shape
+    codes = np.zeros((rows, cols), ml_dtypes.float8_e4m3fn)
+    sinv = np.zeros(((rows + b - 1) // b, (cols + b - 1) // b), np.float32)
+    for i in range(sinv.shape[0]):
+        for j in range(sinv.shape[1]):
+            t = x[i * b:(i + 1) * b, j * b:(j + 1) * b]
+            amax = max(np.float32(np.abs(t).max()), np.float32(1e-4))
+            s = pow2_ceil(np.float32(amax) / np.float32(448.0))
+            codes[i * b:(i + 1) * b, j * b:(j + 1) * b] = np.clip(t / s, -448, 448).astype(
+                np.float32).astype(ml_dtypes.float8_e4m3fn)
+            sinv[i, j] = s
+    return codes, sinv
+
+
+def ref_mxfp8_quant(x):
+    """MXFP8 with the Ceil rule: scale 2^k, the smallest >= f32(amax / 448); E4M3 elements
+    x / 2^k rounded to nearest even (saturating); E8M0 scale bytes k + 127 (0 for a zero block)."""
+    *pre, k = x.shape
+    xb = x.reshape(-1, k // 32, 32)
+    amax = np.abs(xb).max(-1).astype(np.float32)
+    scale = pow2_ceil((amax / np.float32(448.0)).astype(np.float32))
+    sbyte = np.where(scale == 0, 0, np.frexp(scale)[1] - 1 + 127).astype(np.uint8)
+    scale = np.ldexp(np.float32(1), sbyte.astype(np.int32) - 127).astype(np.float32)
+    codes = np.clip(xb / scale[..., None], -448, 448).astype(ml_dtypes.float8_e4m3fn)
+    return codes.reshape(x.shape), sbyte.reshape(*pre, k // 32)
+
+
+def ref_nvfp4_quant(x):
+    """NVIDIA ModelOpt's NVFP4 weight quantization (NVFP4QTensor), every step an f32 operation:
+    weight_scale_2 g = amax / (6 * 448); per block of 16, e4m3(amax_b / (6 g)) (0 -> 1.0 first),
+    saturating; elements e2m1(x / (f32(s8) * g)), nearest even, saturating, -0 -> +0; packed
+    two per byte, element 2j in the low nibble."""
+    f = np.float32
+    rows, k = x.shape
+    g = f(f(np.abs(x).max()) / f(2688.0))
+    xb = x.reshape(rows, k // 16, 16)
+    amax = np.abs(xb).max(-1).astype(f)
+    q = (amax / f(f(6.0) * g)).astype(f)
+    q = np.where(q == 0, f(1.0), q)
+    s8 = np.minimum(q, f(448.0)).astype(ml_dtypes.float8_e4m3fn)
+    denom = (s8.astype(f) * g).astype(f)
+    with np.errstate(divide="ignore"):  # a scale that rounds to E4M3 zero: x / 0, as ModelOpt
+        y = np.clip((xb / denom[..., None]).astype(f), -6, 6)
+    codes = y.astype(ml_dtypes.float4_e2m1fn).view(np.uint8) & 15
+    codes = np.where(y == 0, 0, codes).astype(np.uint8)
+    packed = (codes[..., 0::2] | (codes[..., 1::2] << 4)).astype(np.uint8)
+    return packed.reshape(rows, k // 2), s8, np.array(g, np.float32)
+
+
+def ref_nvfp4_dequant(packed, s8, g):
+    lo, hi = E2M1[packed & 15], E2M1[packed >> 4]
+    vals = np.stack([lo, hi], -1).reshape(packed.shape[0], -1)
+    scale = (s8.astype(np.float32) * np.float32(g)).astype(np.float32)
+    return (vals * np.repeat(scale, 16, 1)).astype(np.float32)
+
+
+def case_targets(d):
+    x = random_floats((96, 256), -6, 6)
+    x[:, 7] *= 300  # blocks with a large amax
+    x[5, 32:64] = 0  # zero blocks
+    x[6, 16:32] = np.float32(1e-6)  # a block whose NVFP4 scale is an E4M3 subnormal
+    y = random_floats((2, 16, 64), -4, 4)
+    norm = random_floats((256,))
+    bf = x.astype(ml_dtypes.bfloat16)
+    src = os.path.join(d, "w.safetensors")
+    save(src, {"m.weight": x, "m.up.weight": bf, "experts.w": y, "m.norm.weight": norm})
+
+    out = os.path.join(d, "nvfp4.safetensors")
+    run("convert", src, out, "--to", "nvfp4")
+    got, _ = load(out)
+    for name, a in [("m.weight", x), ("m.up.weight", bf.astype(np.float32))]:
+        pk, s8, g = ref_nvfp4_quant(a)
+        same_bits(got[name + "_scale_2"], g, f"nvfp4 {name}: weight_scale_2")
+        same_bits(got[name + "_scale"], s8, f"nvfp4 {name}: weight_scale (E4M3)")
+        same_bits(got[name], pk, f"nvfp4 {name}: packed weight")
+        check(got[name].dtype == np.uint8 and got[name].shape == (96, 128), "nvfp4 layout")
+        deq = ref_nvfp4_dequant(got[name], got[name + "_scale"], got[name + "_scale_2"])
+        # Within one E2M1 step (at most 2, between 4 and 6) of the block's scale, or the value
+        # itself where the scale rounded to zero.
+        step = np.repeat((s8.astype(np.float32) * g).astype(np.float32), 16, 1)
+        err = np.abs(deq - a)
+        check(np.all((err <= step * 1.0001) | ((step == 0) & (err <= np.abs(a)))),
+              f"nvfp4 {name}: dequantized within a step")
+    same_bits(got["experts.w"], y, "nvfp4 keeps 3-D tensors")
+    same_bits(got["m.norm.weight"], norm, "nvfp4 keeps norms")
+    p = run("verify", src, out)
+    check("0 violations" in p.stdout, f"verify nvfp4: {p.stdout}")
+    # Back to f32 (ModelOpt's order: e2m1 * f32(f32(s8) * g)), and verify that too.
+    back = os.path.join(d, "nvfp4-f32.safetensors")
+    p = run("convert", out, back, "--to", "f32")
+    b, _ = load(back)
+    for name in ["m.weight", "m.up.weight"]:
+        same_bits(b[name], ref_nvfp4_dequant(got[name], got[name + "_scale"],
+                                              got[name + "_scale_2"]), f"nvfp4 {name} -> f32")
+    check(sorted(b) == ["experts.w", "m.norm.weight", "m.up.weight", "m.weight"],
+          f"nvfp4 companions consumed: {sorted(b)}")
+    p = run("verify", out, back)
+    check("2 dequantize nvfp4" in p.stdout and "0 violations" in p.stdout,
+          f"verify nvfp4 -> f32: {p.stdout}")
+
+    out = os.path.join(d, "mxfp8.safetensors")
+    run("convert", src, out, "--to", "mxfp8")
+    got, _ = load(out)
+    for name, a in [("m.weight", x), ("experts.w", y), ("m.up.weight", bf.astype(np.float32))]:
+        codes, sb = ref_mxfp8_quant(a)
+        same_bits(got[name].view(np.uint8), codes.view(np.uint8), f"mxfp8 {name}: E4M3 codes")
+        check(got[name].dtype == ml_dtypes.float8_e4m3fn, "mxfp8: F8_E4M3 weight")
+        same_bits(got[name + "_scale"], sb, f"mxfp8 {name}: E8M0 scales")
+    p = run("verify", src, out)
+    check("0 violations" in p.stdout, f"verify mxfp8: {p.stdout}")
+    back = os.path.join(d, "mxfp8-bf16.safetensors")
+    run("convert", out, back, "--to", "bf16")
+    b, _ = load(back)
+    for name in ["m.weight", "experts.w"]:
+        codes, sb = got[name], got[name + "_scale"]
+        scale = np.ldexp(np.float32(1), sb.astype(np.int32) - 127).astype(np.float32)
+        want = (codes.astype(np.float32).reshape(*sb.shape, 32) * scale[..., None])
+        same_bits(b[name], want.reshape(codes.shape).astype(ml_dtypes.bfloat16),
+                  f"mxfp8 {name} -> bf16")
+    p = run("verify", out, back)
+    check("3 dequantize mxfp8" in p.stdout and "0 violations" in p.stdout,
+          f"verify mxfp8 -> bf16: {p.stdout}")
+
+    # --dry-run's estimate, on a sample that is the whole tensor here, is verify's measure of
+    # the file written.
+    for target in ["nvfp4", "mxfp8", "mxfp4", "f8e4m3"]:
+        out = os.path.join(d, f"est-{target}.safetensors")
+        p = run("convert", src, out, "--to", target, "--dry-run")
+        est = re.search(r"^m\.weight: .*\[estimate on 96x256: rel RMS (\S+), max abs (\S+)\]$",
+                        p.stdout, re.M)
+        check(est is not None, f"dry-run --to {target} estimate: {p.stdout}")
+        run("convert", src, out, "--to", target)
+        v = re.search(r"^m\.weight +quantize \S+ +\S+ -> \S+ +(\S+) +(\S+) ", run("verify", src, out).stdout,
+                      re.M)
+        check(v is not None and abs(float(est[1]) - float(v[1])) <= 0.006 * float(v[1])
+              and abs(float(est[2]) - float(v[2])) <= 0.006 * float(v[2]),
+              f"--to {target}: estimate {est.groups()} vs verify {v and v.groups()}")
+
+    out = os.path.join(d, "ue8m0.safetensors")
+    run("convert", src, out, "--to", "f8e4m3", "--fp8-profile", "ue8m0")
+    got, _ = load(out)
+    codes, sinv = ref_fp8_quant_ue8m0(x)
+    same_bits(got["m.weight_scale_inv"], sinv, "fp8 ue8m0: power-of-two scale_inv")
+    same_bits(got["m.weight"].view(np.uint8), codes.view(np.uint8), "fp8 ue8m0: codes")
+    p = run("verify", src, out)
+    check("0 violations" in p.stdout, f"verify ue8m0: {p.stdout}")
+
+
+def tree_files(root):
+    """relative path -> bytes of every file under root (links followed); fails on a link."""
+    out = {}
+    for dirpath, dirs, files in os.walk(root):
+        for f in files:
+            p = os.path.join(dirpath, f)
+            with open(p, "rb") as fh:
+                out[os.path.relpath(p, root)] = fh.read()
+    return out
+
+
+def no_links(root, what):
+    for dirpath, dirs, files in os.walk(root):
+        for f in dirs + files:
+            check(not os.path.islink(os.path.join(dirpath, f)), f"{what}: {f} is a link")
+
+
+def case_tree(d):
+    """A sentence-transformers model as a Hugging Face cache snapshot: every entry a link into
+    blobs/, subdirectories (1_Pooling/, a nested tokenizer folder), BERT's `LayerNorm`."""
+    repo = os.path.join(d, "models--org--model")
+    blobs = os.path.join(repo, "blobs")
+    snap = os.path.join(repo, "snapshots", "0123abc")
+    for p in [blobs, os.path.join(snap, "1_Pooling"), os.path.join(snap, "tok", "extra")]:
+        os.makedirs(p)
+    dense = random_floats((64, 128), -6, 6)
+    ln2d = random_floats((2, 64), -4, 4)  # 2-D and named `LayerNorm`: kept unless case matters
+    ln = random_floats((64,))
+    emb = random_floats((100, 64))
+    ids = np.arange(4, dtype=np.int64)
+    shards = {
+        "model-00001-of-00002.safetensors": {
+            "encoder.layer.0.intermediate.dense.weight": dense,
+            "encoder.layer.0.output.LayerNorm.weight": ln},
+        "model-00002-of-00002.safetensors": {
+            "embeddings.word_embeddings.weight": emb, "encoder.adapter.LayerNorm.weight": ln2d,
+            "embeddings.position_ids": ids},
+    }
+    blob_no = 0
+
+    def blob(name, data, rel_up="../.."):
+        nonlocal blob_no
+        blob_no += 1
+        b = os.path.join(blobs, f"{blob_no:040x}")
+        if isinstance(data, dict):
+            save(b, data, {"format": "pt"})
+        else:
+            with open(b, "wb") as f:
+                f.write(data)
+        os.symlink(f"{rel_up}/blobs/{blob_no:040x}", os.path.join(snap, name))
+
+    for name, t in shards.items():
+        blob(name, t)
+    index = {"metadata": {"total_size": 0},
+             "weight_map": {n: f for f, t in shards.items() for n in t}}
+    blob("model.safetensors.index.json", json.dumps(index).encode())
+    blob("config.json", json.dumps({"architectures": ["BertModel"], "model_type": "bert",
+                                    "torch_dtype": "float32"}).encode())
+    blob("1_Pooling/config.json", b'{"pooling_mode_mean_tokens": true}', "../../..")
+    blob("modules.json", b'[{"idx": 0, "path": "1_Pooling"}]')
+    with open(os.path.join(snap, "tok", "extra", "vocab.txt"), "w") as f:
+        f.write("[PAD]\n[UNK]\n")
+    before = digest(snap)
+    src_files = tree_files(snap)
+
+    out = os.path.join(d, "mx")
+    p = run("convert", snap, out, "--to", "mxfp4", "--unquantized-to", "bf16")
+    check("no quantization_config written" in p.stderr, f"auto: note on stderr: {p.stderr}")
+    check(digest(snap) == before, "snapshot untouched")
+    no_links(out, "converted snapshot")
+    got_files = tree_files(out)
+    want = {r for r in src_files if not r.endswith(".safetensors") and "index" not in r}
+    check(set(got_files) - set(shards) - {"model.safetensors.index.json"} == want,
+          f"every file reproduced: {sorted(got_files)} vs {sorted(want)}")
+    for r in want - {"config.json"}:
+        check(got_files[r] == src_files[r], f"{r} copied")
+    cfg = json.loads(got_files["config.json"])
+    check("quantization_config" not in cfg and cfg["torch_dtype"] == "bfloat16",
+          f"config.json of a BERT model: {cfg}")
+    p = run("verify", snap, out)
+    check("4 file" in p.stdout and "0 violations" in p.stdout, f"verify the snapshot: {p.stdout}")
+    got = {}
+    for f in shards:
+        got.update(load(os.path.join(out, f))[0])
+    pb, ps = ref_mxfp4_quant(dense)
+    same_bits(got["encoder.layer.0.intermediate.dense.weight_blocks"], pb, "dense: blocks")
+    same_bits(got["encoder.layer.0.intermediate.dense.weight_scales"], ps, "dense: scales")
+    bf = ml_dtypes.bfloat16
+    same_bits(got["encoder.adapter.LayerNorm.weight"], ln2d.astype(bf),
+              "2-D LayerNorm kept by the case-insensitive default filter, cast to bf16")
+    same_bits(got["encoder.layer.0.output.LayerNorm.weight"], ln.astype(bf), "LayerNorm -> bf16")
+    same_bits(got["embeddings.word_embeddings.weight"], emb.astype(bf), "embeddings -> bf16")
+    check(np.array_equal(got["embeddings.position_ids"], ids), "ints copied")
+
+    # Case-sensitive globs quantize the 2-D `LayerNorm`; --quant-config always writes the config.
+    out = os.path.join(d, "mx-cs")
+    run("convert", snap, out, "--to", "mxfp4", "--case-sensitive-globs", "--quant-config", "always")
+    got = load(os.path.join(out, "model-00002-of-00002.safetensors"))[0]
+    check("encoder.adapter.LayerNorm.weight_blocks" in got, f"case-sensitive: {sorted(got)}")
+    with open(os.path.join(out, "config.json")) as f:
+        cfg = json.load(f)
+    check(cfg["quantization_config"]["quant_method"] == "mxfp4", f"--quant-config always: {cfg}")
+    same_bits(got["embeddings.word_embeddings.weight"], emb, "--unquantized-to keep: F32 stays")
+    # --quant-config auto: mxfp4 for gpt-oss, fp8 for any model; never: none.
+    go = os.path.join(d, "gptoss")
+    os.mkdir(go)
+    save(os.path.join(go, "model.safetensors"), {"experts.w": random_floats((4, 64)),
+                                                 "attn.q.weight": random_floats((4, 30))})
+    with open(os.path.join(go, "config.json"), "w") as f:
+        json.dump({"model_type": "gpt_oss"}, f)
+    for i, (target, opts, want) in enumerate([
+            ("mxfp4", [], {"modules_to_not_convert": ["attn.q"], "quant_method": "mxfp4"}),
+            ("f8e4m3", ["--quant-config", "never"], None),
+            ("f8e4m3", ["--fp8-profile", "ue8m0"], {
+                "activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+                "weight_block_size": [128, 128], "scale_fmt": "ue8m0"}),
+            ("nvfp4", ["--quant-config", "always", "--include", "experts.*"], {
+                "group_size": 16, "ignore": ["attn.q"], "quant_algo": "NVFP4",
+                "quant_method": "modelopt"})]):
+        o = os.path.join(d, f"gptoss-{i}")
+        run("convert", go, o, "--to", target, *opts)
+        with open(os.path.join(o, "config.json")) as f:
+            got = json.load(f).get("quantization_config")
+        check(got == want, f"--to {target} {opts}: quantization_config {got}")
+    # --unquantized-to with a cast target is refused.
+    expect_failure(d, ["convert", snap, os.path.join(d, "x"), "--to", "bf16", "--unquantized-to",
+                       "f16"], ["--unquantized-to"], [os.path.join(d, "x")])
+
+    # A dangling link, then a loop through a directory link: clear errors, no output.
+    os.symlink("../../blobs/" + "f" * 40, os.path.join(snap, "tokenizer.json"))
+    o = os.path.join(d, "bad")
+    expect_failure(d, ["convert", snap, o, "--to", "bf16"], ["tokenizer.json", "dangling"], [o])
+    os.remove(os.path.join(snap, "tokenizer.json"))
+    os.symlink("..", os.path.join(snap, "tok", "extra", "up"))
+    expect_failure(d, ["convert", snap, o, "--to", "bf16"], ["extra/up", "loop"], [o])
+    os.remove(os.path.join(snap, "tok", "extra", "up"))
+
+
+def write_sharded(ck, n, rows=512, tensors_per_shard=3):
+    os.makedirs(ck)
+    wm = {}
+    for i in range(n):
+        name = f"model-{i + 1:05d}-of-{n:05d}.safetensors"
+        t = {f"layers.{i}.w{j}.weight": random_floats((rows, 256), -4, 4).astype(ml_dtypes.bfloat16)
+             for j in range(tensors_per_shard)}
+        t[f"layers.{i}.norm.weight"] = random_floats((256,))
+        save(os.path.join(ck, name), t, {"format": "pt"})
+        wm.update({k: name for k in t})
+    with open(os.path.join(ck, "model.safetensors.index.json"), "w") as f:
+        json.dump({"metadata": {"total_size": 1}, "weight_map": wm}, f)
+    with open(os.path.join(ck, "config.json"), "w") as f:
+        json.dump({"model_type": "llama", "torch_dtype": "bfloat16"}, f)
+    os.makedirs(os.path.join(ck, "original"))
+    with open(os.path.join(ck, "original", "params.json"), "w") as f:
+        f.write('{"dim": 256}')
+    return sorted(n for n in os.listdir(ck) if n.endswith(".safetensors"))
+
+
+def wait_for(cond, what, timeout=60):
+    t = time.time()
+    while not cond():
+        check(time.time() - t < timeout, f"timed out waiting for {what}")
+        time.sleep(0.01)
+
+
+def case_fanout(d):
+    ck = os.path.join(d, "ck")
+    names = write_sharded(ck, 5)
+    opts = ["--to", "f8e4m3", "--unquantized-to", "bf16", "-q"]
+    one = os.path.join(d, "one")
+    run("convert", ck, one, *opts)
+    ref = tree_files(one)
+    check(len(ref) == 8, f"one-process output: {sorted(ref)}")
+
+    # 3 processes started together, the index from the schedulers' variables; one is killed
+    # in the middle of its second shard (the tests' pause after each tensor), then rerun.
+    out = os.path.join(d, "fan")
+    envs = [{"JOB_COMPLETION_INDEX": "0"},
+            {"SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_MIN": "1"},
+            {"SLURM_ARRAY_TASK_ID": "2"}]
+    envs[1]["VCVT_ST_TEST_PAUSE_MS"] = "300"
+    procs = [subprocess.Popen([BIN, "convert", ck, out, *opts, "--shard", "auto/3"],
+                              env={**os.environ, **e}, stderr=subprocess.PIPE, text=True)
+             for e in envs]
+    # Process 1 has shards 1 and 4: kill it once shard 1 is complete and shard 4 is under way.
+    wait_for(lambda: os.path.exists(os.path.join(out, names[1])) and any(
+        names[4] in f and "tmp" in f for f in os.listdir(out)), "process 1 mid-shard")
+    procs[1].send_signal(signal.SIGKILL)
+    procs[1].wait()
+    for i in (0, 2):
+        err = procs[i].communicate()[1]
+        check(procs[i].returncode == 0, f"process {i}: {err}")
+        check(f"shard {i}/3" in err, f"process {i} says what it did: {err}")
+    check(not os.path.exists(os.path.join(out, names[4])), "the killed shard is not in place")
+    # finalize refuses, listing what is missing, and writes nothing.
+    listing = sorted(os.listdir(out))
+    p = run("finalize", ck, out, *opts, ok=False)
+    check(p.returncode != 0 and names[4] in p.stderr and "missing" in p.stderr
+          and "1 of 5" in p.stderr, f"finalize with a shard missing: {p.stderr}")
+    check(sorted(os.listdir(out)) == listing, "finalize wrote nothing")
+    # The rerun converts only the missing shard and says so.
+    p = run("convert", ck, out, *opts, "--shard", "1/3")
+    check(f"1 of 2 shards already complete (skipped): {names[1]}" in p.stderr,
+          f"resume message: {p.stderr}")
+    # A truncated shard never looks complete.
+    with open(os.path.join(out, names[0]), "r+b") as f:
+        f.truncate(os.path.getsize(os.path.join(out, names[0])) - 1)
+    p = run("finalize", ck, out, *opts, ok=False)
+    check(p.returncode != 0 and f"{names[0]} (" in p.stderr and "bytes" in p.stderr,
+          f"finalize with a truncated shard: {p.stderr}")
+    p = run("convert", ck, out, *opts, "--shard", "0/3")
+    check("converted again: " + names[0] in p.stderr, f"truncated shard redone: {p.stderr}")
+    p = run("finalize", ck, out, *opts)
+    check("removed 1 temporary" in p.stderr, f"finalize removes the killed run's temporary: {p.stderr}")
+    got = tree_files(out)
+    check(sorted(got) == sorted(ref), f"fan-out files: {sorted(got)}")
+    for r in ref:
+        check(got[r] == ref[r], f"fan-out {r} byte-identical to the one-process run")
+
+    # The README's Slurm script and Kubernetes manifest, run here with the schedulers' variables.
+    here = os.path.dirname(os.path.abspath(__file__))
+    deploy = os.path.join(here, "..", "deploy")
+    out = os.path.join(d, "slurm")
+    env = {**os.environ, "IN": ck, "OUT": out, "TO": "f8e4m3", "N": "3", "VCVT_ST": BIN}
+    procs = [subprocess.Popen(["bash", os.path.join(deploy, "slurm-convert.sh")],
+                              env={**env, "SLURM_ARRAY_TASK_ID": str(i + 1),
+                                   "SLURM_ARRAY_TASK_MIN": "1"}, stderr=subprocess.PIPE)
+             for i in range(3)]
+    for p in procs:
+        check(p.wait() == 0, f"slurm task: {p.stderr.read()}")
+    run("finalize", ck, out, "--to", "f8e4m3")
+    one_plain = os.path.join(d, "one-plain")
+    run("convert", ck, one_plain, "--to", "f8e4m3")
+    ref_plain = tree_files(one_plain)
+    check(tree_files(out) == ref_plain, "Slurm array output byte-identical to one process")
+    with open(os.path.join(deploy, "convert-indexed-job.yaml")) as f:
+        cmd = json.loads(next(l for l in f if "command:" in l).split("command:", 1)[1])
+    out = os.path.join(d, "k8s")
+    cmd = [BIN if a == "vcvt-st" else a.replace("/models/DeepSeek-V3-bf16", out)
+           .replace("/models/DeepSeek-V3", ck) for a in cmd]
+    cmd = [a.replace("auto/8", "auto/3").replace("bf16", "f8e4m3") if not a.startswith("/")
+           else a for a in cmd]
+    procs = [subprocess.Popen(cmd, env={**os.environ, "JOB_COMPLETION_INDEX": str(i)},
+                              stderr=subprocess.DEVNULL) for i in range(3)]
+    check(all(p.wait() == 0 for p in procs), "indexed job pods")
+    run("finalize", ck, out, "--to", "f8e4m3")
+    check(tree_files(out) == ref_plain, "Indexed Job output byte-identical to one process")
+
+    # A one-process run killed mid-way keeps its complete shards in .OUT.vcvt-st-partial; the
+    # rerun converts the rest and says so.
+    out = os.path.join(d, "plain")
+    partial = os.path.join(d, ".plain.vcvt-st-partial")
+    proc = subprocess.Popen([BIN, "convert", ck, out, *opts],
+                            env={**os.environ, "VCVT_ST_TEST_PAUSE_MS": "300"},
+                            stderr=subprocess.DEVNULL)
+    wait_for(lambda: os.path.exists(os.path.join(partial, names[1])), "two shards written")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    check(not os.path.exists(out), "killed run: no OUT")
+    p = run("convert", ck, out, *opts)
+    check("resuming in" in p.stderr and "already complete (skipped): " + names[0] in p.stderr,
+          f"resumed: {p.stderr}")
+    check(not os.path.exists(partial), "partial directory renamed")
+    check(tree_files(out) == ref, "resumed run byte-identical to the uninterrupted one")
+
+    # A second one-process run into the same OUT while the first is running is refused, and
+    # takes nothing away from the first.
+    out = os.path.join(d, "twice")
+    partial = os.path.join(d, ".twice.vcvt-st-partial")
+    first = subprocess.Popen([BIN, "convert", ck, out, *opts],
+                             env={**os.environ, "VCVT_ST_TEST_PAUSE_MS": "100"},
+                             stderr=subprocess.PIPE, text=True)
+    wait_for(lambda: os.path.exists(os.path.join(partial, names[0])), "the first run under way")
+    p = run("convert", ck, out, *opts, ok=False)
+    check(p.returncode != 0 and "another vcvt-st run" in p.stderr and "twice" in p.stderr,
+          f"second run refused: {p.stderr}")
+    err = first.communicate()[1]
+    check(first.returncode == 0, f"the first run finished: {err}")
+    check(tree_files(out) == ref and not os.path.exists(partial), "first run's output complete")
+
+
+def corrupt(path, tensor, at, xor):
+    """Flips bits `xor` of byte `at` of `tensor`'s data in a safetensors file."""
+    with open(path, "r+b") as f:
+        n = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(n))
+        start = 8 + n + header[tensor]["data_offsets"][0] + at
+        f.seek(start)
+        b = f.read(1)[0]
+        f.seek(start)
+        f.write(bytes([b ^ xor]))
+
+
+def case_verify(d):
+    w, s = fp8_weight(200, 160)
+    b, sc = mx_tensors(2, 8, 4)
+    x = random_floats((64, 256), -6, 6)
+    src = os.path.join(d, "in.safetensors")
+    save(src, {"q.weight": w, "q.weight_scale_inv": s, "e.proj_blocks": b, "e.proj_scales": sc,
+               "m.weight": x, "m.up.weight": x.astype(ml_dtypes.bfloat16),
+               "m.norm.weight": random_floats((256,)), "ids": np.arange(6, dtype=np.int64)})
+    # (target, options, [(tensor of OUT, byte, xor, tensor named by the violation)])
+    cases = [
+        ("bf16", [], [("m.weight", 1000, 0x01, "m.weight"),            # a cast
+                      ("q.weight", 20001, 0x01, "q.weight"),           # an FP8 dequantization
+                      ("e.proj", 301, 0x01, "e.proj_blocks"),          # an MXFP4 dequantization
+                      ("ids", 8, 0x01, "ids"),                         # a copy
+                      ("m.norm.weight", 3, 0x01, "m.norm.weight")]),   # a cast of a 1-D F32
+        ("f8e4m3", ["--include", "m.*"],
+         [("m.weight", 4000, 0x40, "m.weight"), ("m.weight_scale_inv", 2, 0x80, "m.weight")]),
+        ("mxfp4", [], [("m.weight_blocks", 2000, 0x44, "m.weight"),
+                       ("m.weight_scales", 100, 0x01, "m.weight")]),
+        ("mxfp8", [], [("m.up.weight", 5000, 0x40, "m.up.weight"),
+                       ("m.up.weight_scale", 50, 0x01, "m.up.weight")]),
+        ("nvfp4", [], [("m.weight", 3000, 0x44, "m.weight"),
+                       ("m.weight_scale", 300, 0x08, "m.weight"),
+                       ("m.weight_scale_2", 2, 0x80, "m.weight")]),
+    ]
+    for target, opts, corruptions in cases:
+        out = os.path.join(d, f"{target}.safetensors")
+        run("convert", src, out, "--to", target, *opts)
+        p = run("verify", src, out)
+        check(p.returncode == 0 and p.stdout.rstrip().endswith("0 violations"),
+              f"verify {target}: {p.stdout}")
+        check(all(l.endswith("ok") or "ok (" in l for l in p.stdout.splitlines()[1:-1]),
+              f"verify {target}: every tensor ok: {p.stdout}")
+        for tensor, at, xor, named in corruptions:
+            bad = os.path.join(d, f"{target}-bad.safetensors")
+            shutil.copy(out, bad)
+            corrupt(bad, tensor, at, xor)
+            p = run("verify", src, bad, "-q", ok=False)
+            lines = [l for l in p.stdout.splitlines() if "VIOLATION" in l]
+            check(p.returncode == 1 and len(lines) == 1 and lines[0].startswith(named + " ")
+                  and p.stdout.rstrip().endswith("1 violations"),
+                  f"verify {target} with byte {at} of {tensor} corrupted: {p.stdout}")
+    # The dequantizations of NVFP4 and MXFP8 (their outputs back to bf16), and their copies.
+    for target, at in [("nvfp4", 5000), ("mxfp8", 9000)]:
+        q = os.path.join(d, f"{target}.safetensors")
+        back = os.path.join(d, f"{target}-back.safetensors")
+        run("convert", q, back, "--to", "bf16")
+        check(run("verify", q, back).returncode == 0, f"verify {target} -> bf16")
+        corrupt(back, "m.weight", at, 0x01)
+        p = run("verify", q, back, "-q", ok=False)
+        lines = [l for l in p.stdout.splitlines() if "VIOLATION" in l]
+        check(p.returncode == 1 and len(lines) == 1 and lines[0].startswith("m.weight ")
+              and f"dequantize {target}" in lines[0], f"verify {target} -> bf16 corrupted: {p.stdout}")
+        kept = os.path.join(d, f"{target}-kept.safetensors")
+        run("convert", q, kept, "--to", "mxfp4")  # quantized groups are kept as they are
+        check(run("verify", q, kept).returncode == 0, f"verify {target} kept")
+        corrupt(kept, "m.weight_scale", 3, 0x01)
+        p = run("verify", q, kept, "-q", ok=False)
+        check(p.returncode == 1 and "m.weight " in p.stdout and "differs" in p.stdout,
+              f"verify {target} kept, scale corrupted: {p.stdout}")
+    # An infinity makes its tile's scale infinite (DeepSeek's rule): the tile's finite values
+    # are lost, which verify reports without calling it a violation of the bound.
+    xi = x.copy()
+    xi[3, 5] = np.inf
+    src_inf = os.path.join(d, "inf.safetensors")
+    save(src_inf, {"m.weight": xi})
+    out = os.path.join(d, "inf-fp8.safetensors")
+    run("convert", src_inf, out, "--to", "f8e4m3")
+    p = run("verify", src_inf, out)
+    check(p.returncode == 0 and "8191 finite values became NaN or infinite" in p.stdout,
+          f"verify with an Inf: {p.stdout}")
+    # A tensor missing from OUT, and one OUT has but IN does not explain.
+    out = os.path.join(d, "bf16.safetensors")
+    got, _ = load(out)
+    del got["m.weight"]
+    got["extra"] = np.zeros(2, np.float32)
+    save(os.path.join(d, "missing.safetensors"), got)
+    p = run("verify", src, os.path.join(d, "missing.safetensors"), "-q", ok=False)
+    check(p.returncode == 1 and "m.weight" in p.stdout and "missing" in p.stdout
+          and "extra" in p.stdout and "2 violations" in p.stdout, f"verify, missing: {p.stdout}")
+    # A directory against its conversion.
+    ck = os.path.join(d, "ck")
+    write_sharded(ck, 2, rows=64, tensors_per_shard=1)
+    run("convert", ck, os.path.join(d, "ck-nv"), "--to", "nvfp4", "--unquantized-to", "bf16")
+    p = run("verify", ck, os.path.join(d, "ck-nv"))
+    check("2 quantize nvfp4" in p.stdout and "2 cast" in p.stdout and "2 file" in p.stdout
+          and "0 violations" in p.stdout, f"verify a directory: {p.stdout}")
+    with open(os.path.join(d, "ck-nv", "original", "params.json"), "a") as f:
+        f.write(" ")
+    p = run("verify", ck, os.path.join(d, "ck-nv"), "-q", ok=False)
+    lines = [l for l in p.stdout.splitlines() if "VIOLATION" in l]
+    check(p.returncode == 1 and len(lines) == 1 and lines[0].startswith("original/params.json ")
+          and "differs" in lines[0], f"verify: a copied file changed: {p.stdout}")
+
+
 def main():
     start = time.time()
     with tempfile.TemporaryDirectory() as d:
         for case in [case_bf16_to_f16, case_fp8_dequant, case_mx_dequant, case_sharded,
-                     case_quantize, case_errors]:
+                     case_quantize, case_errors, case_tree, case_fanout, case_targets, case_verify]:
             t = time.time()
             sub = os.path.join(d, case.__name__)
             os.mkdir(sub)
