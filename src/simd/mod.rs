@@ -80,6 +80,12 @@ pub(crate) trait Vector: Copy {
     unsafe fn gt_i32(self, b: Self) -> Self::Mask;
     /// `t` where `m`, else `f`.
     unsafe fn select(m: Self::Mask, t: Self, f: Self) -> Self;
+    /// `a | (b & c)` where `m`, else `f` (one masked ternary-logic instruction on AVX-512).
+    #[inline(always)]
+    unsafe fn select_or_and(m: Self::Mask, a: Self, b: Self, c: Self, f: Self) -> Self {
+        // SAFETY: the caller's guarantee.
+        unsafe { Self::select(m, a.or_and(b, c), f) }
+    }
 
     /// Lane-wise `fma(a, b, c)` on f32 bits, rounded to nearest even. AVX-512 carries the
     /// rounding in the instruction; on AVX2 the caller must have checked that MXCSR rounds
@@ -121,6 +127,16 @@ pub(crate) trait Vector: Copy {
 
     /// Stores the low byte of `n` lanes.
     unsafe fn store_u8(self, p: *mut u8, n: usize);
+    /// Stores the low bytes of the lanes of four vectors, in order (`4 * LANES` bytes).
+    #[inline(always)]
+    unsafe fn store4_u8(v: [Self; 4], p: *mut u8) {
+        // SAFETY: the caller's guarantee: `p` is valid for `4 * LANES` bytes.
+        unsafe {
+            for (j, x) in v.into_iter().enumerate() {
+                x.store_u8(p.add(j * Self::LANES), Self::LANES);
+            }
+        }
+    }
     /// Stores the low 16 bits of `n` lanes.
     unsafe fn store_u16(self, p: *mut u8, n: usize);
     /// Stores `n` lanes.

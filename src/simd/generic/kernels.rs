@@ -50,12 +50,30 @@ pub(crate) trait Dst {
     /// # Safety
     /// The CPU has `V`'s features.
     unsafe fn ctx<V: Vector>(p: Policy) -> Self::Ctx<V>;
-    /// Encodes and stores `n` elements at `p`.
+    /// Encodes one vector of decoded lanes.
+    ///
+    /// # Safety
+    /// The CPU has `V`'s features.
+    unsafe fn encode<V: Vector>(c: &Self::Ctx<V>, v: V) -> V;
+    /// Stores `n` encoded elements at `p`.
     ///
     /// # Safety
     /// `p` valid for writing `n` elements, `1 <= n <= V::LANES`, and the CPU has `V`'s
     /// features.
-    unsafe fn store<V: Vector>(c: &Self::Ctx<V>, v: V, p: *mut u8, n: usize);
+    unsafe fn put<V: Vector>(c: &Self::Ctx<V>, v: V, p: *mut u8, n: usize);
+    /// Stores four full vectors of encoded elements at `p`, in order.
+    ///
+    /// # Safety
+    /// `p` valid for writing `4 * V::LANES` elements, and the CPU has `V`'s features.
+    #[inline(always)]
+    unsafe fn put4<V: Vector>(c: &Self::Ctx<V>, v: [V; 4], p: *mut u8) {
+        // SAFETY: vector j's elements start at element j * LANES, inside the four.
+        unsafe {
+            for (j, x) in v.into_iter().enumerate() {
+                Self::put(c, x, p.add(Self::offset(j * V::LANES)), V::LANES);
+            }
+        }
+    }
 }
 
 /// f32 elements: their bits.
@@ -194,7 +212,11 @@ impl Dst for F32 {
     #[inline(always)]
     unsafe fn ctx<V: Vector>(_: Policy) {}
     #[inline(always)]
-    unsafe fn store<V: Vector>(_: &(), v: V, p: *mut u8, n: usize) {
+    unsafe fn encode<V: Vector>(_: &(), v: V) -> V {
+        v
+    }
+    #[inline(always)]
+    unsafe fn put<V: Vector>(_: &(), v: V, p: *mut u8, n: usize) {
         // SAFETY: forwarded contract.
         unsafe { v.store_u32(p, n) }
     }
@@ -209,7 +231,11 @@ impl Dst for F64 {
     #[inline(always)]
     unsafe fn ctx<V: Vector>(_: Policy) {}
     #[inline(always)]
-    unsafe fn store<V: Vector>(_: &(), v: V, p: *mut u8, n: usize) {
+    unsafe fn encode<V: Vector>(_: &(), v: V) -> V {
+        v
+    }
+    #[inline(always)]
+    unsafe fn put<V: Vector>(_: &(), v: V, p: *mut u8, n: usize) {
         // SAFETY: forwarded contract.
         unsafe { v.store_f64(p, n) }
     }
@@ -226,7 +252,11 @@ impl Dst for Half {
         p.overflow == crate::Overflow::Saturate
     }
     #[inline(always)]
-    unsafe fn store<V: Vector>(sat: &bool, v: V, p: *mut u8, n: usize) {
+    unsafe fn encode<V: Vector>(_: &bool, v: V) -> V {
+        v
+    }
+    #[inline(always)]
+    unsafe fn put<V: Vector>(sat: &bool, v: V, p: *mut u8, n: usize) {
         // SAFETY: forwarded contract.
         unsafe { v.store_f16(p, n, *sat) }
     }
@@ -244,9 +274,14 @@ impl Dst for Brain {
         unsafe { lanes::Bf16::new(p) }
     }
     #[inline(always)]
-    unsafe fn store<V: Vector>(c: &lanes::Bf16<V>, v: V, p: *mut u8, n: usize) {
+    unsafe fn encode<V: Vector>(c: &lanes::Bf16<V>, v: V) -> V {
         // SAFETY: forwarded contract.
-        unsafe { lanes::bf16(v, c).store_u16(p, n) }
+        unsafe { lanes::bf16(v, c) }
+    }
+    #[inline(always)]
+    unsafe fn put<V: Vector>(_: &lanes::Bf16<V>, v: V, p: *mut u8, n: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { v.store_u16(p, n) }
     }
 }
 
@@ -263,9 +298,19 @@ impl<F: Format> Dst for Code<F> {
         unsafe { lanes::Narrow::new::<F>(p) }
     }
     #[inline(always)]
-    unsafe fn store<V: Vector>(c: &lanes::Narrow<V>, v: V, p: *mut u8, n: usize) {
+    unsafe fn encode<V: Vector>(c: &lanes::Narrow<V>, v: V) -> V {
         // SAFETY: forwarded contract.
-        unsafe { lanes::narrow::<V, F>(v, c).store_u8(p, n) }
+        unsafe { lanes::narrow::<V, F>(v, c) }
+    }
+    #[inline(always)]
+    unsafe fn put<V: Vector>(_: &lanes::Narrow<V>, v: V, p: *mut u8, n: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { v.store_u8(p, n) }
+    }
+    #[inline(always)]
+    unsafe fn put4<V: Vector>(_: &lanes::Narrow<V>, v: [V; 4], p: *mut u8) {
+        // SAFETY: forwarded contract.
+        unsafe { V::store4_u8(v, p) }
     }
 }
 
@@ -282,14 +327,16 @@ impl Dst for Packed {
         unsafe { lanes::Narrow::new::<crate::F4E2M1>(p) }
     }
     #[inline(always)]
-    unsafe fn store<V: Vector>(c: &lanes::Narrow<V>, v: V, p: *mut u8, n: usize) {
-        // SAFETY: forwarded contract. For odd `n`, lane `n` was loaded as zero bits (+0,
-        // whatever the source format), so its code is +0: the partner the packed layout
-        // wants for an odd last value.
-        unsafe {
-            let codes = lanes::narrow::<V, crate::F4E2M1>(v, c).and(V::splat(0xF));
-            codes.store_nibbles(p, n)
-        }
+    unsafe fn encode<V: Vector>(c: &lanes::Narrow<V>, v: V) -> V {
+        // SAFETY: forwarded contract.
+        unsafe { lanes::narrow::<V, crate::F4E2M1>(v, c).and(V::splat(0xF)) }
+    }
+    #[inline(always)]
+    unsafe fn put<V: Vector>(_: &lanes::Narrow<V>, v: V, p: *mut u8, n: usize) {
+        // For odd `n`, lane `n` was loaded as zero bits (+0, whatever the source format),
+        // so its code is +0: the partner the packed layout wants for an odd last value.
+        // SAFETY: forwarded contract.
+        unsafe { v.store_nibbles(p, n) }
     }
 }
 
@@ -305,9 +352,19 @@ impl Dst for E8m0 {
         unsafe { lanes::E8m0::new(p) }
     }
     #[inline(always)]
-    unsafe fn store<V: Vector>(c: &lanes::E8m0<V>, v: V, p: *mut u8, n: usize) {
+    unsafe fn encode<V: Vector>(c: &lanes::E8m0<V>, v: V) -> V {
         // SAFETY: forwarded contract.
-        unsafe { lanes::e8m0_from_f32(v, c).store_u8(p, n) }
+        unsafe { lanes::e8m0_from_f32(v, c) }
+    }
+    #[inline(always)]
+    unsafe fn put<V: Vector>(_: &lanes::E8m0<V>, v: V, p: *mut u8, n: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { v.store_u8(p, n) }
+    }
+    #[inline(always)]
+    unsafe fn put4<V: Vector>(_: &lanes::E8m0<V>, v: [V; 4], p: *mut u8) {
+        // SAFETY: forwarded contract.
+        unsafe { V::store4_u8(v, p) }
     }
 }
 
@@ -323,9 +380,19 @@ impl Dst for E8m0Hi {
         unsafe { lanes::E8m0::new(p) }
     }
     #[inline(always)]
-    unsafe fn store<V: Vector>(c: &lanes::E8m0<V>, v: V, p: *mut u8, n: usize) {
+    unsafe fn encode<V: Vector>(c: &lanes::E8m0<V>, v: V) -> V {
         // SAFETY: forwarded contract.
-        unsafe { lanes::e8m0_from_f64_hi(v, c).store_u8(p, n) }
+        unsafe { lanes::e8m0_from_f64_hi(v, c) }
+    }
+    #[inline(always)]
+    unsafe fn put<V: Vector>(_: &lanes::E8m0<V>, v: V, p: *mut u8, n: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { v.store_u8(p, n) }
+    }
+    #[inline(always)]
+    unsafe fn put4<V: Vector>(_: &lanes::E8m0<V>, v: [V; 4], p: *mut u8) {
+        // SAFETY: forwarded contract.
+        unsafe { V::store4_u8(v, p) }
     }
 }
 
@@ -342,9 +409,14 @@ impl<F: Format> Dst for RoundTrip<F> {
         unsafe { lanes::Narrow::new::<F>(p) }
     }
     #[inline(always)]
-    unsafe fn store<V: Vector>(c: &lanes::Narrow<V>, v: V, p: *mut u8, n: usize) {
+    unsafe fn encode<V: Vector>(c: &lanes::Narrow<V>, v: V) -> V {
         // SAFETY: forwarded contract.
-        unsafe { lanes::widen::<V, F>(lanes::narrow::<V, F>(v, c)).store_u32(p, n) }
+        unsafe { lanes::widen::<V, F>(lanes::narrow::<V, F>(v, c)) }
+    }
+    #[inline(always)]
+    unsafe fn put<V: Vector>(_: &lanes::Narrow<V>, v: V, p: *mut u8, n: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { v.store_u32(p, n) }
     }
 }
 
@@ -360,9 +432,14 @@ impl Dst for RoundTripE8m0 {
         unsafe { lanes::E8m0::new(p) }
     }
     #[inline(always)]
-    unsafe fn store<V: Vector>(c: &lanes::E8m0<V>, v: V, p: *mut u8, n: usize) {
+    unsafe fn encode<V: Vector>(c: &lanes::E8m0<V>, v: V) -> V {
         // SAFETY: forwarded contract.
-        unsafe { lanes::e8m0_widen(lanes::e8m0_from_f32(v, c)).store_u32(p, n) }
+        unsafe { lanes::e8m0_widen(lanes::e8m0_from_f32(v, c)) }
+    }
+    #[inline(always)]
+    unsafe fn put<V: Vector>(_: &lanes::E8m0<V>, v: V, p: *mut u8, n: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { v.store_u32(p, n) }
     }
 }
 
@@ -377,9 +454,14 @@ impl Dst for RoundTripF16 {
         p.overflow == crate::Overflow::Saturate
     }
     #[inline(always)]
-    unsafe fn store<V: Vector>(sat: &bool, v: V, p: *mut u8, n: usize) {
+    unsafe fn encode<V: Vector>(sat: &bool, v: V) -> V {
         // SAFETY: forwarded contract.
-        unsafe { v.round_f16(*sat).store_u32(p, n) }
+        unsafe { v.round_f16(*sat) }
+    }
+    #[inline(always)]
+    unsafe fn put<V: Vector>(_: &bool, v: V, p: *mut u8, n: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { v.store_u32(p, n) }
     }
 }
 
@@ -395,9 +477,14 @@ impl Dst for RoundTripBf16 {
         unsafe { lanes::Bf16::new(p) }
     }
     #[inline(always)]
-    unsafe fn store<V: Vector>(c: &lanes::Bf16<V>, v: V, p: *mut u8, n: usize) {
-        // SAFETY: forwarded contract. BF16 widens by a shift.
-        unsafe { lanes::bf16(v, c).shl(16).store_u32(p, n) }
+    unsafe fn encode<V: Vector>(c: &lanes::Bf16<V>, v: V) -> V {
+        // SAFETY: forwarded contract.
+        unsafe { lanes::bf16(v, c).shl(16) }
+    }
+    #[inline(always)]
+    unsafe fn put<V: Vector>(_: &lanes::Bf16<V>, v: V, p: *mut u8, n: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { v.store_u32(p, n) }
     }
 }
 
@@ -416,8 +503,29 @@ unsafe fn step<V: Vector, S: Src, D: Dst>(
     // SAFETY: elements i..i + n are inside both slices (the caller's guarantee), and the
     // offsets are those of element i.
     unsafe {
-        let v = S::load::<V>(src.add(S::offset(i)), n);
-        D::store::<V>(c, v, dst.add(D::offset(i)), n);
+        let v = D::encode::<V>(c, S::load::<V>(src.add(S::offset(i)), n));
+        D::put::<V>(c, v, dst.add(D::offset(i)), n);
+    }
+}
+
+/// Four full vectors from element `i`, stored together ([`Dst::put4`]).
+///
+/// # Safety
+/// As for [`run`], with `i + 4 * V::LANES <= len`.
+#[inline(always)]
+unsafe fn step4<V: Vector, S: Src, D: Dst>(c: &D::Ctx<V>, src: *const u8, dst: *mut u8, i: usize) {
+    let l = V::LANES;
+    // SAFETY: elements i..i + 4l are inside both slices (the caller's guarantee). Every
+    // vector is loaded before any is stored, which the in-place round trip allows (each
+    // element is read before it is written).
+    unsafe {
+        // (No closure here: a closure is a function of its own, which would not inherit the
+        // instantiation's target features, and the intrinsics would become calls.)
+        let v0 = D::encode::<V>(c, S::load::<V>(src.add(S::offset(i)), l));
+        let v1 = D::encode::<V>(c, S::load::<V>(src.add(S::offset(i + l)), l));
+        let v2 = D::encode::<V>(c, S::load::<V>(src.add(S::offset(i + 2 * l)), l));
+        let v3 = D::encode::<V>(c, S::load::<V>(src.add(S::offset(i + 3 * l)), l));
+        D::put4::<V>(c, [v0, v1, v2, v3], dst.add(D::offset(i)));
     }
 }
 
@@ -441,10 +549,7 @@ pub(crate) unsafe fn run<V: Vector, S: Src, D: Dst>(
         let c = D::ctx::<V>(p);
         let mut i = 0;
         while i + 4 * l <= len {
-            step::<V, S, D>(&c, src, dst, i, l);
-            step::<V, S, D>(&c, src, dst, i + l, l);
-            step::<V, S, D>(&c, src, dst, i + 2 * l, l);
-            step::<V, S, D>(&c, src, dst, i + 3 * l, l);
+            step4::<V, S, D>(&c, src, dst, i);
             i += 4 * l;
         }
         while i + l <= len {

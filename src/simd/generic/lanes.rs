@@ -159,7 +159,7 @@ pub(crate) unsafe fn narrow<V: Vector, F: Format>(x: V, c: &Narrow<V>) -> V {
             return code;
         }
         let is_nan = abs.gt_i32(V::splat(0x7F80_0000));
-        V::select(is_nan, c.nan.or_and(sign, c.nan_sign), code)
+        V::select_or_and(is_nan, c.nan, sign, c.nan_sign, code)
     }
 }
 

@@ -173,6 +173,16 @@ impl Vector for V512 {
         unsafe { V512(_mm512_mask_blend_epi32(m, f.0, t.0)) }
     }
     #[inline(always)]
+    unsafe fn select_or_and(m: __mmask16, a: Self, b: Self, c: Self, f: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). Where `m`, ternary-logic
+        // table A | (B & C) of `a`, `b`, `c`; elsewhere `f` (the instruction's first operand
+        // doubles as the destination, so `f` is moved into place first).
+        unsafe {
+            let r = _mm512_mask_mov_epi32(f.0, m, a.0);
+            V512(_mm512_mask_ternarylogic_epi32::<0xF8>(r, m, b.0, c.0))
+        }
+    }
+    #[inline(always)]
     unsafe fn fma_rne(a: Self, b: Self, c: Self) -> Self {
         // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe {
