@@ -95,7 +95,7 @@ step "rustdoc" env RUSTDOCFLAGS=-Dwarnings cargo doc --target "$TARGET" --no-dep
 SUITE=(--lib)
 for name in tails widen specials known_answers narrow_pairs f64_sources nan_policy packed_fp4 \
     round_trip exhaustive_f32 mxcsr block block_backends block_vectors vector hardware \
-    backend_override fuzz_replay; do
+    backend_override fuzz_replay kernels fpcr; do
     SUITE+=(--test "$name")
 done
 # A new test file must be placed in one list or the other.
