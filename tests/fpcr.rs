@@ -251,11 +251,12 @@ fn pair<S: Input + ConvertTo<D>, D: Input>(
                 let mut res = Ok(());
                 with_fpcr(fpcr, || res = vcvt::convert_slice_on(b, src, &mut got, o));
                 res.unwrap();
+                // Reported input: the index of the (first) value in the mismatching element.
                 r.compare(
-                    || format!("{name} on {b}, FPCR {fpcr:#x}, {o:?}"),
-                    bytemuck::cast_slice::<D, u8>(&want),
-                    bytemuck::cast_slice::<D, u8>(&got),
-                    |i| i as u64,
+                    || format!("{name} on {b}, FPCR {fpcr:#x}, {o:?} (input: value index)"),
+                    &want,
+                    &got,
+                    |i| D::values(i) as u64,
                 );
             }
         }
