@@ -83,8 +83,9 @@ step "clippy (lib, no_std)" cargo clippy --target "$TARGET" --lib --no-default-f
 step "rustdoc" env RUSTDOCFLAGS=-Dwarnings cargo doc --target "$TARGET" --no-deps
 # The test targets that run aarch64 code paths: every kernel of every backend (tails, widen,
 # specials, known answers, narrow pairs, f64 sources, NaN policies, packed FP4, round trips,
-# the 2^32 sweeps as samples, FPCR settings), the block kernels (block, block_backends,
-# block_vectors), the register-level converters (vector), the hardware comparisons,
+# the 2^32 sweeps as samples, FPCR settings (fpcr), the width and passes of every pair's
+# kernel (kernels)), the block kernels (block, block_backends, block_vectors), the
+# register-level converters (vector), the hardware comparisons,
 # detection and VCVT_BACKEND (backend_override) and the fuzz seeds through every entry
 # point. Left to the native run, because they have no architecture-specific path: the
 # text module (tests/text.rs, float_core), the API's proptest properties (api: entry-point
@@ -95,7 +96,7 @@ step "rustdoc" env RUSTDOCFLAGS=-Dwarnings cargo doc --target "$TARGET" --no-dep
 SUITE=(--lib)
 for name in tails widen specials known_answers narrow_pairs f64_sources nan_policy packed_fp4 \
     round_trip exhaustive_f32 mxcsr block block_backends block_vectors vector hardware \
-    backend_override fuzz_replay kernels; do
+    backend_override fuzz_replay kernels fpcr; do
     SUITE+=(--test "$name")
 done
 # A new test file must be placed in one list or the other.
@@ -127,10 +128,12 @@ for spec in "max:neon-bf16 neon scalar" "cortex-a72:neon scalar"; do
         # every kernel (every pair at every length and offset, the block kernels, the FPCR
         # settings, the known answers and special values) suffice for that; the text, API
         # and data-file tests do not depend on the CPU. (For CI time, the tests that run
-        # every kernel at every length, every block kernel, every code widened and the
-        # register-level converters.)
+        # every kernel at every length, every block kernel, every code widened, the
+        # register-level converters, and the generic NEON kernels: every narrow <-> narrow
+        # pair, the fused round trips and every pair under non-default FPCR.)
         step "kernel tests under -cpu $cpu (VCVT_SWEEP=sample)" run_tests \
-            --test tails --test block_backends --test widen --test vector
+            --test tails --test block_backends --test widen --test vector \
+            --test narrow_pairs --test round_trip --test fpcr --test kernels
     fi
 done
 

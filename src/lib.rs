@@ -220,7 +220,7 @@ mod par;
 #[path = "st.rs"]
 pub mod safetensors;
 // The width-generic vector layer; its instantiations so far are x86-64's.
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod simd;
 mod slice;
 mod text;

@@ -7,9 +7,9 @@
 //! format/, codec.rs       the formats and the scalar specification
 //!   └─ simd/mod.rs        the `Vector` trait (this file): lanes of u32, loads/stores of n lanes
 //!        └─ simd/generic/ the algorithms, written once against `Vector` and `codec::Format`
-//!             └─ simd/x86_64/{avx2,avx512}.rs   the trait's implementations and the
-//!                                                `#[target_feature]` instantiations
-//!                  └─ arch/x86_64/*.rs           the backends' kernel tables
+//!             └─ simd/x86_64/{avx2,avx512}.rs,  the trait's implementations and the
+//!                simd/aarch64/neon.rs           `#[target_feature]` instantiations
+//!                  └─ arch/{x86_64,aarch64}/*.rs the backends' kernel tables
 //! ```
 //!
 //! Nothing here imports a kernel table or a backend, and no file imports one that imports it
@@ -27,14 +27,16 @@
 //!
 //! # Lanes
 //!
-//! A vector holds [`Vector::LANES`] 32-bit lanes: 8 for AVX2, 16 for AVX-512. Every element
-//! of every format is carried in one 32-bit lane: f32 sources as their bits, f64 sources
-//! rounded to odd into f32 bits (or compressed to their high word, for E8M0), 8- and 16-bit
-//! codes zero-extended. Loads and stores take the number of lanes `n` to touch (`1 <= n <=
-//! LANES`); a partial access never reads or writes memory past its `n` elements (AVX-512
-//! uses mask registers, AVX2 a copy through a stack buffer), and the lanes it did not read
-//! hold zero bits.
+//! A vector holds [`Vector::LANES`] 32-bit lanes: 4 for NEON, 8 for AVX2, 16 for AVX-512.
+//! Every element of every format is carried in one 32-bit lane: f32 sources as their bits,
+//! f64 sources rounded to odd into f32 bits (or compressed to their high word, for E8M0), 8-
+//! and 16-bit codes zero-extended. Loads and stores take the number of lanes `n` to touch
+//! (`1 <= n <= LANES`); a partial access never reads or writes memory past its `n` elements
+//! (AVX-512 uses mask registers, AVX2 and NEON a copy through a stack buffer), and the lanes
+//! it did not read hold zero bits.
 
+#[cfg(target_arch = "aarch64")]
+pub(crate) mod aarch64;
 pub(crate) mod generic;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86_64;
@@ -89,7 +91,7 @@ pub(crate) trait Vector: Copy {
 
     /// Lane-wise `fma(a, b, c)` on f32 bits, rounded to nearest even. AVX-512 carries the
     /// rounding in the instruction; on AVX2 the caller must have checked that MXCSR rounds
-    /// to nearest. Flush-to-zero and denormals-are-zero may apply (the callers argue why
+    /// to nearest; on NEON the kernels run under FPCR = 0. Flush-to-zero and denormals-are-zero may apply (the callers argue why
     /// they cannot change their results).
     unsafe fn fma_rne(a: Self, b: Self, c: Self) -> Self;
     /// Lane-wise `VPMADDWD` with the weight pair `w` (low 16 bits: the low half's weight,

@@ -96,6 +96,9 @@ use crate::block::kernels::{
 };
 use crate::block::{BlockDest, MxElement};
 use crate::codec::{self, Code, Format};
+// The FPCR guard (FPCR = 0 for its lifetime) is the vector layer's, shared with the generic
+// NEON kernels.
+use crate::simd::aarch64::Fpcr0;
 use crate::{BF16, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E5M2, F16, Overflow};
 
 /// Values per MX block.
@@ -104,44 +107,6 @@ const BLOCK: usize = 32;
 // ---------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------
-
-/// FPCR = 0 (round to nearest even, no flush-to-zero, NaNs propagated, IEEE binary16, no
-/// traps: the environment under which `FMUL` and `FCVTN` are the IEEE operations the scalar
-/// code specifies) for the lifetime of the value; the caller's FPCR comes back on drop.
-struct Fpcr0 {
-    saved: u64,
-}
-
-impl Fpcr0 {
-    #[inline]
-    fn new() -> Fpcr0 {
-        let saved: u64;
-        // SAFETY: MRS/MSR FPCR are allowed at EL0 on every aarch64 core (FP and AdvSIMD are
-        // part of the base architecture); they touch no memory. The write happens only if
-        // FPCR is not 0 already (MSR FPCR can be slow); `drop` restores the saved value.
-        unsafe {
-            asm!(
-                "mrs {s}, fpcr",
-                "cbz {s}, 2f",
-                "msr fpcr, xzr",
-                "2:",
-                s = out(reg) saved,
-                options(nomem, nostack)
-            )
-        };
-        Fpcr0 { saved }
-    }
-}
-
-impl Drop for Fpcr0 {
-    #[inline]
-    fn drop(&mut self) {
-        if self.saved != 0 {
-            // SAFETY: as in `new`: restores the caller's FPCR.
-            unsafe { asm!("msr fpcr, {s}", s = in(reg) self.saved, options(nomem, nostack)) };
-        }
-    }
-}
 
 /// `FMUL` of 4 f32 lanes (bits), as an `asm!` statement so that it stays between the `MSR`s
 /// of an [`Fpcr0`] (module docs).

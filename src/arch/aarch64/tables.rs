@@ -1,14 +1,20 @@
 //! The aarch64 backends' kernel tables, composed in one place: `neon` is the Scalar table
-//! with the kernels of `neon_small` (the formats added after the first four) and `neon`
-//! (the first four); `neon-bf16` replaces the BF16 narrowings with BFCVTN ones.
+//! with the generic kernels of `simd/aarch64` (every pair at 128 bits, the narrow ↔ narrow
+//! pairs and round trips in one pass), then the hand-written kernels of `neon_small` (the
+//! formats added after the first four) and `neon` (the first four) on top for the f32/f64
+//! pairs they have; `neon-bf16` replaces the BF16 narrowings with BFCVTN ones.
+//! `Backend::kernel` reports the result per pair; `tests/kernels.rs` checks that every pair
+//! runs at 128 bits in one pass.
 
 use super::{neon, neon_bf16, neon_small};
 use crate::arch::{Isa, Kernels, scalar};
+use crate::simd::aarch64::neon as generic;
 
 /// The `neon` table.
 const fn neon_table() -> Kernels {
     let mut t = scalar::scalar_kernels();
     t.tag(Isa::Neon);
+    generic::fill(&mut t);
     neon_small::set(&mut t);
     neon::set(&mut t);
     t
