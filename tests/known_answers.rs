@@ -70,14 +70,7 @@ fn known_answers() {
     let rows = rows();
     assert!(rows.len() > 500, "only {} rows", rows.len());
     let mut checked = 0;
-    let mut shapes = std::collections::BTreeSet::new();
     for r in &rows {
-        // Under Miri, one row per kernel shape (format, mode, direction): the values are the
-        // codec's integer arithmetic, which the native run checks on every row; what Miri adds
-        // is the slice and element code's memory safety, the same code for every row of a shape.
-        if !shapes.insert((r.format, r.mode, r.direction)) && cfg!(miri) {
-            continue;
-        }
         let ov = match r.mode {
             "sat" => Overflow::Saturate,
             _ => Overflow::NonSaturating,
@@ -203,12 +196,7 @@ fn known_answers() {
             (fmt, dir) => panic!("line {}: unhandled {fmt} {dir}", r.line),
         }
     }
-    assert!(shapes.len() >= 15, "{} kernel shapes", shapes.len());
-    println!(
-        "{checked} checks over {} rows of {} kernel shapes",
-        rows.len(),
-        shapes.len()
-    );
+    println!("{checked} checks over {} rows", rows.len());
 }
 
 /// Widens one value with the element API and through every available backend.
