@@ -2,9 +2,10 @@
 # Differential fuzzing of vcvt: the cargo-fuzz targets of fuzz/ (libFuzzer + AddressSanitizer)
 # each run for a bounded time from the committed seeds; any crash fails the script.
 #
-#   bash .ci/fuzz.sh            # 10 s per target (slices, bytes, block, text: 40 s in all)
+#   bash .ci/fuzz.sh            # 10 s per target (slices, bytes, block, text), one per CPU at a time
 #   bash .ci/fuzz.sh 1800       # a longer campaign: 30 min per target
 #   FUZZ_TARGETS=slices bash .ci/fuzz.sh 300
+#   FUZZ_JOBS=1 bash .ci/fuzz.sh  # one target at a time
 #
 # Runs as root on a fresh Debian machine, non-interactively: installs the nightly toolchain,
 # cargo-fuzz and a C++ compiler (libfuzzer-sys builds libFuzzer) when they are missing.
@@ -35,13 +36,12 @@ cd fuzz
 echo "--- build (ASan, release with debug assertions)"
 cargo +nightly fuzz build
 
-status=0
-summary=()
-for t in "${TARGETS[@]}"; do
-    echo "--- fuzz $t for ${SECS}s"
+# Each libFuzzer process runs on one core: the targets run JOBS at a time (default: the
+# number of CPUs), each for SECS seconds.
+JOBS="${FUZZ_JOBS:-$(nproc)}"
+fuzz_one() {
+    local t=$1 log="scratch/$1.log" t0=$SECONDS result
     mkdir -p "scratch/$t" "regressions/$t"
-    log="scratch/$t.log"
-    t0=$SECONDS
     # The first directory receives new inputs; the seeds and regressions are only read.
     if cargo +nightly fuzz run "$t" "scratch/$t" "corpus/$t" "regressions/$t" -- \
         -max_total_time="$SECS" -timeout=30 -rss_limit_mb=4096 -print_final_stats=1 \
@@ -49,20 +49,45 @@ for t in "${TARGETS[@]}"; do
         result=ok
     else
         result=FAILED
-        status=1
     fi
+    local execs rate cov
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
     rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
     cov=$(grep -Eo 'cov: [0-9]+' "$log" | tail -n 1 || true)
-    line="$t: $result, ${execs:-?} executions (${rate:-?}/s), $cov, $((SECONDS - t0)) s"
-    summary+=("$line")
-    echo "$line"
-    if [ "$result" != ok ]; then
-        # The harness's message, the sanitizer report and the crash file.
-        grep -E -A 12 'vcvt fuzz failure|ERROR: AddressSanitizer|ERROR: libFuzzer|panicked' "$log" | head -n 60 || true
-        grep -E 'Test unit written to|artifact_prefix' "$log" || true
-        echo "(full log: fuzz/$log)"
-    fi
+    echo "$t: $result, ${execs:-?} executions (${rate:-?}/s), $cov, $((SECONDS - t0)) s" >"scratch/$t.result"
+    [ "$result" = ok ]
+}
+
+echo "--- fuzz ${TARGETS[*]} for ${SECS}s each, $JOBS at a time"
+status=0
+summary=()
+for ((i = 0; i < ${#TARGETS[@]}; i += JOBS)); do
+    batch=("${TARGETS[@]:i:JOBS}")
+    pids=()
+    for t in "${batch[@]}"; do
+        rm -f "scratch/$t.result"
+        fuzz_one "$t" &
+        pids+=($!)
+    done
+    for k in "${!batch[@]}"; do
+        t=${batch[$k]}
+        if ! wait "${pids[$k]}"; then
+            status=1
+        fi
+        line=$(cat "scratch/$t.result" 2>/dev/null || echo "$t: FAILED (no result)")
+        summary+=("$line")
+        echo "$line"
+        case $line in
+        *": ok,"*) ;;
+        *)
+            log="scratch/$t.log"
+            # The harness's message, the sanitizer report and the crash file.
+            grep -E -A 12 'vcvt fuzz failure|ERROR: AddressSanitizer|ERROR: libFuzzer|panicked' "$log" | head -n 60 || true
+            grep -E 'Test unit written to|artifact_prefix' "$log" || true
+            echo "(full log: fuzz/$log)"
+            ;;
+        esac
+    done
 done
 
 echo "--- summary"

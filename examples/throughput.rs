@@ -1,15 +1,27 @@
-//! Conversion throughput of every vcvt backend this CPU can run, next to a memcpy.
+//! Conversion throughput of vcvt on this CPU, next to a memcpy and the `half` crate, after
+//! checking every backend bit for bit against Scalar.
 //!
 //! ```text
-//! cargo run --release --example throughput                    # everything (about a minute)
-//! cargo run --release --example throughput -- --quick         # skip the DRAM-sized slices
+//! cargo run --release --example throughput                    # the default run (seconds)
+//! cargo run --release --example throughput -- --full          # every backend and pair (minutes)
+//! cargo run --release --example throughput -- --quick         # --full without the DRAM-sized slices
 //! cargo run --release --example throughput -- --backend avx2 --pair f32_to_f16
 //! cargo run --release --example throughput -- --size 134217728  # one length of your choice
 //! ```
 //!
-//! For each unpacked pair (f32 and f64 to and from each narrow format, every narrow format to
-//! and from F16 and BF16, F16 <-> BF16) and for `round_trip` through F16, BF16, E4M3, E5M2 and
-//! E2M1, each available backend and three slice lengths (1 Ki elements: L1-sized, 64 Ki:
+//! **The default run** checks every available backend against Scalar on every pair (below),
+//! then times only the active backend ([`Backend::active`]) on the pairs most people convert:
+//! f32 <-> F16, BF16, F8E4M3 and F4E2M1, F8E4M3 -> BF16 and MXFP4 (gpt-oss `*_blocks` +
+//! `*_scales`) -> BF16, at 64 Ki elements (cache-sized) and 16 Mi elements (memory-sized on
+//! most CPUs), beside a memcpy of the same bytes and, for F16 and BF16, the `half` crate's
+//! slice conversions of the same input. It ends with a one-paragraph summary (CPU, backend,
+//! load average, every figure) to paste into an issue. It takes 10–20 s after the build on a
+//! 2-core x86-64 VM.
+//!
+//! **`--full`** (also implied by `--quick`, `--size`, `--backend` and `--pair`) prints the
+//! complete tables: for each unpacked pair (f32 and f64 to and from each narrow format, every
+//! narrow format to and from F16 and BF16, F16 <-> BF16) and for `round_trip` through F16,
+//! BF16, E4M3, E5M2 and E2M1, each available backend and three slice lengths (1 Ki elements: L1-sized, 64 Ki:
 //! L2-sized, 16 Mi: DRAM-sized) it prints elements per nanosecond and GB/s, where GB/s counts the
 //! bytes read from the source plus the bytes written to the destination.
 //!
@@ -24,10 +36,12 @@
 //! specials (±0, ±Inf, NaNs with payloads, ±MAX and the overflow boundary), subnormals of
 //! both formats, exact rounding ties and their neighbours, random bit patterns and, for
 //! widening, every code of the narrow format; under every overflow policy, and on short
-//! unaligned sub-slices. The timed buffers are checked too. Any mismatch aborts the run.
+//! unaligned sub-slices; MXFP4 -> BF16 on every element byte with every scale byte and on
+//! every length 1..=100. The timed buffers are checked too. Any mismatch aborts the run.
 //!
 //! Timing: a batch repeats the conversion until it has run for at least 20 ms; a
-//! measurement is the median of 7 batches (5 for the DRAM size), after a warm-up call.
+//! measurement is the median of 7 batches (5 for the DRAM and memory sizes), after a warm-up
+//! of at least 5 ms.
 //! Inputs are random finite values spread over the destination format's range (narrowing)
 //! or random finite codes (widening), so the work is realistic, not a stream of zeros.
 
@@ -38,6 +52,8 @@ use std::mem::size_of;
 use std::process::exit;
 use std::time::{Duration, Instant};
 
+use half::slice::HalfFloatSliceExt as _;
+use vcvt::block::{Mx, MxElement, Shape};
 use vcvt::{
     BF16, Backend, ConvertTo, Element, F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ,
     F8E5M2, F8E5M2FNUZ, F8E8M0, F16, Options, Overflow,
@@ -463,6 +479,9 @@ struct Config {
     backends: Vec<Backend>,
     /// Substrings of pair names to run; empty = all.
     pairs: Vec<String>,
+    /// The complete tables (`--full`, or any of the options that select their rows, columns
+    /// and lengths); otherwise the default run's short tables.
+    full: bool,
 }
 
 /// Median time of a memcpy (`copy_from_slice`) of `bytes` bytes, in nanoseconds.
@@ -869,6 +888,450 @@ fn print_simd_pairs(cfg: &Config) {
 }
 
 // ---------------------------------------------------------------------------------------
+// The default run: the active backend on the pairs most people convert, at one cache-sized
+// and one memory-sized length, beside memcpy and the `half` crate, then a summary.
+
+/// One measured row of the default run.
+struct Timed {
+    /// e.g. `f32 -> f16`.
+    pair: &'static str,
+    /// Elements converted per call.
+    n: usize,
+    /// Bytes read plus bytes written per call.
+    bytes: f64,
+    /// Median ns per call of vcvt (the active backend), memcpy of the same bytes, `half`.
+    vcvt_ns: f64,
+    memcpy_ns: f64,
+    half_ns: Option<f64>,
+}
+
+impl Timed {
+    fn el_ns(&self) -> f64 {
+        self.n as f64 / self.vcvt_ns
+    }
+    fn gbs(&self) -> f64 {
+        self.bytes / self.vcvt_ns
+    }
+    fn memcpy_gbs(&self) -> f64 {
+        self.bytes / self.memcpy_ns
+    }
+}
+
+/// A column of the default run's tables: two header lines and a cell per row. The tables
+/// are the list [`quick_columns`] returns; a new column is one more entry there.
+struct Column {
+    head: &'static str,
+    unit: &'static str,
+    cell: fn(&Timed) -> String,
+}
+
+fn quick_columns() -> Vec<Column> {
+    vec![
+        Column {
+            head: "vcvt",
+            unit: "el/ns",
+            cell: |t| num(t.el_ns()),
+        },
+        Column {
+            head: "vcvt",
+            unit: "GB/s",
+            cell: |t| num(t.gbs()),
+        },
+        Column {
+            head: "memcpy",
+            unit: "GB/s",
+            cell: |t| num(t.memcpy_gbs()),
+        },
+        Column {
+            head: "vcvt/",
+            unit: "memcpy",
+            cell: |t| format!("{:.2}", t.gbs() / t.memcpy_gbs()),
+        },
+        Column {
+            head: "half",
+            unit: "el/ns",
+            cell: |t| t.half_ns.map_or("-".into(), |h| num(t.n as f64 / h)),
+        },
+        Column {
+            head: "vcvt/",
+            unit: "half",
+            cell: |t| {
+                t.half_ns
+                    .map_or("-".into(), |h| format!("{:.2}", h / t.vcvt_ns))
+            },
+        },
+    ]
+}
+
+fn print_quick_table(size: &Size, rows: &[Timed]) {
+    const W: usize = 9;
+    println!();
+    println!(
+        "{} elements ({}), median of {} batches of >= {} ms",
+        size.n,
+        size.label,
+        size.budget.batches,
+        size.budget.batch.as_millis()
+    );
+    let cols = quick_columns();
+    let mut l1 = format!("{:<PAIR_W$}", "pair");
+    let mut l2 = format!("{:<PAIR_W$}", "");
+    for c in &cols {
+        let _ = write!(l1, "{:>W$}", c.head);
+        let _ = write!(l2, "{:>W$}", c.unit);
+    }
+    println!("{l1}");
+    println!("{l2}");
+    for t in rows {
+        let mut line = format!("{:<PAIR_W$}", t.pair);
+        for c in &cols {
+            let _ = write!(line, "{:>W$}", (c.cell)(t));
+        }
+        println!("{line}");
+    }
+}
+
+/// Times `vcvt` (and `half`, if given), then a memcpy of the same bytes right after (so that
+/// all see the same machine load).
+fn time_row(
+    pair: &'static str,
+    size: &Size,
+    bytes: usize,
+    vcvt: impl FnMut(),
+    half: Option<&mut dyn FnMut()>,
+) -> Timed {
+    let vcvt_ns = measure(size.budget, vcvt);
+    let half_ns = half.map(|h| measure(size.budget, h));
+    let memcpy_ns = memcpy_ns(bytes / 2, size.budget);
+    Timed {
+        pair,
+        n: size.n,
+        bytes: bytes as f64,
+        vcvt_ns,
+        memcpy_ns,
+        half_ns,
+    }
+}
+
+/// The `half` crate's conversion of a pair, on vcvt's types.
+type HalfFn<S, D> = fn(&[S], &mut [D]);
+
+/// `S -> D` on the active backend: its output on the timed input is compared with Scalar's
+/// first, then timed; `half` is the `half` crate's slice conversion of the same pair.
+fn quick_pair<S: Elem + ConvertTo<D>, D: Elem>(
+    pair: &'static str,
+    size: &Size,
+    seed: u64,
+    random: impl Fn(&mut Rng) -> S,
+    half: Option<HalfFn<S, D>>,
+) -> Timed {
+    let n = size.n;
+    let mut rng = Rng::new(seed ^ n as u64);
+    let src: Vec<S> = (0..n).map(|_| random(&mut rng)).collect();
+    let mut want = vec![D::default(); n];
+    convert_on(Backend::Scalar, &src, &mut want, Options::new());
+    let active = Backend::active();
+    let mut dst = vec![D::default(); n];
+    convert_on(active, &src, &mut dst, Options::new());
+    require_same("timed input", active, &src, &want, &dst);
+    drop(want);
+    let mut half_dst = vec![D::default(); n];
+    let mut half_run = half.map(|h| {
+        let (src, out) = (&src, &mut half_dst);
+        move || h(black_box(&src[..]), black_box(&mut out[..]))
+    });
+    time_row(
+        pair,
+        size,
+        n * (size_of::<S>() + size_of::<D>()),
+        || {
+            convert_on(
+                active,
+                black_box(&src[..]),
+                black_box(&mut dst[..]),
+                Options::new(),
+            )
+        },
+        half_run.as_mut().map(|h| h as &mut dyn FnMut()),
+    )
+}
+
+/// Every byte of the MXFP4 element codes with every scale byte, on `n` values (the last block
+/// short when `n` is not a multiple of 32): `(data, scales)`.
+fn mxfp4_check_input(n: usize) -> (Vec<u8>, Vec<u8>) {
+    // Block b has scale byte b / 16 % 256 and the 16 data bytes 16 (b % 16) ..; so every
+    // scale meets every data byte.
+    let data = (0..n.div_ceil(2)).map(|i| i as u8).collect();
+    let scales = (0..n.div_ceil(32)).map(|b| (b / 16) as u8).collect();
+    (data, scales)
+}
+
+fn mxfp4_dequantize(b: Backend, data: &[u8], scales: &[u8], dst: &mut [BF16]) {
+    Mx::new(MxElement::E2M1)
+        .on(b)
+        .dequantize(data, scales, Shape::vector(dst.len()), dst)
+        .expect("backend is available and lengths match");
+}
+
+/// Aborts the program if `got` differs from `want` anywhere (MXFP4 -> BF16).
+fn require_same_mxfp4(what: &str, backend: Backend, want: &[BF16], got: &[BF16]) {
+    let bad: Vec<usize> = (0..want.len())
+        .filter(|&i| want[i].to_bits() != got[i].to_bits())
+        .collect();
+    if let Some(&i) = bad.first() {
+        eprintln!();
+        eprintln!(
+            "MISMATCH: backend {backend} differs from scalar on {} of {} values ({what}, mxfp4 -> bf16); \
+             first at [{i}] (block {}): scalar {:#06x}, {backend} {:#06x}",
+            bad.len(),
+            want.len(),
+            i / 32,
+            want[i].to_bits(),
+            got[i].to_bits()
+        );
+        eprintln!("aborting: a backend that disagrees with the specification must not be timed");
+        exit(1);
+    }
+}
+
+/// MXFP4 -> BF16 on every backend against Scalar: every element byte with every scale byte,
+/// and short rows (every length 1..=100, a short last block in most).
+fn check_mxfp4(cfg: &Config) {
+    let n = 256 * 16 * 32;
+    let (data, scales) = mxfp4_check_input(n);
+    let mut want = vec![BF16::ZERO; n];
+    let mut got = vec![BF16::ZERO; n];
+    mxfp4_dequantize(Backend::Scalar, &data, &scales, &mut want);
+    for &b in cfg.backends.iter().filter(|&&b| b != Backend::Scalar) {
+        mxfp4_dequantize(b, &data, &scales, &mut got);
+        require_same_mxfp4("every code x every scale", b, &want, &got);
+        for len in 1usize..=100 {
+            let (d, s) = (&data[..len.div_ceil(2)], &scales[..len.div_ceil(32)]);
+            mxfp4_dequantize(Backend::Scalar, d, s, &mut want[..len]);
+            mxfp4_dequantize(b, d, s, &mut got[..len]);
+            require_same_mxfp4(&format!("{len} values"), b, &want[..len], &got[..len]);
+        }
+    }
+}
+
+/// MXFP4 (gpt-oss `*_blocks` + `*_scales`) -> BF16 on the active backend, checked against
+/// Scalar, then timed. Random element bytes, scales 2^-8 ..= 2^8.
+fn quick_mxfp4(size: &Size, seed: u64) -> Timed {
+    let n = size.n;
+    let mut rng = Rng::new(seed ^ n as u64);
+    let data: Vec<u8> = (0..n / 2).map(|_| rng.next_u64() as u8).collect();
+    let scales: Vec<u8> = (0..n / 32).map(|_| rng.range(119, 135) as u8).collect();
+    let active = Backend::active();
+    let mut want = vec![BF16::ZERO; n];
+    let mut dst = vec![BF16::ZERO; n];
+    mxfp4_dequantize(Backend::Scalar, &data, &scales, &mut want);
+    mxfp4_dequantize(active, &data, &scales, &mut dst);
+    require_same_mxfp4("timed input", active, &want, &dst);
+    drop(want);
+    time_row(
+        "mxfp4 -> bf16",
+        size,
+        data.len() + scales.len() + n * size_of::<BF16>(),
+        || {
+            mxfp4_dequantize(
+                active,
+                black_box(&data),
+                black_box(&scales),
+                black_box(&mut dst),
+            )
+        },
+        None,
+    )
+}
+
+/// The `half` crate's slice conversions, on vcvt's types (the same bits).
+fn half_from_f32(src: &[f32], dst: &mut [F16]) {
+    bytemuck::cast_slice_mut::<F16, half::f16>(dst).convert_from_f32_slice(src);
+}
+fn half_to_f32(src: &[F16], dst: &mut [f32]) {
+    bytemuck::cast_slice::<F16, half::f16>(src).convert_to_f32_slice(dst);
+}
+fn half_bf16_from_f32(src: &[f32], dst: &mut [BF16]) {
+    bytemuck::cast_slice_mut::<BF16, half::bf16>(dst).convert_from_f32_slice(src);
+}
+fn half_bf16_to_f32(src: &[BF16], dst: &mut [f32]) {
+    bytemuck::cast_slice::<BF16, half::bf16>(src).convert_to_f32_slice(dst);
+}
+
+/// The default run's sizes: one cache-sized and one memory-sized length.
+fn quick_sizes() -> [Size; 2] {
+    let batch = Duration::from_millis(20);
+    [
+        Size {
+            label: "cache-sized",
+            n: 1 << 16,
+            budget: Budget { batches: 7, batch },
+        },
+        Size {
+            label: "memory-sized",
+            n: 1 << 24,
+            budget: Budget { batches: 5, batch },
+        },
+    ]
+}
+
+/// The default run's rows at one size.
+fn quick_rows(size: &Size) -> Vec<Timed> {
+    vec![
+        quick_pair::<f32, F16>(
+            "f32 -> f16",
+            size,
+            1,
+            random_narrowing_input::<f32, F16>,
+            Some(half_from_f32),
+        ),
+        quick_pair::<F16, f32>(
+            "f16 -> f32",
+            size,
+            21,
+            random_widening_input::<F16>,
+            Some(half_to_f32),
+        ),
+        quick_pair::<f32, BF16>(
+            "f32 -> bf16",
+            size,
+            2,
+            random_narrowing_input::<f32, BF16>,
+            Some(half_bf16_from_f32),
+        ),
+        quick_pair::<BF16, f32>(
+            "bf16 -> f32",
+            size,
+            22,
+            random_widening_input::<BF16>,
+            Some(half_bf16_to_f32),
+        ),
+        quick_pair::<f32, F8E4M3>(
+            "f32 -> f8e4m3",
+            size,
+            3,
+            random_narrowing_input::<f32, F8E4M3>,
+            None,
+        ),
+        quick_pair::<F8E4M3, f32>(
+            "f8e4m3 -> f32",
+            size,
+            23,
+            random_widening_input::<F8E4M3>,
+            None,
+        ),
+        quick_pair::<f32, F4E2M1>(
+            "f32 -> f4e2m1",
+            size,
+            9,
+            random_narrowing_input::<f32, F4E2M1>,
+            None,
+        ),
+        quick_pair::<F4E2M1, f32>(
+            "f4e2m1 -> f32",
+            size,
+            29,
+            random_widening_input::<F4E2M1>,
+            None,
+        ),
+        quick_pair::<F8E4M3, BF16>(
+            "f8e4m3 -> bf16",
+            size,
+            44,
+            random_widening_input::<F8E4M3>,
+            None,
+        ),
+        quick_mxfp4(size, 80),
+    ]
+}
+
+/// The paragraph a user can paste into an issue: machine, backend, every figure.
+fn summary(cfg: &Config, load: Option<String>, tables: &[(Size, Vec<Timed>)], secs: f64) -> String {
+    let checked: Vec<&str> = cfg
+        .backends
+        .iter()
+        .filter(|&&b| b != Backend::Scalar)
+        .map(|b| b.name())
+        .collect();
+    let mut s = format!(
+        "vcvt {} throughput ({}): CPU {} ({}, {} CPUs{}); \
+         backend {} ({}); {} matched scalar bit for bit on every pair. Elements per ns at {}:",
+        env!("CARGO_PKG_VERSION"),
+        if cfg!(debug_assertions) {
+            "a build with debug assertions: not representative"
+        } else {
+            "`cargo run --release --example throughput`"
+        },
+        cpu_model().unwrap_or_else(|| "unknown".into()),
+        std::env::consts::ARCH,
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        load.map_or(String::new(), |l| format!(
+            ", load average {l} at the start"
+        )),
+        Backend::active(),
+        backend_source(),
+        if checked.is_empty() {
+            "nothing but scalar".to_string()
+        } else {
+            checked.join(", ")
+        },
+        tables
+            .iter()
+            .map(|(size, _)| format!("{} ({} elements)", size.label, size.n))
+            .collect::<Vec<_>>()
+            .join(" / "),
+    );
+    let Some((_, first)) = tables.first() else {
+        return s;
+    };
+    for (i, row) in first.iter().enumerate() {
+        let at = |f: &dyn Fn(&Timed) -> String| {
+            tables
+                .iter()
+                .map(|(_, rows)| f(&rows[i]))
+                .collect::<Vec<_>>()
+                .join(" / ")
+        };
+        let _ = write!(
+            s,
+            "{} {} {} ({}x memcpy",
+            if i == 0 { "" } else { ";" },
+            row.pair.replace(' ', ""),
+            at(&|t| num(t.el_ns())),
+            at(&|t| format!("{:.2}", t.gbs() / t.memcpy_gbs())),
+        );
+        if row.half_ns.is_some() {
+            let _ = write!(
+                s,
+                ", half {}",
+                at(&|t| num(t.n as f64 / t.half_ns.unwrap_or(f64::NAN)))
+            );
+        }
+        s.push(')');
+    }
+    let _ = write!(s, ". Whole run {secs:.1} s.");
+    s
+}
+
+/// Word-wraps `text` at `width` columns.
+fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = 0;
+    for w in text.split(' ').filter(|w| !w.is_empty()) {
+        if line > 0 && line + 1 + w.len() > width {
+            out.push('\n');
+            line = 0;
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        out.push_str(w);
+        line += w.len();
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------
 // CPU description.
 
 #[cfg(target_arch = "x86_64")]
@@ -912,6 +1375,20 @@ fn cpu_features() -> Vec<(&'static str, bool)> {
     Vec::new()
 }
 
+/// How the active backend was chosen.
+fn backend_source() -> String {
+    match std::env::var(vcvt::ENV_VAR) {
+        Ok(v) if !v.is_empty() => format!("forced by {}={v}", vcvt::ENV_VAR),
+        _ => "auto-detected".to_string(),
+    }
+}
+
+/// The 1-minute load average (Linux), to tell a shared or busy machine from an idle one.
+fn load_average() -> Option<String> {
+    let s = std::fs::read_to_string("/proc/loadavg").ok()?;
+    Some(s.split_whitespace().next()?.to_string())
+}
+
 fn cpu_model() -> Option<String> {
     let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
     let line = info.lines().find(|l| l.starts_with("model name"))?;
@@ -926,6 +1403,7 @@ fn pair_names() -> Vec<String> {
         sizes: Vec::new(),
         backends: Vec::new(),
         pairs: Vec::new(),
+        full: true,
     };
     let mut names = Vec::new();
     all_pairs(&cfg, &mut Phase::Names(&mut names));
@@ -934,7 +1412,11 @@ fn pair_names() -> Vec<String> {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: throughput [--quick] [--size N]... [--backend NAME]... [--pair NAME]...\n\
+        "usage: throughput [--full] [--quick] [--size N]... [--backend NAME]... [--pair NAME]...\n\
+         \nWithout options: every backend checked against scalar on every pair, then the active\
+         \nbackend timed on the common pairs beside memcpy and the half crate, and a summary.\n\
+         \n  --full          the complete tables: every backend, every pair, three lengths\
+         \n                  (each option below implies --full)\
          \n  --quick         skip the DRAM-sized (16 Mi element) slices\
          \n  --size N        time slices of N elements instead of the default sizes\
          \n                  (repeatable; N even)\
@@ -953,6 +1435,7 @@ fn usage() -> ! {
 }
 
 fn parse_args() -> Config {
+    let mut full = false;
     let mut quick = false;
     let mut custom = Vec::new();
     let mut backends = Vec::new();
@@ -960,6 +1443,7 @@ fn parse_args() -> Config {
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
+            "--full" => full = true,
             "--quick" => quick = true,
             "--size" => match args.next().and_then(|v| v.parse::<usize>().ok()) {
                 Some(n) if n > 0 && n % 2 == 0 => custom.push(n),
@@ -1000,6 +1484,8 @@ fn parse_args() -> Config {
             }
         }
     }
+    // Today's options choose rows, columns and lengths of the complete tables.
+    full |= quick || !custom.is_empty() || !backends.is_empty() || !pairs.is_empty();
     if backends.is_empty() {
         backends = Backend::available().collect();
     }
@@ -1040,12 +1526,14 @@ fn parse_args() -> Config {
         sizes,
         backends,
         pairs,
+        full,
     }
 }
 
 fn main() {
     let cfg = parse_args();
     let started = Instant::now();
+    let load = load_average();
 
     println!(
         "vcvt {} throughput ({}, {} build)",
@@ -1071,10 +1559,7 @@ fn main() {
     };
     println!("CPU features: {}", list(true));
     println!("  not present: {}", list(false));
-    let env = match std::env::var(vcvt::ENV_VAR) {
-        Ok(v) if !v.is_empty() => format!("forced by {}={v}", vcvt::ENV_VAR),
-        _ => "auto-detected".to_string(),
-    };
+    let env = backend_source();
     println!(
         "backends available: {}; active: {} ({env}); timing: {}",
         Backend::available()
@@ -1082,12 +1567,19 @@ fn main() {
             .collect::<Vec<_>>()
             .join(", "),
         Backend::active(),
-        cfg.backends
-            .iter()
-            .map(|b| b.name())
-            .collect::<Vec<_>>()
-            .join(", "),
+        if cfg.full {
+            cfg.backends
+                .iter()
+                .map(|b| b.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        } else {
+            format!("{} (--full: every backend)", Backend::active())
+        },
     );
+    if let Some(l) = &load {
+        println!("load average (1 min) at the start: {l}");
+    }
 
     print!(
         "correctness vs scalar (random in-range values, specials, subnormals, ties, random bits; widening: every code; every overflow policy; sub-slices at offsets 0..4): "
@@ -1095,6 +1587,7 @@ fn main() {
     // Flush so that the line is out before a mismatch report on stderr.
     let _ = std::io::stdout().flush();
     all_pairs(&cfg, &mut Phase::Check);
+    check_mxfp4(&cfg);
     let others: Vec<&str> = cfg
         .backends
         .iter()
@@ -1105,6 +1598,29 @@ fn main() {
         println!("nothing to check (only scalar selected)");
     } else {
         println!("{} checked", others.join(", "));
+    }
+
+    if !cfg.full {
+        println!();
+        println!("The active backend on the common pairs (--full: every backend, every pair).");
+        println!("el/ns = elements converted per ns; GB/s = (bytes read + bytes written) / time;");
+        println!("memcpy = copy_from_slice of the same bytes read + written, timed right after;");
+        println!("half = the half crate's slice conversion of the same input. Each timed output");
+        println!("is compared with scalar's first.");
+        let tables: Vec<(Size, Vec<Timed>)> = quick_sizes()
+            .into_iter()
+            .map(|size| {
+                let rows = quick_rows(&size);
+                print_quick_table(&size, &rows);
+                (size, rows)
+            })
+            .collect();
+        let secs = started.elapsed().as_secs_f64();
+        println!();
+        println!("Summary (paste into an issue):");
+        println!();
+        println!("{}", wrap(&summary(&cfg, load, &tables, secs), 100));
+        return;
     }
 
     println!();

@@ -14,8 +14,11 @@ are Inf/NaN) with `fractions.Fraction`, and from the definitions of the outputs:
   being MAX + ulp; ends included iff the code is even); among the (at most two) n-digit
   decimals next to the value, the closer one, an exact tie going to the larger one. Searched
   by brute force, n = 1, 2, ...; no digit-generation algorithm. E8M0 prints its exact value.
-* `{:?}`: the same digits, `.0` on integers, scientific when 0 < |x| < 1e-4 or |x| >= 1e16
-  (the f32 literals, as f32's Debug compares).
+* `{:?}`: the same digits, `.0` on integers, scientific when the printed decimal (those
+  digits, not the code's value) is below 1e-4 or at least 1e16: the text f32's Debug gives
+  the f32 those digits denote. (f32's Debug compares the value with the f32 literals 1e-4
+  and 1e16, whose shortest digits are 1e-4 and 1e16, so for f32 the two agree; for a narrow
+  format they differ where a code below a literal prints as 1e16, BF16 0x5a0e.)
 * `{:e}`: the same digits in scientific form.
 * parsing: the exact decimal rounded to the nearest value (bisection over the sorted
   values), ties to the even code (E8M0: nearest power of two in linear space, ties up), then
@@ -49,6 +52,7 @@ FORMATS = {
     "f8e8m0": (8, 0, 127, "e8m0"),
 }
 
+# f32's Debug thresholds (the literals rounded to f32): the codes nearest them go into fmt.tsv.
 F32_1EM4 = Fr(struct.unpack("<f", struct.pack("<f", 1e-4))[0])
 F32_1E16 = Fr(struct.unpack("<f", struct.pack("<f", 1e16))[0])
 
@@ -199,7 +203,8 @@ def texts(f, code):
     ed, ek = exact_digits(v)
     d, k = (ed, ek) if f.kind == "e8m0" else shortest_digits(f, mag)
     disp = sg + positional(d, k, False)
-    if v < F32_1EM4 or v >= F32_1E16:
+    printed = Fr(int(d)) * Fr(10) ** (k - len(d))
+    if printed < Fr(1, 10**4) or printed >= 10**16:
         dbg = sg + scientific(d, k)
     else:
         dbg = sg + positional(d, k, True)
@@ -382,6 +387,16 @@ def mldtypes_check():
         sys.exit(1)
 
 
+def debug_threshold_codes(f):
+    """The positive codes nearest f32's Debug thresholds: for each of f32(1e-4) and f32(1e16),
+    up to two codes below it and two at or above it (fewer where the range ends)."""
+    out = []
+    for t in (F32_1EM4, F32_1E16):
+        i = bisect_left([v for v, _ in f.pos], t)
+        out += [c for _, c in f.pos[max(i - 2, 0):i + 2]]
+    return out
+
+
 def main():
     if sys.argv[1] == "--dump":
         sys.stdout.write(dump(Fmt(sys.argv[2])))
@@ -390,14 +405,16 @@ def main():
     os.makedirs(out, exist_ok=True)
     fmts = {n: Fmt(n) for n in FORMATS}
 
-    # fmt.tsv: every code of the 8-bit and smaller formats, a sample of BF16 and F16, with
-    # the exact value too.
+    # fmt.tsv: every code of the 8-bit and smaller formats, a sample of BF16 and F16 with
+    # the codes nearest f32's Debug thresholds, with the exact value too.
     lines = []
     for name, f in fmts.items():
         if f.bits > 8:
+            near = debug_threshold_codes(f)
             codes = sorted(set(list(range(0, 1 << f.bits, 61)) + list(range(0, 40)) +
                                [f.max_code, f.max_code - 1, 1 << f.m, (1 << f.m) - 1] +
-                               [c | f.sign for c in range(0, 1 << f.bits, 257)]))
+                               [c | f.sign for c in range(0, 1 << f.bits, 257)] +
+                               near + [c | f.sign for c in near]))
         else:
             codes = range(1 << f.bits)
         for c in codes:

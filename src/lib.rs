@@ -114,7 +114,8 @@
 //!   it) returns an adapter that prints the exact value, `448`. [`F8E8M0`] (powers of two,
 //!   where "shortest" would be a single digit) always prints its exact value.
 //! * `{:?}` is the same digits with `f32`'s `Debug` layout (`.0` on integers, scientific
-//!   below 1e-4 and from 1e16); `{:e}`/`{:E}` the same digits in scientific form.
+//!   when the printed digits are below 1e-4 or at least 1e16: the text `f32`'s `Debug` gives
+//!   the `f32` they denote); `{:e}`/`{:E}` the same digits in scientific form.
 //! * With a precision (`{:.3}`, `{:.2e}`) the exact value is rounded at that precision, ties
 //!   to even, exactly as `f32` formats the same value; flags, width, fill and alignment
 //!   behave as for `f32`. NaN prints `NaN`, infinities `inf`/`-inf`, −0 `-0`.

@@ -549,12 +549,31 @@ fn scientific(out: &mut Buf, dec: &Decimal, upper: bool) {
     out.digits(&tmp[i..]);
 }
 
+/// Whether `{:?}` prints the non-zero decimal `dec` in scientific notation: when it is below
+/// `1e-4` or at least `1e16` (`0.d₁d₂… × 10^k` lies in `[10^(k-1), 10^k)`).
+///
+/// Core's float `Debug` compares the value with the literals `1e-4` and `1e16` rounded to its
+/// own type; each literal is then a value of the type whose shortest digits are `1e-4` or
+/// `1e16`, so for `f32` (and core `f16`) the printed digits are below `1e-4` or at least
+/// `1e16` exactly when the value is below or at least the literal. Deciding on the printed
+/// digits keeps that for every format here: each text is the one `f32`'s `Debug` gives the
+/// `f32` those digits denote. Deciding on the value with `f32`'s literals instead would print
+/// BF16's `0x5A0E` (9992361673228288, whose shortest digits are `1e16`) as
+/// `10000000000000000.0`, a text `f32` never prints (its `Debug` of `1e16` is `1e16`). E8M0
+/// prints exact digits, whose side of `1e-4` and `1e16` is the value's, as with `f32`'s
+/// literals (no power of two lies between `1e-4` and `f32`'s `1e-4`, or `1e16` and
+/// `f32`'s `1e16`).
+fn debug_is_scientific(dec: &Decimal) -> bool {
+    dec.k <= -4 || dec.k >= 17
+}
+
 /// Which formatting trait is being implemented.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Style {
     /// `{}`: shortest digits, positional.
     Display,
-    /// `{:?}`: shortest digits, `.0` on integers, scientific below 1e-4 and from 1e16.
+    /// `{:?}`: shortest digits, `.0` on integers, scientific when those digits are below
+    /// 1e-4 or at least 1e16 ([`debug_is_scientific`]).
     Debug,
     /// `{:e}`.
     LowerExp,
@@ -600,10 +619,7 @@ pub(crate) fn format<F: Format>(c: u32, f: &mut fmt::Formatter<'_>, style: Style
     match style {
         Style::Display | Style::Exact => positional(&mut out, &dec, false),
         Style::Debug => {
-            // As f32's Debug: scientific when 0 < |x| < 1e-4 or |x| >= 1e16, decided on the
-            // value (exact in f32), not on its printed digits.
-            let a = if wide < 0.0 { -wide } else { wide };
-            if !(1e-4..1e16).contains(&a) {
+            if debug_is_scientific(&dec) {
                 scientific(&mut out, &dec, false)
             } else {
                 positional(&mut out, &dec, true)

@@ -869,6 +869,118 @@ fn formatter_matrix_matches_f32() {
     each_format!(check);
 }
 
+/// `{:?}` and `{}` at the thresholds where core's `f32` `Debug` switches notation (issue 31):
+/// scientific when `0 < |x| < 1e-4` or `|x| >= 1e16`, the literals rounded to `f32`.
+///
+/// For every format, the two positive codes nearest each threshold on each side (fewer where
+/// the format's range ends before it; F16 and BF16 straddle 1e-4, BF16 also 1e16), and their
+/// negatives. The oracle is core's `f32` formatting itself:
+/// * `{:?}` and `{}` equal `f32`'s `{:?}` and `{}` of `y`, the `f32` that vcvt's printed digits
+///   denote (the shortest digits of these codes have at most 4 significant digits, so they
+///   are `y`'s own shortest digits, which is checked);
+/// * the notation (plain or exponent) equals that of `f32`'s `{:?}` of the code's exact value,
+///   except where the exact value and `y` lie on different sides of a threshold: there the
+///   text follows `y` (BF16 `±0x5A0E` = ±9992361673228288 prints `1e16`, as `f32` prints
+///   `1e16`; a plain `10000000000000000.0` is a text `f32` never prints), and that is the only
+///   such code of any format;
+/// * E8M0 prints exact digits, not shortest: its notation equals `f32`'s on the exact value,
+///   and its `{}` core's exact digits of it (`{:.60}`, trailing zeros cut).
+///
+/// The full texts of these codes are also rows of `tests/data/text/fmt.tsv` (the exact
+/// oracle, `scripts/gen_text_vectors.py`, which picks them by the same rule), which
+/// `fmt_vectors` checks.
+#[test]
+fn notation_thresholds_match_f32() {
+    fn sci(s: &str) -> bool {
+        s.contains('e')
+    }
+    fn check<T: Text>(crossed: &mut Vec<String>) -> usize {
+        let sign = if T::NAME == "f8e8m0" {
+            0
+        } else {
+            1 << (T::BITS - 1)
+        };
+        let mut pos: Vec<(f32, u32)> = codes::<T>()
+            .filter(|x| x.code() & sign == 0 && x.f32().is_finite())
+            .map(|x| (x.f32(), x.code()))
+            .collect();
+        pos.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut n = 0;
+        for t in [1e-4f32, 1e16f32] {
+            let i = pos.partition_point(|p| p.0 < t);
+            for &(v, c) in &pos[i.saturating_sub(2)..(i + 2).min(pos.len())] {
+                for c in [c, c | sign] {
+                    let x = T::from_code(c);
+                    if x.nan() {
+                        continue; // the fnuz formats' 0x80, "-0"
+                    }
+                    let v = if c & sign != 0 { -v } else { v };
+                    let (disp, dbg) = (x.to_string(), format!("{x:?}"));
+                    let exact_dbg = format!("{v:?}");
+                    let what = format!("{} {c:#x} ({v:e})", T::NAME);
+                    assert!(
+                        !sci(&disp),
+                        "{what}: {{}} {disp} (f32's Display has no exponent)"
+                    );
+                    n += 1;
+                    if T::NAME == "f8e8m0" {
+                        assert_eq!(
+                            sci(&dbg),
+                            sci(&exact_dbg),
+                            "{what}: {dbg} vs f32 {exact_dbg}"
+                        );
+                        // Core's exact digits of the value: every digit, trailing zeros cut.
+                        let e = format!("{:.60}", f64::from(v));
+                        assert_eq!(
+                            disp,
+                            e.trim_end_matches('0').trim_end_matches('.'),
+                            "{what}"
+                        );
+                        continue;
+                    }
+                    let y: f32 = disp.parse().unwrap();
+                    assert_eq!(y.to_string(), disp, "{what}: not f32's shortest digits");
+                    assert_eq!(
+                        dbg,
+                        format!("{y:?}"),
+                        "{what}: {{:?}} against f32's of {y:e}"
+                    );
+                    let sides = |a: f32| (a.abs() < 1e-4, a.abs() >= 1e16);
+                    if sides(v) == sides(y) {
+                        assert_eq!(
+                            sci(&dbg),
+                            sci(&exact_dbg),
+                            "{what}: {dbg} vs f32 {exact_dbg}"
+                        );
+                    } else {
+                        crossed.push(format!("{} {c:#x}", T::NAME));
+                    }
+                }
+            }
+        }
+        assert!(n > 0, "{}: no code near a threshold", T::NAME);
+        n
+    }
+    let mut crossed = Vec::new();
+    let mut n = 0;
+    macro_rules! run {
+        ($($t:ty),*) => {$(n += check::<$t>(&mut crossed);)*};
+    }
+    run!(
+        F16, BF16, F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F8E8M0
+    );
+    assert_eq!(crossed, ["bf16 0x5a0e", "bf16 0xda0e"]);
+    // F16 and BF16: 4 codes at 1e-4; BF16 4 more at 1e16; every format its 2 largest.
+    assert!(n >= 2 * (4 + 4 + 4 + 2 * 10), "{n} codes");
+    // The crossing code, spelled out.
+    assert_eq!(format!("{:?}", BF16::from_bits(0x5A0E)), "1e16");
+    assert_eq!(BF16::from_bits(0x5A0E).to_string(), "10000000000000000");
+    assert_eq!(
+        format!("{:?}", BF16::from_bits(0x5A0D)),
+        "9900000000000000.0"
+    );
+}
+
 #[test]
 fn half_reads_our_strings() {
     for c in 0..=u16::MAX {

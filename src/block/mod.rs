@@ -744,6 +744,10 @@ mod tests {
     /// stride through every bit pattern and on every subnormal and edge pattern (NaNs
     /// compared after quieting, which `exact_product` applies).
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe integer and float arithmetic, no unsafe: nothing for Miri to check (CI time)"
+    )]
     fn wide_fast_is_exact() {
         let step = if cfg!(miri) { 1_000_003 } else { 4093 };
         let edges = (0..=64u32).chain(
