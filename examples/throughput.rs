@@ -56,7 +56,7 @@ use half::slice::HalfFloatSliceExt as _;
 use vcvt::block::{Mx, MxElement, Shape};
 use vcvt::{
     BF16, Backend, ConvertTo, Element, F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ,
-    F8E5M2, F8E5M2FNUZ, F8E8M0, F16, Options, Overflow,
+    F8E5M2, F8E5M2FNUZ, F8E8M0, F16, KernelInfo, Options, Overflow,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -578,12 +578,7 @@ fn run_pair<S: Elem + ConvertTo<D>, D: Elem>(
         });
         let gbs = bytes_moved / ns;
         best = best.max(gbs);
-        // 's': this backend has no SIMD kernel for the pair and runs the Scalar one.
-        let mark = if b != Backend::Scalar && !b.is_simd::<S, D>() {
-            "s"
-        } else {
-            " "
-        };
+        let mark = kernel_mark(b, b.kernel::<S, D>());
         let _ = write!(
             line,
             "{:>COL_W$}",
@@ -728,12 +723,7 @@ where
                 });
                 let gbs = bytes_moved / ns;
                 best = best.max(gbs);
-                let simd = b.is_simd::<f32, N>() && b.is_simd::<N, f32>();
-                let mark = if b != Backend::Scalar && !simd {
-                    "s"
-                } else {
-                    " "
-                };
+                let mark = kernel_mark(b, b.round_trip_kernel::<N>());
                 let _ = write!(
                     line,
                     "{:>COL_W$}",
@@ -832,6 +822,84 @@ fn all_pairs(cfg: &Config, phase: &mut Phase) {
     round_trip_row::<F8E4M3>(cfg, phase, 77);
     round_trip_row::<F8E5M2>(cfg, phase, 78);
     round_trip_row::<F4E2M1>(cfg, phase, 79);
+}
+
+/// The mark after a table cell: `s` when backend `b` runs the Scalar kernel for the pair,
+/// `2` when it runs two kernels one after the other (two passes), `n` when its kernel is
+/// narrower than `b`'s own width (a lower tier's), blank when the kernel is `b`'s own.
+fn kernel_mark(b: Backend, k: KernelInfo) -> &'static str {
+    if b == Backend::Scalar {
+        " "
+    } else if !k.is_simd() {
+        "s"
+    } else if k.passes > 1 {
+        "2"
+    } else if k.bits < b.width_bits() {
+        "n"
+    } else {
+        " "
+    }
+}
+
+/// Per backend, the pairs and round trips whose kernel is not the backend's own at its width
+/// in one pass (`Backend::kernel`), as the tables' marks say.
+fn print_kernel_widths(cfg: &Config) {
+    println!(
+        "Kernels below a backend's own width or in two passes ('n', '2' and 's' in the tables):"
+    );
+    for &b in cfg.backends.iter().filter(|&&b| b != Backend::Scalar) {
+        let mut off = Vec::new();
+        let mut total = 0;
+        let mut note = |name: String, k: KernelInfo| {
+            total += 1;
+            if kernel_mark(b, k) != " " {
+                off.push(format!("{name}: {k}"));
+            }
+        };
+        macro_rules! wide {
+            ($($t:ty),*) => {$(
+                note(format!("f32 -> {}", stringify!($t)), b.kernel::<f32, $t>());
+                note(format!("f64 -> {}", stringify!($t)), b.kernel::<f64, $t>());
+                note(format!("{} -> f32", stringify!($t)), b.kernel::<$t, f32>());
+                note(format!("{} -> f64", stringify!($t)), b.kernel::<$t, f64>());
+            )*};
+        }
+        macro_rules! leaf {
+            ($($t:ty),*) => {$(
+                note(format!("{} -> F16", stringify!($t)), b.kernel::<$t, F16>());
+                note(format!("{} -> BF16", stringify!($t)), b.kernel::<$t, BF16>());
+                note(format!("F16 -> {}", stringify!($t)), b.kernel::<F16, $t>());
+                note(format!("BF16 -> {}", stringify!($t)), b.kernel::<BF16, $t>());
+            )*};
+        }
+        macro_rules! round_trip {
+            ($($t:ty),*) => {$(
+                note(format!("round_trip {}", stringify!($t)), b.round_trip_kernel::<$t>());
+            )*};
+        }
+        wide!(
+            F16, BF16, F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F4E2M1x2,
+            F8E8M0
+        );
+        note("F16 -> BF16".into(), b.kernel::<F16, BF16>());
+        note("BF16 -> F16".into(), b.kernel::<BF16, F16>());
+        leaf!(
+            F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F4E2M1x2, F8E8M0
+        );
+        round_trip!(
+            F16, BF16, F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F8E8M0
+        );
+        println!(
+            "  {b} ({}-bit): {} of {total} at its own width in one pass; {}",
+            b.width_bits(),
+            total - off.len(),
+            if off.is_empty() {
+                "no exceptions".to_string()
+            } else {
+                off.join(", ")
+            }
+        );
+    }
 }
 
 /// Which pairs each backend runs with SIMD code (`Backend::is_simd`); the others run the
@@ -1631,8 +1699,13 @@ fn main() {
     println!("         conversions; its el/ns is n / time, its GB/s counts reads + writes");
     println!("best/memcpy = best backend's GB/s / memcpy's GB/s;  * = the active backend");
     println!("s      = the backend has no SIMD kernel for this pair: it runs the Scalar kernel");
+    println!("2      = the pair runs two kernels one after the other (two passes over the data)");
+    println!(
+        "n      = the pair runs a kernel narrower than the backend's own width (a lower tier's)"
+    );
     println!("Each timed output is also compared with scalar's before it is timed.");
     print_simd_pairs(&cfg);
+    print_kernel_widths(&cfg);
 
     for size in &cfg.sizes {
         print_header(&cfg, size);
