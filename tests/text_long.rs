@@ -1,0 +1,82 @@
+//! Parsing is exact for any length of digits and any exponent (issue 33): a long digit
+//! string with a compensating exponent is the same number as its short form. Expected codes
+//! are the exact values worked out by hand (1.0 is F16 0x3C00; 1 + 2^-11 = 1.00048828125 is
+//! the tie between 0x3C00 and 0x3C01), not the parser's own output.
+
+use proptest::prelude::*;
+use vcvt::{BF16, F8E4M3, F16};
+
+fn f16_bits(s: &str) -> u16 {
+    s.parse::<F16>().unwrap().to_bits()
+}
+
+#[test]
+fn issue_33_example_is_one() {
+    let s = format!("1{}e-1000000", "0".repeat(1_000_000));
+    assert_eq!(f16_bits(&s), 0x3C00);
+    assert_eq!(s.parse::<BF16>().unwrap().to_bits(), 0x3F80);
+    assert_eq!(s.parse::<F8E4M3>().unwrap().to_bits(), 0x38);
+}
+
+#[test]
+fn long_strings_with_compensating_exponents() {
+    let z = "0".repeat(1_000_000);
+    // Leading zeros after the point, compensated.
+    assert_eq!(f16_bits(&format!("0.{z}1e1000001")), 0x3C00);
+    assert_eq!(f16_bits(&format!("-0.{z}1e1000001")), 0xBC00);
+    // The tie 1 + 2^-11 rounds to even (0x3C00); anything above it, however far down,
+    // rounds up.
+    assert_eq!(f16_bits(&format!("100048828125{z}e-1000011")), 0x3C00);
+    assert_eq!(f16_bits(&format!("100048828125{z}1e-1000012")), 0x3C01);
+    assert_eq!(f16_bits(&format!("1.00048828125{z}1")), 0x3C01);
+    assert_eq!(
+        f16_bits(&format!("1.00048828124{}", "9".repeat(1_000_000))),
+        0x3C00
+    );
+    // Exponents far beyond i64 still give zero and the largest values.
+    let big = "9".repeat(100);
+    assert_eq!(f16_bits(&format!("1e-{big}")), 0x0000);
+    assert_eq!(f16_bits(&format!("1e{big}")), 0x7C00);
+    assert_eq!(f16_bits(&format!("0.{z}e{big}")), 0x0000);
+    // Exponents with many leading zeros.
+    assert_eq!(f16_bits(&format!("1e{z}1")), 0x4900); // 10
+    // Grammar and errors are still core's.
+    for bad in ["", ".", "e5", "1e", "1e+", "--1", "1.0.0", "0x10", "1_0"] {
+        assert!(bad.parse::<F16>().is_err(), "{bad:?}");
+        assert!(bad.parse::<f32>().is_err(), "{bad:?}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Padding a decimal with zeros on both sides and moving the exponent to compensate
+    /// does not change the value, so it must not change the code. (The short form takes the
+    /// fast path, which `tests/text.rs` checks on every code and boundary against the
+    /// exact-rational oracle; the padded form takes the general path.)
+    #[test]
+    fn padding_with_zeros_changes_nothing(
+        digits in "[1-9][0-9]{0,25}",
+        exp in -40i64..40,
+        lead in 0usize..3000,
+        trail in 0usize..3000,
+    ) {
+        let short = format!("{digits}e{exp}");
+        let long = format!(
+            "{}{digits}{}e{}",
+            "0".repeat(lead),
+            "0".repeat(trail),
+            exp - trail as i64
+        );
+        let point = format!(
+            "0.{}{digits}e{}",
+            "0".repeat(lead),
+            exp + digits.len() as i64 + lead as i64
+        );
+        for s in [&long, &point] {
+            prop_assert_eq!(short.parse::<F16>().unwrap().to_bits(), s.parse::<F16>().unwrap().to_bits(), "{}", s);
+            prop_assert_eq!(short.parse::<BF16>().unwrap().to_bits(), s.parse::<BF16>().unwrap().to_bits(), "{}", s);
+            prop_assert_eq!(short.parse::<F8E4M3>().unwrap().to_bits(), s.parse::<F8E4M3>().unwrap().to_bits(), "{}", s);
+        }
+    }
+}
