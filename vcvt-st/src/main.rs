@@ -11,7 +11,10 @@
 
 mod cleanup;
 mod glob;
+mod paths;
 mod plan;
+mod sizes;
+mod stdio;
 mod write;
 
 use std::path::PathBuf;
@@ -19,18 +22,27 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use crate::stdio::errln;
+
 /// Convert safetensors checkpoints on the CPU: BF16/F16/F32 casts, DeepSeek block FP8 and
 /// gpt-oss MXFP4 dequantization, FP8 (128x128 block scales) and MXFP4 quantization.
 #[derive(Parser, Debug)]
-#[command(name = "vcvt-st", version)]
+#[command(name = "vcvt-st", version, after_help = EXIT_STATUS)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
 
+/// The exit statuses, for `--help`.
+const EXIT_STATUS: &str = "\
+Exit status: 0 success; 1 an error (one line on stderr, nothing written); 2 bad arguments;
+130 interrupted by SIGINT, SIGTERM or SIGHUP (temporaries removed, nothing written);
+141 stdout's reader went away (e.g. `vcvt-st inspect IN | head -1`), quietly.";
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Convert a checkpoint file or directory into OUT (a new file or directory).
+    #[command(after_help = paths::RULES)]
     Convert(ConvertArgs),
     /// List tensors, dtypes, shapes, sizes, the companions recognised and what `convert
     /// --to TARGET` would do.
@@ -40,6 +52,9 @@ enum Command {
         /// The target whose plan to show.
         #[arg(long, value_enum, default_value = "bf16")]
         to: Target,
+        /// Accept .safetensors files of the directory that its index does not list.
+        #[arg(long)]
+        ignore_unindexed: bool,
     },
 }
 
@@ -49,7 +64,8 @@ pub(crate) struct ConvertArgs {
     /// for sharded checkpoints).
     input: PathBuf,
     /// The output file (for a file input) or directory (for a directory input); a
-    /// directory must not exist yet. Never the input.
+    /// directory must not exist yet. Never the input nor inside it (see the output rules
+    /// below).
     output: PathBuf,
     /// What to convert to.
     #[arg(long, value_enum)]
@@ -61,8 +77,9 @@ pub(crate) struct ConvertArgs {
     /// Keep tensors whose name matches one of these globs as they are.
     #[arg(long, value_name = "GLOB")]
     exclude: Vec<String>,
-    /// Block size of FP8 quantization (tile of N x N values, one f32 scale each).
-    #[arg(long, default_value_t = 128)]
+    /// Block size of FP8 quantization (tile of N x N values, one f32 scale each), and
+    /// the tile that block-FP8 dequantization expects (1 to 1048576).
+    #[arg(long, default_value_t = 128, value_parser = sizes::parse_fp8_block)]
     fp8_block: usize,
     /// MXFP4 scale rule: `ceil` (smallest power of two that does not clip the block
     /// maximum; gpt-oss/HF/vLLM) or `ocp` (the OCP MX v1.0 floor rule).
@@ -77,6 +94,10 @@ pub(crate) struct ConvertArgs {
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
+    /// Accept .safetensors files of the input directory that its index does not list (they
+    /// are neither converted nor copied); without it they are an error.
+    #[arg(long)]
+    ignore_unindexed: bool,
 }
 
 /// What `convert` produces.
@@ -116,17 +137,23 @@ fn main() -> ExitCode {
                     .num_threads(n)
                     .build_global()
             {
-                eprintln!("vcvt-st: error: --threads {n}: {e}");
+                errln!("vcvt-st: error: --threads {n}: {e}");
                 return ExitCode::FAILURE;
             }
             cleanup::install().and_then(|()| write::convert(&args))
         }
-        Command::Inspect { input, to } => plan::inspect(&input, to),
+        Command::Inspect {
+            input,
+            to,
+            ignore_unindexed,
+        } => plan::inspect(&input, to, plan::OpenOptions { ignore_unindexed }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // A signal stopped the run: its error is only the consequence.
+        Err(_) if cleanup::interrupted() => cleanup::exit_interrupted(),
         Err(e) => {
-            eprintln!("vcvt-st: error: {e}");
+            errln!("vcvt-st: error: {e}");
             ExitCode::FAILURE
         }
     }

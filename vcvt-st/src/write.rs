@@ -18,6 +18,8 @@ use vcvt::{BF16, F16};
 
 use crate::cleanup;
 use crate::plan::{self, Checkpoint, INDEX, Out, Plan, Source};
+use crate::sizes;
+use crate::stdio::{errln, outln};
 use crate::{ConvertArgs, MxProfileArg, Target};
 
 /// What the writer needs to compute output tensors.
@@ -102,6 +104,7 @@ struct Sink<'f> {
 
 impl Sink<'_> {
     fn write(&mut self, ctx: &Ctx<'_>, bytes: &[u8]) -> std::io::Result<()> {
+        cleanup::check()?;
         self.file.write_all(bytes)?;
         self.written += bytes.len() as u64;
         ctx.bar.inc(bytes.len() as u64);
@@ -115,6 +118,7 @@ impl Sink<'_> {
         n: usize,
         f: impl FnOnce(&mut [D]),
     ) -> std::io::Result<()> {
+        cleanup::check()?;
         let bytes = n * size_of::<D>();
         let words = bytes.div_ceil(4);
         if self.chunk.len() < words {
@@ -178,7 +182,7 @@ fn tile_scales(fp8: &BlockFp8, x: &[f32], rows: usize, cols: usize, block: usize
     let across = cols.div_ceil(block);
     let mut row = vec![0f32; across];
     let mut out = Vec::with_capacity(rows.div_ceil(block) * across * 4);
-    for tile_rows in x.chunks(block * cols) {
+    for tile_rows in x.chunks(block.saturating_mul(cols).max(1)) {
         // Amaxes are non-negative or NaN; as bits, NaN compares above every number, so the
         // maximum of the bits propagates a NaN as the quantizer does.
         let mut m = vec![0u32; across];
@@ -203,6 +207,11 @@ fn tile_scales(fp8: &BlockFp8, x: &[f32], rows: usize, cols: usize, block: usize
 fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()> {
     let view = |n: &str| &ctx.views[n];
     let out_size = Format::from_dtype(out.dtype).map_or(1, |f| f.bytes_for(1).unwrap_or(1));
+    if out.bytes() == 0 {
+        // An empty tensor, whatever its other dimensions claim (`[2^60, 0]`): no row to
+        // visit. (Its inputs are empty too; the plan checked the shapes.)
+        return Ok(());
+    }
     match &out.source {
         Source::Copy(name) => {
             for piece in view(name).data().chunks(COPY_STEP) {
@@ -309,9 +318,9 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
             let fp8 = BlockFp8::new(*block, *block);
             // Whole tile rows per step: tiles are independent, so the steps' codes and
             // scales, concatenated, are those of the whole tensor.
-            let step = (STEP / (block * cols).max(1)).max(1) * block;
+            let step = sizes::step_rows(STEP, *block, cols);
             for r0 in (0..rows).step_by(step) {
-                let r1 = (r0 + step).min(rows);
+                let r1 = r0.saturating_add(step).min(rows);
                 let shape = Shape::matrix(r1 - r0, cols);
                 to_f32(ctx, src, v, r0 * cols, (r1 - r0) * cols, &mut sink.values);
                 if *scales {
@@ -343,7 +352,7 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
                 sink.write(ctx, &sc)?;
             } else {
                 let (rows, cols, v) = (*rows, *cols, view(src));
-                let step = (STEP / cols.max(1)).max(1);
+                let step = sizes::step_rows(STEP, 1, cols);
                 let mut all_scales = Vec::new();
                 for r0 in (0..rows).step_by(step) {
                     let r1 = (r0 + step).min(rows);
@@ -382,10 +391,11 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
 struct Temp(Option<PathBuf>);
 
 impl Temp {
-    /// Registers `path`, which the caller is about to create.
-    fn new(path: &Path) -> Temp {
-        cleanup::register(path);
-        Temp(Some(path.to_path_buf()))
+    /// Registers `path`, which the caller is about to create (an error once a signal
+    /// arrived).
+    fn new(path: &Path) -> std::io::Result<Temp> {
+        cleanup::register(path)?;
+        Ok(Temp(Some(path.to_path_buf())))
     }
 
     /// Stops tracking a path that could not be created (it may be someone else's).
@@ -398,40 +408,40 @@ impl Temp {
     /// Renames the temporary to `to` and stops tracking it.
     fn rename_to(mut self, to: &Path) -> std::io::Result<()> {
         let p = self.0.take().expect("a live temporary");
-        let r = std::fs::rename(&p, to);
+        let r = cleanup::rename(&p, to);
         if r.is_err() {
             self.0 = Some(p);
-            return r;
         }
-        cleanup::unregister(&p);
-        Ok(())
+        r
     }
 }
 
 impl Drop for Temp {
     fn drop(&mut self) {
         if let Some(p) = self.0.take() {
-            if p.is_dir() {
-                let _ = std::fs::remove_dir_all(&p);
-            } else {
-                let _ = std::fs::remove_file(&p);
-            }
+            cleanup::remove(&p);
             cleanup::unregister(&p);
         }
     }
 }
 
 /// Pauses after each tensor when `VCVT_ST_TEST_PAUSE_MS` is set: a hook for the test that
-/// interrupts a run midway (`tests/cli.rs`), not an option for users.
-fn test_pause() {
+/// interrupts a run midway (`tests/cli.rs`), not an option for users. A signal ends the
+/// pause at once (as it ends a write).
+fn test_pause() -> std::io::Result<()> {
     static PAUSE: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
     if let Some(ms) = PAUSE.get_or_init(|| {
         std::env::var("VCVT_ST_TEST_PAUSE_MS")
             .ok()
             .and_then(|s| s.parse().ok())
     }) {
-        std::thread::sleep(std::time::Duration::from_millis(*ms));
+        let end = std::time::Instant::now() + std::time::Duration::from_millis(*ms);
+        while std::time::Instant::now() < end {
+            cleanup::check()?;
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
     }
+    cleanup::check()
 }
 
 /// A temporary sibling of `path` (same directory, so that renaming it is atomic).
@@ -445,7 +455,7 @@ fn temp_sibling(path: &Path) -> PathBuf {
 
 fn print_plan(plan: &Plan) {
     for l in &plan.lines {
-        println!("{}: {}", l.name, l.action);
+        outln!("{}: {}", l.name, l.action);
     }
 }
 
@@ -491,7 +501,7 @@ fn write_shard(
     }
 
     let tmp_path = temp_sibling(path);
-    let tmp = Temp::new(&tmp_path);
+    let tmp = Temp::new(&tmp_path).map_err(|e| cannot(&e))?;
     let mut file = match std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -517,7 +527,7 @@ fn write_shard(
     };
     for o in &outs {
         produce(o, ctx, &mut sink).map_err(io)?;
-        test_pause();
+        test_pause().map_err(io)?;
     }
     let written = sink.written;
     if written != offset as u64 {
@@ -617,6 +627,7 @@ fn write_dir(
     // The other files: config.json updated, the rest copied.
     let shard_names: Vec<&str> = ck.shards.iter().map(|s| s.file_name.as_str()).collect();
     for e in std::fs::read_dir(input).map_err(|e| format!("{}: {e}", input.display()))? {
+        cleanup::check().map_err(|e| e.to_string())?;
         let e = e.map_err(|e| format!("{}: {e}", input.display()))?;
         let name = e.file_name().to_string_lossy().into_owned();
         let ft = e.file_type().map_err(|e| format!("{}: {e}", e))?;
@@ -642,7 +653,12 @@ fn write_dir(
 
 /// `vcvt-st convert`.
 pub(crate) fn convert(args: &ConvertArgs) -> Result<(), String> {
-    let ck = plan::open(&args.input)?;
+    // The output rules first: nothing is read before the output is known to be allowed.
+    crate::paths::check_output(&args.input, &args.output)?;
+    let opts = plan::OpenOptions {
+        ignore_unindexed: args.ignore_unindexed,
+    };
+    let ck = plan::open_with(&args.input, opts)?;
     let parsed = ck.parse()?;
     let tensors = ck.tensors(&parsed)?;
     let filter = plan::Filter {
@@ -650,38 +666,11 @@ pub(crate) fn convert(args: &ConvertArgs) -> Result<(), String> {
         exclude: &args.exclude,
         fp8_block: args.fp8_block,
     };
-    if args.fp8_block == 0 {
-        return Err("--fp8-block must be at least 1".into());
-    }
     let plan = plan::plan(&ck, &tensors, args.to, &filter)?;
-
-    // The output must not be the input, nor (for a directory) exist already.
-    let input_abs =
-        std::fs::canonicalize(&args.input).map_err(|e| format!("{}: {e}", args.input.display()))?;
-    if let Ok(out_abs) = std::fs::canonicalize(&args.output) {
-        if out_abs == input_abs || (ck.dir.is_some() && out_abs.starts_with(&input_abs)) {
-            return Err(format!(
-                "{}: the output is the input",
-                args.output.display()
-            ));
-        }
-        if ck.dir.is_some() {
-            return Err(format!(
-                "{}: already exists (the output directory must be new)",
-                args.output.display()
-            ));
-        }
-        if out_abs.is_dir() {
-            return Err(format!(
-                "{}: is a directory (the input is a file)",
-                args.output.display()
-            ));
-        }
-    }
-    let total: u64 = plan.outs.iter().map(|o| o.bytes() as u64).sum();
+    let total = sizes::total(plan.outs.iter().map(Out::bytes))?;
     if args.dry_run {
         print_plan(&plan);
-        println!(
+        outln!(
             "dry run: {} tensors, {} converted, {} bytes of tensor data would be written to {}",
             plan.outs.len(),
             plan.converted,
@@ -720,7 +709,8 @@ pub(crate) fn convert(args: &ConvertArgs) -> Result<(), String> {
         write_shard(&ck, &plan, 0, &ctx, &args.output)?;
     } else {
         let tmp_path = temp_sibling(&args.output);
-        let tmp = Temp::new(&tmp_path);
+        let tmp = Temp::new(&tmp_path)
+            .map_err(|e| format!("{}: cannot create: {e}", tmp_path.display()))?;
         if let Err(e) = std::fs::create_dir(&tmp_path) {
             tmp.abandon();
             return Err(format!("{}: cannot create: {e}", tmp_path.display()));
@@ -731,7 +721,7 @@ pub(crate) fn convert(args: &ConvertArgs) -> Result<(), String> {
     }
     ctx.bar.finish_and_clear();
     let secs = start.elapsed().as_secs_f64();
-    eprintln!(
+    errln!(
         "wrote {} ({} tensors, {} converted, {:.1} MB in {:.2} s, {:.0} MB/s)",
         args.output.display(),
         plan.outs.len(),
