@@ -14,6 +14,8 @@ mod glob;
 mod paths;
 mod plan;
 mod sizes;
+#[cfg(test)]
+mod st_fuzz;
 mod stdio;
 mod write;
 
