@@ -6,7 +6,8 @@
 //! The signal handler itself only records the signal (`ctrlc` writes to a pipe from the
 //! handler, which is async-signal-safe, and calls [`install`]'s closure on a thread of its
 //! own); that closure sets [`STOP`]. The converting thread checks it before every piece of
-//! output it writes ([`check`], at most 8 MiB apart), before creating or renaming a
+//! output it writes ([`check`]: 8 MiB of a copy, 256 KiB of a cast, a step of a
+//! quantization), before creating or renaming a
 //! temporary, and in the test pause, then unwinds with an error: `Drop` removes its
 //! temporaries and `main` calls [`exit_interrupted`]. Should that thread be stuck (a write
 //! blocked on a hung file system), the handler's thread removes the registered temporaries

@@ -425,19 +425,25 @@ impl Drop for Temp {
     }
 }
 
-/// Pauses after each tensor when `VCVT_ST_TEST_PAUSE_MS` is set: a hook for the test that
-/// interrupts a run midway (`tests/cli.rs`), not an option for users. A signal ends the
-/// pause at once (as it ends a write).
+/// Pauses after each tensor when `VCVT_ST_TEST_PAUSE_MS` is set: a hook for the tests that
+/// interrupt a run midway (`tests/cli.rs`, `tests/hostile.rs`), not an option for users. A
+/// signal ends the pause at once (as it ends a write), unless `VCVT_ST_TEST_STUCK` is also
+/// set: then the pause ignores it, as a write blocked on a hung file system would, so that
+/// the handler's own cleanup after [`cleanup::GRACE`] is tested.
 fn test_pause() -> std::io::Result<()> {
-    static PAUSE: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
-    if let Some(ms) = PAUSE.get_or_init(|| {
-        std::env::var("VCVT_ST_TEST_PAUSE_MS")
+    static PAUSE: std::sync::OnceLock<(Option<u64>, bool)> = std::sync::OnceLock::new();
+    let (ms, stuck) = PAUSE.get_or_init(|| {
+        let ms = std::env::var("VCVT_ST_TEST_PAUSE_MS")
             .ok()
-            .and_then(|s| s.parse().ok())
-    }) {
+            .and_then(|s| s.parse().ok());
+        (ms, std::env::var_os("VCVT_ST_TEST_STUCK").is_some())
+    });
+    if let Some(ms) = ms {
         let end = std::time::Instant::now() + std::time::Duration::from_millis(*ms);
         while std::time::Instant::now() < end {
-            cleanup::check()?;
+            if !stuck {
+                cleanup::check()?;
+            }
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
     }

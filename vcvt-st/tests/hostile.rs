@@ -503,6 +503,68 @@ fn signals_stop_promptly_whatever_stdout_and_stderr_are() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// Class 4: a writer that does not see the signal (stuck, as in a write to a hung file
+/// system) is ended by the handler's thread after its 2 s grace, which removes the
+/// temporaries itself; stderr a dead pipe.
+#[test]
+fn a_stuck_writer_is_still_stopped() {
+    let d = tmpdir("stuck");
+    let src = d.join("in.safetensors");
+    raw(
+        &src,
+        &[
+            ("a", "BF16", &[64], &[1; 128]),
+            ("b", "BF16", &[64], &[2; 128]),
+        ],
+    );
+    for dir_out in [false, true] {
+        let (from, out) = if dir_out {
+            let input = d.join("in");
+            std::fs::create_dir_all(&input).unwrap();
+            std::fs::copy(&src, input.join("model.safetensors")).unwrap();
+            (input, d.join("out"))
+        } else {
+            (src.clone(), d.join("out.safetensors"))
+        };
+        let mut child = bin()
+            .args(["convert", "--to", "f16"])
+            .arg(&from)
+            .arg(&out)
+            .env("VCVT_ST_TEST_PAUSE_MS", "60000")
+            .env("VCVT_ST_TEST_STUCK", "1")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        drop(child.stderr.take());
+        let start = Instant::now();
+        let temp = loop {
+            if let Some(n) = names(&d).into_iter().find(|n| n.contains("vcvt-st-tmp")) {
+                break n;
+            }
+            assert!(start.elapsed() < Duration::from_secs(30), "no temporary");
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let killed = Command::new("sh")
+            .args(["-c", &format!("kill -TERM {}", child.id())])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let t0 = Instant::now();
+        let status = child.wait().unwrap();
+        let took = t0.elapsed();
+        assert_eq!(status.code(), Some(130));
+        assert!(
+            took >= Duration::from_millis(1900) && took < Duration::from_secs(10),
+            "took {took:?}"
+        );
+        assert!(!d.join(&temp).exists(), "{temp} left");
+        assert!(!out.exists());
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 /// Class 4: a reader that goes away ends `inspect` and `--dry-run` quietly with 141.
 #[test]
 fn broken_pipes_end_quietly() {
