@@ -46,7 +46,7 @@ proptest! {
             let want = oracle_len(s.rows(), s.cols(), s.stride());
             prop_assert_eq!(s.checked_len(), want);
             prop_assert_eq!(s.len(), want.unwrap_or(usize::MAX));
-            prop_assert_eq!(s.is_empty(), s.len() == 0);
+            prop_assert_eq!(s.is_empty(), s.checked_len() == Some(0));
             prop_assert_eq!(s.is_empty(), rows == 0 || cols == 0);
         }
     }

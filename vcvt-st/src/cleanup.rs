@@ -7,9 +7,9 @@
 //! handler, which is async-signal-safe, and calls [`install`]'s closure on a thread of its
 //! own); that closure sets [`STOP`]. The converting thread checks it before every piece of
 //! output it writes ([`check`]: 8 MiB of a copy, 256 KiB of a cast, a step of a
-//! quantization), before creating or renaming a
-//! temporary, and in the test pause, then unwinds with an error: `Drop` removes its
-//! temporaries and `main` calls [`exit_interrupted`]. Should that thread be stuck (a write
+//! quantization), before creating or renaming a temporary, and in the test pause, then
+//! unwinds with an error: `Drop` removes its temporaries and `main` calls
+//! [`exit_interrupted`]. Should that thread be stuck (a write
 //! blocked on a hung file system), the handler's thread removes the registered temporaries
 //! itself after [`GRACE`] and exits. Nothing here panics or fails on a closed or broken
 //! stderr: messages are written once and their errors ignored.
