@@ -766,9 +766,9 @@ const INV_POW10: [f64; 23] = [
 
 /// One pass over a plain number `[+-]digits[.digits][(e|E)[+-]digits]` (at least one digit
 /// before the exponent) with at most 19 significant digits: its sign, digits `w` and
-/// exponent `q`, the value being `±w·10^q`. The exponent saturates near `±2^20` (beyond any
-/// fast path; only `w = 0` uses such a `q`, as zero). `None` for everything else (more
-/// digits, `inf`, `nan`, malformed strings), which core's parser handles, errors included.
+/// exponent `q`, the value being `±w·10^q`. `None` for a written exponent of `2^20` or more
+/// in magnitude and for everything else (more digits, `inf`, `nan`, malformed strings),
+/// which [`parse_general`] handles, errors included.
 ///
 /// On 32-bit x86 without SSE2, where the x87 unit would round [`parse`]'s `f64`
 /// operations twice, it always gives `None`.
@@ -847,7 +847,9 @@ fn fast_decimal(s: &[u8]) -> Option<(bool, u64, i64)> {
             exp = (exp * 10 + i64::from(d)).min(1 << 20);
             i += 1;
         }
-        if i == start {
+        if i == start || exp >= 1 << 20 {
+            // (A saturated exponent is not the number's: with a fraction of about 2^20
+            // digits, `exp - frac` would land in the fast range. The general path is exact.)
             return None;
         }
         if eneg {

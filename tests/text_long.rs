@@ -80,3 +80,15 @@ proptest! {
         }
     }
 }
+
+/// The fast path's exponent saturation must not meet a long fraction: 1 at the 1,048,571st
+/// decimal place times 10^1048600 is 10^29 (beyond F16: inf; in BF16 the nearest code is
+/// 0x6FA2, worked out with exact rationals), not 10^5 as an exponent saturated at 2^20 made it.
+#[test]
+fn saturated_exponent_beside_a_long_fraction() {
+    let s = format!("0.{}1e1048600", "0".repeat(1_048_570));
+    assert_eq!(f16_bits(&s), 0x7C00);
+    assert_eq!(s.parse::<BF16>().unwrap().to_bits(), 0x6FA2);
+    let s = format!("0.{}1e1048572", "0".repeat(1_048_570));
+    assert_eq!(f16_bits(&s), 0x4900); // 10
+}
