@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! vcvt-st convert IN OUT --to bf16|f16|f32|f8e4m3|mxfp4 [--include GLOB]... [--exclude GLOB]... [--dry-run]
-//! vcvt-st inspect IN [--to TARGET]
+//!                 [--ignore-unindexed]
+//! vcvt-st inspect IN [--to TARGET] [--ignore-unindexed]
 //! ```
 //!
 //! See `vcvt-st --help` and the README's "vcvt-st" section.
@@ -90,8 +91,8 @@ pub(crate) struct ConvertArgs {
     /// Print the plan and write nothing.
     #[arg(long)]
     dry_run: bool,
-    /// Worker threads (default: all cores).
-    #[arg(long)]
+    /// Worker threads (default: all cores; 1 to 1024).
+    #[arg(long, value_parser = sizes::parse_threads)]
     threads: Option<usize>,
     /// No progress bar.
     #[arg(long, short)]

@@ -28,6 +28,20 @@ pub(crate) fn parse_fp8_block(s: &str) -> Result<usize, String> {
     }
 }
 
+/// The most `--threads`: rayon starts them all at once, so a huge count would only exhaust
+/// the process's threads or memory.
+pub(crate) const MAX_THREADS: usize = 1024;
+
+/// `clap` parser of `--threads`: 1 ..= [`MAX_THREADS`].
+pub(crate) fn parse_threads(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=MAX_THREADS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "`{s}` is not a number from 1 to {MAX_THREADS} (without --threads, all cores are used)"
+        )),
+    }
+}
+
 /// The product of `dims`, or an error naming tensor `name`.
 pub(crate) fn product(name: &str, what: &str, dims: &[usize]) -> Result<usize, String> {
     dims.iter()
@@ -108,5 +122,7 @@ mod tests {
         assert!(parse_fp8_block("0").is_err());
         assert_eq!(parse_fp8_block("128"), Ok(128));
         assert!(total([usize::MAX, usize::MAX, 2]).is_err());
+        assert!(parse_threads("0").is_err() && parse_threads("1000000").is_err());
+        assert_eq!(parse_threads("4"), Ok(4));
     }
 }

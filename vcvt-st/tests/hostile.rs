@@ -170,6 +170,13 @@ fn claimed_dimensions_cost_nothing_and_never_wrap() {
         assert!(stderr(&o).contains("--fp8-block"), "{}", stderr(&o));
         assert!(!out.exists());
     }
+    // So is a thread count rayon could not start.
+    for t in ["0", "1000000", "18446744073709551616"] {
+        let (o, _) = run(&[&"convert", &good, &out, &"--to", &"f16", &"--threads", &t]);
+        no_panic(&o);
+        assert_eq!(o.status.code(), Some(2), "--threads {t}: {}", stderr(&o));
+        assert!(!out.exists());
+    }
     // The largest accepted block quantizes (one tile).
     let (o, _) = run(&[
         &"convert",
