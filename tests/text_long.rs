@@ -48,7 +48,7 @@ fn long_strings_with_compensating_exponents() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig::with_cases(256))]
 
     /// Padding a decimal with zeros on both sides and moving the exponent to compensate
     /// does not change the value, so it must not change the code. (The short form takes the
@@ -58,8 +58,9 @@ proptest! {
     fn padding_with_zeros_changes_nothing(
         digits in "[1-9][0-9]{0,25}",
         exp in -40i64..40,
-        lead in 0usize..3000,
-        trail in 0usize..3000,
+        // Short paddings and ones of tens of thousands of digits.
+        lead in prop_oneof![0usize..3000, 65_000usize..70_000],
+        trail in prop_oneof![0usize..3000, 65_000usize..70_000],
     ) {
         let short = format!("{digits}e{exp}");
         let long = format!(
@@ -91,4 +92,45 @@ fn saturated_exponent_beside_a_long_fraction() {
     assert_eq!(s.parse::<BF16>().unwrap().to_bits(), 0x6FA2);
     let s = format!("0.{}1e1048572", "0".repeat(1_048_570));
     assert_eq!(f16_bits(&s), 0x4900); // 10
+}
+
+/// 557 long strings around every kind of F16 and BF16 boundary (midpoints between codes,
+/// codes, the overflow threshold, subnormals; exactly on, just above and just below, the
+/// deciding digit up to 3,000 places past the 800 the parser keeps, leading zeros up to
+/// 1,050,000 so that exponents pass 2^20), with the codes Python's exact rationals give
+/// (`scripts/gen_text_long_vectors.py`, `tests/data/text/long.tsv`).
+#[test]
+fn long_strings_against_the_exact_rational_oracle() {
+    let table = include_str!("data/text/long.tsv");
+    let mut n = 0;
+    for line in table.lines().filter(|l| !l.starts_with('#')) {
+        let f: Vec<&str> = line.split('\t').collect();
+        let [format, sign, lead, digits, pad, tail, exp, want] = f[..] else {
+            panic!("bad line {line}");
+        };
+        let tail = match tail {
+            "-" => String::new(),
+            "1" => "1".into(),
+            t => "9".repeat(t.strip_prefix("9x").unwrap().parse().unwrap()),
+        };
+        let s = format!(
+            "{sign}0.{}{digits}{}{tail}e{exp}",
+            "0".repeat(lead.parse().unwrap()),
+            "0".repeat(pad.parse().unwrap())
+        );
+        let want = u16::from_str_radix(want, 16).unwrap();
+        let got = match format {
+            "f16" => s.parse::<F16>().unwrap().to_bits(),
+            "bf16" => s.parse::<BF16>().unwrap().to_bits(),
+            other => panic!("format {other}"),
+        };
+        assert_eq!(
+            got,
+            want,
+            "{format} {sign} lead {lead} {digits} pad {pad} tail {} e{exp}",
+            tail.len()
+        );
+        n += 1;
+    }
+    assert_eq!(n, 557);
 }
