@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Text vectors (issue 16): regenerate tests/data/text/*.tsv with the exact-rational oracle
-# (scripts/gen_text_vectors.py; long.tsv, issue 33: scripts/gen_text_long_vectors.py) and require them to be byte-identical to the committed ones;
+# (scripts/gen_text_vectors.py; long.tsv, issue 33: scripts/gen_text_long_vectors.py) and
+# require them to be byte-identical to the committed ones;
 # check that ml_dtypes 0.6.0 reads every printed `{}` string back to its code; and, where a
 # nightly toolchain is installed (CI installs it for Miri and fuzzing), that Rust core `f16`
 # prints every code exactly as the oracle does (the F16 digest that tests/text.rs checks).
