@@ -657,6 +657,25 @@ fn write_dir(
     Ok(())
 }
 
+/// Writes shard 0 of `plan` to `path` as `convert` does, with the default MX profile: the
+/// writer's half of the fuzz corpus replay (`st_fuzz.rs`).
+#[cfg(test)]
+pub(crate) fn write_first_shard(
+    ck: &Checkpoint,
+    parsed: &[SafeTensors<'_>],
+    plan: &Plan,
+    path: &Path,
+) -> Result<(), String> {
+    let ctx = Ctx {
+        views: parsed.iter().flat_map(|st| st.iter()).collect(),
+        cache: Mutex::new(HashMap::new()),
+        bar: ProgressBar::hidden(),
+        mx: Mx::new(MxElement::E2M1),
+        maps: ck.shards.iter().map(|s| &s.mmap).collect(),
+    };
+    write_shard(ck, plan, 0, &ctx, path)
+}
+
 /// `vcvt-st convert`.
 pub(crate) fn convert(args: &ConvertArgs) -> Result<(), String> {
     // The output rules first: nothing is read before the output is known to be allowed.
