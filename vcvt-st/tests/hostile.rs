@@ -301,6 +301,20 @@ fn messages_state_the_actual_problem() {
     let e = stderr(&o);
     assert!(e.contains("c.safetensors: is a FIFO"), "{e}");
     assert!(took < Duration::from_secs(20));
+    // Inputs that are a FIFO or a character device: named, not read.
+    let (o, took) = run(&[&"convert", &ck.join("c.safetensors"), &out, &"--to", &"f16"]);
+    assert!(
+        stderr(&o).contains("is a FIFO, not a .safetensors file"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(took < Duration::from_secs(20));
+    let (o, _) = run(&[&"inspect", &"/dev/zero"]);
+    assert!(
+        stderr(&o).contains("/dev/zero: is a character device"),
+        "{}",
+        stderr(&o)
+    );
     mkfifo(&ck.join("model.safetensors.index.json"));
     let (o, _) = run(&[&"inspect", &ck]);
     assert!(
