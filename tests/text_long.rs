@@ -6,6 +6,12 @@
 use proptest::prelude::*;
 use vcvt::{BF16, F8E4M3, F16};
 
+// The `text` fuzz target's checker: the exact decimal against each result's midpoints,
+// digit by digit, independently of vcvt's parser, for all eleven element types.
+#[path = "../fuzz/src/text_harness.rs"]
+#[allow(dead_code)]
+mod text_harness;
+
 fn f16_bits(s: &str) -> u16 {
     s.parse::<F16>().unwrap().to_bits()
 }
@@ -92,6 +98,48 @@ fn saturated_exponent_beside_a_long_fraction() {
     assert_eq!(s.parse::<BF16>().unwrap().to_bits(), 0x6FA2);
     let s = format!("0.{}1e1048572", "0".repeat(1_048_570));
     assert_eq!(f16_bits(&s), 0x4900); // 10
+}
+
+/// The strings of `long.tsv` (those with fewer than 100,000 leading zeros) and the examples
+/// above, through the fuzz target's independent checker, for every element type.
+#[test]
+fn long_strings_through_the_text_fuzz_checker() {
+    let z = "0".repeat(1_000_000);
+    let mut cases = vec![
+        format!("1{z}e-1000000"),
+        format!("0.{z}1e1000001"),
+        format!("100048828125{z}1e-1000012"),
+        format!("0.{}1e1048600", "0".repeat(1_048_570)),
+    ];
+    for line in include_str!("data/text/long.tsv")
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+    {
+        let f: Vec<&str> = line.split('\t').collect();
+        let lead: usize = f[2].parse().unwrap();
+        if lead > 100_000 {
+            continue;
+        }
+        let tail = match f[5] {
+            "-" => String::new(),
+            "1" => "1".into(),
+            t => "9".repeat(t[2..].parse().unwrap()),
+        };
+        let pad = "0".repeat(f[4].parse().unwrap());
+        cases.push(format!(
+            "{}0.{}{}{pad}{tail}e{}",
+            f[1],
+            "0".repeat(lead),
+            f[3],
+            f[6]
+        ));
+    }
+    assert!(cases.len() > 500);
+    for s in &cases {
+        if let Err(e) = text_harness::run(s.as_bytes()) {
+            panic!("{}...: {e}", &s[..40.min(s.len())]);
+        }
+    }
 }
 
 /// 557 long strings around every kind of F16 and BF16 boundary (midpoints between codes,
