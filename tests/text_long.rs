@@ -137,7 +137,20 @@ fn long_strings_through_the_text_fuzz_checker() {
     assert!(cases.len() > 500);
     for s in &cases {
         if let Err(e) = text_harness::run(s.as_bytes()) {
-            panic!("{}...: {e}", &s[..40.min(s.len())]);
+            // (The checker's message quotes the whole string: only its end is shown.)
+            let tail: String = e
+                .chars()
+                .rev()
+                .take(200)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            panic!(
+                "{}... ({} bytes): ...{tail}",
+                &s[..40.min(s.len())],
+                s.len()
+            );
         }
     }
 }
