@@ -45,7 +45,7 @@ Exit status: 0 success; 1 an error (one line on stderr, nothing written); 2 bad 
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Convert a checkpoint file or directory into OUT (a new file or directory).
-    #[command(after_help = paths::RULES)]
+    #[command(after_help = format!("{}\n\n{EXIT_STATUS}", paths::RULES))]
     Convert(ConvertArgs),
     /// List tensors, dtypes, shapes, sizes, the companions recognised and what `convert
     /// --to TARGET` would do.

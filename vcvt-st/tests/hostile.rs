@@ -406,6 +406,10 @@ fn outputs_never_land_in_the_input_nor_replace_special_files() {
         h.contains("Output rules") && h.contains("4. for a file IN"),
         "{h}"
     );
+    assert!(
+        h.contains("130 interrupted") && h.contains("141 stdout"),
+        "{h}"
+    );
     std::fs::remove_dir_all(&d).unwrap();
 }
 
