@@ -7,13 +7,18 @@
 //! ```text
 //! byte 0      target: bf16, f16, f32, f8e4m3, mxfp4 (mod 5)
 //! byte 1      --fp8-block: 1, 2, 3, 16, 128, 1 << 20 (mod 6)
-//! byte 2      bit 0: --include '*'; bit 1: an index follows the file
+//! byte 2      bit 0: --include '*'; bit 1: an index follows the file;
+//!             bit 2: the file is described, not given (below)
 //! bytes 3..7  L, u32 little-endian: the length of the safetensors file
 //! L bytes     the safetensors file (header JSON and data: anything)
 //! the rest    with bit 1, the `model.safetensors.index.json` (anything)
 //! ```
 //!
-//! (shorter inputs are padded with zeros). The file is parsed as `vcvt-st` parses a mapped
+//! (shorter inputs are padded with zeros). With bit 2, the L bytes describe the tensors
+//! instead ([`described`]): names from the companion patterns, dtypes, and dimensions that
+//! are mostly small and often hostile (0, 2^32, 2^59, 2^60, 2^63, `u64::MAX`), with exactly
+//! the bytes the shape needs when that is at most 64 KiB, so that the fuzzer reaches the
+//! planner with headers the safetensors crate accepts. The file is parsed as `vcvt-st` parses a mapped
 //! shard, its tensors checked against the index, and planned for the target; any of these
 //! may refuse the input, none may panic. A plan that is accepted must have output sizes that
 //! fit in `usize` and total at most 8 times the file's length (the largest expansion is a
@@ -44,6 +49,13 @@ pub fn run(data: &[u8]) -> Result<bool, String> {
     let len = u32::from_le_bytes([byte(3), byte(4), byte(5), byte(6)]) as usize;
     let rest = data.get(7..).unwrap_or(&[]);
     let (file, index) = rest.split_at(len.min(rest.len()));
+    let built;
+    let file = if flags & 4 != 0 {
+        built = described(file);
+        &built[..]
+    } else {
+        file
+    };
     if file.is_empty() {
         return Ok(false);
     }
@@ -118,6 +130,94 @@ pub fn run(data: &[u8]) -> Result<bool, String> {
         }
     }
     Ok(true)
+}
+
+/// A safetensors file from a description: a tensor count, then per tensor a name, a dtype,
+/// a rank and dimensions (each one byte, or nine for a raw `u64`); the data bytes repeat the
+/// description's bytes.
+fn described(d: &[u8]) -> Vec<u8> {
+    const NAMES: [&str; 10] = [
+        "w",
+        "w_scale_inv",
+        "x_blocks",
+        "x_scales",
+        "x",
+        "model.norm.weight",
+        "lm_head.weight",
+        "e.weight",
+        "e.weight_scale_inv",
+        "e_blocks",
+    ];
+    const DTYPES: [&str; 12] = [
+        "F32", "BF16", "F16", "F8_E4M3", "U8", "F8_E8M0", "F4", "F64", "I32", "F6_E2M3", "F8_E5M2",
+        "BOOL",
+    ];
+    const HOSTILE: [u64; 10] = [
+        0,
+        1,
+        16,
+        32,
+        128,
+        1 << 32,
+        1 << 59,
+        1 << 60,
+        1 << 63,
+        u64::MAX,
+    ];
+    let mut at = 0;
+    let mut next = || {
+        let b = d.get(at).copied().unwrap_or(0);
+        at += 1;
+        b
+    };
+    let count = usize::from(next() % 6) + 1;
+    let mut specs: Vec<(&str, &str, Vec<u64>)> = Vec::new();
+    for _ in 0..count {
+        let name = NAMES[usize::from(next()) % NAMES.len()];
+        let dtype = DTYPES[usize::from(next()) % DTYPES.len()];
+        let rank = usize::from(next() % 5);
+        let mut shape = Vec::with_capacity(rank);
+        for _ in 0..rank {
+            let b = next();
+            shape.push(match b {
+                0..=199 => u64::from(b % 40),
+                200..=249 => HOSTILE[usize::from(b - 200) % HOSTILE.len()],
+                _ => u64::from_le_bytes(std::array::from_fn(|_| next())),
+            });
+        }
+        specs.push((name, dtype, shape));
+    }
+    let bits = |dtype: &str| -> u64 {
+        match dtype {
+            "F64" => 64,
+            "F32" | "I32" => 32,
+            "BF16" | "F16" => 16,
+            "F6_E2M3" => 6,
+            "F4" => 4,
+            _ => 8,
+        }
+    };
+    let data: Vec<Vec<u8>> = specs
+        .iter()
+        .map(|(_, dtype, shape)| {
+            let n = shape
+                .iter()
+                .try_fold(1u64, |a, &b| a.checked_mul(b))
+                .and_then(|n| n.checked_mul(bits(dtype)))
+                .map(|b| b.div_ceil(8))
+                .filter(|&b| b <= 1 << 16)
+                .unwrap_or(u64::from(next()));
+            (0..n as usize)
+                .map(|i| d.get(i % d.len().max(1)).copied().unwrap_or(0))
+                .collect()
+        })
+        .collect();
+    let tensors: Vec<(&str, &str, &[u64], &[u8])> = specs
+        .iter()
+        .zip(&data)
+        .map(|((name, dtype, shape), bytes)| (*name, *dtype, shape.as_slice(), bytes.as_slice()))
+        .collect();
+    st_file(&tensors)
 }
 
 /// A safetensors file of `(name, dtype, shape, bytes)`, its header written by hand (so
@@ -208,6 +308,20 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         ("wrapping", input(bf16, 4, 0, &wrap, "")),
         ("fp8-empty", input(bf16, 4, 0, &fp8_empty, "")),
         ("scales-alone", input(bf16, 4, 0, &lonely, "")),
+        // Described files (flag 4): an FP8 pair, MXFP4 blocks with a hostile dimension,
+        // two floats.
+        (
+            "described-fp8",
+            input(bf16, 4, 4, &[1, 0, 3, 2, 2, 3, 1, 0, 2, 1, 1], ""),
+        ),
+        (
+            "described-mx-hostile",
+            input(bf16, 4, 4, &[1, 2, 4, 3, 207, 0, 16, 3, 4, 2, 207, 0], ""),
+        ),
+        (
+            "described-floats",
+            input(mx, 4, 5, &[1, 4, 0, 2, 4, 32, 6, 1, 2, 8, 64], ""),
+        ),
         (
             "index",
             input(
