@@ -417,10 +417,20 @@ pub(crate) fn modelopt_group(
         return None;
     }
     let k = t.shape[n - 1];
-    if t.dtype == Dtype::U8 && s.dtype == Dtype::F8_E4M3 && n == 2 && (2 * k).is_multiple_of(16) {
+    // Checked: the dimensions come from an untrusted header (`[0, 2^63]` is a valid empty
+    // tensor), see `sizes`.
+    let nv_scales = k
+        .checked_mul(2)
+        .filter(|c| c.is_multiple_of(16))
+        .map(|c| c / 16);
+    if t.dtype == Dtype::U8
+        && s.dtype == Dtype::F8_E4M3
+        && n == 2
+        && let Some(per_row) = nv_scales
+    {
         let g = tensors.get(&format!("{name}_scale_2"))?;
-        let one = g.dtype == Dtype::F32 && g.shape.iter().product::<usize>() == 1;
-        (one && s.shape[1] == 2 * k / 16).then_some(Target::Nvfp4)
+        let one = g.dtype == Dtype::F32 && sizes::product(name, "", &g.shape) == Ok(1);
+        (one && s.shape[1] == per_row).then_some(Target::Nvfp4)
     } else if t.dtype == Dtype::F8_E4M3
         && matches!(s.dtype, Dtype::U8 | Dtype::F8_E8M0)
         && k.is_multiple_of(32)
@@ -597,8 +607,10 @@ pub(crate) fn plan(
                 }
                 continue;
             }
-            let rows: usize = t.shape[..n - 1].iter().product();
+            let rows = sizes::product(name, "the row count", &t.shape[..n - 1])
+                .map_err(|e| format!("{}: {e}", ck.where_is(t)))?;
             let (cols, source, what) = if group == Target::Nvfp4 {
+                // (modelopt_group checked that this does not overflow.)
                 let cols = t.shape[n - 1] * 2;
                 let source = Source::DequantNv {
                     weight: name.clone(),
@@ -829,7 +841,10 @@ pub(crate) fn plan(
                     continue;
                 }
                 let cols = t.shape[n - 1];
-                let rows: usize = t.shape[..n - 1].iter().product();
+                // Exact for a tensor without a zero dimension (its bytes are present), but
+                // checked all the same (see `sizes`).
+                let rows = sizes::product(name, "the row count", &t.shape[..n - 1])
+                    .map_err(|e| format!("{}: {e}", ck.where_is(t)))?;
                 let taken = |names: &[&String]| -> Result<(), String> {
                     for x in names {
                         if tensors.contains_key(x.as_str()) {

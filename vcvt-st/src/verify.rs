@@ -26,6 +26,7 @@ use vcvt::{BF16, F16};
 
 use crate::plan;
 use crate::shard;
+use crate::sizes;
 use crate::stdio::outln;
 use crate::tree;
 
@@ -280,6 +281,24 @@ pub(crate) fn verify(
     let ock = plan::open_with(output, plan::OpenOptions::default())?;
     let oparsed = ock.parse()?;
     let otensors = ock.tensors(&oparsed)?;
+    // Headers are untrusted: a tensor with a zero dimension is valid whatever its other
+    // dimensions claim, and the checks below multiply them (by up to 32). Dimensions whose
+    // non-zero product exceeds 2^48 values (256 Ti, beyond any real tensor) are refused, so
+    // that no product here can overflow.
+    for (ck, tensors) in [(&ick, &itensors), (&ock, &otensors)] {
+        for (name, t) in tensors.iter() {
+            let nonzero: Vec<usize> = t.shape.iter().copied().filter(|&d| d != 0).collect();
+            let n = sizes::product(name, "the element count", &nonzero)
+                .map_err(|e| format!("{}: {e}", ck.where_is(t)))?;
+            if n > 1 << 48 {
+                return Err(format!(
+                    "{}: tensor `{name}` {:?}: its dimensions claim more than 2^48 values (verify cannot check it)",
+                    ck.where_is(t),
+                    t.shape
+                ));
+            }
+        }
+    }
     let iv: HashMap<String, TensorView<'_>> = iparsed
         .iter()
         .flat_map(|st| st.iter())
