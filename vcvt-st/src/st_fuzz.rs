@@ -5,10 +5,12 @@
 //! An input is
 //!
 //! ```text
-//! byte 0      target: bf16, f16, f32, f8e4m3, mxfp4 (mod 5)
+//! byte 0      target: bf16, f16, f32, f8e4m3, mxfp4, mxfp8, nvfp4 (mod 7)
 //! byte 1      --fp8-block: 1, 2, 3, 16, 128, 1 << 20 (mod 6)
 //! byte 2      bit 0: --include '*'; bit 1: an index follows the file;
-//!             bit 2: the file is described, not given (below)
+//!             bit 2: the file is described, not given (below);
+//!             bit 3: --case-sensitive-globs;
+//!             bits 4-5: --unquantized-to keep, bf16, f16, f32
 //! bytes 3..7  L, u32 little-endian: the length of the safetensors file
 //! L bytes     the safetensors file (header JSON and data: anything)
 //! the rest    with bit 1, the `model.safetensors.index.json` (anything)
@@ -30,12 +32,20 @@ use crate::Target;
 use crate::plan::{self, Checkpoint, Filter, Shard};
 use crate::sizes;
 
-const TARGETS: [Target; 5] = [
+const TARGETS: [Target; 7] = [
     Target::Bf16,
     Target::F16,
     Target::F32,
     Target::F8e4m3,
     Target::Mxfp4,
+    Target::Mxfp8,
+    Target::Nvfp4,
+];
+const UNQUANTIZED: [Option<safetensors::Dtype>; 4] = [
+    None,
+    Some(safetensors::Dtype::BF16),
+    Some(safetensors::Dtype::F16),
+    Some(safetensors::Dtype::F32),
 ];
 const BLOCKS: [usize; 6] = [1, 2, 3, 16, 128, 1 << 20];
 
@@ -87,8 +97,8 @@ pub fn run(data: &[u8]) -> Result<bool, String> {
         include: if flags & 1 != 0 { &star } else { &[] },
         exclude: &[],
         fp8_block: block,
-        case_sensitive: false,
-        unquantized: None,
+        case_sensitive: flags & 8 != 0,
+        unquantized: UNQUANTIZED[usize::from(flags >> 4) % UNQUANTIZED.len()],
     };
     let Ok(plan) = plan::plan(&ck, &tensors, target, &filter) else {
         return Ok(false);
@@ -138,7 +148,7 @@ pub fn run(data: &[u8]) -> Result<bool, String> {
 /// a rank and dimensions (each one byte, or nine for a raw `u64`); the data bytes repeat the
 /// description's bytes.
 fn described(d: &[u8]) -> Vec<u8> {
-    const NAMES: [&str; 10] = [
+    const NAMES: [&str; 13] = [
         "w",
         "w_scale_inv",
         "x_blocks",
@@ -149,6 +159,10 @@ fn described(d: &[u8]) -> Vec<u8> {
         "e.weight",
         "e.weight_scale_inv",
         "e_blocks",
+        // ModelOpt NVFP4 / MXFP8 groups.
+        "m",
+        "m_scale",
+        "m_scale_2",
     ];
     const DTYPES: [&str; 12] = [
         "F32", "BF16", "F16", "F8_E4M3", "U8", "F8_E8M0", "F4", "F64", "I32", "F6_E2M3", "F8_E5M2",
@@ -262,7 +276,7 @@ fn input(target: u8, block: u8, flags: u8, file: &[u8], index: &str) -> Vec<u8> 
 /// The seed corpus (`fuzz/corpus/st_plan`, written by `fuzz/examples/gen_corpus.rs`):
 /// every companion layout, quantization targets, and the hostile shapes of issue 33.
 pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
-    let (bf16, f32, f8, mx) = (0, 2, 3, 4);
+    let (bf16, f32, f8, mx, mx8, nv) = (0, 2, 3, 4, 5, 6);
     let fp8 = st_file(&[
         ("w", "F8_E4M3", &[2, 3], &[0x38; 6]),
         ("w_scale_inv", "F32", &[1, 1], &[0, 0, 0x80, 0x3F]),
@@ -296,6 +310,25 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     ]);
     let lonely = st_file(&[("x_scales", "U8", &[2], &[1, 2])]);
     let one = st_file(&[("a", "F32", &[1], &[0; 4])]);
+    // ModelOpt groups as `--to nvfp4` / `--to mxfp8` write them, and one whose last
+    // dimension, doubled for NVFP4, would overflow without checked arithmetic.
+    let nvfp4 = st_file(&[
+        ("m", "U8", &[2, 8], &[0x21; 16]),
+        ("m_scale", "F8_E4M3", &[2, 1], &[0x38; 2]),
+        ("m_scale_2", "F32", &[], &[0, 0, 0x80, 0x3F]),
+    ]);
+    let mxfp8 = st_file(&[
+        ("m", "F8_E4M3", &[2, 32], &[0x38; 64]),
+        ("m_scale", "U8", &[2, 1], &[127; 2]),
+    ]);
+    let modelopt_huge = st_file(&[
+        ("m", "U8", &[0, 1 << 62], &[]),
+        ("m_scale", "F8_E4M3", &[0, 1 << 59], &[]),
+        ("m_scale_2", "F32", &[1], &[0, 0, 0x80, 0x3F]),
+        ("n", "U8", &[0, 1 << 63], &[]),
+        ("n_scale", "F8_E4M3", &[0, 1 << 60], &[]),
+        ("n_scale_2", "F32", &[1], &[0, 0, 0x80, 0x3F]),
+    ]);
     vec![
         ("fp8-dequant", input(bf16, 4, 0, &fp8, "")),
         ("fp8-dequant-f32-block1", input(f32, 0, 0, &fp8, "")),
@@ -310,6 +343,13 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         ("wrapping", input(bf16, 4, 0, &wrap, "")),
         ("fp8-empty", input(bf16, 4, 0, &fp8_empty, "")),
         ("scales-alone", input(bf16, 4, 0, &lonely, "")),
+        ("quant-nvfp4", input(nv, 4, 1, &floats, "")),
+        // --unquantized-to bf16 (bits 4-5) and --case-sensitive-globs (bit 3).
+        ("quant-mxfp8-unquantized", input(mx8, 4, 0x18, &floats, "")),
+        ("nvfp4-dequant", input(bf16, 4, 0, &nvfp4, "")),
+        ("nvfp4-keep", input(nv, 4, 0, &nvfp4, "")),
+        ("mxfp8-dequant", input(f32, 4, 0, &mxfp8, "")),
+        ("modelopt-huge-empty", input(f32, 4, 0, &modelopt_huge, "")),
         // Described files (flag 4): an FP8 pair, MXFP4 blocks with a hostile dimension,
         // two floats.
         (
