@@ -651,3 +651,193 @@ fn broken_pipes_end_quietly() {
     }
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// Issues 30 and 33 together: a `--shard` run and `finalize` follow the output rules (OUT
+/// may be the existing directory the runs share, never inside the input nor a file); the
+/// index must list every top-level shard (unless `--ignore-unindexed`), while
+/// `.safetensors` files in subdirectories are copied as files of the tree.
+#[test]
+fn shard_runs_and_finalize_follow_the_output_rules() {
+    let d = tmpdir("shard");
+    let ck = d.join("ck");
+    std::fs::create_dir_all(ck.join("sub")).unwrap();
+    raw(&ck.join("a.safetensors"), &[("a", "F32", &[2], &[0; 8])]);
+    raw(&ck.join("b.safetensors"), &[("b", "F32", &[2], &[0; 8])]);
+    raw(
+        &ck.join("sub/extra.safetensors"),
+        &[("x", "F32", &[1], &[0; 4])],
+    );
+    std::fs::write(
+        ck.join("model.safetensors.index.json"),
+        r#"{"weight_map": {"a": "a.safetensors", "b": "b.safetensors"}}"#,
+    )
+    .unwrap();
+    let before = names(&ck);
+    let fails = |args: &[&dyn AsRef<std::ffi::OsStr>], what: &str| {
+        let (o, _) = run(args);
+        let e = stderr(&o);
+        no_panic(&o);
+        assert_eq!(o.status.code(), Some(1), "{e}");
+        assert!(e.contains(what), "{e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+    };
+    // Inside the input: refused before anything is created (it used to create ck/out).
+    let inside = ck.join("out");
+    for i in ["0/2", "1/2"] {
+        fails(
+            &[
+                &"convert", &"-q", &ck, &inside, &"--to", &"bf16", &"--shard", &i,
+            ],
+            "output rule 1",
+        );
+    }
+    fails(
+        &[&"finalize", &ck, &inside, &"--to", &"bf16"],
+        "inside the input directory",
+    );
+    assert_eq!(names(&ck), before, "nothing written into the input");
+    // An existing file as OUT is refused (rule 3); a directory is shared.
+    std::fs::write(d.join("file"), b"x").unwrap();
+    fails(
+        &[
+            &"convert",
+            &"-q",
+            &ck,
+            &d.join("file"),
+            &"--to",
+            &"bf16",
+            &"--shard",
+            &"0/2",
+        ],
+        "output rule 3",
+    );
+    assert_eq!(std::fs::read(d.join("file")).unwrap(), b"x");
+    let out = d.join("out");
+    std::fs::create_dir(&out).unwrap();
+    for i in ["0/2", "1/2"] {
+        let (o, _) = run(&[
+            &"convert", &"-q", &ck, &out, &"--to", &"bf16", &"--shard", &i,
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let (o, _) = run(&[&"finalize", &ck, &out, &"--to", &"bf16"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The subdirectory's .safetensors file is copied byte for byte, not converted.
+    assert_eq!(
+        std::fs::read(out.join("sub/extra.safetensors")).unwrap(),
+        std::fs::read(ck.join("sub/extra.safetensors")).unwrap()
+    );
+    let b = std::fs::read(out.join("b.safetensors")).unwrap();
+    let st = SafeTensors::deserialize(&b).unwrap();
+    assert_eq!(st.tensor("b").unwrap().dtype(), Dtype::BF16);
+    // A top-level shard the index omits: an error for --shard and finalize alike, unless
+    // --ignore-unindexed.
+    raw(&ck.join("c.safetensors"), &[("c", "F32", &[2], &[0; 8])]);
+    let out2 = d.join("out2");
+    fails(
+        &[
+            &"convert", &"-q", &ck, &out2, &"--to", &"bf16", &"--shard", &"0/1",
+        ],
+        "c.safetensors",
+    );
+    assert!(!out2.exists());
+    fails(
+        &[&"finalize", &ck, &out, &"--to", &"bf16"],
+        "--ignore-unindexed",
+    );
+    let (o, _) = run(&[
+        &"convert",
+        &"-q",
+        &ck,
+        &out2,
+        &"--to",
+        &"bf16",
+        &"--shard",
+        &"0/1",
+        &"--ignore-unindexed",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (o, _) = run(&[
+        &"finalize",
+        &ck,
+        &out2,
+        &"--to",
+        &"bf16",
+        &"--ignore-unindexed",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        !out2.join("c.safetensors").exists(),
+        "an unindexed shard is not copied"
+    );
+    let (o, _) = run(&[&"verify", &"-q", &ck, &out2, &"--ignore-unindexed"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    // --help of finalize states the rules too.
+    let h = bin().args(["finalize", "--help"]).output().unwrap();
+    let h = String::from_utf8_lossy(&h.stdout);
+    assert!(
+        h.contains("Output rules") && h.contains("--shard I/N"),
+        "{h}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// `verify`'s table and `--dry-run --shard`'s lines end quietly (141) when stdout's reader
+/// goes away, as `inspect` does.
+#[test]
+fn verify_and_shard_dry_run_end_quietly_on_broken_pipes() {
+    let d = tmpdir("pipe-verify");
+    let ck = d.join("ck");
+    std::fs::create_dir(&ck).unwrap();
+    let names: Vec<String> = (0..4000)
+        .map(|i| format!("model.layers.{i}.a_rather_long_tensor_name_to_fill_the_pipe.weight"))
+        .collect();
+    let zero = [0u8; 4];
+    let refs: Vec<(&str, &str, &[u64], &[u8])> = names
+        .iter()
+        .map(|n| (n.as_str(), "F32", &[1u64][..], &zero[..]))
+        .collect();
+    raw(&ck.join("model.safetensors"), &refs);
+    let out = d.join("out");
+    let (o, _) = run(&[&"convert", &"-q", &ck, &out, &"--to", &"f16"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out2 = d.join("out2");
+    let runs: [Vec<&std::ffi::OsStr>; 2] = [
+        vec!["verify".as_ref(), ck.as_os_str(), out.as_os_str()],
+        vec![
+            "convert".as_ref(),
+            ck.as_os_str(),
+            out2.as_os_str(),
+            "--to".as_ref(),
+            "f16".as_ref(),
+            "--dry-run".as_ref(),
+            "--shard".as_ref(),
+            "0/1".as_ref(),
+        ],
+    ];
+    for args in runs {
+        let mut child = bin()
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        assert!(!first.is_empty());
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(141), "{args:?}: {err}");
+        assert_eq!(err, "", "{args:?}: quietly");
+        assert!(!out2.exists());
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
