@@ -2,7 +2,7 @@
 # Differential fuzzing of vcvt: the cargo-fuzz targets of fuzz/ (libFuzzer + AddressSanitizer)
 # each run for a bounded time from the committed seeds; any crash fails the script.
 #
-#   bash .ci/fuzz.sh            # 10 s per target (slices, bytes, block, text), one per CPU at a time
+#   bash .ci/fuzz.sh            # 10 s per target (slices, bytes, block, text, st_plan), one per CPU at a time
 #   bash .ci/fuzz.sh 1800       # a longer campaign: 30 min per target
 #   FUZZ_TARGETS=slices bash .ci/fuzz.sh 300
 #   FUZZ_JOBS=1 bash .ci/fuzz.sh  # one target at a time
@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SECS="${1:-${FUZZ_SECONDS:-10}}"
-read -r -a TARGETS <<<"${FUZZ_TARGETS:-slices bytes block text}"
+read -r -a TARGETS <<<"${FUZZ_TARGETS:-slices bytes block text st_plan}"
 START=$SECONDS
 
 echo "--- setup"

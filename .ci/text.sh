@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Text vectors (issue 16): regenerate tests/data/text/*.tsv with the exact-rational oracle
-# (scripts/gen_text_vectors.py) and require them to be byte-identical to the committed ones;
+# (scripts/gen_text_vectors.py; long.tsv, issue 33: scripts/gen_text_long_vectors.py) and
+# require them to be byte-identical to the committed ones;
 # check that ml_dtypes 0.6.0 reads every printed `{}` string back to its code; and, where a
 # nightly toolchain is installed (CI installs it for Miri and fuzzing), that Rust core `f16`
 # prints every code exactly as the oracle does (the F16 digest that tests/text.rs checks).
@@ -15,6 +16,8 @@ python3 scripts/gen_text_vectors.py "$GEN" --mldtypes
 for f in fmt.tsv digests.tsv parse.tsv; do
     cmp "$GEN/$f" "tests/data/text/$f"
 done
+python3 scripts/gen_text_long_vectors.py >"$GEN/long.tsv"
+cmp "$GEN/long.tsv" tests/data/text/long.tsv
 echo "tests/data/text/*.tsv are exactly what the oracle produces"
 
 # CI installs nightly for fuzzing and Miri anyway; install it here if this runs first.

@@ -716,7 +716,14 @@ pub(crate) fn parse<F: Format>(s: &str, overflow: Overflow) -> Result<u32, Parse
 #[cold]
 #[inline(never)]
 fn parse_general<F: Format>(s: &str, p: Policy) -> Result<u32, ParseFloatError> {
-    let r: f64 = s.parse()?;
+    // Core's parser saturates the exponent before adding the digit count, so a long digit
+    // string with a compensating exponent (`1000…0e-1000000`) would come back as inf or 0:
+    // it parses the same value rewritten with a short exponent instead.
+    let mut buf = [0u8; NORMAL_LEN];
+    let r: f64 = match normalize(s.as_bytes(), &mut buf) {
+        Some(t) => t.parse()?,
+        None => s.parse()?,
+    };
     let narrow = |x: f64| narrow_f64::<F>(x.to_bits(), p);
     if r.is_nan() {
         if F::NAN == NanKind::None {
@@ -775,9 +782,9 @@ const INV_POW10: [f64; 23] = [
 
 /// One pass over a plain number `[+-]digits[.digits][(e|E)[+-]digits]` (at least one digit
 /// before the exponent) with at most 19 significant digits: its sign, digits `w` and
-/// exponent `q`, the value being `±w·10^q`. The exponent saturates near `±2^20` (beyond any
-/// fast path; only `w = 0` uses such a `q`, as zero). `None` for everything else (more
-/// digits, `inf`, `nan`, malformed strings), which core's parser handles, errors included.
+/// exponent `q`, the value being `±w·10^q`. `None` for a written exponent of `2^20` or more
+/// in magnitude and for everything else (more digits, `inf`, `nan`, malformed strings),
+/// which [`parse_general`] handles, errors included.
 ///
 /// On 32-bit x86 without SSE2, where the x87 unit would round [`parse`]'s `f64`
 /// operations twice, it always gives `None`.
@@ -856,7 +863,9 @@ fn fast_decimal(s: &[u8]) -> Option<(bool, u64, i64)> {
             exp = (exp * 10 + i64::from(d)).min(1 << 20);
             i += 1;
         }
-        if i == start {
+        if i == start || exp >= 1 << 20 {
+            // (A saturated exponent is not the number's: with a fraction of about 2^20
+            // digits, `exp - frac` would land in the fast range. The general path is exact.)
             return None;
         }
         if eneg {
@@ -867,6 +876,111 @@ fn fast_decimal(s: &[u8]) -> Option<(bool, u64, i64)> {
         return None;
     }
     Some((neg, w, exp - frac as i64))
+}
+
+/// Significant digits [`normalize`] keeps: a decimal halfway point between two `f64`s has at
+/// most 767 significant digits, so the first 800 digits and whether any later one is not zero
+/// decide how a decimal rounds to `f64`.
+const NORMAL_DIGITS: usize = 800;
+/// `-0.` + the digits + a sticky digit + `e-401`.
+const NORMAL_LEN: usize = NORMAL_DIGITS + 16;
+
+/// The plain decimal `s` (`[+-]digits[.digits][(e|E)[+-]digits]`, at least one digit before
+/// the exponent) rewritten into `buf` as `[-]0.DIGITSeK`: its significant digits (the first
+/// [`NORMAL_DIGITS`], then a `1` if a later one is not zero) and the exponent `K` computed
+/// from the digit count and the written exponent without saturating first, then clamped to
+/// `±401` (every value beyond is beyond `f64`'s range, where `f64`'s parser rounds it to inf
+/// or zero the same way). Its correctly rounded `f64` is that of `s`. `None` for every other
+/// string (`inf`, `nan`, malformed), which core's parser handles. No allocation.
+fn normalize<'b>(s: &[u8], buf: &'b mut [u8; NORMAL_LEN]) -> Option<&'b str> {
+    let (neg, s) = match s {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        _ => (false, s),
+    };
+    let split = s
+        .iter()
+        .position(|&b| b == b'e' || b == b'E')
+        .unwrap_or(s.len());
+    let (mantissa, exponent) = s.split_at(split);
+    let int_len = mantissa
+        .iter()
+        .position(|&b| b == b'.')
+        .unwrap_or(mantissa.len());
+    let (int, frac) = mantissa.split_at(int_len);
+    let frac = frac.get(1..).unwrap_or(&[]);
+    let all_digits = |d: &[u8]| d.iter().all(u8::is_ascii_digit);
+    if int.len() + frac.len() == 0 || !all_digits(int) || !all_digits(frac) {
+        return None;
+    }
+    // The written exponent, saturated at ±2^62: beyond any string's length, so the sum below
+    // is exact whenever it matters.
+    let mut e10: i64 = 0;
+    if let [_, rest @ ..] = exponent {
+        let (eneg, digits) = match rest {
+            [b'-', d @ ..] => (true, d),
+            [b'+', d @ ..] => (false, d),
+            d => (false, d),
+        };
+        if digits.is_empty() || !all_digits(digits) {
+            return None;
+        }
+        for &b in digits {
+            e10 = e10
+                .saturating_mul(10)
+                .saturating_add(i64::from(b - b'0'))
+                .min(1 << 62);
+        }
+        if eneg {
+            e10 = -e10;
+        }
+    }
+    let digits = || int.iter().chain(frac).copied();
+    let zeros = digits().take_while(|&b| b == b'0').count();
+    let mut n = 0;
+    let mut put = |b: u8| {
+        buf[n] = b;
+        n += 1;
+    };
+    if neg {
+        put(b'-');
+    }
+    put(b'0');
+    put(b'.');
+    let mut sig = digits().skip(zeros);
+    let mut kept = 0;
+    for d in sig.by_ref().take(NORMAL_DIGITS) {
+        put(d);
+        kept += 1;
+    }
+    if kept == 0 {
+        put(b'0');
+    } else if sig.any(|d| d != b'0') {
+        put(b'1');
+    }
+    // The value is 0.DIGITS × 10^k (lengths are below 2^62: no string is that long).
+    let k = (int.len() as i64 - zeros as i64)
+        .saturating_add(e10)
+        .clamp(-401, 401);
+    put(b'e');
+    let mut k_digits = [0u8; 4];
+    let mut m = k.unsigned_abs();
+    let mut len = 0;
+    loop {
+        k_digits[len] = b'0' + (m % 10) as u8;
+        len += 1;
+        m /= 10;
+        if m == 0 {
+            break;
+        }
+    }
+    if k < 0 {
+        put(b'-');
+    }
+    for &d in k_digits[..len].iter().rev() {
+        put(d);
+    }
+    core::str::from_utf8(&buf[..n]).ok()
 }
 
 /// Compares the decimal in `s` (already accepted by `f64`'s parser, finite) with the `f64`
@@ -881,7 +995,8 @@ fn compare_decimal<F: Format>(s: &str, r: f64) -> Option<Ordering> {
         .position(|&b| b == b'e' || b == b'E')
         .unwrap_or(bytes.len());
     let (mantissa, exponent) = bytes.split_at(split);
-    // The decimal exponent, saturated far beyond anything that matters.
+    // The decimal exponent, saturated at ±2^62: beyond any string's length, so that `kx`
+    // below is exact whenever it matters.
     let mut e10: i64 = 0;
     if let [_, rest @ ..] = exponent {
         let (neg, digits) = match rest {
@@ -893,7 +1008,10 @@ fn compare_decimal<F: Format>(s: &str, r: f64) -> Option<Ordering> {
             if !b.is_ascii_digit() {
                 return None;
             }
-            e10 = (e10 * 10 + i64::from(b - b'0')).min(1 << 40);
+            e10 = e10
+                .saturating_mul(10)
+                .saturating_add(i64::from(b - b'0'))
+                .min(1 << 62);
         }
         if neg {
             e10 = -e10;
@@ -928,7 +1046,7 @@ fn compare_decimal<F: Format>(s: &str, r: f64) -> Option<Ordering> {
         if r == 0.0 {
             return Ordering::Greater;
         }
-        let kx = int_len - zeros + e10;
+        let kx = (int_len - zeros).saturating_add(e10);
         let bits = r.to_bits() & !(1 << 63);
         let (be, bm) = ((bits >> 52) as i32, bits & ((1 << 52) - 1));
         let (mut m, mut e) = if be == 0 {

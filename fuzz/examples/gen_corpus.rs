@@ -44,9 +44,19 @@ fn main() -> std::io::Result<()> {
         std::fs::write(&path, &s.data)?;
         keep.insert(path);
     }
+    let st_dir = root.join("st_plan");
+    std::fs::create_dir_all(&st_dir)?;
+    for (name, data) in vcvt_fuzz::st_fuzz::seeds() {
+        let path = st_dir.join(name);
+        std::fs::write(&path, &data)?;
+        keep.insert(path);
+    }
     let mut pruned = 0;
     if prune {
-        let dirs = Target::ALL.iter().map(|t| t.name()).chain(["block"]);
+        let dirs = Target::ALL
+            .iter()
+            .map(|t| t.name())
+            .chain(["block", "st_plan"]);
         for t in dirs {
             for entry in std::fs::read_dir(root.join(t))? {
                 let path = entry?.path();
@@ -62,6 +72,7 @@ fn main() -> std::io::Result<()> {
         println!("{}: {n} seeds", t.name());
     }
     println!("block: {} seeds", block.len());
+    println!("st_plan: {} seeds", vcvt_fuzz::st_fuzz::seeds().len());
     println!(
         "wrote {} seeds under {}{}",
         seeds.len() + block.len(),

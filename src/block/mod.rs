@@ -127,11 +127,36 @@ impl Shape {
 
     /// Length the unquantized slice must have: `(rows − 1) · stride + cols`, or 0 without
     /// rows or columns.
+    ///
+    /// A shape whose length does not fit in `usize` (e.g. `Shape::matrix(1 << 63, 2)` on a
+    /// 64-bit target) gives `usize::MAX`, never a wrapped value: no slice of a non-zero-sized
+    /// type is that long, so every conversion refuses it ([`Error::BlockShape`] or
+    /// [`Error::BlockLength`]) rather than seeing a small or empty shape. Use
+    /// [`checked_len`](Self::checked_len) to tell such a shape apart.
+    ///
+    /// ```
+    /// use vcvt::block::Shape;
+    /// let huge = Shape::matrix(1 << 62, 8);
+    /// assert_eq!(huge.len(), usize::MAX);
+    /// assert_eq!(huge.checked_len(), None);
+    /// assert!(!huge.is_empty());
+    /// ```
     pub const fn len(&self) -> usize {
+        match self.checked_len() {
+            Some(n) => n,
+            None => usize::MAX,
+        }
+    }
+
+    /// [`len`](Self::len), or `None` when `(rows − 1) · stride + cols` does not fit in
+    /// `usize`.
+    pub const fn checked_len(&self) -> Option<usize> {
         if self.rows == 0 || self.cols == 0 {
-            0
-        } else {
-            (self.rows - 1) * self.stride + self.cols
+            return Some(0);
+        }
+        match (self.rows - 1).checked_mul(self.stride) {
+            Some(n) => n.checked_add(self.cols),
+            None => None,
         }
     }
 

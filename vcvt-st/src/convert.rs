@@ -3,13 +3,27 @@
 
 use crate::ConvertArgs;
 use crate::estimate;
-use crate::plan;
+use crate::paths;
+use crate::plan::{self, Out};
 use crate::shard;
+use crate::sizes;
+use crate::stdio::{errln, outln};
 use crate::write::{context, filter, layout, print_plan, write_shard};
 
 /// `vcvt-st convert`.
 pub(crate) fn convert(args: &ConvertArgs) -> Result<(), String> {
-    let ck = plan::open(&args.input)?;
+    // The output rules first: nothing is read before the output is known to be allowed. A
+    // --shard run writes into an OUT that the other runs share, so OUT may exist then.
+    let mode = if args.shard.is_some() {
+        paths::Output::Shared
+    } else {
+        paths::Output::New
+    };
+    paths::check_output(&args.input, &args.output, mode)?;
+    let opts = plan::OpenOptions {
+        ignore_unindexed: args.ignore_unindexed,
+    };
+    let ck = plan::open_with(&args.input, opts)?;
     let parsed = ck.parse()?;
     let tensors = ck.tensors(&parsed)?;
     let filter = filter(args)?;
@@ -24,37 +38,7 @@ pub(crate) fn convert(args: &ConvertArgs) -> Result<(), String> {
         Some(spec) => Some(shard::parse_spec(spec)?),
         None => None,
     };
-
-    // The output must not be the input, nor (for a directory) exist already.
-    let input_abs =
-        std::fs::canonicalize(&args.input).map_err(|e| format!("{}: {e}", args.input.display()))?;
-    if let Ok(out_abs) = std::fs::canonicalize(&args.output) {
-        if out_abs == input_abs || (ck.dir.is_some() && out_abs.starts_with(&input_abs)) {
-            return Err(format!(
-                "{}: the output is the input",
-                args.output.display()
-            ));
-        }
-        if ck.dir.is_some() && fan_out.is_none() {
-            return Err(format!(
-                "{}: already exists (the output directory must be new)",
-                args.output.display()
-            ));
-        }
-        if ck.dir.is_some() && !out_abs.is_dir() {
-            return Err(format!(
-                "{}: is not a directory (the input is a directory)",
-                args.output.display()
-            ));
-        }
-        if ck.dir.is_none() && out_abs.is_dir() {
-            return Err(format!(
-                "{}: is a directory (the input is a file)",
-                args.output.display()
-            ));
-        }
-    }
-    let total: u64 = plan.outs.iter().map(|o| o.bytes() as u64).sum();
+    let total = sizes::total(plan.outs.iter().map(Out::bytes))?;
     if args.dry_run {
         let views = parsed.iter().flat_map(|st| st.iter()).collect();
         let ctx = context(&ck, &parsed, args, 0);
@@ -66,9 +50,9 @@ pub(crate) fn convert(args: &ConvertArgs) -> Result<(), String> {
                 .iter()
                 .map(|&k| ck.shards[k].file_name.as_str())
                 .collect();
-            println!("--shard {i}/{n} would convert {}", names.join(", "));
+            outln!("--shard {i}/{n} would convert {}", names.join(", "));
         }
-        println!(
+        outln!(
             "dry run: {} tensors, {} converted, {} bytes of tensor data would be written to {}",
             plan.outs.len(),
             plan.converted,
@@ -82,11 +66,12 @@ pub(crate) fn convert(args: &ConvertArgs) -> Result<(), String> {
     let to_write = match fan_out {
         Some((i, n)) => {
             let mine = shard::assigned(ck.shards.len(), i, n);
-            plan.outs
-                .iter()
-                .filter(|o| mine.contains(&o.shard))
-                .map(|o| o.bytes() as u64)
-                .sum()
+            sizes::total(
+                plan.outs
+                    .iter()
+                    .filter(|o| mine.contains(&o.shard))
+                    .map(Out::bytes),
+            )?
         }
         None => total,
     };
@@ -102,7 +87,7 @@ pub(crate) fn convert(args: &ConvertArgs) -> Result<(), String> {
     ctx.bar.finish_and_clear();
     let secs = start.elapsed().as_secs_f64();
     if fan_out.is_none() {
-        eprintln!(
+        errln!(
             "wrote {} ({} tensors, {} converted, {:.1} MB in {:.2} s, {:.0} MB/s)",
             args.output.display(),
             plan.outs.len(),

@@ -5,9 +5,10 @@
 //! ```text
 //! vcvt-st convert IN OUT --to bf16|f16|f32|f8e4m3|mxfp4|mxfp8|nvfp4 [--include GLOB]... [--exclude GLOB]...
 //!         [--unquantized-to keep|bf16|f16|f32] [--quant-config auto|always|never] [--shard I/N] [--dry-run]
+//!         [--ignore-unindexed]
 //! vcvt-st finalize IN OUT --to TARGET [the options of convert]
-//! vcvt-st verify IN OUT
-//! vcvt-st inspect IN [--to TARGET]
+//! vcvt-st verify IN OUT [--ignore-unindexed]
+//! vcvt-st inspect IN [--to TARGET] [--ignore-unindexed]
 //! ```
 //!
 //! See `vcvt-st --help` and the README's "vcvt-st" section.
@@ -16,8 +17,13 @@ mod cleanup;
 mod convert;
 mod estimate;
 mod glob;
+mod paths;
 mod plan;
 mod shard;
+mod sizes;
+#[cfg(test)]
+mod st_fuzz;
+mod stdio;
 mod tree;
 mod verify;
 mod write;
@@ -27,16 +33,25 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use crate::stdio::errln;
+
 /// Convert safetensors checkpoints on the CPU: BF16/F16/F32 casts, DeepSeek block FP8,
 /// gpt-oss MXFP4 and ModelOpt NVFP4/MXFP8 dequantization, FP8 (128x128 block scales), MXFP4, MXFP8 and NVFP4
 /// quantization; whole checkpoint directories (subdirectories and symbolic links included),
 /// split over several processes with `--shard I/N` and `finalize`, resumed after a kill.
 #[derive(Parser, Debug)]
-#[command(name = "vcvt-st", version)]
+#[command(name = "vcvt-st", version, after_help = EXIT_STATUS)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
+
+/// The exit statuses, for `--help`.
+const EXIT_STATUS: &str = "\
+Exit status: 0 success; 1 an error (one line on stderr, nothing written; a --shard run keeps the
+shards it completed) or a violation found by verify; 2 bad arguments;
+130 interrupted by SIGINT, SIGTERM or SIGHUP (temporaries removed, nothing written);
+141 stdout's reader went away (e.g. `vcvt-st inspect IN | head -1`), quietly.";
 
 #[derive(Subcommand, Debug)]
 enum Command {
@@ -46,10 +61,12 @@ enum Command {
     /// followed and written as regular files) except the converted shards and the index.
     /// It is assembled in `.OUT.vcvt-st-partial` and renamed to OUT at the end; a rerun after
     /// a kill or a crash keeps the shards that are complete there and converts the rest.
+    #[command(after_help = format!("{}\n\n{EXIT_STATUS}", paths::RULES))]
     Convert(ConvertArgs),
     /// After `convert --shard I/N` runs for every I: check that every shard of OUT is
     /// complete, then write the index, config.json and the other files. Takes the same
     /// options as those runs; lists the missing shards and writes nothing if any is missing.
+    #[command(after_help = format!("{}\n\n{EXIT_STATUS}", paths::RULES))]
     Finalize(ConvertArgs),
     /// Re-read IN and its conversion OUT and check every tensor: present, right dtype and
     /// shape, casts and dequantizations exact, quantized tensors within the format's bound
@@ -61,12 +78,16 @@ enum Command {
         input: PathBuf,
         /// Its conversion by `vcvt-st convert`.
         output: PathBuf,
-        /// Tile size of block FP8 tensors (as given to `convert --fp8-block`).
-        #[arg(long, default_value_t = 128)]
+        /// Tile size of block FP8 tensors (as given to `convert --fp8-block`; 1 to 1048576).
+        #[arg(long, default_value_t = 128, value_parser = sizes::parse_fp8_block)]
         fp8_block: usize,
         /// Print only violations and the summary.
         #[arg(long, short)]
         quiet: bool,
+        /// Accept .safetensors files of IN that its index does not list (as given to
+        /// `convert --ignore-unindexed`).
+        #[arg(long)]
+        ignore_unindexed: bool,
     },
     /// List tensors, dtypes, shapes, sizes, the companions recognised and what `convert
     /// --to TARGET` would do, with an estimate of each lossy conversion's error (relative
@@ -77,6 +98,9 @@ enum Command {
         /// The target whose plan to show.
         #[arg(long, value_enum, default_value = "bf16")]
         to: Target,
+        /// Accept .safetensors files of the directory that its index does not list.
+        #[arg(long)]
+        ignore_unindexed: bool,
     },
 }
 
@@ -86,7 +110,9 @@ pub(crate) struct ConvertArgs {
     /// for sharded checkpoints).
     input: PathBuf,
     /// The output file (for a file input) or directory (for a directory input); a
-    /// directory must not exist yet, except with --shard. Never the input.
+    /// directory must not exist yet, except with --shard (then it may be an existing
+    /// directory, shared by the other --shard runs). Never the input nor inside it (see the
+    /// output rules below).
     output: PathBuf,
     /// What to convert to.
     #[arg(long, value_enum)]
@@ -119,8 +145,9 @@ pub(crate) struct ConvertArgs {
     /// A cast to bf16/f16/f32 that dequantizes everything removes it in every mode.
     #[arg(long, value_enum, default_value = "auto")]
     quant_config: QuantConfig,
-    /// Block size of FP8 quantization (tile of N x N values, one f32 scale each).
-    #[arg(long, default_value_t = 128)]
+    /// Block size of FP8 quantization (tile of N x N values, one f32 scale each), and
+    /// the tile that block-FP8 dequantization expects (1 to 1048576).
+    #[arg(long, default_value_t = 128, value_parser = sizes::parse_fp8_block)]
     fp8_block: usize,
     /// Scale rule of FP8 quantization: `deepseek` (`amax / 448`, DeepSeek-V3/R1) or
     /// `ue8m0` (that, rounded up to a power of two: DeepSeek-V3.1's `scale_fmt: ue8m0`).
@@ -142,12 +169,16 @@ pub(crate) struct ConvertArgs {
     /// at most 64 Ki values of the tensor), and write nothing.
     #[arg(long)]
     dry_run: bool,
-    /// Worker threads (default: all cores).
-    #[arg(long)]
+    /// Worker threads (default: all cores; 1 to 1024).
+    #[arg(long, value_parser = sizes::parse_threads)]
     threads: Option<usize>,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
+    /// Accept .safetensors files of the input directory that its index does not list (they
+    /// are neither converted nor copied); without it they are an error.
+    #[arg(long)]
+    ignore_unindexed: bool,
 }
 
 /// What `convert` produces.
@@ -242,7 +273,7 @@ fn main() -> ExitCode {
                     .num_threads(n)
                     .build_global()
             {
-                eprintln!("vcvt-st: error: --threads {n}: {e}");
+                errln!("vcvt-st: error: --threads {n}: {e}");
                 return ExitCode::FAILURE;
             }
             cleanup::install().and_then(|()| convert::convert(&args))
@@ -253,17 +284,35 @@ fn main() -> ExitCode {
             output,
             fp8_block,
             quiet,
-        } => match verify::verify(&input, &output, fp8_block, quiet) {
+            ignore_unindexed,
+        } => match verify::verify(
+            &input,
+            &output,
+            fp8_block,
+            quiet,
+            plan::OpenOptions { ignore_unindexed },
+        ) {
             Ok(true) => Ok(()),
             Ok(false) => return ExitCode::FAILURE,
             Err(e) => Err(e),
         },
-        Command::Inspect { input, to } => plan::inspect(&input, to, &estimate::annotate_default),
+        Command::Inspect {
+            input,
+            to,
+            ignore_unindexed,
+        } => plan::inspect(
+            &input,
+            to,
+            plan::OpenOptions { ignore_unindexed },
+            &estimate::annotate_default,
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // A signal stopped the run: its error is only the consequence.
+        Err(_) if cleanup::interrupted() => cleanup::exit_interrupted(),
         Err(e) => {
-            eprintln!("vcvt-st: error: {e}");
+            errln!("vcvt-st: error: {e}");
             ExitCode::FAILURE
         }
     }

@@ -12,6 +12,8 @@ use vcvt::safetensors::Format;
 
 use crate::Target;
 use crate::glob;
+use crate::sizes;
+use crate::stdio::outln;
 
 /// The index file of a sharded checkpoint.
 pub(crate) const INDEX: &str = "model.safetensors.index.json";
@@ -121,10 +123,9 @@ pub(crate) struct Out {
 }
 
 impl Out {
+    /// Bytes of the tensor (checked by [`plan`] for every output).
     pub(crate) fn bytes(&self) -> usize {
-        Format::from_dtype(self.dtype)
-            .and_then(|f| f.bytes_for(self.shape.iter().product()))
-            .unwrap_or_else(|| self.shape.iter().product::<usize>() * self.dtype.bitsize() / 8)
+        sizes::bytes(&self.name, self.dtype, &self.shape).expect("output sizes checked by plan()")
     }
 }
 
@@ -168,6 +169,16 @@ const DEFAULT_KEEP: &[&str] = &[
 ];
 
 fn map(path: &Path) -> Result<Mmap, String> {
+    // Only regular files: opening a FIFO would block, and a directory or a device gives
+    // "cannot map: No such device".
+    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "{}: is {}, not a .safetensors file",
+            path.display(),
+            crate::paths::kind(&meta.file_type())
+        ));
+    }
     let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     // SAFETY: the file is mapped read-only and only read; vcvt-st never writes its input,
     // and the documented contract (README) is that nothing else modifies it during the run
@@ -175,9 +186,25 @@ fn map(path: &Path) -> Result<Mmap, String> {
     unsafe { Mmap::map(&file) }.map_err(|e| format!("{}: cannot map: {e}", path.display()))
 }
 
+/// How [`open_with`] treats a directory.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct OpenOptions {
+    /// Accept `.safetensors` files of the directory that its index does not list (they are
+    /// then neither read nor copied); without it they are an error, since their tensors
+    /// would be dropped silently.
+    pub ignore_unindexed: bool,
+}
+
 /// Opens a file or a checkpoint directory.
-pub(crate) fn open(input: &Path) -> Result<Checkpoint, String> {
+pub(crate) fn open_with(input: &Path, opts: OpenOptions) -> Result<Checkpoint, String> {
     let meta = std::fs::metadata(input).map_err(|e| format!("{}: {e}", input.display()))?;
+    if !meta.is_file() && !meta.is_dir() {
+        return Err(format!(
+            "{}: is {}, not a .safetensors file or a checkpoint directory",
+            input.display(),
+            crate::paths::kind(&meta.file_type())
+        ));
+    }
     if meta.is_file() {
         let file_name = input
             .file_name()
@@ -195,6 +222,16 @@ pub(crate) fn open(input: &Path) -> Result<Checkpoint, String> {
     }
     let index_path = input.join(INDEX);
     let (names, index) = if index_path.exists() {
+        // Not a FIFO (reading it would block) nor anything else but a file.
+        let meta =
+            std::fs::metadata(&index_path).map_err(|e| format!("{}: {e}", index_path.display()))?;
+        if !meta.is_file() {
+            return Err(format!(
+                "{}: is {}, not a JSON file",
+                index_path.display(),
+                crate::paths::kind(&meta.file_type())
+            ));
+        }
         let text = std::fs::read_to_string(&index_path)
             .map_err(|e| format!("{}: {e}", index_path.display()))?;
         let v: serde_json::Value = serde_json::from_str(&text)
@@ -216,6 +253,29 @@ pub(crate) fn open(input: &Path) -> Result<Checkpoint, String> {
             .collect::<Result<_, _>>()?;
         names.sort();
         names.dedup();
+        if !opts.ignore_unindexed {
+            let listed: std::collections::HashSet<&str> =
+                names.iter().map(String::as_str).collect();
+            let mut extra: Vec<String> = std::fs::read_dir(input)
+                .map_err(|e| format!("{}: {e}", input.display()))?
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".safetensors") && !listed.contains(n.as_str()))
+                .collect();
+            extra.sort();
+            if let Some(first) = extra.first() {
+                return Err(format!(
+                    "{}: lists no tensor of {first}{} in this directory (its tensors would be left out; --ignore-unindexed converts without {})",
+                    index_path.display(),
+                    if extra.len() > 1 {
+                        format!(" and {} other .safetensors files", extra.len() - 1)
+                    } else {
+                        String::new()
+                    },
+                    if extra.len() > 1 { "them" } else { "it" }
+                ));
+            }
+        }
         (names, Some(v))
     } else {
         let mut names: Vec<String> = std::fs::read_dir(input)
@@ -232,6 +292,12 @@ pub(crate) fn open(input: &Path) -> Result<Checkpoint, String> {
     }
     let mut shards = Vec::new();
     for n in names {
+        if n.is_empty() {
+            return Err(format!(
+                "{}: a `weight_map` value is an empty file name",
+                index_path.display()
+            ));
+        }
         if n.contains('/') || n.contains('\\') || n.starts_with('.') {
             return Err(format!(
                 "{}: shard name `{n}` leaves the directory",
@@ -351,10 +417,20 @@ pub(crate) fn modelopt_group(
         return None;
     }
     let k = t.shape[n - 1];
-    if t.dtype == Dtype::U8 && s.dtype == Dtype::F8_E4M3 && n == 2 && (2 * k).is_multiple_of(16) {
+    // Checked: the dimensions come from an untrusted header (`[0, 2^63]` is a valid empty
+    // tensor), see `sizes`.
+    let nv_scales = k
+        .checked_mul(2)
+        .filter(|c| c.is_multiple_of(16))
+        .map(|c| c / 16);
+    if t.dtype == Dtype::U8
+        && s.dtype == Dtype::F8_E4M3
+        && n == 2
+        && let Some(per_row) = nv_scales
+    {
         let g = tensors.get(&format!("{name}_scale_2"))?;
-        let one = g.dtype == Dtype::F32 && g.shape.iter().product::<usize>() == 1;
-        (one && s.shape[1] == 2 * k / 16).then_some(Target::Nvfp4)
+        let one = g.dtype == Dtype::F32 && sizes::product(name, "", &g.shape) == Ok(1);
+        (one && s.shape[1] == per_row).then_some(Target::Nvfp4)
     } else if t.dtype == Dtype::F8_E4M3
         && matches!(s.dtype, Dtype::U8 | Dtype::F8_E8M0)
         && k.is_multiple_of(32)
@@ -531,8 +607,10 @@ pub(crate) fn plan(
                 }
                 continue;
             }
-            let rows: usize = t.shape[..n - 1].iter().product();
+            let rows = sizes::product(name, "the row count", &t.shape[..n - 1])
+                .map_err(|e| format!("{}: {e}", ck.where_is(t)))?;
             let (cols, source, what) = if group == Target::Nvfp4 {
+                // (modelopt_group checked that this does not overflow.)
                 let cols = t.shape[n - 1] * 2;
                 let source = Source::DequantNv {
                     weight: name.clone(),
@@ -594,14 +672,18 @@ pub(crate) fn plan(
                 });
                 continue;
             }
-            if t.shape.len() != 2
-                || s.dtype != Dtype::F32
-                || s.shape.len() != 2
-                || s.shape[0] == 0
-                || s.shape[1] == 0
-            {
+            let problem = if t.shape.len() != 2 {
+                Some(format!("the weight is {}-D, not 2-D", t.shape.len()))
+            } else if s.dtype != Dtype::F32 {
+                Some(format!("the scale_inv is {}, not F32", s.dtype))
+            } else if s.shape.len() != 2 {
+                Some(format!("the scale_inv is {}-D, not 2-D", s.shape.len()))
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
                 return Err(format!(
-                    "{}: tensor `{name}` (F8_E4M3 {}) with `{scale_name}` ({} {}): expected a 2-D weight and a 2-D F32 scale_inv",
+                    "{}: tensor `{name}` (F8_E4M3 {}) with `{scale_name}` ({} {}): {problem}",
                     ck.where_is(t),
                     shape_str(&t.shape),
                     s.dtype,
@@ -670,11 +752,8 @@ pub(crate) fn plan(
                     ck.where_is(t)
                 ));
             }
-            let n = t.shape.len();
-            let rows: usize = t.shape[..n - 2].iter().product();
-            let cols = t.shape[n - 2] * 32;
-            let mut shape = t.shape[..n - 2].to_vec();
-            shape.push(cols);
+            let (rows, cols, shape) = sizes::mx_dequant(name, &t.shape)
+                .map_err(|e| format!("{}: {e}", ck.where_is(t)))?;
             outs.push(Out {
                 name: base.to_string(),
                 shard: t.shard,
@@ -762,7 +841,10 @@ pub(crate) fn plan(
                     continue;
                 }
                 let cols = t.shape[n - 1];
-                let rows: usize = t.shape[..n - 1].iter().product();
+                // Exact for a tensor without a zero dimension (its bytes are present), but
+                // checked all the same (see `sizes`).
+                let rows = sizes::product(name, "the row count", &t.shape[..n - 1])
+                    .map_err(|e| format!("{}: {e}", ck.where_is(t)))?;
                 let taken = |names: &[&String]| -> Result<(), String> {
                     for x in names {
                         if tensors.contains_key(x.as_str()) {
@@ -944,6 +1026,16 @@ pub(crate) fn plan(
             return Err(format!("two output tensors would be named `{}`", o.name));
         }
     }
+    // Every output size (and their sum) is checked here, once, so that the writer's
+    // arithmetic cannot overflow.
+    let each = outs
+        .iter()
+        .map(|o| {
+            sizes::bytes(&o.name, o.dtype, &o.shape)
+                .map_err(|e| format!("{}: {e}", ck.shards[o.shard].path.display()))
+        })
+        .collect::<Result<Vec<usize>, String>>()?;
+    sizes::total(each)?;
     Ok(Plan {
         outs,
         lines,
@@ -956,8 +1048,13 @@ pub(crate) fn plan(
 pub(crate) type Annotate = dyn Fn(&mut Plan, &HashMap<&str, safetensors::tensor::TensorView<'_>>);
 
 /// `vcvt-st inspect`.
-pub(crate) fn inspect(input: &Path, target: Target, annotate: &Annotate) -> Result<(), String> {
-    let ck = open(input)?;
+pub(crate) fn inspect(
+    input: &Path,
+    target: Target,
+    opts: OpenOptions,
+    annotate: &Annotate,
+) -> Result<(), String> {
+    let ck = open_with(input, opts)?;
     let parsed = ck.parse()?;
     let tensors = ck.tensors(&parsed)?;
     for (i, s) in ck.shards.iter().enumerate() {
@@ -967,7 +1064,7 @@ pub(crate) fn inspect(input: &Path, target: Target, annotate: &Annotate) -> Resu
             .and_then(|(_, m)| m.metadata().clone())
             .map(|m| format!(", __metadata__ {m:?}"))
             .unwrap_or_default();
-        println!(
+        outln!(
             "{}: {n} tensors, {} bytes{meta}",
             s.path.display(),
             s.mmap.len()
@@ -989,7 +1086,7 @@ pub(crate) fn inspect(input: &Path, target: Target, annotate: &Annotate) -> Resu
         .map(|l| (l.name.as_str(), l.action.as_str()))
         .collect();
     let w = tensors.keys().map(|n| n.len()).max().unwrap_or(4).min(60);
-    println!(
+    outln!(
         "{:<w$}  {:<11}  {:<20}  {:>12}  convert --to {}",
         "tensor",
         "dtype",
@@ -998,7 +1095,7 @@ pub(crate) fn inspect(input: &Path, target: Target, annotate: &Annotate) -> Resu
         target.name()
     );
     for (name, t) in &tensors {
-        println!(
+        outln!(
             "{name:<w$}  {:<11}  {:<20}  {:>12}  {}",
             t.dtype.to_string(),
             shape_str(&t.shape),
@@ -1006,7 +1103,7 @@ pub(crate) fn inspect(input: &Path, target: Target, annotate: &Annotate) -> Resu
             actions.get(name.as_str()).copied().unwrap_or("")
         );
     }
-    println!(
+    outln!(
         "{} tensors; companions recognised: {} block-FP8 weight + weight_scale_inv, {} MXFP4 blocks + scales, {} ModelOpt NVFP4/MXFP8 weight + scales; {} tensors would be converted",
         tensors.len(),
         plan.groups.0,

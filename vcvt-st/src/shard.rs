@@ -10,7 +10,11 @@
 use std::path::{Path, PathBuf};
 
 use crate::ConvertArgs;
-use crate::plan::{self, Checkpoint, INDEX, Plan};
+use crate::cleanup;
+use crate::paths;
+use crate::plan::{self, Checkpoint, INDEX, Out, Plan};
+use crate::sizes;
+use crate::stdio::errln;
 use crate::tree;
 use crate::write::{self, Ctx, Layout, Temp};
 
@@ -161,10 +165,16 @@ pub(crate) fn convert_dir(
                     return Err(format!("{}: cannot lock: {e}", lock_path.display()));
                 }
             }
-            let guard = Temp::new(&partial);
+            // Registered only now that the lock says the directory is this run's (a
+            // registered path is removed by a signal). A signal that arrived meanwhile:
+            // remove it here, as the handler would have.
+            let guard = Temp::new(&partial).map_err(|e| {
+                cleanup::remove(&partial);
+                format!("{}: {e}", partial.display())
+            })?;
             if resumed {
                 let stale = remove_temporaries(&partial)?;
-                eprintln!(
+                errln!(
                     "resuming in {} (left by an interrupted run{})",
                     partial.display(),
                     if stale > 0 {
@@ -182,6 +192,7 @@ pub(crate) fn convert_dir(
     let mut redo = Vec::new();
     let mut written = 0;
     for &k in &mine {
+        cleanup::check().map_err(|e| e.to_string())?;
         let name = &ck.shards[k].file_name;
         let path = dir.join(name);
         let l = write::layout(ck, plan, k, &path)?;
@@ -198,7 +209,7 @@ pub(crate) fn convert_dir(
     }
     let converted = mine.len() - done.len();
     if !done.is_empty() || !redo.is_empty() {
-        eprintln!(
+        errln!(
             "{} of {} shards already complete (skipped){}{}",
             done.len(),
             mine.len(),
@@ -220,7 +231,7 @@ pub(crate) fn convert_dir(
                 .iter()
                 .map(|&k| ck.shards[k].file_name.as_str())
                 .collect();
-            eprintln!(
+            errln!(
                 "shard {i}/{n}: {converted} of {} shards converted into {} ({}); once every shard is done, run `vcvt-st finalize` with the same arguments (without --shard)",
                 mine.len(),
                 out.display(),
@@ -300,7 +311,7 @@ fn finish(args: &ConvertArgs, ck: &Checkpoint, plan: &Plan, dir: &Path) -> Resul
         .collect();
     stray.sort();
     if !stray.is_empty() {
-        eprintln!(
+        errln!(
             "note: not copied: {} (.safetensors files that {INDEX} does not list)",
             stray.join(", ")
         );
@@ -310,11 +321,10 @@ fn finish(args: &ConvertArgs, ck: &Checkpoint, plan: &Plan, dir: &Path) -> Resul
     })?;
     if ck.index.is_some() || ck.shards.len() > 1 {
         let mut weight_map = serde_json::Map::new();
-        let mut total = 0usize;
         for o in &plan.outs {
             weight_map.insert(o.name.clone(), ck.shards[o.shard].file_name.clone().into());
-            total += o.bytes();
         }
+        let total = sizes::total(plan.outs.iter().map(Out::bytes))?;
         let mut index = ck.index.clone().unwrap_or_else(|| serde_json::json!({}));
         let meta = index
             .as_object_mut()
@@ -329,7 +339,7 @@ fn finish(args: &ConvertArgs, ck: &Checkpoint, plan: &Plan, dir: &Path) -> Resul
         // Last, and atomically: a directory with an index is a finished one.
         let path = dir.join(INDEX);
         let tmp_path = write::temp_sibling(&path);
-        let tmp = Temp::new(&tmp_path);
+        let tmp = Temp::new(&tmp_path).map_err(|e| format!("{}: {e}", path.display()))?;
         std::fs::write(&tmp_path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
         tmp.rename_to(&path)
             .map_err(|e| format!("{}: cannot rename into place: {e}", path.display()))?;
@@ -347,7 +357,13 @@ pub(crate) fn finalize(args: &ConvertArgs) -> Result<(), String> {
     if args.dry_run {
         return Err("finalize: --dry-run is an option of convert".into());
     }
-    let ck = plan::open(&args.input)?;
+    // The output rules as for `convert --shard`: OUT is the existing directory the --shard
+    // runs wrote into, never inside the input.
+    paths::check_output(&args.input, &args.output, paths::Output::Shared)?;
+    let opts = plan::OpenOptions {
+        ignore_unindexed: args.ignore_unindexed,
+    };
+    let ck = plan::open_with(&args.input, opts)?;
     if ck.dir.is_none() {
         return Err(format!(
             "{}: is a file; finalize completes a directory converted with --shard",
@@ -388,8 +404,8 @@ pub(crate) fn finalize(args: &ConvertArgs) -> Result<(), String> {
     // Temporaries of killed runs (no run writes into OUT once every shard is complete).
     let stale = remove_temporaries(out)?;
     finish(args, &ck, &plan, out)?;
-    let total: u64 = plan.outs.iter().map(|o| o.bytes() as u64).sum();
-    eprintln!(
+    let total = sizes::total(plan.outs.iter().map(Out::bytes))?;
+    errln!(
         "finalized {} ({} shards, {} tensors, {:.1} MB of tensor data, --to {}{})",
         out.display(),
         ck.shards.len(),

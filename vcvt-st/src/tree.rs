@@ -101,6 +101,8 @@ pub(crate) fn copy(
     config: &dyn Fn(&Path, &str) -> Result<String, String>,
 ) -> Result<(), String> {
     for f in files {
+        // A signal stops the copy between files (see `cleanup`).
+        crate::cleanup::check().map_err(|e| e.to_string())?;
         let to = dst.join(&f.rel);
         if let Some(parent) = to.parent() {
             std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;

@@ -26,6 +26,8 @@ use vcvt::{BF16, F16};
 
 use crate::plan;
 use crate::shard;
+use crate::sizes;
+use crate::stdio::outln;
 use crate::tree;
 
 /// One tensor's result.
@@ -267,16 +269,36 @@ pub(crate) fn verify(
     output: &Path,
     fp8_block: usize,
     quiet: bool,
+    opts: plan::OpenOptions,
 ) -> Result<bool, String> {
     if fp8_block == 0 {
         return Err("--fp8-block must be at least 1".into());
     }
-    let ick = plan::open(input)?;
+    let ick = plan::open_with(input, opts)?;
     let iparsed = ick.parse()?;
     let itensors = ick.tensors(&iparsed)?;
-    let ock = plan::open(output)?;
+    // OUT as `convert` writes it: its index lists every shard.
+    let ock = plan::open_with(output, plan::OpenOptions::default())?;
     let oparsed = ock.parse()?;
     let otensors = ock.tensors(&oparsed)?;
+    // Headers are untrusted: a tensor with a zero dimension is valid whatever its other
+    // dimensions claim, and the checks below multiply them (by up to 32). Dimensions whose
+    // non-zero product exceeds 2^48 values (256 Ti, beyond any real tensor) are refused, so
+    // that no product here can overflow.
+    for (ck, tensors) in [(&ick, &itensors), (&ock, &otensors)] {
+        for (name, t) in tensors.iter() {
+            let nonzero: Vec<usize> = t.shape.iter().copied().filter(|&d| d != 0).collect();
+            let n = sizes::product(name, "the element count", &nonzero)
+                .map_err(|e| format!("{}: {e}", ck.where_is(t)))?;
+            if n > 1 << 48 {
+                return Err(format!(
+                    "{}: tensor `{name}` {:?}: its dimensions claim more than 2^48 values (verify cannot check it)",
+                    ck.where_is(t),
+                    t.shape
+                ));
+            }
+        }
+    }
     let iv: HashMap<String, TensorView<'_>> = iparsed
         .iter()
         .flat_map(|st| st.iter())
@@ -381,9 +403,13 @@ pub(crate) fn verify(
         .clamp(6, 60);
     let bad = rows.iter().filter(|r| r.problem.is_some()).count();
     if !quiet {
-        println!(
+        outln!(
             "{:<w$}  {:<16}  {:<22}  {:>10}  {:>10}  result",
-            "tensor", "check", "dtypes", "rel RMS", "max abs"
+            "tensor",
+            "check",
+            "dtypes",
+            "rel RMS",
+            "max abs"
         );
     }
     for r in &rows {
@@ -395,7 +421,7 @@ pub(crate) fn verify(
         } else {
             (format!("{:.3e}", r.rel_rms), format!("{:.3e}", r.max_abs))
         };
-        println!(
+        outln!(
             "{:<w$}  {:<16}  {:<22}  {:>10}  {:>10}  {}",
             r.name,
             r.kind,
@@ -420,7 +446,7 @@ pub(crate) fn verify(
         .iter()
         .filter(|r| r.problem.is_none() && r.rel_rms.is_finite())
         .max_by(|a, b| a.rel_rms.total_cmp(&b.rel_rms));
-    println!(
+    outln!(
         "{} tensors and files of {} checked against {} ({}); worst relative RMS {}; {bad} violations",
         rows.len(),
         input.display(),

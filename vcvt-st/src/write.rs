@@ -18,6 +18,8 @@ use vcvt::{BF16, F16};
 
 use crate::cleanup;
 use crate::plan::{self, Checkpoint, NvPart, Out, Plan, Source};
+use crate::sizes;
+use crate::stdio::{errln, outln};
 use crate::{ConvertArgs, Fp8ProfileArg, MxProfileArg, QuantConfig, Target, Unquantized};
 
 /// What the writer needs to compute output tensors.
@@ -119,6 +121,7 @@ struct Sink<'f> {
 
 impl Sink<'_> {
     fn write(&mut self, ctx: &Ctx<'_>, bytes: &[u8]) -> std::io::Result<()> {
+        cleanup::check()?;
         self.file.write_all(bytes)?;
         self.written += bytes.len() as u64;
         ctx.bar.inc(bytes.len() as u64);
@@ -132,6 +135,7 @@ impl Sink<'_> {
         n: usize,
         f: impl FnOnce(&mut [D]),
     ) -> std::io::Result<()> {
+        cleanup::check()?;
         let bytes = n * size_of::<D>();
         let words = bytes.div_ceil(4);
         if self.chunk.len() < words {
@@ -232,7 +236,7 @@ fn tile_scales(fp8: &BlockFp8, x: &[f32], rows: usize, cols: usize, block: usize
     let across = cols.div_ceil(block);
     let mut row = vec![0f32; across];
     let mut out = Vec::with_capacity(rows.div_ceil(block) * across * 4);
-    for tile_rows in x.chunks(block * cols) {
+    for tile_rows in x.chunks(block.saturating_mul(cols).max(1)) {
         // Amaxes are non-negative or NaN; as bits, NaN compares above every number, so the
         // maximum of the bits propagates a NaN as the quantizer does.
         let mut m = vec![0u32; across];
@@ -257,6 +261,11 @@ fn tile_scales(fp8: &BlockFp8, x: &[f32], rows: usize, cols: usize, block: usize
 fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()> {
     let view = |n: &str| &ctx.views[n];
     let out_size = Format::from_dtype(out.dtype).map_or(1, |f| f.bytes_for(1).unwrap_or(1));
+    if out.bytes() == 0 {
+        // An empty tensor, whatever its other dimensions claim (`[2^60, 0]`): no row to
+        // visit. (Its inputs are empty too; the plan checked the shapes.)
+        return Ok(());
+    }
     match &out.source {
         Source::Copy(name) => {
             for piece in view(name).data().chunks(COPY_STEP) {
@@ -392,9 +401,9 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
             let fp8 = BlockFp8::new(*block, *block).profile(ctx.fp8_profile);
             // Whole tile rows per step: tiles are independent, so the steps' codes and
             // scales, concatenated, are those of the whole tensor.
-            let step = (STEP / (block * cols).max(1)).max(1) * block;
+            let step = sizes::step_rows(STEP, *block, cols);
             for r0 in (0..rows).step_by(step) {
-                let r1 = (r0 + step).min(rows);
+                let r1 = r0.saturating_add(step).min(rows);
                 let shape = Shape::matrix(r1 - r0, cols);
                 to_f32(ctx, src, v, r0 * cols, (r1 - r0) * cols, &mut sink.values);
                 if *scales {
@@ -429,7 +438,7 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
                 sink.write(ctx, &sc)?;
             } else {
                 let (rows, cols, v) = (*rows, *cols, view(src));
-                let step = (STEP / cols.max(1)).max(1);
+                let step = sizes::step_rows(STEP, 1, cols);
                 let mut all_scales = Vec::new();
                 for r0 in (0..rows).step_by(step) {
                     let r1 = (r0 + step).min(rows);
@@ -499,10 +508,11 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
 pub(crate) struct Temp(Option<PathBuf>);
 
 impl Temp {
-    /// Registers `path`, which the caller is about to create.
-    pub(crate) fn new(path: &Path) -> Temp {
-        cleanup::register(path);
-        Temp(Some(path.to_path_buf()))
+    /// Registers `path`, which the caller is about to create (an error once a signal
+    /// arrived).
+    pub(crate) fn new(path: &Path) -> std::io::Result<Temp> {
+        cleanup::register(path)?;
+        Ok(Temp(Some(path.to_path_buf())))
     }
 
     /// Stops tracking a path that could not be created (it may be someone else's).
@@ -515,40 +525,46 @@ impl Temp {
     /// Renames the temporary to `to` and stops tracking it.
     pub(crate) fn rename_to(mut self, to: &Path) -> std::io::Result<()> {
         let p = self.0.take().expect("a live temporary");
-        let r = std::fs::rename(&p, to);
+        let r = cleanup::rename(&p, to);
         if r.is_err() {
             self.0 = Some(p);
-            return r;
         }
-        cleanup::unregister(&p);
-        Ok(())
+        r
     }
 }
 
 impl Drop for Temp {
     fn drop(&mut self) {
         if let Some(p) = self.0.take() {
-            if p.is_dir() {
-                let _ = std::fs::remove_dir_all(&p);
-            } else {
-                let _ = std::fs::remove_file(&p);
-            }
+            cleanup::remove(&p);
             cleanup::unregister(&p);
         }
     }
 }
 
-/// Pauses after each tensor when `VCVT_ST_TEST_PAUSE_MS` is set: a hook for the test that
-/// interrupts a run midway (`tests/cli.rs`), not an option for users.
-fn test_pause() {
-    static PAUSE: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
-    if let Some(ms) = PAUSE.get_or_init(|| {
-        std::env::var("VCVT_ST_TEST_PAUSE_MS")
+/// Pauses after each tensor when `VCVT_ST_TEST_PAUSE_MS` is set: a hook for the tests that
+/// interrupt a run midway (`tests/cli.rs`, `tests/hostile.rs`), not an option for users. A
+/// signal ends the pause at once (as it ends a write), unless `VCVT_ST_TEST_STUCK` is also
+/// set: then the pause ignores it, as a write blocked on a hung file system would, so that
+/// the handler's own cleanup after [`cleanup::GRACE`] is tested.
+fn test_pause() -> std::io::Result<()> {
+    static PAUSE: std::sync::OnceLock<(Option<u64>, bool)> = std::sync::OnceLock::new();
+    let (ms, stuck) = PAUSE.get_or_init(|| {
+        let ms = std::env::var("VCVT_ST_TEST_PAUSE_MS")
             .ok()
-            .and_then(|s| s.parse().ok())
-    }) {
-        std::thread::sleep(std::time::Duration::from_millis(*ms));
+            .and_then(|s| s.parse().ok());
+        (ms, std::env::var_os("VCVT_ST_TEST_STUCK").is_some())
+    });
+    if let Some(ms) = ms {
+        let end = std::time::Instant::now() + std::time::Duration::from_millis(*ms);
+        while std::time::Instant::now() < end {
+            if !stuck {
+                cleanup::check()?;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
     }
+    cleanup::check()
 }
 
 /// A temporary sibling of `path` (same directory, so that renaming it is atomic).
@@ -562,7 +578,7 @@ pub(crate) fn temp_sibling(path: &Path) -> PathBuf {
 
 pub(crate) fn print_plan(plan: &Plan) {
     for l in &plan.lines {
-        println!("{}: {}", l.name, l.action);
+        outln!("{}: {}", l.name, l.action);
     }
 }
 
@@ -640,7 +656,7 @@ pub(crate) fn write_shard(
 ) -> Result<(), String> {
     let cannot = |e: &dyn std::fmt::Display| format!("{}: cannot write: {e}", path.display());
     let tmp_path = temp_sibling(path);
-    let tmp = Temp::new(&tmp_path);
+    let tmp = Temp::new(&tmp_path).map_err(|e| cannot(&e))?;
     let mut file = match std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -664,7 +680,7 @@ pub(crate) fn write_shard(
     };
     for o in &layout.outs {
         produce(o, ctx, &mut sink).map_err(io)?;
-        test_pause();
+        test_pause().map_err(io)?;
     }
     let written = sink.written;
     if written != layout.data {
@@ -747,7 +763,7 @@ pub(crate) fn update_config(
             };
             if !write {
                 if args.quant_config == QuantConfig::Auto {
-                    eprintln!(
+                    errln!(
                         "note: {}: no quantization_config written (no loader convention for --to {}{}; --quant-config always writes one)",
                         path.display(),
                         args.to.name(),
@@ -815,11 +831,29 @@ pub(crate) fn update_config(
     serde_json::to_string_pretty(&v).map_err(|e| e.to_string())
 }
 
+/// Writes shard 0 of `plan` to `path` as `convert` does, with the default MX and FP8
+/// profiles: the writer's half of the fuzz corpus replay (`st_fuzz.rs`).
+#[cfg(test)]
+pub(crate) fn write_first_shard(
+    ck: &Checkpoint,
+    parsed: &[SafeTensors<'_>],
+    plan: &Plan,
+    path: &Path,
+) -> Result<(), String> {
+    let ctx = Ctx {
+        views: parsed.iter().flat_map(|st| st.iter()).collect(),
+        cache: Mutex::new(HashMap::new()),
+        bar: ProgressBar::hidden(),
+        mx_profile: MxProfile::Ceil,
+        fp8_profile: Fp8Profile::DeepSeek,
+        maps: ck.shards.iter().map(|s| &s.mmap).collect(),
+    };
+    let l = layout(ck, plan, 0, path)?;
+    write_shard(&l, &ctx, path, false)
+}
+
 /// The plan's options from the command line.
 pub(crate) fn filter(args: &ConvertArgs) -> Result<plan::Filter<'_>, String> {
-    if args.fp8_block == 0 {
-        return Err("--fp8-block must be at least 1".into());
-    }
     let unquantized = match args.unquantized_to {
         Unquantized::Keep => None,
         Unquantized::Bf16 => Some(Dtype::BF16),
