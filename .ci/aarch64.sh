@@ -88,7 +88,8 @@ step "rustdoc" env RUSTDOCFLAGS=-Dwarnings cargo doc --target "$TARGET" --no-dep
 # register-level converters (vector), the hardware comparisons,
 # detection and VCVT_BACKEND (backend_override) and the fuzz seeds through every entry
 # point. Left to the native run, because they have no architecture-specific path: the
-# text module (tests/text.rs, float_core), the API's proptest properties (api: entry-point
+# text module (tests/text.rs, text_long, float_core), the block API's size arithmetic
+# (block_sizes), the API's proptest properties (api: entry-point
 # logic above the kernels, which tails and fuzz_replay reach here), the scale-rule sweeps
 # (block_scale_sweep: integer and soft-float code), the half-crate and ml_dtypes agreement
 # files (codec values the kernel tests already pin) and the feature-gated targets
@@ -102,7 +103,7 @@ done
 # A new test file must be placed in one list or the other.
 for f in tests/*.rs; do
     name=$(basename "$f" .rs)
-    case " ${SUITE[*]} text float_core api block_scale_sweep half_crate mldtypes_vectors text_features safetensors par " in
+    case " ${SUITE[*]} text text_long float_core api block_scale_sweep block_sizes half_crate mldtypes_vectors text_features safetensors par " in
     *" $name "*) ;;
     *)
         echo "tests/$name.rs is in neither list of .ci/aarch64.sh"
