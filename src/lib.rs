@@ -219,8 +219,11 @@ mod par;
 #[cfg(feature = "safetensors")]
 #[path = "st.rs"]
 pub mod safetensors;
-// The width-generic vector layer; its instantiations so far are x86-64's.
-#[cfg(target_arch = "x86_64")]
+// The width-generic vector layer; its instantiations are x86-64's and wasm32 simd128's.
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
 mod simd;
 mod slice;
 mod text;

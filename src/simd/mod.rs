@@ -8,8 +8,9 @@
 //!   └─ simd/mod.rs        the `Vector` trait (this file): lanes of u32, loads/stores of n lanes
 //!        └─ simd/generic/ the algorithms, written once against `Vector` and `codec::Format`
 //!             └─ simd/x86_64/{avx2,avx512}.rs   the trait's implementations and the
-//!                                                `#[target_feature]` instantiations
-//!                  └─ arch/x86_64/*.rs           the backends' kernel tables
+//!                simd/wasm32/simd128.rs          `#[target_feature]` instantiations
+//!                  └─ arch/x86_64/*.rs,          the backends' kernel tables
+//!                     arch/wasm32.rs
 //! ```
 //!
 //! Nothing here imports a kernel table or a backend, and no file imports one that imports it
@@ -27,15 +28,18 @@
 //!
 //! # Lanes
 //!
-//! A vector holds [`Vector::LANES`] 32-bit lanes: 8 for AVX2, 16 for AVX-512. Every element
+//! A vector holds [`Vector::LANES`] 32-bit lanes: 4 for wasm `simd128`, 8 for AVX2, 16 for
+//! AVX-512. Every element
 //! of every format is carried in one 32-bit lane: f32 sources as their bits, f64 sources
 //! rounded to odd into f32 bits (or compressed to their high word, for E8M0), 8- and 16-bit
 //! codes zero-extended. Loads and stores take the number of lanes `n` to touch (`1 <= n <=
 //! LANES`); a partial access never reads or writes memory past its `n` elements (AVX-512
-//! uses mask registers, AVX2 a copy through a stack buffer), and the lanes it did not read
+//! uses mask registers, AVX2 and simd128 a copy through a stack buffer), and the lanes it did not read
 //! hold zero bits.
 
 pub(crate) mod generic;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+pub(crate) mod wasm32;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86_64;
 

@@ -26,6 +26,8 @@ use crate::simd::Vector;
 pub(crate) trait Src {
     /// Whether decoding uses a float instruction that rounds by MXCSR where the ISA has no
     /// rounding immediate (AVX2): the instantiation then runs it under round to nearest.
+    /// (WebAssembly always rounds to nearest, so only x86-64 reads it.)
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     const NEEDS_RN: bool = false;
     /// Byte offset of element `i` (`i` a multiple of every vector width).
     fn offset(i: usize) -> usize;
@@ -40,6 +42,7 @@ pub(crate) trait Src {
 /// A kernel's output: how lanes are encoded and stored.
 pub(crate) trait Dst {
     /// As [`Src::NEEDS_RN`], for encoding (the fused multiply-add narrowing).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     const NEEDS_RN: bool = false;
     /// Per-call constants.
     type Ctx<V: Vector>: Copy;
