@@ -8,9 +8,9 @@
 //! ```
 //!
 //! For each unpacked pair (f32 and f64 to and from each narrow format, every narrow format to
-//! and from F16 and BF16, F16 <-> BF16) and for `round_trip` through F16, BF16, E4M3, E5M2 and
-//! E2M1, each available backend and three slice lengths (1 Ki elements: L1-sized, 64 Ki:
-//! L2-sized, 16 Mi: DRAM-sized) it prints elements per nanosecond and GB/s, where GB/s counts the
+//! and from F16 and BF16, F16 <-> BF16) and for `round_trip` through every unpacked format,
+//! each available backend and three slice lengths (1 Ki elements: L1-sized, 64 Ki: L2-sized,
+//! 16 Mi: DRAM-sized) it prints elements per nanosecond and GB/s, where GB/s counts the
 //! bytes read from the source plus the bytes written to the destination.
 //!
 //! The memcpy reference is `copy_from_slice` of n × (source + destination element size) / 2
@@ -813,6 +813,11 @@ fn all_pairs(cfg: &Config, phase: &mut Phase) {
     round_trip_row::<F8E4M3>(cfg, phase, 77);
     round_trip_row::<F8E5M2>(cfg, phase, 78);
     round_trip_row::<F4E2M1>(cfg, phase, 79);
+    round_trip_row::<F8E4M3FNUZ>(cfg, phase, 80);
+    round_trip_row::<F8E5M2FNUZ>(cfg, phase, 81);
+    round_trip_row::<F6E2M3>(cfg, phase, 82);
+    round_trip_row::<F6E3M2>(cfg, phase, 83);
+    round_trip_row::<F8E8M0>(cfg, phase, 84);
 }
 
 /// Which pairs each backend runs with SIMD code (`Backend::is_simd`); the others run the
