@@ -12,9 +12,10 @@
 #   only the `scalar` backend).
 # * With `-C target-feature=+simd128` (the `simd128` backend): checks that the build lists
 #   exactly `simd128 scalar` with `simd128` active (examples/backends.rs), and that
-#   VCVT_BACKEND=scalar selects Scalar; then the kernel tests and the API and packed-fp4
-#   tests with VCVT_SWEEP=sample (the stratified samples instead of the 2^32 sweeps, as
-#   under qemu). Each test covers every available backend, so simd128 and Scalar.
+#   VCVT_BACKEND=scalar selects Scalar; then the kernel, narrow <-> narrow, round-trip,
+#   f64-source, NaN-policy and API tests with VCVT_SWEEP=sample (the stratified samples
+#   instead of the 2^32 sweeps, as under qemu). Each test covers every available backend,
+#   so simd128 and Scalar.
 #
 # wasm32-wasip1 has no threads (the shared sweep helper runs its halves one after the
 # other), no processes (tests/backend_override.rs and tails_streaming_stores stay native;
@@ -103,15 +104,18 @@ export CARGO_PROFILE_TEST_DEBUG=0
 
 # The tests that run every kernel (every pair at every length and offset, every code
 # widened, the exhaustive f32 sweep's stratified sample), the known answers, and the API
-# (which checks that simd128 is listed and chosen). Every test file is a wasm binary of its
-# own, and compiling them is most of this script's time, so the list is short: the simd128
-# tier has kernels for 9 f32 pairs only, and the f64, packed-fp4, round-trip, NaN-policy and
-# block tests would mostly run the Scalar code that the native and qemu runs cover. Not here
-# either: tests/fuzz_replay.rs (slowest to compile; the corpus runs natively and under
-# Miri), the x86/aarch64-specific sweeps, backend_override.rs (processes; the example checks
-# VCVT_BACKEND instead) and the text and data-file tests (no kernel of their own).
+# (which checks that simd128 is listed and chosen); and, since simd128 has the generic
+# kernels (src/simd/wasm32/simd128.rs) for f64 sources and destinations, narrow <-> narrow
+# pairs in one pass and fused round trips: the f64 ties and random sample, every source
+# code of every narrow <-> narrow pair, the round trips, and the NaN policies (simd128's F16
+# narrowings implement Preserve and the dispatcher patches the others in). Every test file
+# is a wasm binary of its own, and compiling them is most of this script's time. Not here:
+# tests/packed_fp4.rs (simd128 keeps packed FP4 on Scalar, which the native and qemu runs
+# cover), tests/fuzz_replay.rs (slowest to compile; the corpus runs natively and under
+# Miri), the x86/aarch64-specific sweeps, backend_override.rs (processes; the example
+# checks VCVT_BACKEND instead) and the text and data-file tests (no kernel of their own).
 SUITE=(--lib)
-for t in tails known_answers widen exhaustive_f32 api; do
+for t in tails known_answers widen exhaustive_f32 api narrow_pairs round_trip f64_sources nan_policy; do
     SUITE+=(--test "$t")
 done
 export CARGO_TARGET_DIR=$TARGET_DIR

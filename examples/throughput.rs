@@ -20,8 +20,8 @@
 //!
 //! **`--full`** (also implied by `--quick`, `--size`, `--backend` and `--pair`) prints the
 //! complete tables: for each unpacked pair (f32 and f64 to and from each narrow format, every
-//! narrow format to and from F16 and BF16, F16 <-> BF16) and for `round_trip` through F16,
-//! BF16, E4M3, E5M2 and E2M1, each available backend and three slice lengths (1 Ki elements: L1-sized, 64 Ki:
+//! narrow format to and from F16 and BF16, F16 <-> BF16) and for `round_trip` through every
+//! unpacked format, each available backend and three slice lengths (1 Ki elements: L1-sized, 64 Ki:
 //! L2-sized, 16 Mi: DRAM-sized) it prints elements per nanosecond and GB/s, where GB/s counts the
 //! bytes read from the source plus the bytes written to the destination.
 //!
@@ -822,6 +822,11 @@ fn all_pairs(cfg: &Config, phase: &mut Phase) {
     round_trip_row::<F8E4M3>(cfg, phase, 77);
     round_trip_row::<F8E5M2>(cfg, phase, 78);
     round_trip_row::<F4E2M1>(cfg, phase, 79);
+    round_trip_row::<F8E4M3FNUZ>(cfg, phase, 80);
+    round_trip_row::<F8E5M2FNUZ>(cfg, phase, 81);
+    round_trip_row::<F6E2M3>(cfg, phase, 82);
+    round_trip_row::<F6E3M2>(cfg, phase, 83);
+    round_trip_row::<F8E8M0>(cfg, phase, 84);
 }
 
 /// The mark after a table cell: `s` when backend `b` runs the Scalar kernel for the pair,

@@ -119,7 +119,7 @@ static PORTABLE: Entry = Entry {
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 static SIMD128: Entry = Entry {
     backend: Backend::Simd128,
-    kernels: &arch::portable::KERNELS,
+    kernels: &arch::wasm32::SIMD128,
 };
 #[cfg(target_arch = "aarch64")]
 static NEON_BF16: Entry = Entry {

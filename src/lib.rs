@@ -220,8 +220,13 @@ mod par;
 #[cfg(feature = "safetensors")]
 #[path = "st.rs"]
 pub mod safetensors;
-// The width-generic vector layer; its instantiations so far are x86-64's.
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+// The width-generic vector layer; its instantiations: x86-64 (AVX2, AVX-512), aarch64 (NEON),
+// wasm32 (simd128).
+#[cfg(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
 mod simd;
 mod slice;
 mod text;

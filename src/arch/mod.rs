@@ -266,5 +266,7 @@ pub(crate) mod aarch64;
 ))]
 pub(crate) mod portable;
 pub(crate) mod scalar;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+pub(crate) mod wasm32;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86_64;

@@ -391,8 +391,9 @@ unsafe fn to_f32<F: Lanes>(src: *const u8, dst: *mut u8, len: usize, _policy: Po
 
 /// The portable backend's table: Scalar, with the pairs that measured faster than Scalar
 /// (`cargo run --release --example throughput -- --size 1024`, natively and under wasmtime
-/// for the wasm32 `simd128` build) replaced.
-const fn table() -> Kernels {
+/// for the wasm32 `simd128` build) replaced. On wasm32, `arch/wasm32.rs` starts the
+/// `simd128` table from this one and puts the generic kernels of `simd/wasm32` on top.
+pub(crate) const fn table() -> Kernels {
     let mut t = crate::arch::scalar::scalar_kernels();
     t.tag(if cfg!(target_arch = "wasm32") {
         crate::arch::Isa::Simd128
@@ -430,6 +431,7 @@ const fn table() -> Kernels {
 }
 
 /// The portable backend's kernels.
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) static KERNELS: Kernels = table();
 
 #[cfg(test)]

@@ -8,8 +8,10 @@
 //!   └─ simd/mod.rs        the `Vector` trait (this file): lanes of u32, loads/stores of n lanes
 //!        └─ simd/generic/ the algorithms, written once against `Vector` and `codec::Format`
 //!             └─ simd/x86_64/{avx2,avx512}.rs,  the trait's implementations and the
-//!                simd/aarch64/neon.rs           `#[target_feature]` instantiations
-//!                  └─ arch/{x86_64,aarch64}/*.rs the backends' kernel tables
+//!                simd/aarch64/neon.rs,          `#[target_feature]` instantiations
+//!                simd/wasm32/simd128.rs
+//!                  └─ arch/{x86_64,aarch64}/*.rs, the backends' kernel tables
+//!                     arch/wasm32.rs
 //! ```
 //!
 //! Nothing here imports a kernel table or a backend, and no file imports one that imports it
@@ -27,17 +29,19 @@
 //!
 //! # Lanes
 //!
-//! A vector holds [`Vector::LANES`] 32-bit lanes: 4 for NEON, 8 for AVX2, 16 for AVX-512.
-//! Every element of every format is carried in one 32-bit lane: f32 sources as their bits,
-//! f64 sources rounded to odd into f32 bits (or compressed to their high word, for E8M0), 8-
-//! and 16-bit codes zero-extended. Loads and stores take the number of lanes `n` to touch
-//! (`1 <= n <= LANES`); a partial access never reads or writes memory past its `n` elements
-//! (AVX-512 uses mask registers, AVX2 and NEON a copy through a stack buffer), and the lanes
-//! it did not read hold zero bits.
+//! A vector holds [`Vector::LANES`] 32-bit lanes: 4 for NEON and wasm `simd128`, 8 for AVX2,
+//! 16 for AVX-512. Every element of every format is carried in one 32-bit lane: f32 sources as
+//! their bits, f64 sources rounded to odd into f32 bits (or compressed to their high word, for
+//! E8M0), 8- and 16-bit codes zero-extended. Loads and stores take the number of lanes `n` to
+//! touch (`1 <= n <= LANES`); a partial access never reads or writes memory past its `n`
+//! elements (AVX-512 uses mask registers, AVX2, NEON and simd128 a copy through a stack
+//! buffer), and the lanes it did not read hold zero bits.
 
 #[cfg(target_arch = "aarch64")]
 pub(crate) mod aarch64;
 pub(crate) mod generic;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+pub(crate) mod wasm32;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86_64;
 
@@ -124,7 +128,9 @@ pub(crate) trait Vector: Copy {
     /// word to a format that keeps fewer than 19 fraction bits equals rounding the f64.
     unsafe fn load_f64_hi(p: *const u8, n: usize) -> Self;
     /// Loads `n` packed FP4 values (`n.div_ceil(2)` bytes, element `2i` in the low nibble
-    /// of byte `i`) into lanes; the lanes' bits above 3 are zero.
+    /// of byte `i`) into lanes; the lanes' bits above 3 are zero. (Unused on wasm32 so far,
+    /// as [`Packed`](generic::kernels::Packed).)
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     unsafe fn load_nibbles(p: *const u8, n: usize) -> Self;
 
     /// Stores the low byte of `n` lanes.
@@ -156,5 +162,6 @@ pub(crate) trait Vector: Copy {
     /// Stores `n` lanes holding FP4 codes (below 16) packed two per byte
     /// (`n.div_ceil(2)` bytes; for odd `n` the last high nibble is lane `n`, which the
     /// caller guarantees is the code of `+0`).
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     unsafe fn store_nibbles(self, p: *mut u8, n: usize);
 }
