@@ -54,18 +54,133 @@ fn all_kernels(b: Backend) -> Vec<(String, KernelInfo)> {
     v
 }
 
+/// The pairs the AVX-512 tiers serve below 512 bits or in two passes, with the kernel they
+/// run and why: in each case the generic 512-bit kernel measured slower than this one on the
+/// Zen 4 VM (`throughput --full --size 1024 --backend avx512-bf16,avx2`, medians of three runs,
+/// el/ns; README "Every pair at its tier's width"), so the table keeps it. `avx2` is not
+/// checked: its generic one-pass kernels measured slower than its hand-written kernels and
+/// two-pass routes, so the `Avx2` table does not register them.
+const AVX512_EXCEPTIONS: &[(&str, &str, &str)] = &[
+    (
+        "F6E2M3 -> f32",
+        "avx2 (256-bit)",
+        "VPSHUFB table kernel: 12.0 against 9.45",
+    ),
+    (
+        "F6E3M2 -> f32",
+        "avx2 (256-bit)",
+        "VPSHUFB table kernel: 11.6 against 8.95",
+    ),
+    (
+        "F4E2M1 -> f32",
+        "avx2 (256-bit)",
+        "VPSHUFB table kernel: 17.6 against 9.50",
+    ),
+    (
+        "F4E2M1x2 -> f32",
+        "avx2 (256-bit)",
+        "the F4E2M1 table kernel's unpacking twin",
+    ),
+    (
+        "F6E2M3 -> f64",
+        "avx2 (256-bit)",
+        "table kernel: 5.49 against 2.96",
+    ),
+    (
+        "F6E3M2 -> f64",
+        "avx2 (256-bit)",
+        "table kernel: 5.51 against 2.89",
+    ),
+    (
+        "F4E2M1 -> f64",
+        "avx2 (256-bit)",
+        "table kernel: 6.79 against 2.93",
+    ),
+    (
+        "F4E2M1x2 -> f64",
+        "avx2 (256-bit)",
+        "the F4E2M1 table kernel's unpacking twin",
+    ),
+    ("F8E4M3FNUZ -> f64", "avx2 (256-bit)", "5.18 against 2.99"),
+    ("F8E5M2FNUZ -> f64", "avx2 (256-bit)", "4.83 against 3.08"),
+    (
+        "F16 -> BF16",
+        "avx2 (256-bit)",
+        "avx2_direct: 10.7 against 6.32",
+    ),
+    (
+        "F8E4M3 -> BF16",
+        "avx2 (256-bit)",
+        "avx2_direct: 6.27 against 4.00",
+    ),
+    (
+        "F8E5M2 -> F16",
+        "avx2 (256-bit)",
+        "avx2_direct (code << 8): 21.2 against 6.02",
+    ),
+    (
+        "F8E5M2 -> BF16",
+        "avx2 (256-bit)",
+        "avx2_direct: 12.2 against 3.39",
+    ),
+    (
+        "F4E2M1 -> F16",
+        "avx2 (256-bit)",
+        "avx2_direct table: 22.3 against 7.59",
+    ),
+    (
+        "F4E2M1 -> BF16",
+        "avx2 (256-bit)",
+        "avx2_direct table: 26.8 against 3.61",
+    ),
+    (
+        "F4E2M1x2 -> F16",
+        "avx2 (256-bit)",
+        "avx2_direct table, as F4E2M1",
+    ),
+    (
+        "F4E2M1x2 -> BF16",
+        "avx2 (256-bit)",
+        "avx2_direct table, as F4E2M1",
+    ),
+    (
+        "F8E8M0 -> BF16",
+        "avx2 (256-bit)",
+        "avx2_direct shift: 14.5 against 6.19",
+    ),
+    (
+        "F8E4M3FNUZ -> BF16",
+        "avx512 (512-bit, 2 passes)",
+        "generic BF16 rounding: 3.70",
+    ),
+    (
+        "F8E5M2FNUZ -> BF16",
+        "avx512 (512-bit, 2 passes)",
+        "generic BF16 rounding: 3.84",
+    ),
+    (
+        "F6E2M3 -> BF16",
+        "avx2 (256-bit, 2 passes)",
+        "generic BF16 rounding: 3.82",
+    ),
+    (
+        "F6E3M2 -> BF16",
+        "avx2 (256-bit, 2 passes)",
+        "generic BF16 rounding: 3.61",
+    ),
+];
+
 #[test]
 fn every_pair_runs_at_its_tiers_width() {
     let mut wrong = Vec::new();
     let mut checked = 0;
     let mut tiers = Vec::new();
     for b in Backend::available() {
-        // The tiers whose own kernels cover every pair: the x86-64 AVX-512 tiers, AVX2 and
-        // the aarch64 NEON tiers. (Portable and simd128 keep some pairs on Scalar or a
-        // two-pass route; the throughput example prints their widths.)
+        // The x86-64 AVX-512 tiers (with the exceptions above) and the aarch64 NEON tiers.
+        // (AVX2, portable and simd128 keep some pairs on Scalar or a two-pass route; the
+        // throughput example prints their widths.)
         let width = match b.name() {
             "avx512" | "avx512-vbmi" | "avx512-bf16" => 512,
-            "avx2" => 256,
             "neon" | "neon-bf16" => 128,
             _ => continue,
         };
@@ -73,14 +188,19 @@ fn every_pair_runs_at_its_tiers_width() {
         tiers.push(b.name());
         for (name, k) in all_kernels(b) {
             checked += 1;
-            if (k.bits, k.passes) != (width, 1) {
+            let ok = (k.bits, k.passes) == (width, 1);
+            let excused = width == 512
+                && AVX512_EXCEPTIONS
+                    .iter()
+                    .any(|&(p, want, _)| p == name && k.to_string() == want);
+            if !ok && !excused {
                 wrong.push(format!("{b}: {name} runs {k}"));
             }
         }
     }
     assert!(
         wrong.is_empty(),
-        "narrower kernels without a reason:\n{}",
+        "kernels below the tier's width or in two passes, without a reason:\n{}",
         wrong.join("\n")
     );
     // Every little-endian aarch64 core has NEON: the check must not pass by skipping it.

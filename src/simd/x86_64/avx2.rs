@@ -1,3 +1,10 @@
+//! **Not registered in the `Avx2` table**: on the Zen 4 VM (2026-12-03) these kernels measured
+//! slower than the hand-written AVX2 kernels and the two-pass routes they would replace (for
+//! example F8E4M3FNUZ → BF16 2.2 el/ns against 5.8, f64 → F6E2M3 1.3 against 3.3; README,
+//! "Every pair at its tier's width"), so the table does not call [`fill`]. The instantiation
+//! was proven by the every-backend tests while it was registered, and is kept for a CPU where
+//! it wins; `#[allow(dead_code)]` marks it.
+//!
 //! [`Vector`] for AVX2 (with FMA and F16C): 8 lanes in a `__m256i`, lane masks as all-ones
 //! lanes, partial loads and stores through a zeroed stack buffer (the `n` elements are
 //! copied in or out with `copy_nonoverlapping`, so nothing outside them is touched), and the

@@ -1,6 +1,8 @@
 //! The x86-64 implementations of [`Vector`](super::Vector), their kernel instantiations,
 //! and the MXCSR access they share with the hand-written kernels.
 
+// Not registered in any table (see its module docs).
+#[allow(dead_code)]
 pub(crate) mod avx2;
 pub(crate) mod avx512;
 
