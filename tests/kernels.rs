@@ -168,6 +168,16 @@ const AVX512_EXCEPTIONS: &[(&str, &str, &str)] = &[
         "avx2 (256-bit, 2 passes)",
         "generic BF16 rounding: 3.61",
     ),
+    (
+        "round_trip F8E4M3",
+        "avx512 (512-bit, 2 passes)",
+        "the hand-written kernels twice: 6.7 against 3.5 fused",
+    ),
+    (
+        "round_trip F8E5M2",
+        "avx512 (512-bit, 2 passes)",
+        "the hand-written kernels twice: 5.8 against 3.0 fused",
+    ),
 ];
 
 #[test]
