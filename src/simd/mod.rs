@@ -165,3 +165,30 @@ pub(crate) trait Vector: Copy {
     #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     unsafe fn store_nibbles(self, p: *mut u8, n: usize);
 }
+
+/// Copies `bytes <= B` bytes from `p` into a zeroed `B`-byte buffer: the partial loads of the
+/// instantiations without masked loads (AVX2, NEON, wasm `simd128`) read exactly their `n`
+/// elements this way and leave the other lanes zero.
+///
+/// # Safety
+/// `p` valid for reading `bytes` bytes.
+#[inline(always)]
+pub(crate) unsafe fn buffered<const B: usize>(p: *const u8, bytes: usize) -> [u8; B] {
+    let mut b = [0u8; B];
+    debug_assert!(bytes <= B);
+    // SAFETY: `bytes` readable at `p` (the caller), and `bytes <= B` fit in the buffer.
+    unsafe { core::ptr::copy_nonoverlapping(p, b.as_mut_ptr(), bytes) };
+    b
+}
+
+/// Copies the first `bytes <= B` bytes of `b` to `p`: the partial stores' counterpart of
+/// [`buffered`].
+///
+/// # Safety
+/// `p` valid for writing `bytes` bytes.
+#[inline(always)]
+pub(crate) unsafe fn unbuffer<const B: usize>(b: &[u8; B], p: *mut u8, bytes: usize) {
+    debug_assert!(bytes <= B);
+    // SAFETY: the caller's guarantee; the buffer holds `B >= bytes` bytes.
+    unsafe { core::ptr::copy_nonoverlapping(b.as_ptr(), p, bytes) };
+}

@@ -21,35 +21,11 @@ use core::arch::aarch64::*;
 use core::arch::asm;
 
 use super::Fpcr0;
-use crate::simd::Vector;
+use crate::simd::{Vector, buffered, unbuffer};
 
 /// 4 lanes of 32 bits.
 #[derive(Clone, Copy)]
 pub(crate) struct V128(uint32x4_t);
-
-/// Copies `bytes <= B` bytes from `p` into a zeroed `B`-byte buffer.
-///
-/// # Safety
-/// `p` valid for reading `bytes` bytes.
-#[inline(always)]
-unsafe fn buffered<const B: usize>(p: *const u8, bytes: usize) -> [u8; B] {
-    let mut b = [0u8; B];
-    debug_assert!(bytes <= B);
-    // SAFETY: `bytes` readable at `p` (the caller), and `bytes <= B` fit in the buffer.
-    unsafe { core::ptr::copy_nonoverlapping(p, b.as_mut_ptr(), bytes) };
-    b
-}
-
-/// Copies the first `bytes` bytes of `b` to `p`.
-///
-/// # Safety
-/// `p` valid for writing `bytes <= B` bytes.
-#[inline(always)]
-unsafe fn unbuffer<const B: usize>(b: &[u8; B], p: *mut u8, bytes: usize) {
-    debug_assert!(bytes <= B);
-    // SAFETY: the caller's guarantee; the buffer holds `B >= bytes` bytes.
-    unsafe { core::ptr::copy_nonoverlapping(b.as_ptr(), p, bytes) };
-}
 
 /// The 8 bytes of `n <= 4` 16-bit values at `p` (zero above them), as one little-endian word.
 ///

@@ -35,7 +35,7 @@
 
 use core::arch::wasm32::*;
 
-use crate::simd::Vector;
+use crate::simd::{Vector, buffered, unbuffer};
 
 /// 4 lanes of 32 bits.
 #[derive(Clone, Copy)]
@@ -45,30 +45,6 @@ pub(crate) struct V128(v128);
 #[inline(always)]
 fn splat(x: u32) -> v128 {
     u32x4_splat(x)
-}
-
-/// Copies `bytes` bytes from `p` into a zeroed `B`-byte buffer.
-///
-/// # Safety
-/// `p` valid for reading `bytes <= B` bytes.
-#[inline(always)]
-unsafe fn buffered<const B: usize>(p: *const u8, bytes: usize) -> [u8; B] {
-    let mut b = [0u8; B];
-    debug_assert!(bytes <= B);
-    // SAFETY: `bytes` readable at `p` (the caller), and `bytes <= B` fit in the buffer.
-    unsafe { core::ptr::copy_nonoverlapping(p, b.as_mut_ptr(), bytes) };
-    b
-}
-
-/// Copies the first `bytes` bytes of `b` to `p`.
-///
-/// # Safety
-/// `p` valid for writing `bytes <= B` bytes.
-#[inline(always)]
-unsafe fn unbuffer<const B: usize>(b: &[u8; B], p: *mut u8, bytes: usize) {
-    debug_assert!(bytes <= B);
-    // SAFETY: the caller's guarantee; the buffer holds `B >= bytes` bytes.
-    unsafe { core::ptr::copy_nonoverlapping(b.as_ptr(), p, bytes) };
 }
 
 /// Loads 16 bytes from `p` (any alignment).

@@ -19,7 +19,7 @@
 
 use core::arch::x86_64::*;
 
-use crate::simd::Vector;
+use crate::simd::{Vector, buffered, unbuffer};
 
 /// 8 lanes of 32 bits.
 #[derive(Clone, Copy)]
@@ -31,30 +31,6 @@ pub(crate) struct V256(__m256i);
 unsafe fn count(n: u32) -> __m128i {
     // SAFETY: SSE2, which every x86-64 CPU has.
     unsafe { _mm_cvtsi32_si128(n as i32) }
-}
-
-/// Copies `n * size` bytes from `p` into a zeroed 32-byte buffer.
-///
-/// # Safety
-/// `p` valid for reading `n * size <= 64` bytes.
-#[inline(always)]
-unsafe fn buffered<const B: usize>(p: *const u8, bytes: usize) -> [u8; B] {
-    let mut b = [0u8; B];
-    debug_assert!(bytes <= B);
-    // SAFETY: `bytes` readable at `p` (the caller), and `bytes <= B` fit in the buffer.
-    unsafe { core::ptr::copy_nonoverlapping(p, b.as_mut_ptr(), bytes) };
-    b
-}
-
-/// Copies the first `bytes` bytes of `b` to `p`.
-///
-/// # Safety
-/// `p` valid for writing `bytes <= B` bytes.
-#[inline(always)]
-unsafe fn unbuffer<const B: usize>(b: &[u8; B], p: *mut u8, bytes: usize) {
-    debug_assert!(bytes <= B);
-    // SAFETY: the caller's guarantee; the buffer holds `B >= bytes` bytes.
-    unsafe { core::ptr::copy_nonoverlapping(b.as_ptr(), p, bytes) };
 }
 
 /// Exact f32 → f64 of 4 lanes of f32 bits, independent of MXCSR: `VCVTPS2PD` is exact except
