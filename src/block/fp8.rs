@@ -4,7 +4,8 @@
 
 use core::mem::MaybeUninit;
 
-use super::kernels;
+use super::dispatch;
+use super::spec::fp8::dequantize_run;
 use super::{BlockDest, BlockSource, Shape, as_uninit, checked_mul, expect_len, f32_at, put, soft};
 use crate::codec;
 use crate::options::Policy;
@@ -155,7 +156,7 @@ impl BlockFp8 {
     ) -> Result<(), Error> {
         self.check(shape, data.len(), scale_inv.len())?;
         expect_len("dst", shape.len(), dst.len())?;
-        let k = kernels::check_backend(self.backend)?;
+        let k = dispatch::check_backend(self.backend)?;
         if shape.is_empty() {
             // Nothing to convert (and rows of zero columns must not be sliced).
             return Ok(());
@@ -221,7 +222,7 @@ impl BlockFp8 {
     ) -> Result<(), Error> {
         self.check(shape, data.len(), scale_inv.len())?;
         expect_len("src", shape.len(), src.len())?;
-        kernels::check_backend(self.backend)?;
+        dispatch::check_backend(self.backend)?;
         if shape.is_empty() {
             // Nothing to convert (and rows of zero columns must not be sliced).
             return Ok(());
@@ -373,13 +374,5 @@ fn quantize_run_hw<S: BlockSource>(
         for (o, c) in o.iter_mut().zip(&codes[..n]) {
             put(o, c.to_bits());
         }
-    }
-}
-
-/// The scalar block FP8 dequantization of one tile row segment.
-pub(crate) fn dequantize_run<D: BlockDest>(codes: &[u8], s: u32, out: &mut [MaybeUninit<D>]) {
-    for (o, &c) in out.iter_mut().zip(codes) {
-        let y = soft::mul(codec::widen_f32::<F8E4M3>(c as u32), s);
-        put(o, D::from_f32_bits(y));
     }
 }

@@ -4,29 +4,9 @@
 //! A table has one optional slot per (operation, element, destination). An empty slot means
 //! the scalar loop runs; a SIMD backend fills the slots it has kernels for
 //! (`src/arch/<arch>/*_block.rs`). Every slot handles whole blocks only; the scalar loop
-//! finishes a short last block of a row.
-
-use crate::{Backend, Error};
-
-/// The scalar block functions that SIMD kernels fall back to for the blocks they leave to
-/// the specification (`src/block/mx.rs`, `src/block/fp8.rs`). Only the hand-written
-/// x86-64 and aarch64 block kernels use them.
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-pub(crate) use super::fp8::dequantize_run as fp8_dequantize_run;
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-pub(crate) use super::mx::{
-    dequantize_block as mx_dequantize_block, quantize_row as mx_quantize_row,
-    scale_byte as mx_scale_byte,
-};
-
-/// The scale rules with an integer definition that SIMD kernels implement.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum MxRule {
-    /// [`MxProfile::Ocp`](super::MxProfile::Ocp).
-    Ocp = 0,
-    /// [`MxProfile::Ceil`](super::MxProfile::Ceil).
-    Ceil = 1,
-}
+//! finishes a short last block of a row. This file holds only the slot types: which table
+//! serves a backend is `dispatch.rs`'s business, so the kernels can depend on this file and
+//! on the specification (`spec/`) without depending on the API that calls them.
 
 /// Dequantizes `blocks` whole MX blocks of one row, OCP decoding (`0xFF` = NaN block).
 ///
@@ -98,37 +78,4 @@ impl BlockKernels {
             products: None,
         }
     }
-}
-
-static SCALAR: BlockKernels = BlockKernels::empty();
-
-/// The table of `backend`.
-fn table(backend: Backend) -> &'static BlockKernels {
-    match backend {
-        Backend::Scalar => &SCALAR,
-        #[cfg(target_arch = "x86_64")]
-        Backend::Avx2 | Backend::Avx512 | Backend::Avx512Vbmi | Backend::Avx512Bf16 => {
-            &crate::arch::x86_64::avx2_block::KERNELS
-        }
-        #[cfg(target_arch = "aarch64")]
-        Backend::Neon | Backend::NeonBf16 => &crate::arch::aarch64::neon_block::KERNELS,
-        #[allow(unreachable_patterns)]
-        _ => &SCALAR,
-    }
-}
-
-/// The table of the active backend.
-pub(crate) fn active() -> &'static BlockKernels {
-    table(Backend::active())
-}
-
-/// The table of the chosen backend (the active one when `None`), or the error saying that
-/// it cannot run here.
-pub(crate) fn check_backend(backend: Option<Backend>) -> Result<&'static BlockKernels, Error> {
-    let b = match backend {
-        Some(b) if !b.is_available() => return Err(Error::BackendUnavailable { backend: b }),
-        Some(b) => b,
-        None => Backend::active(),
-    };
-    Ok(table(b))
 }

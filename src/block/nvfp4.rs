@@ -3,8 +3,8 @@
 
 use core::mem::MaybeUninit;
 
-use super::kernels;
-use super::mx::{MLX_FP8, mlx_fp4_argmin, mlx_fp8_nan};
+use super::dispatch;
+use super::spec::mx::{MLX_FP8, mlx_fp4_argmin, mlx_fp8_nan};
 use super::{
     BlockDest, BlockSource, DestKind, Shape, as_uninit, checked_mul, expect_len, put, soft,
 };
@@ -218,7 +218,7 @@ impl Nvfp4 {
     ) -> Result<f32, Error> {
         self.check(shape, data.len(), scales.len())?;
         expect_len("src", shape.len(), src.len())?;
-        kernels::check_backend(self.backend)?;
+        dispatch::check_backend(self.backend)?;
         if shape.is_empty() {
             // Nothing to convert (and rows of zero columns must not be sliced); the tensor
             // scale of no values: the given one, or the profile's of an amax of 0.
@@ -280,7 +280,7 @@ impl Nvfp4 {
     ) -> Result<(), Error> {
         self.check(shape, data.len(), scales.len())?;
         expect_len("dst", shape.len(), dst.len())?;
-        kernels::check_backend(self.backend)?;
+        dispatch::check_backend(self.backend)?;
         if shape.is_empty() {
             // Nothing to convert (and rows of zero columns must not be sliced).
             return Ok(());

@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use std::vec::Vec;
 
 use super::{BlockDest, BlockFp8, BlockSource, Mx, NvProfile, Nvfp4, Shape, as_uninit, expect_len};
-use super::{kernels, soft};
+use super::{dispatch, soft};
 use crate::Error;
 use crate::par::{PAR_CHUNK, PAR_MIN_VALUES, split_ranges};
 
@@ -118,7 +118,7 @@ impl Mx {
         expect_len("data", self.data_len(shape)?, data)?;
         expect_len("scales", self.scales_len(shape)?, scales)?;
         expect_len(what, shape.len(), values)?;
-        kernels::check_backend(self.backend).map(|_| ())
+        dispatch::check_backend(self.backend).map(|_| ())
     }
 
     /// [`dequantize`](Self::dequantize) on the current rayon pool, with the same results.
@@ -252,7 +252,7 @@ impl BlockFp8 {
         expect_len("data", self.data_len(shape)?, data)?;
         expect_len("scale_inv", self.scale_inv_len(shape)?, scale_inv)?;
         expect_len(what, shape.len(), values)?;
-        kernels::check_backend(self.backend).map(|_| ())
+        dispatch::check_backend(self.backend).map(|_| ())
     }
 
     /// [`dequantize`](Self::dequantize) on the current rayon pool, with the same results.
@@ -379,7 +379,7 @@ impl Nvfp4 {
         expect_len("data", self.data_len(shape)?, data)?;
         expect_len("scales", self.scales_len(shape)?, scales)?;
         expect_len(what, shape.len(), values)?;
-        kernels::check_backend(self.backend).map(|_| ())
+        dispatch::check_backend(self.backend).map(|_| ())
     }
 
     /// [`dequantize`](Self::dequantize) on the current rayon pool, with the same results.

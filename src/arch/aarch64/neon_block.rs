@@ -91,9 +91,8 @@ use core::mem::MaybeUninit;
 use core::ptr;
 
 use super::neon::{Fp8Consts, fp8_mag_x4, load, store};
-use crate::block::kernels::{
-    self as kern, BlockKernels, Fp8DequantFn, MxDequantFn, MxQuantFn, MxRule,
-};
+use crate::block::kernels::{BlockKernels, Fp8DequantFn, MxDequantFn, MxQuantFn};
+use crate::block::spec::{self, mx::MxRule};
 use crate::block::{BlockDest, MxElement};
 use crate::codec::{self, Code, Format};
 // The FPCR guard (FPCR = 0 for its lifetime) is the vector layer's, shared with the generic
@@ -606,7 +605,7 @@ unsafe fn mx_dequant_scalar<D: Dest>(
     // SAFETY: `c` is readable for `bytes` bytes (u8, no alignment needed).
     let codes = unsafe { core::slice::from_raw_parts(c, bytes) };
     let mut out = [MaybeUninit::<D::T>::uninit(); BLOCK];
-    kern::mx_dequantize_block::<D::T>(element, codes, 0, s, &mut out);
+    spec::mx_dequantize_block::<D::T>(element, codes, 0, s, &mut out);
     // SAFETY: `dequantize_block` initialised all 32 values; they are 32 · SIZE bytes, which
     // `d` can take; the buffer is a distinct local.
     unsafe { ptr::copy_nonoverlapping(out.as_ptr().cast::<u8>(), d, BLOCK * D::SIZE) };
@@ -752,7 +751,7 @@ unsafe fn fp8_dequant_scalar<D: Dest>(codes: *const u8, scale: u32, len: usize, 
         let n = (len - i).min(32);
         // SAFETY: codes i..i + n are readable bytes (u8, no alignment needed).
         let c = unsafe { core::slice::from_raw_parts(codes.add(i), n) };
-        kern::fp8_dequantize_run::<D::T>(c, scale, &mut out[..n]);
+        spec::fp8_dequantize_run::<D::T>(c, scale, &mut out[..n]);
         // SAFETY: the n values are initialised; values i..i + n (n · SIZE bytes) are
         // writable at dst; the buffer is a distinct local.
         unsafe {
@@ -879,7 +878,7 @@ unsafe fn mx_quant_scalar(
     let mut s = [MaybeUninit::<u8>::uninit(); 1];
     // SAFETY: 128 bytes readable at x; the buffer is a distinct local of 128 bytes.
     unsafe { ptr::copy_nonoverlapping(x, src.as_mut_ptr().cast::<u8>(), 4 * BLOCK) };
-    kern::mx_quantize_row::<f32>(element, rule, &src, &mut codes[..bytes], &mut s);
+    spec::mx_quantize_row::<f32>(element, rule, &src, &mut codes[..bytes], &mut s);
     // SAFETY: `quantize_row` initialised the `bytes` codes and the scale; `c` takes `bytes`
     // bytes and `scale` one; the buffers are distinct locals.
     unsafe {
@@ -901,7 +900,7 @@ fn scale_byte<const CEIL: bool>(element: MxElement, amax: u32) -> u8 {
         (((amax + (0x007F_FFFF - fm)) >> 23) - emax).min(254) as u8
     } else {
         let rule = if CEIL { MxRule::Ceil } else { MxRule::Ocp };
-        kern::mx_scale_byte(element, rule, amax)
+        spec::mx_scale_byte(element, rule, amax)
     }
 }
 

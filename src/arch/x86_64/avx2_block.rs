@@ -107,8 +107,9 @@ use super::avx2::{
 };
 use super::avx2_small::{f32_codes16, lut_f32x32, order_bytes, pair_nibbles};
 use crate::block::kernels::{
-    self as kern, AmaxFn, BlockKernels, Fp8DequantFn, MxDequantFn, MxQuantFn, MxRule, ProductsFn,
+    AmaxFn, BlockKernels, Fp8DequantFn, MxDequantFn, MxQuantFn, ProductsFn,
 };
+use crate::block::spec::{self, mx::MxRule};
 use crate::block::{BlockDest, MxElement};
 use crate::codec::Format;
 use crate::{BF16, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E5M2, F16};
@@ -507,7 +508,7 @@ unsafe fn mx_dequant_scalar<E: MxElem, D: Dest>(c: *const u8, s: u8, d: *mut u8)
     // SAFETY: `c` is readable for E::BYTES bytes (u8, no alignment needed).
     let codes = unsafe { core::slice::from_raw_parts(c, E::BYTES) };
     let mut out = [MaybeUninit::<D::T>::uninit(); BLOCK];
-    kern::mx_dequantize_block::<D::T>(E::ELEMENT, codes, 0, s, &mut out);
+    spec::mx_dequantize_block::<D::T>(E::ELEMENT, codes, 0, s, &mut out);
     // SAFETY: `dequantize_block` initialised all 32 values; they are 32 · SIZE bytes, which
     // `d` can take; the buffer is a distinct local.
     unsafe { ptr::copy_nonoverlapping(out.as_ptr().cast::<u8>(), d, BLOCK * D::SIZE) };
@@ -723,7 +724,7 @@ unsafe fn fp8_dequant_scalar<D: Dest>(codes: *const u8, scale: u32, len: usize, 
         let n = (len - i).min(32);
         // SAFETY: codes i..i + n are readable bytes (u8, no alignment needed).
         let c = unsafe { core::slice::from_raw_parts(codes.add(i), n) };
-        kern::fp8_dequantize_run::<D::T>(c, scale, &mut out[..n]);
+        spec::fp8_dequantize_run::<D::T>(c, scale, &mut out[..n]);
         // SAFETY: the n values are initialised; values i..i + n (n · SIZE bytes) are
         // writable at dst; the buffer is a distinct local.
         unsafe {
@@ -961,7 +962,7 @@ unsafe fn mx_quant_scalar<E: MxElem>(rule: MxRule, x: *const u8, c: *mut u8, sca
     let mut s = [MaybeUninit::<u8>::uninit(); 1];
     // SAFETY: 128 bytes readable at x; the buffer is a distinct local of 128 bytes.
     unsafe { ptr::copy_nonoverlapping(x, src.as_mut_ptr().cast::<u8>(), 4 * BLOCK) };
-    kern::mx_quantize_row::<f32>(E::ELEMENT, rule, &src, &mut codes[..E::BYTES], &mut s);
+    spec::mx_quantize_row::<f32>(E::ELEMENT, rule, &src, &mut codes[..E::BYTES], &mut s);
     // SAFETY: `quantize_row` initialised the E::BYTES codes and the scale; `c` takes
     // E::BYTES bytes and `scale` one; the buffers are distinct locals.
     unsafe {
@@ -993,7 +994,7 @@ fn scale_byte<const CEIL: bool>(element: MxElement, amax: u32) -> u8 {
         (((amax + (0x007F_FFFF - fm)) >> 23) - emax).min(254) as u8
     } else {
         let rule = if CEIL { MxRule::Ceil } else { MxRule::Ocp };
-        kern::mx_scale_byte(element, rule, amax)
+        spec::mx_scale_byte(element, rule, amax)
     }
 }
 

@@ -1,0 +1,38 @@
+//! Which block-kernel table serves a backend. The API files of `src/block/` ask here; the
+//! tables themselves live with their kernels (`src/arch/<arch>/*_block.rs`).
+
+use super::kernels::BlockKernels;
+use crate::{Backend, Error};
+
+static SCALAR: BlockKernels = BlockKernels::empty();
+
+/// The table of `backend`.
+fn table(backend: Backend) -> &'static BlockKernels {
+    match backend {
+        Backend::Scalar => &SCALAR,
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 | Backend::Avx512 | Backend::Avx512Vbmi | Backend::Avx512Bf16 => {
+            &crate::arch::x86_64::avx2_block::KERNELS
+        }
+        #[cfg(target_arch = "aarch64")]
+        Backend::Neon | Backend::NeonBf16 => &crate::arch::aarch64::neon_block::KERNELS,
+        #[allow(unreachable_patterns)]
+        _ => &SCALAR,
+    }
+}
+
+/// The table of the active backend.
+pub(crate) fn active() -> &'static BlockKernels {
+    table(Backend::active())
+}
+
+/// The table of the chosen backend (the active one when `None`), or the error saying that
+/// it cannot run here.
+pub(crate) fn check_backend(backend: Option<Backend>) -> Result<&'static BlockKernels, Error> {
+    let b = match backend {
+        Some(b) if !b.is_available() => return Err(Error::BackendUnavailable { backend: b }),
+        Some(b) => b,
+        None => Backend::active(),
+    };
+    Ok(table(b))
+}

@@ -1,0 +1,232 @@
+//! The public building blocks: `amax`, `amax_blocks` and the scaled conversions
+//! `narrow_scaled` / `dequantize_scaled`, on the backend's block kernels where it has them.
+
+use super::dispatch;
+use super::kernels::BlockKernels;
+use super::{
+    BlockDest, BlockSource, ScaledCode, amax_bits, expect_len, finish_amax, products, wide_fast,
+};
+use crate::{Backend, Error};
+
+/// Values per chunk of the buffered building blocks (2 KiB of f64 on the stack).
+const CHUNK: usize = 256;
+
+/// The largest magnitude in `src` (`|x|` maximum), or NaN if `src` holds a NaN; `0.0` for
+/// an empty slice.
+///
+/// ```
+/// use vcvt::BF16;
+/// assert_eq!(vcvt::block::amax(&[1.0f32, -7.5, 3.0]), 7.5);
+/// assert!(vcvt::block::amax(&[1.0f32, f32::NAN]).is_nan());
+/// assert_eq!(vcvt::block::amax(&[BF16::from_f32(-2.0)]), 2.0);
+/// ```
+pub fn amax<S: BlockSource>(src: &[S]) -> f32 {
+    f32::from_bits(amax_with(dispatch::active(), src))
+}
+
+/// [`amax`] on the given backend (every backend gives the same result).
+///
+/// # Errors
+/// [`Error::BackendUnavailable`] if this CPU cannot run `backend`.
+///
+/// ```
+/// use vcvt::Backend;
+/// assert_eq!(vcvt::block::amax_on(Backend::Scalar, &[-3.0f32, 2.0])?, 3.0);
+/// # Ok::<(), vcvt::Error>(())
+/// ```
+pub fn amax_on<S: BlockSource>(backend: Backend, src: &[S]) -> Result<f32, Error> {
+    let k = dispatch::check_backend(Some(backend))?;
+    Ok(f32::from_bits(amax_with(k, src)))
+}
+
+/// [`amax`] of each block of `block` consecutive values (the last one may be short) into
+/// `out`, which must have `src.len().div_ceil(block)` entries.
+///
+/// ```
+/// let mut m = [0.0f32; 2];
+/// vcvt::block::amax_blocks(&[1.0f32, -3.0, 2.0], 2, &mut m)?;
+/// assert_eq!(m, [3.0, 2.0]);
+/// # Ok::<(), vcvt::Error>(())
+/// ```
+pub fn amax_blocks<S: BlockSource>(src: &[S], block: usize, out: &mut [f32]) -> Result<(), Error> {
+    if block == 0 {
+        return Err(Error::BlockShape {
+            rows: 1,
+            cols: src.len(),
+            reason: "the block size is zero",
+        });
+    }
+    expect_len("out", src.len().div_ceil(block), out.len())?;
+    let k = dispatch::active();
+    for (o, chunk) in out.iter_mut().zip(src.chunks(block)) {
+        *o = f32::from_bits(amax_with(k, chunk));
+    }
+    Ok(())
+}
+
+/// The bits of `max |x|` with the kernel of table `k` when it has one.
+fn amax_with<S: BlockSource>(k: &BlockKernels, src: &[S]) -> u32 {
+    match k.amax[S::KIND as usize] {
+        Some(f) => {
+            // SAFETY: `src` holds `src.len()` values of the slot's source type (`S::KIND`
+            // indexes the table), aligned as `S`; `k` comes from `check_backend` or
+            // `active`, which return a table only if its backend runs on this CPU.
+            let m = unsafe { f(src.as_ptr().cast(), src.len()) };
+            finish_amax::<S>(m)
+        }
+        None => amax_bits(src),
+    }
+}
+
+/// [`products`] with the kernel of table `k` when it has one.
+fn products_with(k: &BlockKernels, bits: &[u32], s: f64, out: &mut [f64]) {
+    let n = bits.len().min(out.len());
+    match k.products {
+        // SAFETY: `bits` readable and `out` writable for `n` values, both aligned (slices);
+        // `k` comes from `check_backend`, which returns a table only if its backend runs
+        // on this CPU.
+        Some(f) => unsafe { f(bits.as_ptr(), n, s, out.as_mut_ptr()) },
+        None => products(&bits[..n], s, &mut out[..n]),
+    }
+}
+
+/// Narrows `x · scale` for each value of `src` into `dst`: the exact product rounded
+/// **once** to the format (nearest, ties to even), under the format's default overflow
+/// policy (saturation for the fp8/fp6/fp4 formats).
+///
+/// The product of two f32 values is computed exactly (in f64), so there is one rounding
+/// for every `scale`, not only for powers of two. When `scale` is a power of two and the
+/// product is a normal f32, this equals multiplying in f32 and then narrowing, which is
+/// what torchao and Triton do. NaN: a NaN `x` (else a NaN `scale`) gives the format's NaN
+/// with that NaN's sign, and `0 · ∞` a positive NaN (saturating formats without NaN codes
+/// follow their NaN policy, [`NanPolicy::Preserve`](crate::NanPolicy::Preserve)).
+///
+/// The products are formed in chunks and narrowed by the backend's f64 kernels.
+///
+/// ```
+/// use vcvt::F4E2M1;
+/// let mut q = [F4E2M1::ZERO; 3];
+/// vcvt::block::narrow_scaled(&[10.0f32, -2.5, 100.0], 0.25, &mut q)?;
+/// // 2.5 is a tie between 2 and 3 (to even: 2); -0.625 is nearest to -0.5; 25 saturates.
+/// assert_eq!(q.map(|c| c.to_f32()), [2.0, -0.5, 6.0]);
+/// # Ok::<(), vcvt::Error>(())
+/// ```
+pub fn narrow_scaled<S: BlockSource, D: ScaledCode>(
+    src: &[S],
+    scale: f32,
+    dst: &mut [D],
+) -> Result<(), Error> {
+    narrow_scaled_with(Backend::active(), src, scale, dst)
+}
+
+/// [`narrow_scaled`] on the given backend (every backend gives the same bits).
+///
+/// # Errors
+/// [`Error::BackendUnavailable`] if this CPU cannot run `backend`, [`Error::BlockLength`]
+/// if the lengths differ.
+///
+/// ```
+/// use vcvt::{Backend, F8E4M3};
+/// let mut q = [F8E4M3::ZERO; 2];
+/// vcvt::block::narrow_scaled_on(Backend::Scalar, &[3.0f32, -1.0], 0.5, &mut q)?;
+/// assert_eq!(q.map(|c| c.to_f32()), [1.5, -0.5]);
+/// # Ok::<(), vcvt::Error>(())
+/// ```
+pub fn narrow_scaled_on<S: BlockSource, D: ScaledCode>(
+    backend: Backend,
+    src: &[S],
+    scale: f32,
+    dst: &mut [D],
+) -> Result<(), Error> {
+    dispatch::check_backend(Some(backend))?;
+    narrow_scaled_with(backend, src, scale, dst)
+}
+
+fn narrow_scaled_with<S: BlockSource, D: ScaledCode>(
+    backend: Backend,
+    src: &[S],
+    scale: f32,
+    dst: &mut [D],
+) -> Result<(), Error> {
+    expect_len("dst", src.len(), dst.len())?;
+    let k = dispatch::check_backend(Some(backend))?;
+    let s = wide_fast(scale.to_bits());
+    let mut bits = [0u32; CHUNK];
+    let mut buf = [0f64; CHUNK];
+    for (d, x) in dst.chunks_mut(CHUNK).zip(src.chunks(CHUNK)) {
+        let n = x.len();
+        S::f32_bits_of(backend, x, &mut bits[..n]);
+        products_with(k, &bits[..n], s, &mut buf[..n]);
+        D::narrow_f64s(backend, &buf[..n], d);
+    }
+    Ok(())
+}
+
+/// Writes `decode(code) · scale` for each code of `src` into `dst`: the exact product
+/// rounded once to the destination (nearest, ties to even, overflow to ±Inf). A NaN code
+/// (else a NaN `scale`) gives NaN with its sign; `0 · Inf` gives `+NaN`.
+///
+/// The codes are widened and the results narrowed by the backend's kernels, in chunks.
+///
+/// ```
+/// use vcvt::{BF16, F8E4M3};
+/// let codes = [F8E4M3::from_f32(1.5), F8E4M3::from_f32(-448.0)];
+/// let mut out = [BF16::ZERO; 2];
+/// vcvt::block::dequantize_scaled(&codes, 0.5, &mut out)?;
+/// assert_eq!(out.map(|x| x.to_f32()), [0.75, -224.0]);
+/// # Ok::<(), vcvt::Error>(())
+/// ```
+pub fn dequantize_scaled<S: ScaledCode, D: BlockDest>(
+    src: &[S],
+    scale: f32,
+    dst: &mut [D],
+) -> Result<(), Error> {
+    dequantize_scaled_with(Backend::active(), src, scale, dst)
+}
+
+/// [`dequantize_scaled`] on the given backend (every backend gives the same bits).
+///
+/// # Errors
+/// [`Error::BackendUnavailable`] if this CPU cannot run `backend`, [`Error::BlockLength`]
+/// if the lengths differ.
+///
+/// ```
+/// use vcvt::{Backend, F8E5M2};
+/// let mut out = [0f32; 1];
+/// vcvt::block::dequantize_scaled_on(Backend::Scalar, &[F8E5M2::from_f32(3.0)], 0.25, &mut out)?;
+/// assert_eq!(out, [0.75]);
+/// # Ok::<(), vcvt::Error>(())
+/// ```
+pub fn dequantize_scaled_on<S: ScaledCode, D: BlockDest>(
+    backend: Backend,
+    src: &[S],
+    scale: f32,
+    dst: &mut [D],
+) -> Result<(), Error> {
+    dispatch::check_backend(Some(backend))?;
+    dequantize_scaled_with(backend, src, scale, dst)
+}
+
+fn dequantize_scaled_with<S: ScaledCode, D: BlockDest>(
+    backend: Backend,
+    src: &[S],
+    scale: f32,
+    dst: &mut [D],
+) -> Result<(), Error> {
+    expect_len("dst", src.len(), dst.len())?;
+    let k = dispatch::check_backend(Some(backend))?;
+    let s = wide_fast(scale.to_bits());
+    let mut wide = [0f32; CHUNK];
+    let mut bits = [0u32; CHUNK];
+    let mut buf = [0f64; CHUNK];
+    for (d, c) in dst.chunks_mut(CHUNK).zip(src.chunks(CHUNK)) {
+        let n = c.len();
+        S::widen_f32s(backend, c, &mut wide[..n]);
+        for (b, w) in bits.iter_mut().zip(&wide[..n]) {
+            *b = w.to_bits();
+        }
+        products_with(k, &bits[..n], s, &mut buf[..n]);
+        D::from_f64s(backend, &buf[..n], d);
+    }
+    Ok(())
+}
