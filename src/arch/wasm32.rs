@@ -4,6 +4,7 @@
 //! measured faster than what ran before them (README.md, "WebAssembly").
 
 use super::{Isa, Kernels, portable};
+use crate::block::kernels::BlockKernels;
 use crate::simd::wasm32::simd128;
 
 /// The `simd128` table.
@@ -16,3 +17,14 @@ const fn simd128_table() -> Kernels {
 
 /// The `simd128` backend's kernels.
 pub(crate) static SIMD128: Kernels = simd128_table();
+
+/// The `simd128` backend's block kernels: those of the generic layer (`simd128::fill_block`);
+/// the slots it leaves empty run the scalar specification.
+const fn simd128_block_table() -> BlockKernels {
+    let mut t = BlockKernels::empty();
+    simd128::fill_block(&mut t);
+    t
+}
+
+/// The `simd128` backend's block kernels.
+pub(crate) static SIMD128_BLOCK: BlockKernels = simd128_block_table();

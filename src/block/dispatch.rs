@@ -11,11 +11,15 @@ fn table(backend: Backend) -> &'static BlockKernels {
     match backend {
         Backend::Scalar => &SCALAR,
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx2 | Backend::Avx512 | Backend::Avx512Vbmi | Backend::Avx512Bf16 => {
-            &crate::arch::x86_64::avx2_block::KERNELS
+        Backend::Avx2 => &crate::arch::x86_64::block_tables::AVX2,
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx512 | Backend::Avx512Vbmi | Backend::Avx512Bf16 => {
+            &crate::arch::x86_64::block_tables::AVX512
         }
         #[cfg(target_arch = "aarch64")]
-        Backend::Neon | Backend::NeonBf16 => &crate::arch::aarch64::neon_block::KERNELS,
+        Backend::Neon | Backend::NeonBf16 => &crate::arch::aarch64::block_tables::NEON,
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        Backend::Simd128 => &crate::arch::wasm32::SIMD128_BLOCK,
         #[allow(unreachable_patterns)]
         _ => &SCALAR,
     }

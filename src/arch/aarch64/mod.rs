@@ -3,6 +3,7 @@
 //! The kernels assume little-endian lane order (as the byte API does), so on big-endian
 //! aarch64 (`aarch64_be`) no SIMD backend is available and Scalar runs.
 
+pub(crate) mod block_tables;
 pub(crate) mod neon;
 pub(crate) mod neon_bf16;
 pub(crate) mod neon_block;

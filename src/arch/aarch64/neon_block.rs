@@ -1053,29 +1053,32 @@ const fn quant_row<const CEIL: bool>() -> [Option<MxQuantFn>; 5] {
     ]
 }
 
-/// The NEON block kernels (both aarch64 backends).
-pub(crate) static KERNELS: BlockKernels = BlockKernels {
-    mx_dequant: [
-        dequant_row::<F8E4M3>(),
-        dequant_row::<F8E5M2>(),
-        dequant_row::<F6E2M3>(),
-        dequant_row::<F6E3M2>(),
-        [
-            Some(mx_dequant_e2m1_entry::<ToF32> as MxDequantFn),
-            Some(mx_dequant_e2m1_entry::<ToBf16>),
-            Some(mx_dequant_e2m1_entry::<ToF16>),
+/// Sets every slot of `t` to the NEON block kernels (both aarch64 backends): the table
+/// starts here.
+pub(crate) const fn set(t: &mut BlockKernels) {
+    *t = BlockKernels {
+        mx_dequant: [
+            dequant_row::<F8E4M3>(),
+            dequant_row::<F8E5M2>(),
+            dequant_row::<F6E2M3>(),
+            dequant_row::<F6E3M2>(),
+            [
+                Some(mx_dequant_e2m1_entry::<ToF32> as MxDequantFn),
+                Some(mx_dequant_e2m1_entry::<ToBf16>),
+                Some(mx_dequant_e2m1_entry::<ToF16>),
+            ],
         ],
-    ],
-    mx_quant: [quant_row::<false>(), quant_row::<true>()],
-    fp8_dequant: [
-        Some(fp8_dequant_entry::<ToF32> as Fp8DequantFn),
-        Some(fp8_dequant_entry::<ToBf16>),
-        Some(fp8_dequant_entry::<ToF16>),
-    ],
-    // The scalar `amax` loop is already vectorised (`UMAX`): NEON is baseline on aarch64.
-    amax: [None; 3],
-    products: None,
-};
+        mx_quant: [quant_row::<false>(), quant_row::<true>()],
+        fp8_dequant: [
+            Some(fp8_dequant_entry::<ToF32> as Fp8DequantFn),
+            Some(fp8_dequant_entry::<ToBf16>),
+            Some(fp8_dequant_entry::<ToF16>),
+        ],
+        // The scalar `amax` loop is already vectorised (`UMAX`): NEON is baseline on aarch64.
+        amax: [None; 3],
+        products: None,
+    };
+}
 
 // The element indices agree with the table order (checked at compile time).
 const _: () = {

@@ -11,6 +11,7 @@ mod avx2_small;
 pub(crate) mod avx512;
 pub(crate) mod avx512_bf16;
 pub(crate) mod avx512_vbmi;
+pub(crate) mod block_tables;
 pub(crate) mod tables;
 
 use core::sync::atomic::{AtomicUsize, Ordering};

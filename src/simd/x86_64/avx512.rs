@@ -404,6 +404,7 @@ impl Vector for V512 {
 // ---------------------------------------------------------------------------------------
 
 use crate::arch::Kernels;
+use crate::block::kernels::BlockKernels;
 use crate::options::Policy;
 use crate::simd::generic::kernels::{
     Brain, Code, Dst, E8m0, E8m0Hi, F32, F64, F64Hi, F64Odd, Half, Packed, RoundTrip,
@@ -488,4 +489,10 @@ pub(crate) const fn fill(t: &mut Kernels) {
     t.set_round_trip::<F8E8M0>(k::<F32, RoundTripE8m0>);
     t.set_round_trip::<F16>(k::<F32, RoundTripF16>);
     t.set_round_trip::<BF16>(k::<F32, RoundTripBf16>);
+}
+
+/// Sets the block-kernel slots (`src/block/kernels.rs`) that this instantiation serves
+/// faster than the table below it; the others stay as they are.
+pub(crate) const fn fill_block(t: &mut BlockKernels) {
+    let _ = t;
 }

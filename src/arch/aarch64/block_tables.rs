@@ -1,0 +1,17 @@
+//! The aarch64 backends' block-kernel table (`src/block/kernels.rs`), composed in one place:
+//! the hand-written NEON block kernels, with the block kernels of the width-generic layer
+//! (`simd/aarch64/neon.rs`, `fill_block`) on top where they measured faster.
+
+use super::neon_block;
+use crate::block::kernels::BlockKernels;
+use crate::simd::aarch64::neon;
+
+const fn neon_table() -> BlockKernels {
+    let mut t = BlockKernels::empty();
+    neon_block::set(&mut t);
+    neon::fill_block(&mut t);
+    t
+}
+
+/// The block kernels of both aarch64 backends (`Neon`, `NeonBf16`).
+pub(crate) static NEON: BlockKernels = neon_table();

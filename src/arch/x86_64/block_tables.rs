@@ -1,0 +1,27 @@
+//! The x86-64 backends' block-kernel tables (`src/block/kernels.rs`), composed in one place,
+//! as `tables.rs` composes the element kernels: each tier starts from the tier below it and
+//! sets, on top, the block kernels of the width-generic layer at its own width
+//! (`simd/x86_64/*::fill_block`) where they measured faster.
+
+use super::avx2_block;
+use crate::block::kernels::BlockKernels;
+use crate::simd::x86_64 as generic;
+
+/// `Avx2`: the hand-written AVX2 block kernels.
+const fn avx2_table() -> BlockKernels {
+    let mut t = BlockKernels::empty();
+    avx2_block::set(&mut t);
+    t
+}
+
+/// The AVX-512 tiers: `Avx2`'s, with the generic 512-bit block kernels on top.
+const fn avx512_table() -> BlockKernels {
+    let mut t = avx2_table();
+    generic::avx512::fill_block(&mut t);
+    t
+}
+
+/// The `Avx2` backend's block kernels.
+pub(crate) static AVX2: BlockKernels = avx2_table();
+/// The block kernels of the AVX-512 backends (`Avx512`, `Avx512Vbmi`, `Avx512Bf16`).
+pub(crate) static AVX512: BlockKernels = avx512_table();
