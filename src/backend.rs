@@ -79,6 +79,13 @@ pub(crate) struct Entry {
     pub(crate) kernels: &'static Kernels,
 }
 
+impl Entry {
+    /// The backend whose kernels these are.
+    pub(crate) fn backend(&self) -> Backend {
+        self.backend
+    }
+}
+
 static SCALAR: Entry = Entry {
     backend: Backend::Scalar,
     kernels: &arch::scalar::KERNELS,

@@ -212,6 +212,7 @@ mod arch;
 mod backend;
 pub mod block;
 mod codec;
+mod converter;
 mod error;
 mod format;
 mod options;
@@ -240,6 +241,7 @@ pub mod serde;
 pub use backend::{Backend, KernelInfo};
 #[cfg(feature = "std")]
 pub use backend::{BackendEnvError, ENV_VAR};
+pub use converter::Converter;
 pub use element::{ConvertTo, Element};
 pub use error::{Error, ParseBackendError};
 pub use format::{

@@ -8,6 +8,67 @@ use crate::element::private::{Pair, Via};
 use crate::options::Policy;
 use crate::{Backend, ConvertTo, Element, Error, NanPolicy, Options};
 
+/// How one pair runs on one backend under one set of options: what [`run`] decides on every
+/// call of the free functions, and what a [`Converter`](crate::Converter) decides once.
+#[derive(Clone, Copy)]
+pub(crate) enum Route {
+    /// One kernel that implements the policy itself (a table kernel, or a direct
+    /// narrow → narrow kernel under [`NanPolicy::Preserve`]).
+    Kernel(arch::RawKernel),
+    /// A table kernel that implements only `Preserve`, with the NaN patch around it.
+    NanPatch(arch::RawKernel, Pair),
+    /// A narrow → narrow pair through an f32 stack buffer.
+    Via(Pair, Via),
+}
+
+impl Route {
+    /// The route of pair `S -> D` on `entry` under `policy` (resolved from the options).
+    #[inline(always)]
+    pub(crate) fn of<S: ConvertTo<D>, D: Element>(entry: &Entry, policy: Policy) -> Route {
+        let pair = S::PAIR;
+        if let Some(via) = pair.via {
+            return match entry.kernels.1[via.direct] {
+                // A direct kernel implements the NaN policy `Preserve` (and every overflow
+                // policy); the other NaN policies run the two halves with the NaN patch.
+                Some(k) if policy.nan == NanPolicy::Preserve => Route::Kernel(k),
+                _ => Route::Via(pair, via),
+            };
+        }
+        let slot = entry.kernels.0[pair.index];
+        if policy.nan != NanPolicy::Preserve && !slot.all_nan_policies && pair.narrow_src != 0 {
+            Route::NanPatch(slot.run, pair)
+        } else {
+            Route::Kernel(slot.run)
+        }
+    }
+
+    /// Runs the route over `len` values.
+    ///
+    /// # Safety
+    /// As for [`run`], with `self` made by [`Route::of`] for this pair from `entry` and
+    /// `policy`.
+    #[inline(always)]
+    pub(crate) unsafe fn call(
+        self,
+        entry: &Entry,
+        src: *const u8,
+        dst: *mut u8,
+        len: usize,
+        policy: Policy,
+    ) {
+        match self {
+            // SAFETY: forwarded from this function's contract, which is the kernel's.
+            Route::Kernel(k) => unsafe { k(src, dst, len, policy) },
+            // SAFETY: forwarded from this function's contract.
+            Route::NanPatch(k, pair) => unsafe {
+                arch::run_with_nan_patch(k, pair, src, dst, len, policy)
+            },
+            // SAFETY: forwarded from this function's contract.
+            Route::Via(pair, via) => unsafe { run_via(entry, pair, via, src, dst, len, policy) },
+        }
+    }
+}
+
 /// Runs pair `S -> D` of `entry` over `len` values.
 ///
 /// # Safety
@@ -15,28 +76,16 @@ use crate::{Backend, ConvertTo, Element, Error, NanPolicy, Options};
 /// (for a packed FP4 side, `len.div_ceil(2)` bytes; alignment not required), without
 /// overlap, and `entry`'s backend must be available on this CPU.
 #[inline(always)]
-unsafe fn run<S: ConvertTo<D>, D: Element>(
+pub(crate) unsafe fn run<S: ConvertTo<D>, D: Element>(
     entry: &Entry,
     src: *const u8,
     dst: *mut u8,
     len: usize,
     options: Options,
 ) {
-    let pair = S::PAIR;
-    let policy = options.resolve(pair.default_overflow);
-    if let Some(via) = pair.via {
-        match entry.kernels.1[via.direct] {
-            // A direct kernel implements the NaN policy `Preserve` (and every overflow
-            // policy); the other NaN policies run the two halves with the NaN patch.
-            // SAFETY: forwarded from this function's contract, which is the kernel's.
-            Some(k) if policy.nan == NanPolicy::Preserve => unsafe { k(src, dst, len, policy) },
-            // SAFETY: forwarded from this function's contract.
-            _ => unsafe { run_via(entry, pair, via, src, dst, len, policy) },
-        }
-        return;
-    }
-    // SAFETY: forwarded from this function's contract.
-    unsafe { run_pair(entry, pair, src, dst, len, policy) }
+    let policy = options.resolve(S::PAIR.default_overflow);
+    // SAFETY: forwarded from this function's contract; the route is this pair's on `entry`.
+    unsafe { Route::of::<S, D>(entry, policy).call(entry, src, dst, len, policy) }
 }
 
 /// Runs the table kernel of a pair with an f32 or f64 side, patching the NaN policy in
@@ -175,7 +224,7 @@ fn values_or_panic<S: ConvertTo<D>, D: Element>(what: &str, src: usize, dst: usi
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn length_mismatch(what: &str, e: Error) -> ! {
+pub(crate) fn length_mismatch(what: &str, e: Error) -> ! {
     match e {
         Error::LengthMismatch { src, dst } => {
             panic!("vcvt::{what}: source has {src} elements but destination has {dst}")

@@ -4,7 +4,7 @@
 
 mod common;
 
-use vcvt::{Backend, F16, Options};
+use vcvt::{Backend, Converter, F16, Options};
 
 /// Runs the `child` test of this binary with `VCVT_BACKEND` set to `value`.
 fn run_child(value: Option<&str>, expect: &str) -> std::process::Output {
@@ -37,6 +37,19 @@ fn child() {
     assert_eq!(dst[0].to_f32(), 1.5);
     println!("CHILD-ACTIVE={}", Backend::active());
     assert_eq!(Backend::active().name(), expect);
+    // A handle made for a named backend keeps it whatever VCVT_BACKEND says; one made for
+    // the active backend takes the forced one.
+    assert_eq!(
+        Converter::<f32, F16>::new(Options::new()).backend().name(),
+        expect
+    );
+    for b in Backend::available() {
+        let c = Converter::<f32, F16>::on(b, Options::new()).unwrap();
+        let mut out = [F16::ZERO; 2];
+        c.convert(&src, &mut out);
+        assert_eq!(c.backend(), b);
+        assert_eq!(out, dst, "{b}");
+    }
 }
 
 fn stdout(o: &std::process::Output) -> String {

@@ -1,16 +1,18 @@
 //! Lengths, alignments and bounds: every kernel must convert exactly the elements it is given
 //! and never write outside its destination.
 //!
-//! For each of the 40 unpacked pairs, both overflow policies and every available backend: every
-//! length `0..=4*64+1` (the widest vector is 64 bytes, so this covers empty input, pure tails,
-//! one to four full vectors and every remainder in between), with the source and the
+//! For each of the 40 unpacked pairs, both overflow policies and every available backend, through
+//! the free functions and through a [`Converter`] made for that backend: every length `0..=300`
+//! (the widest vector is 64 bytes, so this covers empty input, pure tails, one to four full
+//! vectors and every remainder in between, and the 256-value row of issue 29's call lengths), with the source and the
 //! destination starting at element offsets 0..=7 within a 64-byte line (same offset, and
 //! offsets 3 apart). The destination sits inside a larger buffer filled with a canary
 //! byte; the whole check runs with two canaries (`0xA5`, `0x5A`). Every destination element
 //! must equal the Scalar backend's result for the same source element, and every byte
 //! outside the destination must still be the canary.
 //!
-//! The same for the uninitialised-destination API and the byte APIs (`convert_from_bytes`,
+//! The same for the uninitialised-destination API (the free function and the handle's
+//! `convert_uninit`) and the byte APIs (`convert_from_bytes`,
 //! `convert_to_bytes` on `&[u8]` at every byte offset 0..=7, odd ones included), which run
 //! on the active backend.
 //!
@@ -24,12 +26,12 @@ use std::mem::{MaybeUninit, size_of};
 use bytemuck::{Pod, Zeroable};
 use common::{MODES, Mismatch, Narrow, Report, Rng, backends, names, to_u64};
 use vcvt::{
-    BF16, Backend, ConvertTo, Element, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2,
-    F8E5M2FNUZ, F8E8M0, F16, Options,
+    BF16, Backend, ConvertTo, Converter, Element, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ,
+    F8E5M2, F8E5M2FNUZ, F8E8M0, F16, Options,
 };
 
-/// Longest slice tested: four 64-byte vectors of bytes plus one element.
-const MAX_LEN: usize = 4 * 64 + 1;
+/// Longest slice tested: more than four 64-byte vectors of bytes.
+const MAX_LEN: usize = 300;
 /// Start offsets (in elements) within a 64-byte line.
 const OFFSETS: usize = 8;
 /// Canary bytes before and after each destination.
@@ -39,7 +41,9 @@ const CANARIES: [u8; 2] = [0xA5, 0x5A];
 
 fn lengths() -> Vec<usize> {
     if common::sample_mode() {
-        (0..=70).chain([127, 128, 129, 255, 256, 257]).collect()
+        (0..=70)
+            .chain([127, 128, 129, 255, 256, 257, 300])
+            .collect()
     } else {
         (0..=MAX_LEN).collect()
     }
@@ -228,8 +232,18 @@ fn source<S: Gen>(seed: u64) -> Aligned {
     buf
 }
 
-/// The typed API on every backend, for one pair.
-fn typed<S: Gen + ConvertTo<D>, D: Element + Pod>(backends: &[Backend], report: &mut Report) {
+/// The typed API on every backend, for one pair: `convert_slice_on`, or with `handle` a
+/// [`Converter`] made once per backend and options.
+fn typed<S: Gen + ConvertTo<D>, D: Element + Pod>(
+    backends: &[Backend],
+    handle: bool,
+    report: &mut Report,
+) {
+    let api = if handle {
+        "Converter"
+    } else {
+        "convert_slice_on"
+    };
     let pair = format!("{}->{}", short::<S>(), short::<D>());
     let src_buf = source::<S>(0x7A11 ^ (size_of::<S>() as u64) << 8 ^ size_of::<D>() as u64);
     let src: &[S] = bytemuck::cast_slice(src_buf.bytes());
@@ -240,6 +254,8 @@ fn typed<S: Gen + ConvertTo<D>, D: Element + Pod>(backends: &[Backend], report: 
         let mut reference = vec![D::zeroed(); src.len()];
         vcvt::convert_slice_on(Backend::Scalar, src, &mut reference, opts).unwrap();
         for &b in backends {
+            let conv = Converter::<S, D>::on(b, opts).unwrap();
+            assert_eq!(conv.backend(), b);
             for canary in CANARIES {
                 let mut dst_buf = Aligned::new(GUARD + (OFFSETS + MAX_LEN) * dsz + GUARD, canary);
                 for &len in &lens {
@@ -249,10 +265,14 @@ fn typed<S: Gen + ConvertTo<D>, D: Element + Pod>(backends: &[Backend], report: 
                             let end = start + len * dsz;
                             let dst: &mut [D] =
                                 bytemuck::cast_slice_mut(&mut dst_buf.bytes_mut()[start..end]);
-                            vcvt::convert_slice_on(b, &src[so..so + len], dst, opts).unwrap();
+                            if handle {
+                                conv.convert(&src[so..so + len], dst);
+                            } else {
+                                vcvt::convert_slice_on(b, &src[so..so + len], dst, opts).unwrap();
+                            }
                             let what = || {
                                 format!(
-                                    "{pair} on {b}, {mode:?}, len {len}, src offset {so}, dst offset {dof}, canary {canary:#x}"
+                                    "{api} {pair} on {b}, {mode:?}, len {len}, src offset {so}, dst offset {dof}, canary {canary:#x}"
                                 )
                             };
                             let got: &[D] = bytemuck::cast_slice(&dst_buf.bytes()[start..end]);
@@ -272,8 +292,9 @@ fn typed<S: Gen + ConvertTo<D>, D: Element + Pod>(backends: &[Backend], report: 
     }
 }
 
-/// `convert_slice_uninit_with` (active backend), for one pair.
-fn uninit<S: Gen + ConvertTo<D>, D: Element + Pod>(report: &mut Report) {
+/// `convert_slice_uninit_with`, or with `handle` a [`Converter`]'s `convert_uninit` (active
+/// backend), for one pair.
+fn uninit<S: Gen + ConvertTo<D>, D: Element + Pod>(handle: bool, report: &mut Report) {
     let pair = format!("{}->{}", short::<S>(), short::<D>());
     let src_buf = source::<S>(0x0171 ^ (size_of::<S>() as u64) << 8 ^ size_of::<D>() as u64);
     let src: &[S] = bytemuck::cast_slice(src_buf.bytes());
@@ -286,14 +307,19 @@ fn uninit<S: Gen + ConvertTo<D>, D: Element + Pod>(report: &mut Report) {
             for &len in &lengths() {
                 for &off in &offsets() {
                     let mut buf = [MaybeUninit::new(fill); OFFSETS + MAX_LEN + 8];
-                    let out = vcvt::convert_slice_uninit_with(
-                        &src[off..off + len],
-                        &mut buf[off + 1..off + 1 + len],
-                        opts,
-                    );
+                    let out = if handle {
+                        Converter::<S, D>::new(opts)
+                            .convert_uninit(&src[off..off + len], &mut buf[off + 1..off + 1 + len])
+                    } else {
+                        vcvt::convert_slice_uninit_with(
+                            &src[off..off + len],
+                            &mut buf[off + 1..off + 1 + len],
+                            opts,
+                        )
+                    };
                     let what = || {
                         format!(
-                            "uninit {pair} on {}, {mode:?}, len {len}, offset {off}, canary {canary:#x}",
+                            "uninit (handle: {handle}) {pair} on {}, {mode:?}, len {len}, offset {off}, canary {canary:#x}",
                             Backend::active()
                         )
                     };
@@ -451,8 +477,20 @@ fn tails_narrowing_every_backend() {
     let test = "tails_narrowing_every_backend";
     let backends = backends(test);
     let mut report = Report::default();
-    narrowing_pairs!(typed(&backends, &mut report));
+    narrowing_pairs!(typed(&backends, false, &mut report));
     report.finish(test, &coverage("20 narrowing pairs", &backends));
+}
+
+#[test]
+fn tails_narrowing_handle_every_backend() {
+    let test = "tails_narrowing_handle_every_backend";
+    let backends = backends(test);
+    let mut report = Report::default();
+    narrowing_pairs!(typed(&backends, true, &mut report));
+    report.finish(
+        test,
+        &coverage("20 narrowing pairs through Converter", &backends),
+    );
 }
 
 #[test]
@@ -460,8 +498,20 @@ fn tails_widening_every_backend() {
     let test = "tails_widening_every_backend";
     let backends = backends(test);
     let mut report = Report::default();
-    widening_pairs!(typed(&backends, &mut report));
+    widening_pairs!(typed(&backends, false, &mut report));
     report.finish(test, &coverage("20 widening pairs", &backends));
+}
+
+#[test]
+fn tails_widening_handle_every_backend() {
+    let test = "tails_widening_handle_every_backend";
+    let backends = backends(test);
+    let mut report = Report::default();
+    widening_pairs!(typed(&backends, true, &mut report));
+    report.finish(
+        test,
+        &coverage("20 widening pairs through Converter", &backends),
+    );
 }
 
 #[test]
@@ -470,11 +520,16 @@ fn tails_uninit_active_backend() {
     backends(test); // Prints SKIPPED for backends this CPU cannot run.
     let active = [Backend::active()];
     let mut report = Report::default();
-    narrowing_pairs!(uninit(&mut report));
-    widening_pairs!(uninit(&mut report));
+    for handle in [false, true] {
+        narrowing_pairs!(uninit(handle, &mut report));
+        widening_pairs!(uninit(handle, &mut report));
+    }
     report.finish(
         test,
-        &coverage("40 pairs through convert_slice_uninit_with", &active),
+        &coverage(
+            "40 pairs through convert_slice_uninit_with and Converter::convert_uninit",
+            &active,
+        ),
     );
 }
 
