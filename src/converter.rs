@@ -39,7 +39,7 @@ pub struct Converter<S, D> {
     policy: Policy,
     // `fn` pointers: the handle holds no `S` or `D`, so it is `Send`, `Sync` and `Copy`
     // whatever they are.
-    _pair: PhantomData<(fn() -> S, fn() -> D)>,
+    _pair: PhantomData<fn(S) -> D>,
 }
 
 impl<S, D> Clone for Converter<S, D> {

@@ -1,0 +1,332 @@
+//! The cost of short calls: conversion rate by call length, for callers that convert row by
+//! row (issue 29).
+//!
+//! ```text
+//! cargo run --release --example calls                 # the table (about 30 s)
+//! cargo run --release --example calls -- --rounds 21  # more rounds, steadier medians
+//! ```
+//!
+//! For f32 → F16, f32 → BF16, f32 → F8E4M3, F8E4M3 → BF16 and F16 → f32, a buffer of 8 Ki
+//! values (cache-resident) is converted as consecutive calls of 16, 64, 256 and 1024 values,
+//! on the active backend, by three contenders:
+//!
+//! * `free`: `vcvt::convert_slice` per call;
+//! * `handle`: one [`vcvt::Converter`] made before the loop, `convert` per call;
+//! * `half`: the `half` crate's slice conversion per call (f32 ↔ F16, f32 → BF16).
+//!
+//! and one block row per call: MXFP4 → BF16 with `Mx::dequantize` on one row of `len` values
+//! (`Shape::vector(len)`, one scale byte per 32 values; a 16-value row is one short block) in
+//! the `free` column, beside F4E2M1 → BF16 element calls of the same length in the `handle`
+//! column (the element conversion it should cost no more than per call).
+//!
+//! Each round times one batch of every contender at every length, one after the other (so
+//! that all see the same machine load), each batch repeating the whole buffer for at least
+//! 10 ms; a figure is the median over the rounds (default 11). Rates are elements per
+//! nanosecond. The ratio columns divide a contender's rate by the 1024-value rate of the
+//! same contender (how much of the long-call rate a short call keeps), and `free`/`half` by
+//! `half`'s rate at the same length. Every contender's output is compared with the Scalar
+//! backend's before timing.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use half::slice::HalfFloatSliceExt as _;
+use vcvt::block::{Mx, MxElement, Shape};
+use vcvt::{BF16, Backend, ConvertTo, Converter, Element, F4E2M1, F8E4M3, F16, Options};
+
+const TOTAL: usize = 8 * 1024;
+const LENGTHS: [usize; 4] = [16, 64, 256, 1024];
+
+/// A SplitMix64 stream.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// A finite f32 spread over ±2^-12 .. ±2^12 (normal values of every target format).
+    fn value(&mut self) -> f32 {
+        let r = self.next();
+        let m = 1.0 + (r >> 40) as f32 / (1u64 << 24) as f32;
+        let e = ((r >> 8) % 25) as i32 - 12;
+        let s = if r & 1 == 0 { 1.0 } else { -1.0 };
+        s * m * 2f32.powi(e)
+    }
+}
+
+/// One contender: converts the whole buffer in calls of `len` values.
+type Run<'a> = Box<dyn FnMut(usize) + 'a>;
+
+/// Times one pass of `run` at `len` (ns per pass), repeating it for at least `batch`.
+fn batch(run: &mut Run, len: usize, batch: Duration) -> f64 {
+    // Calibrate on one pass, then repeat.
+    let t = Instant::now();
+    run(len);
+    let once = t.elapsed().as_secs_f64().max(1e-7);
+    let reps = ((batch.as_secs_f64() / once).ceil() as u64).clamp(1, 1_000_000);
+    let t = Instant::now();
+    for _ in 0..reps {
+        run(len);
+    }
+    t.elapsed().as_secs_f64() * 1e9 / reps as f64
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// The rows of one pair: rate of each contender at each length.
+struct PairResult {
+    name: &'static str,
+    /// `[contender][length]` in el/ns; `None` for a contender that does not convert the pair.
+    rates: Vec<Option<[f64; 4]>>,
+}
+
+fn time_pair(name: &'static str, mut contenders: Vec<Option<Run>>, rounds: usize) -> PairResult {
+    let mut samples: Vec<Vec<Vec<f64>>> = contenders
+        .iter()
+        .map(|_| vec![Vec::new(); LENGTHS.len()])
+        .collect();
+    // Warm-up: every contender at every length once.
+    for run in contenders.iter_mut().flatten() {
+        for len in LENGTHS {
+            run(len);
+        }
+    }
+    for _ in 0..rounds {
+        for (li, &len) in LENGTHS.iter().enumerate() {
+            for (ci, c) in contenders.iter_mut().enumerate() {
+                if let Some(run) = c {
+                    let ns = batch(run, len, Duration::from_millis(10));
+                    samples[ci][li].push(TOTAL as f64 / ns);
+                }
+            }
+        }
+    }
+    let rates = contenders
+        .iter()
+        .zip(samples)
+        .map(|(c, s)| {
+            c.as_ref()
+                .map(|_| core::array::from_fn(|li| median(s[li].clone())))
+        })
+        .collect();
+    PairResult { name, rates }
+}
+
+/// Checks that `f` writes what the Scalar backend writes for `src`, at every call length.
+fn check<S: ConvertTo<D>, D: Element + Default + Copy>(
+    what: &str,
+    src: &[S],
+    mut f: impl FnMut(&[S], &mut [D]),
+) {
+    let mut want = vec![D::default(); src.len()];
+    vcvt::convert_slice_on(Backend::Scalar, src, &mut want, Options::new()).unwrap();
+    let bytes = |v: &[D]| -> Vec<u8> {
+        // SAFETY: `D` is a plain-old-data element type (f32/f64 or a vcvt code type, all
+        // without padding), so its bytes may be read.
+        unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+            .to_vec()
+    };
+    for len in LENGTHS {
+        let mut got = vec![D::default(); src.len()];
+        for (s, d) in src.chunks(len).zip(got.chunks_mut(len)) {
+            f(s, d);
+        }
+        if bytes(&got) != bytes(&want) {
+            eprintln!("MISMATCH: {what} at call length {len} differs from Scalar");
+            std::process::exit(1);
+        }
+    }
+}
+
+/// The `free` and `handle` contenders of pair `S -> D` over `src` (and `dst`).
+fn vcvt_runs<'a, S: ConvertTo<D>, D: Element + Default + Copy>(
+    name: &str,
+    src: &'a [S],
+    dst: &'a std::cell::RefCell<Vec<D>>,
+) -> [Option<Run<'a>>; 2] {
+    let conv = Converter::<S, D>::new(Options::new());
+    check(&format!("{name} free"), src, |s, d| {
+        vcvt::convert_slice(s, d)
+    });
+    check(&format!("{name} handle"), src, |s, d| conv.convert(s, d));
+    let free: Run = Box::new(move |len| {
+        let mut d = dst.borrow_mut();
+        for (s, d) in src.chunks(len).zip(d.chunks_mut(len)) {
+            vcvt::convert_slice(black_box(s), d);
+        }
+    });
+    let handle: Run = Box::new(move |len| {
+        let mut d = dst.borrow_mut();
+        for (s, d) in src.chunks(len).zip(d.chunks_mut(len)) {
+            conv.convert(black_box(s), d);
+        }
+    });
+    [Some(free), Some(handle)]
+}
+
+fn main() {
+    let mut rounds = 11;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--rounds" => {
+                rounds = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .filter(|&r: &usize| r > 0)
+                    .unwrap_or_else(|| {
+                        eprintln!("--rounds needs a positive number");
+                        std::process::exit(2)
+                    })
+            }
+            "--bench" => {}
+            _ => {
+                eprintln!("usage: calls [--rounds N]");
+                std::process::exit(2);
+            }
+        }
+    }
+    let mut rng = Rng(0x5EED);
+    let f32s: Vec<f32> = (0..TOTAL).map(|_| rng.value()).collect();
+    let f16s: Vec<F16> = vcvt::convert_to_vec(&f32s);
+    let e4m3s: Vec<F8E4M3> = vcvt::convert_to_vec(&f32s);
+    let half_f16: Vec<half::f16> = f16s
+        .iter()
+        .map(|x| half::f16::from_bits(x.to_bits()))
+        .collect();
+
+    let d_f16 = std::cell::RefCell::new(vec![F16::ZERO; TOTAL]);
+    let d_bf16 = std::cell::RefCell::new(vec![BF16::ZERO; TOTAL]);
+    let d_e4m3 = std::cell::RefCell::new(vec![F8E4M3::ZERO; TOTAL]);
+    let d_f32 = std::cell::RefCell::new(vec![0f32; TOTAL]);
+    let h_f16 = std::cell::RefCell::new(vec![half::f16::ZERO; TOTAL]);
+    let h_bf16 = std::cell::RefCell::new(vec![half::bf16::ZERO; TOTAL]);
+
+    println!(
+        "vcvt {} on {} (active backend), {TOTAL} values per pass, median of {rounds} rounds",
+        env!("CARGO_PKG_VERSION"),
+        Backend::active()
+    );
+    let mut results = Vec::new();
+
+    let [a, b] = vcvt_runs::<f32, F16>("f32 -> f16", &f32s, &d_f16);
+    let h: Run = Box::new(|len| {
+        let mut d = h_f16.borrow_mut();
+        for (s, d) in f32s.chunks(len).zip(d.chunks_mut(len)) {
+            d.convert_from_f32_slice(black_box(s));
+        }
+    });
+    results.push(time_pair("f32 -> F16", vec![a, b, Some(h)], rounds));
+
+    let [a, b] = vcvt_runs::<f32, BF16>("f32 -> bf16", &f32s, &d_bf16);
+    let h: Run = Box::new(|len| {
+        let mut d = h_bf16.borrow_mut();
+        for (s, d) in f32s.chunks(len).zip(d.chunks_mut(len)) {
+            d.convert_from_f32_slice(black_box(s));
+        }
+    });
+    results.push(time_pair("f32 -> BF16", vec![a, b, Some(h)], rounds));
+
+    let [a, b] = vcvt_runs::<f32, F8E4M3>("f32 -> e4m3", &f32s, &d_e4m3);
+    results.push(time_pair("f32 -> F8E4M3", vec![a, b, None], rounds));
+
+    let [a, b] = vcvt_runs::<F8E4M3, BF16>("e4m3 -> bf16", &e4m3s, &d_bf16);
+    results.push(time_pair("F8E4M3 -> BF16", vec![a, b, None], rounds));
+
+    let [a, b] = vcvt_runs::<F16, f32>("f16 -> f32", &f16s, &d_f32);
+    let h: Run = Box::new(|len| {
+        let mut d = d_f32.borrow_mut();
+        for (s, d) in half_f16.chunks(len).zip(d.chunks_mut(len)) {
+            black_box(s).convert_to_f32_slice(d);
+        }
+    });
+    results.push(time_pair("F16 -> f32", vec![a, b, Some(h)], rounds));
+
+    // MXFP4 rows: packed codes (2 per byte) and one scale byte per 32 values of each row.
+    let codes: Vec<u8> = (0..TOTAL / 2).map(|_| rng.next() as u8).collect();
+    let scales: Vec<u8> = (0..TOTAL / 16)
+        .map(|_| 120 + (rng.next() % 16) as u8)
+        .collect();
+    let fp4: Vec<F4E2M1> = (0..TOTAL)
+        .map(|i| F4E2M1::from_bits((codes[i / 2] >> (4 * (i % 2))) & 0xF))
+        .collect();
+    let mx = Mx::new(MxElement::E2M1);
+    // One row of `len` values: `len / 2` code bytes and `len.div_ceil(32)` scales.
+    let rows = |len: usize| {
+        codes
+            .chunks(len / 2)
+            .zip(scales.chunks(len.div_ceil(32)))
+            .zip((0..TOTAL / len).map(move |r| r * len))
+    };
+    {
+        // Check: row by row equals one whole-buffer element conversion times the scales,
+        // as the Scalar backend computes it.
+        let mut whole = vec![BF16::ZERO; TOTAL];
+        let mut row = vec![BF16::ZERO; TOTAL];
+        for len in LENGTHS {
+            let mxs = Mx::new(MxElement::E2M1).on(Backend::Scalar);
+            for ((c, s), at) in rows(len) {
+                mxs.dequantize(c, s, Shape::vector(len), &mut whole[at..at + len])
+                    .unwrap();
+                mx.dequantize(c, s, Shape::vector(len), &mut row[at..at + len])
+                    .unwrap();
+            }
+            if whole
+                .iter()
+                .zip(&row)
+                .any(|(a, b)| a.to_bits() != b.to_bits())
+            {
+                eprintln!("MISMATCH: MXFP4 rows of {len} differ from Scalar");
+                std::process::exit(1);
+            }
+        }
+    }
+    let block_rows: Run = Box::new(|len| {
+        let mut d = d_bf16.borrow_mut();
+        for ((c, s), at) in rows(len) {
+            mx.dequantize(black_box(c), s, Shape::vector(len), &mut d[at..at + len])
+                .unwrap();
+        }
+    });
+    let to_bf16 = Converter::<F4E2M1, BF16>::new(Options::new());
+    let elements: Run = Box::new(|len| {
+        let mut d = d_bf16.borrow_mut();
+        for (s, d) in fp4.chunks(len).zip(d.chunks_mut(len)) {
+            to_bf16.convert(black_box(s), d);
+        }
+    });
+    results.push(time_pair(
+        "MXFP4 rows -> BF16 (free: Mx::dequantize per row; handle: F4E2M1 -> BF16 calls)",
+        vec![Some(block_rows), Some(elements), None],
+        rounds,
+    ));
+
+    println!();
+    println!(
+        "| pair | call length | free el/ns | handle el/ns | half el/ns | free ÷ free at 1 Ki | handle ÷ handle at 1 Ki | free ÷ half |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    for r in &results {
+        let free = r.rates[0].unwrap();
+        let handle = r.rates[1].unwrap();
+        let half = r.rates[2];
+        for (li, len) in LENGTHS.iter().enumerate() {
+            let h = half.map_or("–".to_string(), |h| format!("{:.2}", h[li]));
+            let fh = half.map_or("–".to_string(), |h| format!("{:.2}", free[li] / h[li]));
+            println!(
+                "| {} | {len} | {:.2} | {:.2} | {h} | {:.2} | {:.2} | {fh} |",
+                r.name,
+                free[li],
+                handle[li],
+                free[li] / free[3],
+                handle[li] / handle[3],
+            );
+        }
+    }
+}
