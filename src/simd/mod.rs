@@ -80,6 +80,9 @@ pub(crate) trait Vector: Copy {
     unsafe fn min_u32(self, b: Self) -> Self;
     /// Lane-wise unsigned maximum.
     unsafe fn max_u32(self, b: Self) -> Self;
+    /// The unsigned maximum of all lanes (a horizontal reduction: the block kernels' `amax`
+    /// of the magnitude bits, which orders magnitudes as values and NaN above infinity).
+    unsafe fn reduce_max_u32(self) -> u32;
     /// Lanes where `self == b`.
     unsafe fn eq(self, b: Self) -> Self::Mask;
     /// Lanes where `self > b` as signed 32-bit integers.

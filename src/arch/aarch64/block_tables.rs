@@ -3,12 +3,14 @@
 //! (`simd/aarch64/neon.rs`, `fill_block`) on top where they measured faster.
 
 use super::neon_block;
+use crate::arch::Isa;
 use crate::block::kernels::BlockKernels;
 use crate::simd::aarch64::neon;
 
 const fn neon_table() -> BlockKernels {
     let mut t = BlockKernels::empty();
     neon_block::set(&mut t);
+    t.tag_filled(Isa::Neon);
     neon::fill_block(&mut t);
     t
 }

@@ -4,6 +4,7 @@
 //! (`simd/x86_64/*::fill_block`) where they measured faster.
 
 use super::avx2_block;
+use crate::arch::Isa;
 use crate::block::kernels::BlockKernels;
 use crate::simd::x86_64 as generic;
 
@@ -11,6 +12,7 @@ use crate::simd::x86_64 as generic;
 const fn avx2_table() -> BlockKernels {
     let mut t = BlockKernels::empty();
     avx2_block::set(&mut t);
+    t.tag_filled(Isa::Avx2);
     t
 }
 

@@ -175,6 +175,11 @@ impl Vector for V128 {
         unsafe { V128(vmaxq_u32(self.0, b.0)) }
     }
     #[inline(always)]
+    unsafe fn reduce_max_u32(self) -> u32 {
+        // SAFETY: the caller has the features (`Vector`'s contract). `UMAXV`.
+        unsafe { vmaxvq_u32(self.0) }
+    }
+    #[inline(always)]
     unsafe fn eq(self, b: Self) -> uint32x4_t {
         // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { vceqq_u32(self.0, b.0) }

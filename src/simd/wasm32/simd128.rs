@@ -226,6 +226,13 @@ impl Vector for V128 {
         V128(u32x4_max(self.0, b.0))
     }
     #[inline(always)]
+    unsafe fn reduce_max_u32(self) -> u32 {
+        // Swap 64-bit halves, then 32-bit neighbours: every lane ends up with the maximum.
+        let m = u32x4_max(self.0, i32x4_shuffle::<2, 3, 0, 1>(self.0, self.0));
+        let m = u32x4_max(m, i32x4_shuffle::<1, 0, 3, 2>(m, m));
+        u32x4_extract_lane::<0>(m)
+    }
+    #[inline(always)]
     unsafe fn eq(self, b: Self) -> v128 {
         i32x4_eq(self.0, b.0)
     }

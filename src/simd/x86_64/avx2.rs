@@ -174,6 +174,20 @@ impl Vector for V256 {
         unsafe { V256(_mm256_max_epu32(self.0, b.0)) }
     }
     #[inline(always)]
+    unsafe fn reduce_max_u32(self) -> u32 {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe {
+            let m = _mm_max_epu32(
+                _mm256_castsi256_si128(self.0),
+                _mm256_extracti128_si256::<1>(self.0),
+            );
+            // Swap 64-bit halves, then 32-bit neighbours: every lane ends up with the maximum.
+            let m = _mm_max_epu32(m, _mm_shuffle_epi32::<0x4E>(m));
+            let m = _mm_max_epu32(m, _mm_shuffle_epi32::<0xB1>(m));
+            _mm_cvtsi128_si32(m) as u32
+        }
+    }
+    #[inline(always)]
     unsafe fn eq(self, b: Self) -> __m256i {
         // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { _mm256_cmpeq_epi32(self.0, b.0) }
