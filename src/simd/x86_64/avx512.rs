@@ -163,6 +163,12 @@ impl Vector for V512 {
         unsafe { _mm512_reduce_max_epu32(self.0) }
     }
     #[inline(always)]
+    unsafe fn lookup_u16(self, t: &[Self; 2]) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). `VPERMW` reads the low 5
+        // bits of each index word: the indices are below 16, so only the table's words count.
+        unsafe { V512(_mm512_permutexvar_epi16(self.0, t[0].0)) }
+    }
+    #[inline(always)]
     unsafe fn eq(self, b: Self) -> __mmask16 {
         // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { _mm512_cmpeq_epi32_mask(self.0, b.0) }

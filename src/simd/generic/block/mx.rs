@@ -59,9 +59,9 @@ use core::mem::MaybeUninit;
 use core::ptr;
 
 use crate::arch::Isa;
-use crate::block::BlockDest;
 use crate::block::kernels::{BlockKernels, MxDequantFn, MxQuantFn};
 use crate::block::spec::mx::{self as spec, BLOCK, MxElement, MxRule};
+use crate::block::{BlockDest, DestKind};
 use crate::codec::Format;
 use crate::simd::Vector;
 use crate::simd::generic::lanes::{self, Narrow};
@@ -187,7 +187,9 @@ pub(crate) unsafe fn dequant<V: Vector, E: Element, D: Dest>(
             let s = scales.add(b).read();
             let c = codes.add(b * E::BYTES);
             let d = dst.add(b * BLOCK * D::SIZE);
-            if (E::LO..=E::HI).contains(&s) {
+            if E::PACKED && D::KIND == DestKind::Bf16 && (E::LO..=E::HI).contains(&s) {
+                e2m1_bf16_block::<V>(c, s, d);
+            } else if (E::LO..=E::HI).contains(&s) {
                 let step = V::splat(((s as i32 - 127) as u32) << 23);
                 let mut i = 0;
                 while i < BLOCK {
@@ -211,6 +213,71 @@ pub(crate) unsafe fn dequant<V: Vector, E: Element, D: Dest>(
             } else {
                 dequant_spec::<E, D>(c, s, d);
             }
+        }
+    }
+}
+
+/// The BF16 codes of the 16 E2M1 codes (0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives:
+/// the top halves of `codec::widen_f32::<F4E2M1>`, checked by the unit test below), padded
+/// to 64 bytes so that every ISA's table vectors can be loaded from it.
+static E2M1_BF16: [u16; 32] = [
+    0x0000, 0x3F00, 0x3F80, 0x3FC0, 0x4000, 0x4040, 0x4080, 0x40C0, //
+    0x8000, 0xBF00, 0xBF80, 0xBFC0, 0xC000, 0xC040, 0xC080, 0xC0C0, //
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+];
+/// All ones for the E2M1 codes with a non-zero value (every code but ±0), padded likewise.
+static E2M1_NONZERO: [u16; 32] = [
+    0, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, //
+    0, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, //
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+];
+
+/// One E2M1 block with a scale byte in `LO..=HI` dequantized to BF16 by a table lookup.
+///
+/// The block's table is the 16 BF16 codes times `2^e` (`e = s − 127`): `e << 7` added to the
+/// exponent field of the 14 non-zero codes (fields 126..=129, which stay in 1..=254 for `s`
+/// in `LO..=HI`: the product is exact, and no carry or borrow leaves the field). The words
+/// sit two per 32-bit lane, so the step is applied as an add of `max(e, 0) << 7` and a
+/// subtract of `max(−e, 0) << 7` in both halves: neither carries nor borrows out of a half
+/// (its field stays in 1..=254), so the halves do not disturb each other. Each packed byte
+/// then becomes one lane whose halves hold its two nibbles in value order (low nibble
+/// first), [`Vector::lookup_u16`] replaces them by their table words, and the lane is two
+/// BF16 values in order: 4 output bytes per input byte.
+///
+/// # Safety
+/// `c` readable for 16 bytes, `d` writable for 64 bytes; the CPU has `V`'s features.
+#[inline(always)]
+unsafe fn e2m1_bf16_block<V: Vector>(c: *const u8, s: u8, d: *mut u8) {
+    let e = s as i32 - 127;
+    let pos = (e.max(0) as u32) << 7;
+    let neg = (e.min(0).unsigned_abs()) << 7;
+    // Words 16.. of the tables are padding, read only by the 512-bit loads.
+    let second = if 4 * V::LANES < 32 { 4 * V::LANES } else { 0 };
+    // SAFETY: the caller's guarantee; the tables hold 64 bytes, and each load reads
+    // 4 · LANES ≤ 64 bytes from offset 0 or 4 · LANES < 32; the input and output
+    // accesses stay inside the block's 16 code bytes and 64 output bytes (4 per byte).
+    unsafe {
+        let (pv, nv) = (V::splat(pos * 0x1_0001), V::splat(neg * 0x1_0001));
+        let base = E2M1_BF16.as_ptr().cast::<u8>();
+        let nz = E2M1_NONZERO.as_ptr().cast::<u8>();
+        // (No closure: it would not inherit the instantiation's target features.)
+        let (m0, m1) = (
+            V::load_u32(nz, V::LANES),
+            V::load_u32(nz.add(second), V::LANES),
+        );
+        let t = [
+            V::load_u32(base, V::LANES).add(m0.and(pv)).sub(m0.and(nv)),
+            V::load_u32(base.add(second), V::LANES)
+                .add(m1.and(pv))
+                .sub(m1.and(nv)),
+        ];
+        let mut i = 0;
+        while i < BLOCK / 2 {
+            let b = V::load_u8(c.add(i), V::LANES);
+            // Low nibble to the low half, high nibble to the high half.
+            let idx = b.and(V::splat(0xF)).or(b.shr(4).shl(16));
+            idx.lookup_u16(&t).store_u32(d.add(4 * i), V::LANES);
+            i += V::LANES;
         }
     }
 }
@@ -406,3 +473,21 @@ const _: () = {
     assert!(MxElement::E2M1 as usize == 4);
     assert!(MxRule::Ocp as usize == 0 && MxRule::Ceil as usize == 1);
 };
+
+#[cfg(test)]
+mod tests {
+    use super::{E2M1_BF16, E2M1_NONZERO};
+    use crate::F4E2M1;
+    use crate::codec;
+
+    #[test]
+    fn e2m1_tables_are_the_codec() {
+        for c in 0..16u32 {
+            let f = codec::widen_f32::<F4E2M1>(c);
+            assert_eq!(u32::from(E2M1_BF16[c as usize]), f >> 16, "code {c}");
+            assert_eq!(f & 0xFFFF, 0);
+            let nz = if f & 0x7FFF_FFFF != 0 { 0xFFFF } else { 0 };
+            assert_eq!(E2M1_NONZERO[c as usize], nz, "code {c}");
+        }
+    }
+}
