@@ -425,7 +425,7 @@ pub struct KernelInfo {
 }
 
 impl KernelInfo {
-    fn of(isa: arch::Isa, passes: u8) -> KernelInfo {
+    pub(crate) fn of(isa: arch::Isa, passes: u8) -> KernelInfo {
         KernelInfo {
             isa: isa.name(),
             bits: isa.bits(),
