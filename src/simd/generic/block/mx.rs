@@ -218,58 +218,58 @@ pub(crate) unsafe fn dequant<V: Vector, E: Element, D: Dest>(
 }
 
 /// The BF16 codes of the 16 E2M1 codes (0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives:
-/// the top halves of `codec::widen_f32::<F4E2M1>`, checked by the unit test below), padded
-/// to 64 bytes so that every ISA's table vectors can be loaded from it.
-static E2M1_BF16: [u16; 32] = [
+/// the top halves of `codec::widen_f32::<F4E2M1>`, checked by the unit test below).
+const E2M1_BF16: [u16; 16] = [
     0x0000, 0x3F00, 0x3F80, 0x3FC0, 0x4000, 0x4040, 0x4080, 0x40C0, //
-    0x8000, 0xBF00, 0xBF80, 0xBFC0, 0xC000, 0xC040, 0xC080, 0xC0C0, //
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0x8000, 0xBF00, 0xBF80, 0xBFC0, 0xC000, 0xC040, 0xC080, 0xC0C0,
 ];
-/// All ones for the E2M1 codes with a non-zero value (every code but ±0), padded likewise.
-static E2M1_NONZERO: [u16; 32] = [
-    0, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, //
-    0, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, //
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-];
+/// The BF16 codes of the 16 E2M1 codes times `2^(s − 127)` for every scale byte `s` in
+/// `LO..=HI` (2..=252; the other rows are unused zeros), computed at compile time from
+/// [`E2M1_BF16`]: `(s − 127) << 7` added to the exponent field of the 14 non-zero codes
+/// (fields 126..=129, which stay in 1..=254 for `s` in `LO..=HI`, so the product is exact and
+/// no carry or borrow leaves the field). One row more than the 256 scale bytes, so that the
+/// 64-byte table loads of the widest ISA stay inside the array. 8 KiB.
+static E2M1_BF16_SCALED: [[u16; 16]; 257] = {
+    let mut t = [[0u16; 16]; 257];
+    let mut s = <F4E2M1 as Element>::LO as usize;
+    while s <= <F4E2M1 as Element>::HI as usize {
+        let mut c = 0;
+        while c < 16 {
+            let b = E2M1_BF16[c];
+            t[s][c] = if b & 0x7FFF == 0 {
+                b
+            } else {
+                (b as i32 + ((s as i32 - 127) << 7)) as u16
+            };
+            c += 1;
+        }
+        s += 1;
+    }
+    t
+};
 
-/// One E2M1 block with a scale byte in `LO..=HI` dequantized to BF16 by a table lookup.
-///
-/// The block's table is the 16 BF16 codes times `2^e` (`e = s − 127`): `e << 7` added to the
-/// exponent field of the 14 non-zero codes (fields 126..=129, which stay in 1..=254 for `s`
-/// in `LO..=HI`: the product is exact, and no carry or borrow leaves the field). The words
-/// sit two per 32-bit lane, so the step is applied as an add of `max(e, 0) << 7` and a
-/// subtract of `max(−e, 0) << 7` in both halves: neither carries nor borrows out of a half
-/// (its field stays in 1..=254), so the halves do not disturb each other. Each packed byte
-/// then becomes one lane whose halves hold its two nibbles in value order (low nibble
-/// first), [`Vector::lookup_u16`] replaces them by their table words, and the lane is two
-/// BF16 values in order: 4 output bytes per input byte.
+/// One E2M1 block with a scale byte in `LO..=HI` dequantized to BF16 by a table lookup:
+/// each packed byte becomes one lane whose 16-bit halves hold its two nibbles in value order
+/// (low nibble first), [`Vector::lookup_u16`] replaces them by their words of the block's row
+/// of [`E2M1_BF16_SCALED`], and the lane is two BF16 values in order (4 output bytes per input
+/// byte).
 ///
 /// # Safety
-/// `c` readable for 16 bytes, `d` writable for 64 bytes; the CPU has `V`'s features.
+/// `c` readable for 16 bytes, `d` writable for 64 bytes, `s <= 252`; the CPU has `V`'s
+/// features.
 #[inline(always)]
 unsafe fn e2m1_bf16_block<V: Vector>(c: *const u8, s: u8, d: *mut u8) {
-    let e = s as i32 - 127;
-    let pos = (e.max(0) as u32) << 7;
-    let neg = (e.min(0).unsigned_abs()) << 7;
-    // Words 16.. of the tables are padding, read only by the 512-bit loads.
+    // The table's second vector for the ISAs of fewer than 16 words per vector.
     let second = if 4 * V::LANES < 32 { 4 * V::LANES } else { 0 };
-    // SAFETY: the caller's guarantee; the tables hold 64 bytes, and each load reads
-    // 4 · LANES ≤ 64 bytes from offset 0 or 4 · LANES < 32; the input and output
-    // accesses stay inside the block's 16 code bytes and 64 output bytes (4 per byte).
+    // SAFETY: the caller's guarantee; row `s ≤ 252` starts 32 · s bytes into the 257 · 32-byte
+    // table, and each load reads 4 · LANES ≤ 64 bytes from offset 0 or `second` < 32 of it,
+    // inside the table; the input and output accesses stay inside the block's 16 code bytes
+    // and 64 output bytes (4 per byte).
     unsafe {
-        let (pv, nv) = (V::splat(pos * 0x1_0001), V::splat(neg * 0x1_0001));
-        let base = E2M1_BF16.as_ptr().cast::<u8>();
-        let nz = E2M1_NONZERO.as_ptr().cast::<u8>();
-        // (No closure: it would not inherit the instantiation's target features.)
-        let (m0, m1) = (
-            V::load_u32(nz, V::LANES),
-            V::load_u32(nz.add(second), V::LANES),
-        );
+        let row = E2M1_BF16_SCALED.as_ptr().add(s as usize).cast::<u8>();
         let t = [
-            V::load_u32(base, V::LANES).add(m0.and(pv)).sub(m0.and(nv)),
-            V::load_u32(base.add(second), V::LANES)
-                .add(m1.and(pv))
-                .sub(m1.and(nv)),
+            V::load_u32(row, V::LANES),
+            V::load_u32(row.add(second), V::LANES),
         ];
         let mut i = 0;
         while i < BLOCK / 2 {
@@ -476,18 +476,28 @@ const _: () = {
 
 #[cfg(test)]
 mod tests {
-    use super::{E2M1_BF16, E2M1_NONZERO};
-    use crate::F4E2M1;
-    use crate::codec;
+    use super::{E2M1_BF16, E2M1_BF16_SCALED, Element};
+    use crate::block::spec::mx::{MxElement, dequantize_block};
+    use crate::{BF16, F4E2M1, codec};
+    use core::mem::MaybeUninit;
 
     #[test]
-    fn e2m1_tables_are_the_codec() {
+    fn e2m1_tables_are_the_specification() {
         for c in 0..16u32 {
             let f = codec::widen_f32::<F4E2M1>(c);
             assert_eq!(u32::from(E2M1_BF16[c as usize]), f >> 16, "code {c}");
             assert_eq!(f & 0xFFFF, 0);
-            let nz = if f & 0x7FFF_FFFF != 0 { 0xFFFF } else { 0 };
-            assert_eq!(E2M1_NONZERO[c as usize], nz, "code {c}");
+        }
+        // Every row in LO..=HI is the specification's dequantization of the 16 codes.
+        let codes: [u8; 8] = core::array::from_fn(|j| (2 * j as u8) | ((2 * j as u8 + 1) << 4));
+        for s in F4E2M1::LO..=F4E2M1::HI {
+            let mut out = [MaybeUninit::<BF16>::uninit(); 16];
+            dequantize_block::<BF16>(MxElement::E2M1, &codes, 0, s, &mut out);
+            for (c, o) in out.iter().enumerate() {
+                // SAFETY: `dequantize_block` initialised every value.
+                let bits = unsafe { o.assume_init() }.to_bits();
+                assert_eq!(E2M1_BF16_SCALED[s as usize][c], bits, "scale {s}, code {c}");
+            }
         }
     }
 }
