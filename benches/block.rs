@@ -15,6 +15,10 @@
 //! * `building_blocks/N`: `amax`, `narrow_scaled` (f32 → E4M3, scale 0.75) beside f32 →
 //!   F8E4M3, and `dequantize_scaled` (E4M3 → BF16) beside E4M3 → BF16, on every backend.
 //!
+//! * `mx_quant_8x4096/32768`, `mx_dequant_8x4096/32768`: MXFP4/MXFP8 `Ceil` and `Ocp`
+//!   quantization beside f32 → F4E2M1 / F8E4M3, and dequantization to BF16 beside
+//!   F4E2M1 / F8E4M3 → BF16, at 8 rows × 4096 values (issue 28's size), every backend.
+//!
 //! Sizes: 1 Ki values (L1) and, with `VCVT_BENCH_BIG=1`, 128 Mi values (beyond this VM's
 //! last-level cache). Throughput is in values (elements) per second.
 
@@ -290,6 +294,93 @@ fn bench_building_blocks(c: &mut Criterion, n: usize) {
     g.finish();
 }
 
+// ---------------------------------------------------------------------------------------
+// MX `Ceil`/`Ocp` at issue 28's size: 8 rows × 4096 values
+// ---------------------------------------------------------------------------------------
+
+/// `mx_quant_8x4096/32768` and `mx_dequant_8x4096/32768`: MXFP4 and MXFP8 (E4M3) `Ceil` and
+/// `Ocp` quantization of 8 rows × 4096 f32 beside f32 → F4E2M1 and f32 → F8E4M3 of the same
+/// values, and their dequantization to BF16 beside F4E2M1 → BF16 and F8E4M3 → BF16, on every
+/// backend, in one run (issue 28's performance targets).
+fn bench_mx_rows(c: &mut Criterion) {
+    use vcvt::F4E2M1;
+    use vcvt::block::MxProfile;
+    let shape = Shape::matrix(8, 4096);
+    let n = shape.len();
+    let w = weights(n, 6);
+    let mut g = open(c, "mx_quant_8x4096", n);
+    let mxfp4 = Mx::new(MxElement::E2M1);
+    let mxfp8 = Mx::new(MxElement::E4M3);
+    let mut d4 = vec![0u8; mxfp4.data_len(shape).unwrap()];
+    let mut d8 = vec![0u8; mxfp8.data_len(shape).unwrap()];
+    let mut sc = vec![0u8; mxfp4.scales_len(shape).unwrap()];
+    let mut q4 = vec![F4E2M1::ZERO; n];
+    let mut q8 = vec![F8E4M3::ZERO; n];
+    for b in Backend::available() {
+        for (name, mx, data) in [("mxfp4", mxfp4, &mut d4), ("mxfp8", mxfp8, &mut d8)] {
+            for (p, profile) in [("ceil", MxProfile::Ceil), ("ocp", MxProfile::Ocp)] {
+                let mx = mx.profile(profile).on(b);
+                g.bench_function(format!("{name}_{p}-{b}"), |bench| {
+                    bench.iter(|| {
+                        mx.quantize(
+                            black_box(&w),
+                            shape,
+                            black_box(&mut data[..]),
+                            black_box(&mut sc),
+                        )
+                    })
+                });
+            }
+        }
+        g.bench_function(format!("f32_to_f4e2m1-{b}"), |bench| {
+            bench.iter(|| {
+                vcvt::convert_slice_on(b, black_box(&w), black_box(&mut q4), Options::new())
+            })
+        });
+        g.bench_function(format!("f32_to_e4m3-{b}"), |bench| {
+            bench.iter(|| {
+                vcvt::convert_slice_on(b, black_box(&w), black_box(&mut q8), Options::new())
+            })
+        });
+    }
+    g.finish();
+
+    let mut g = open(c, "mx_dequant_8x4096", n);
+    let mut s4 = vec![0u8; sc.len()];
+    let mut s8 = vec![0u8; sc.len()];
+    mxfp4.quantize(&w, shape, &mut d4, &mut s4).unwrap();
+    mxfp8.quantize(&w, shape, &mut d8, &mut s8).unwrap();
+    vcvt::convert_slice(&w, &mut q4);
+    vcvt::convert_slice(&w, &mut q8);
+    let mut out = vec![BF16::ZERO; n];
+    for b in Backend::available() {
+        for (name, mx, data, scales) in [("mxfp4", mxfp4, &d4, &s4), ("mxfp8", mxfp8, &d8, &s8)] {
+            let mx = mx.on(b);
+            g.bench_function(format!("{name}_to_bf16-{b}"), |bench| {
+                bench.iter(|| {
+                    mx.dequantize(
+                        black_box(data),
+                        black_box(scales),
+                        shape,
+                        black_box(&mut out),
+                    )
+                })
+            });
+        }
+        g.bench_function(format!("f4e2m1_to_bf16-{b}"), |bench| {
+            bench.iter(|| {
+                vcvt::convert_slice_on(b, black_box(&q4), black_box(&mut out), Options::new())
+            })
+        });
+        g.bench_function(format!("e4m3_to_bf16-{b}"), |bench| {
+            bench.iter(|| {
+                vcvt::convert_slice_on(b, black_box(&q8), black_box(&mut out), Options::new())
+            })
+        });
+    }
+    g.finish();
+}
+
 fn benches(c: &mut Criterion) {
     for n in sizes() {
         bench_mxfp4(c, n);
@@ -297,6 +388,7 @@ fn benches(c: &mut Criterion) {
         bench_quantize(c, n);
         bench_building_blocks(c, n);
     }
+    bench_mx_rows(c);
 }
 
 fn config() -> Criterion {

@@ -432,7 +432,7 @@ pub struct KernelInfo {
 }
 
 impl KernelInfo {
-    fn of(isa: arch::Isa, passes: u8) -> KernelInfo {
+    pub(crate) fn of(isa: arch::Isa, passes: u8) -> KernelInfo {
         KernelInfo {
             isa: isa.name(),
             bits: isa.bits(),

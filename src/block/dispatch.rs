@@ -6,8 +6,8 @@ use crate::{Backend, Error};
 
 static SCALAR: BlockKernels = BlockKernels::empty();
 
-/// The table of `backend`.
-fn table(backend: Backend) -> &'static BlockKernels {
+/// The table of `backend` (whether or not it runs here).
+pub(crate) fn table(backend: Backend) -> &'static BlockKernels {
     match backend {
         Backend::Scalar => &SCALAR,
         #[cfg(target_arch = "x86_64")]

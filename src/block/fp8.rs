@@ -7,9 +7,10 @@ use core::mem::MaybeUninit;
 use super::dispatch;
 use super::spec::fp8::dequantize_run;
 use super::{BlockDest, BlockSource, Shape, as_uninit, checked_mul, expect_len, f32_at, put, soft};
+use crate::arch::Isa;
 use crate::codec;
 use crate::options::Policy;
-use crate::{Backend, Error, F8E4M3, NanPolicy, Overflow};
+use crate::{Backend, Error, F8E4M3, KernelInfo, NanPolicy, Overflow};
 
 /// How [`BlockFp8::quantize`] chooses a tile's scale.
 ///
@@ -144,6 +145,30 @@ impl BlockFp8 {
         dst: &mut [D],
     ) -> Result<(), Error> {
         self.dequantize_uninit(data, scale_inv, shape, as_uninit(dst))
+    }
+
+    /// Which kernel [`dequantize`](Self::dequantize) runs for `D` destinations on this
+    /// format's backend (the one given to [`on`](Self::on), else [`Backend::active`]): its
+    /// instruction set and vector width, or `scalar`, as [`Backend::kernel`] reports them
+    /// for the element conversions. A tile with a NaN or infinite scale (and, on x86-64, a
+    /// call under a non-default MXCSR) runs the scalar specification whatever the kernel.
+    ///
+    /// ```
+    /// use vcvt::{BF16, Backend};
+    /// use vcvt::block::BlockFp8;
+    ///
+    /// let info = BlockFp8::deepseek().on(Backend::Scalar).dequantize_kernel::<BF16>();
+    /// assert_eq!(info.to_string(), "scalar");
+    /// ```
+    pub fn dequantize_kernel<D: BlockDest>(&self) -> KernelInfo {
+        let t = dispatch::table(self.backend.unwrap_or_else(Backend::active));
+        let d = D::KIND as usize;
+        let isa = if t.fp8_dequant[d].is_some() {
+            t.fp8_dequant_isa[d]
+        } else {
+            Isa::Scalar
+        };
+        KernelInfo::of(isa, 1)
     }
 
     /// [`dequantize`](Self::dequantize) into an uninitialised destination.

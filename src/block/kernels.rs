@@ -8,6 +8,8 @@
 //! serves a backend is `dispatch.rs`'s business, so the kernels can depend on this file and
 //! on the specification (`spec/`) without depending on the API that calls them.
 
+use crate::arch::Isa;
+
 /// Dequantizes `blocks` whole MX blocks of one row, OCP decoding (`0xFF` = NaN block).
 ///
 /// # Safety
@@ -61,6 +63,14 @@ pub(crate) struct BlockKernels {
     pub(crate) mx_quant: [[Option<MxQuantFn>; 5]; 2],
     /// `[destination]`.
     pub(crate) fp8_dequant: [Option<Fp8DequantFn>; 3],
+    /// The instruction set (and so the vector width) of each `mx_dequant` kernel, what the
+    /// public introspection (`Mx::dequantize_kernel`) reports; `Isa::Scalar` for an empty
+    /// slot.
+    pub(crate) mx_dequant_isa: [[Isa; 3]; 5],
+    /// The instruction set of each `mx_quant` kernel.
+    pub(crate) mx_quant_isa: [[Isa; 5]; 2],
+    /// The instruction set of each `fp8_dequant` kernel.
+    pub(crate) fp8_dequant_isa: [Isa; 3],
     /// `[source]`, indices of `DestKind`.
     pub(crate) amax: [Option<AmaxFn>; 3],
     /// The scaled building blocks' products.
@@ -76,6 +86,41 @@ impl BlockKernels {
             fp8_dequant: [None; 3],
             amax: [None; 3],
             products: None,
+            mx_dequant_isa: [[Isa::Scalar; 3]; 5],
+            mx_quant_isa: [[Isa::Scalar; 5]; 2],
+            fp8_dequant_isa: [Isa::Scalar; 3],
+        }
+    }
+
+    /// Records `isa` for every filled MX and block FP8 slot: a hand-written table's `set`
+    /// fills the slots, then its composer tags them with the ISA they are written for (a
+    /// tier built on top of it re-tags only the slots it replaces).
+    #[allow(dead_code)] // Not every build has a SIMD backend.
+    pub(crate) const fn tag_filled(&mut self, isa: Isa) {
+        let mut e = 0;
+        while e < 5 {
+            let mut d = 0;
+            while d < 3 {
+                if self.mx_dequant[e][d].is_some() {
+                    self.mx_dequant_isa[e][d] = isa;
+                }
+                d += 1;
+            }
+            let mut r = 0;
+            while r < 2 {
+                if self.mx_quant[r][e].is_some() {
+                    self.mx_quant_isa[r][e] = isa;
+                }
+                r += 1;
+            }
+            e += 1;
+        }
+        let mut d = 0;
+        while d < 3 {
+            if self.fp8_dequant[d].is_some() {
+                self.fp8_dequant_isa[d] = isa;
+            }
+            d += 1;
         }
     }
 }

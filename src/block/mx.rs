@@ -5,7 +5,8 @@ use core::mem::MaybeUninit;
 use super::dispatch;
 use super::spec::mx::*;
 use super::{BlockDest, BlockSource, Shape, as_uninit, checked_mul, expect_len, put, soft};
-use crate::{Backend, Error, F4E2M1};
+use crate::arch::Isa;
+use crate::{Backend, Error, F4E2M1, KernelInfo};
 
 /// How an MX block's scale is chosen, its elements rounded, and its specials handled.
 ///
@@ -227,6 +228,63 @@ impl Mx {
             MxProfile::Ggml => ggml_scale(m),
             MxProfile::Mlx => mlx_scale(self.element, S::KIND, m).0,
         })
+    }
+
+    /// Which kernel [`quantize`](Self::quantize) runs for `S` sources on this format's
+    /// backend (the one given to [`on`](Self::on), else [`Backend::active`], whether or not
+    /// it can run here): its instruction set and vector width, as
+    /// [`Backend::kernel`] reports them for the element conversions, or `scalar` where the
+    /// scalar specification runs every block (the `Ggml` and `Mlx` profiles, the ggml
+    /// layout, BF16 and F16 sources). Whatever the kernel, a row's short last block and
+    /// the blocks with a scale byte outside the kernel's exact range (tiny or huge `amax`)
+    /// run the specification.
+    ///
+    /// ```
+    /// use vcvt::Backend;
+    /// use vcvt::block::{Mx, MxElement, MxProfile};
+    ///
+    /// let mxfp4 = Mx::new(MxElement::E2M1);
+    /// assert_eq!(mxfp4.on(Backend::Scalar).quantize_kernel::<f32>().isa, "scalar");
+    /// // The ggml profile has no SIMD kernel yet.
+    /// let ggml = mxfp4.profile(MxProfile::Ggml).on(Backend::active());
+    /// assert!(!ggml.quantize_kernel::<f32>().is_simd());
+    /// // On an AVX-512 machine: "avx512 (512-bit)".
+    /// println!("{}", mxfp4.quantize_kernel::<f32>());
+    /// ```
+    pub fn quantize_kernel<S: BlockSource>(&self) -> KernelInfo {
+        let t = dispatch::table(self.backend.unwrap_or_else(Backend::active));
+        let rule = match self.profile {
+            MxProfile::Ocp => MxRule::Ocp,
+            _ => MxRule::Ceil,
+        } as usize;
+        let e = self.element.index();
+        let isa = if self.is_plain() && S::IS_F32 && t.mx_quant[rule][e].is_some() {
+            t.mx_quant_isa[rule][e]
+        } else {
+            Isa::Scalar
+        };
+        KernelInfo::of(isa, 1)
+    }
+
+    /// Which kernel [`dequantize`](Self::dequantize) runs for `D` destinations, as
+    /// [`quantize_kernel`](Self::quantize_kernel) says for quantization.
+    ///
+    /// ```
+    /// use vcvt::{BF16, Backend};
+    /// use vcvt::block::{Mx, MxElement};
+    ///
+    /// let mxfp8 = Mx::new(MxElement::E4M3).on(Backend::Scalar);
+    /// assert_eq!(mxfp8.dequantize_kernel::<BF16>().bits, 0);
+    /// ```
+    pub fn dequantize_kernel<D: BlockDest>(&self) -> KernelInfo {
+        let t = dispatch::table(self.backend.unwrap_or_else(Backend::active));
+        let (e, d) = (self.element.index(), D::KIND as usize);
+        let isa = if self.is_plain() && t.mx_dequant[e][d].is_some() {
+            t.mx_dequant_isa[e][d]
+        } else {
+            Isa::Scalar
+        };
+        KernelInfo::of(isa, 1)
     }
 
     /// Whether the fast path (planar layout, OCP decoding or an integer scale rule) applies.

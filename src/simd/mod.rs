@@ -80,6 +80,16 @@ pub(crate) trait Vector: Copy {
     unsafe fn min_u32(self, b: Self) -> Self;
     /// Lane-wise unsigned maximum.
     unsafe fn max_u32(self, b: Self) -> Self;
+    /// The unsigned maximum of all lanes (a horizontal reduction: the block kernels' `amax`
+    /// of the magnitude bits, which orders magnitudes as values and NaN above infinity).
+    unsafe fn reduce_max_u32(self) -> u32;
+    /// Table lookup of 16-bit words: every 16-bit half of every lane holds an index below
+    /// 16, and is replaced by word `index` of the 16-word table `t`, whose words are laid
+    /// out in order (little-endian) from the start of `t[0]` on, into `t[1]` for the vectors
+    /// of fewer than 16 words (NEON, simd128; wider ISAs ignore `t[1]`). AVX-512 `VPERMW`,
+    /// AVX2 two `VPSHUFB` of the table's byte planes, NEON `TBL` of two registers, simd128
+    /// two `swizzle`s.
+    unsafe fn lookup_u16(self, t: &[Self; 2]) -> Self;
     /// Lanes where `self == b`.
     unsafe fn eq(self, b: Self) -> Self::Mask;
     /// Lanes where `self > b` as signed 32-bit integers.

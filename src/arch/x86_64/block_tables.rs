@@ -4,13 +4,16 @@
 //! (`simd/x86_64/*::fill_block`) where they measured faster.
 
 use super::avx2_block;
+use crate::arch::Isa;
 use crate::block::kernels::BlockKernels;
 use crate::simd::x86_64 as generic;
 
-/// `Avx2`: the hand-written AVX2 block kernels.
+/// `Avx2`: the hand-written AVX2 block kernels (the generic 256-bit MX kernels,
+/// `simd/x86_64/avx2.rs`'s `fill_block`, measured slower; that module says by how much).
 const fn avx2_table() -> BlockKernels {
     let mut t = BlockKernels::empty();
     avx2_block::set(&mut t);
+    t.tag_filled(Isa::Avx2);
     t
 }
 

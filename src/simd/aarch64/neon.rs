@@ -175,6 +175,28 @@ impl Vector for V128 {
         unsafe { V128(vmaxq_u32(self.0, b.0)) }
     }
     #[inline(always)]
+    unsafe fn reduce_max_u32(self) -> u32 {
+        // SAFETY: the caller has the features (`Vector`'s contract). `UMAXV`.
+        unsafe { vmaxvq_u32(self.0) }
+    }
+    #[inline(always)]
+    unsafe fn lookup_u16(self, t: &[Self; 2]) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe {
+            // Word index w becomes the byte indices 2w (low byte) and 2w + 1 (high byte) of
+            // the 32-byte table in two registers (`TBL` of two): 2w is below 32, so the two
+            // bytes of a word and the two words of a lane do not mix.
+            let w = vreinterpretq_u16_u32(self.0);
+            let b = vshlq_n_u16::<1>(w);
+            let idx = vorrq_u16(vorrq_u16(b, vshlq_n_u16::<8>(b)), vdupq_n_u16(0x0100));
+            let table = uint8x16x2_t(vreinterpretq_u8_u32(t[0].0), vreinterpretq_u8_u32(t[1].0));
+            V128(vreinterpretq_u32_u8(vqtbl2q_u8(
+                table,
+                vreinterpretq_u8_u16(idx),
+            )))
+        }
+    }
+    #[inline(always)]
     unsafe fn eq(self, b: Self) -> uint32x4_t {
         // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { vceqq_u32(self.0, b.0) }
@@ -448,9 +470,10 @@ impl Vector for V128 {
 // The instantiation: the generic kernels compiled for NEON.
 // ---------------------------------------------------------------------------------------
 
-use crate::arch::Kernels;
+use crate::arch::{Isa, Kernels};
 use crate::block::kernels::BlockKernels;
 use crate::options::Policy;
+use crate::simd::generic::block::mx;
 use crate::simd::generic::kernels::{
     Brain, Code, Dst, E8m0, E8m0Hi, F32, F64, F64Hi, F64Odd, Half, Packed, RoundTrip,
     RoundTripBf16, RoundTripE8m0, RoundTripF16, Src, run,
@@ -528,8 +551,69 @@ pub(crate) const fn fill(t: &mut Kernels) {
     t.set_round_trip::<BF16>(k::<F32, RoundTripBf16>);
 }
 
+/// The generic MX block kernels (`simd/generic/block/mx.rs`) compiled for NEON.
+struct Blocks;
+
+/// [`mx::dequant`] at 128 bits, under FPCR = 0 (`FCVTN` of the F16 destination and the
+/// subnormal codes' exact `FMUL` obey FPCR).
+///
+/// # Safety
+/// The `MxDequantFn` contract; the CPU has AdvSIMD.
+#[target_feature(enable = "neon")]
+unsafe fn mx_dequant<E: mx::Element, D: mx::Dest>(
+    codes: *const u8,
+    scales: *const u8,
+    blocks: usize,
+    dst: *mut u8,
+) {
+    let _fpcr = Fpcr0::new();
+    // SAFETY: forwarded contract; AdvSIMD is enabled on this function; FPCR is 0 for the
+    // loop (the guard restores the caller's after it).
+    unsafe { mx::dequant::<V128, E, D>(codes, scales, blocks, dst) }
+}
+
+/// [`mx::quant`] at 128 bits, under FPCR = 0 (the multiply-add).
+///
+/// # Safety
+/// The `MxQuantFn` contract; the CPU has AdvSIMD.
+#[target_feature(enable = "neon")]
+unsafe fn mx_quant<E: mx::Element, const CEIL: bool>(
+    src: *const u8,
+    blocks: usize,
+    codes: *mut u8,
+    scales: *mut u8,
+) {
+    let _fpcr = Fpcr0::new();
+    // SAFETY: as for `mx_dequant`.
+    unsafe { mx::quant::<V128, E, CEIL>(src, blocks, codes, scales) }
+}
+
+impl mx::Inst for Blocks {
+    const ISA: Isa = Isa::Neon;
+    unsafe fn dequant<E: mx::Element, D: mx::Dest>(
+        codes: *const u8,
+        scales: *const u8,
+        blocks: usize,
+        dst: *mut u8,
+    ) {
+        // SAFETY: forwarded contract; the tables that hold this are chosen only when
+        // `neon_available` found AdvSIMD.
+        unsafe { mx_dequant::<E, D>(codes, scales, blocks, dst) }
+    }
+    unsafe fn quant<E: mx::Element, const CEIL: bool>(
+        src: *const u8,
+        blocks: usize,
+        codes: *mut u8,
+        scales: *mut u8,
+    ) {
+        // SAFETY: as for `dequant`.
+        unsafe { mx_quant::<E, CEIL>(src, blocks, codes, scales) }
+    }
+}
+
 /// Sets the block-kernel slots (`src/block/kernels.rs`) that this instantiation serves
-/// faster than the table below it; the others stay as they are.
+/// instead of the hand-written NEON kernels: the MX `Ocp`/`Ceil` dequantization and
+/// quantization of every element (the same 128-bit width; one algorithm for every tier).
 pub(crate) const fn fill_block(t: &mut BlockKernels) {
-    let _ = t;
+    mx::fill::<Blocks>(t);
 }

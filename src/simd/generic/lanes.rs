@@ -125,6 +125,44 @@ impl<V: Vector> Narrow<V> {
     }
 }
 
+impl<V: Vector> Narrow<V> {
+    /// The constants with which [`narrow`] of `x` gives the code of `x · 2^-e` (an MX
+    /// block's elements, scale `2^e`), without a multiplication: the whole fused
+    /// multiply-add method moved down by `2^e`. `cap` and the smallest normal become
+    /// `cap · 2^e` and `2^(emin + e)` (exponent fields plus `e`), so `t` and the quantum
+    /// `t · 2^-MAN_BITS` are `2^e` times those of the unscaled value, and `s = fma(t, K, a)`
+    /// rounds `a` once to the scaled grid. The code `q + 2^MAN_BITS · (E − emin)` that the
+    /// `VPMADDWD` step reads from `s` (module docs) now sees the exponent `E − e` for the
+    /// same `q`, which `K`'s low-byte offset `D` absorbs: `D' = D − 2^MAN_BITS · e` modulo
+    /// 256, still even, so ties still go to an even code. Exact when every operand and
+    /// result stays a normal f32 (`t`, `K`, the product `t · K` whose significand is `K`'s,
+    /// the sum), which the caller's range of `e` guarantees; `narrow`'s argument for an `a`
+    /// that DAZ reads as zero then needs `2^-126` to be at most half the scaled smallest
+    /// quantum `2^(emin − MAN_BITS + e)`, also the caller's.
+    ///
+    /// # Safety
+    /// The CPU has `V`'s features.
+    #[inline(always)]
+    pub(crate) unsafe fn scaled<F: Format>(&self, e: i32) -> Narrow<V> {
+        // SAFETY: the caller's guarantee; no memory is touched.
+        unsafe {
+            let step = V::splat((e as u32) << 23);
+            // Only K's low byte (D) changes: a wrapping add there, the other bits kept.
+            let d = V::splat((e.wrapping_neg() as u32) << F::MAN_BITS);
+            Narrow {
+                cap: self.cap.add(step),
+                min_normal: self.min_normal.add(step),
+                k: self
+                    .k
+                    .add(d)
+                    .and(V::splat(0xFF))
+                    .or(self.k.and(V::splat(!0xFF))),
+                ..*self
+            }
+        }
+    }
+}
+
 /// Lanes of f32 bits (or f64 rounded to odd into f32) narrowed to codes of `F` (an IEEE-like
 /// format with a sign and `MAN_BITS >= 1`), sign included, in the low `BITS` bits of each
 /// lane. The bits above the low byte are not zero (byte stores drop them; mask them for
@@ -170,6 +208,24 @@ pub(crate) unsafe fn narrow<V: Vector, F: Format>(x: V, c: &Narrow<V>) -> V {
 /// The CPU has `V`'s features.
 #[inline(always)]
 pub(crate) unsafe fn widen<V: Vector, F: Format>(code: V) -> V {
+    // SAFETY: the caller's guarantee (a zero step leaves the constants as they are, and the
+    // compiler folds the adds).
+    unsafe { widen_pow2::<V, F>(code, V::splat(0)) }
+}
+
+/// [`widen`] of the codes times `2^e`, exactly, for lanes of `step = e << 23` (wrapping):
+/// the exponent step is added to the normal codes' re-bias constant and to the power of two
+/// that scales the subnormal codes, so it costs nothing per lane. Zero, Inf and NaN codes
+/// give what [`widen`] gives (`x · 2^e` is `x` for them). Exact (and so the same bits under
+/// every MXCSR/FPCR) when every non-zero finite value of `F` times `2^e` is a normal f32,
+/// i.e. `BIAS + MAN_BITS − 127 ≤ e ≤ 127 − emax`: the normal codes' exponent fields stay in
+/// 1..=254, and the subnormals' power of two `2^(1 − BIAS − MAN_BITS + e)` and products are
+/// normal (the MX block kernels' `LO..=HI` scale bytes, `simd/generic/block/mx.rs`).
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn widen_pow2<V: Vector, F: Format>(code: V, step: V) -> V {
     // SAFETY: the caller's guarantee; no memory is touched.
     unsafe {
         let c = code.and(V::splat(F::CODE_MASK));
@@ -177,10 +233,10 @@ pub(crate) unsafe fn widen<V: Vector, F: Format>(code: V) -> V {
         let sign = c.and(V::splat(F::SIGN_BIT)).shl(32 - F::BITS);
         let normal = mag
             .shl(23 - F::MAN_BITS)
-            .add(V::splat(((127 - F::BIAS) as u32) << 23));
+            .add(V::splat(((127 - F::BIAS) as u32) << 23).add(step));
         // mag * 2^(1 - BIAS - MAN_BITS) for the subnormal codes (mag < 2^MAN_BITS).
         let scale = ((127 + 1 - F::BIAS - F::MAN_BITS as i32) as u32) << 23;
-        let sub = mag.cvt_u24_f32().mul_exact_f32(V::splat(scale));
+        let sub = mag.cvt_u24_f32().mul_exact_f32(V::splat(scale).add(step));
         let is_sub = V::splat(1 << F::MAN_BITS).gt_i32(mag);
         let mut bits = V::select(is_sub, sub, normal).or(sign);
         if F::HAS_INF {

@@ -226,6 +226,26 @@ impl Vector for V128 {
         V128(u32x4_max(self.0, b.0))
     }
     #[inline(always)]
+    unsafe fn reduce_max_u32(self) -> u32 {
+        // Swap 64-bit halves, then 32-bit neighbours: every lane ends up with the maximum.
+        let m = u32x4_max(self.0, i32x4_shuffle::<2, 3, 0, 1>(self.0, self.0));
+        let m = u32x4_max(m, i32x4_shuffle::<1, 0, 3, 2>(m, m));
+        u32x4_extract_lane::<0>(m)
+    }
+    #[inline(always)]
+    unsafe fn lookup_u16(self, t: &[Self; 2]) -> Self {
+        // Word index w becomes the byte indices 2w and 2w + 1 of the 32-byte table (below 32,
+        // so the bytes of a word and the words of a lane do not mix); `swizzle` gives 0 for
+        // indices from 16 on, so the first register serves 0..16 and the second, with 16
+        // subtracted (bytes below 16 wrap to 240 and above, which give 0), 16..32.
+        let b = u16x8_shl(self.0, 1);
+        let idx = v128_or(v128_or(b, u16x8_shl(b, 8)), u16x8_splat(0x0100));
+        V128(v128_or(
+            i8x16_swizzle(t[0].0, idx),
+            i8x16_swizzle(t[1].0, i8x16_sub(idx, i8x16_splat(16))),
+        ))
+    }
+    #[inline(always)]
     unsafe fn eq(self, b: Self) -> v128 {
         i32x4_eq(self.0, b.0)
     }
@@ -440,9 +460,10 @@ impl Vector for V128 {
 // The instantiation: the generic kernels compiled for simd128.
 // ---------------------------------------------------------------------------------------
 
-use crate::arch::Kernels;
+use crate::arch::{Isa, Kernels};
 use crate::block::kernels::BlockKernels;
 use crate::options::Policy;
+use crate::simd::generic::block::mx;
 use crate::simd::generic::kernels::{
     Brain, Code, Dst, E8m0, E8m0Hi, F32, F64, F64Hi, F64Odd, Half, RoundTrip, RoundTripBf16,
     RoundTripE8m0, RoundTripF16, Src, run,
@@ -553,8 +574,35 @@ pub(crate) const fn fill(t: &mut Kernels) {
     t.set_round_trip::<BF16>(k::<F32, RoundTripBf16>);
 }
 
-/// Sets the block-kernel slots (`src/block/kernels.rs`) that this instantiation serves
-/// faster than the table below it; the others stay as they are.
+/// The generic MX block kernels (`simd/generic/block/mx.rs`) compiled for simd128.
+struct Blocks;
+
+impl mx::Inst for Blocks {
+    const ISA: Isa = Isa::Simd128;
+    unsafe fn dequant<E: mx::Element, D: mx::Dest>(
+        codes: *const u8,
+        scales: *const u8,
+        blocks: usize,
+        dst: *mut u8,
+    ) {
+        // SAFETY: forwarded contract; `simd128` is enabled for the whole build, and
+        // WebAssembly has no float environment to set.
+        unsafe { mx::dequant::<V128, E, D>(codes, scales, blocks, dst) }
+    }
+    unsafe fn quant<E: mx::Element, const CEIL: bool>(
+        src: *const u8,
+        blocks: usize,
+        codes: *mut u8,
+        scales: *mut u8,
+    ) {
+        // SAFETY: as for `dequant`.
+        unsafe { mx::quant::<V128, E, CEIL>(src, blocks, codes, scales) }
+    }
+}
+
+/// Sets the block-kernel slots (`src/block/kernels.rs`) that this instantiation serves;
+/// the others stay empty (the scalar specification): the MX `Ocp`/`Ceil` dequantization
+/// and quantization of every element.
 pub(crate) const fn fill_block(t: &mut BlockKernels) {
-    let _ = t;
+    mx::fill::<Blocks>(t);
 }

@@ -158,6 +158,17 @@ impl Vector for V512 {
         unsafe { V512(_mm512_max_epu32(self.0, b.0)) }
     }
     #[inline(always)]
+    unsafe fn reduce_max_u32(self) -> u32 {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe { _mm512_reduce_max_epu32(self.0) }
+    }
+    #[inline(always)]
+    unsafe fn lookup_u16(self, t: &[Self; 2]) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). `VPERMW` reads the low 5
+        // bits of each index word: the indices are below 16, so only the table's words count.
+        unsafe { V512(_mm512_permutexvar_epi16(self.0, t[0].0)) }
+    }
+    #[inline(always)]
     unsafe fn eq(self, b: Self) -> __mmask16 {
         // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { _mm512_cmpeq_epi32_mask(self.0, b.0) }
@@ -403,9 +414,10 @@ impl Vector for V512 {
 // The instantiation: every generic kernel compiled for this ISA.
 // ---------------------------------------------------------------------------------------
 
-use crate::arch::Kernels;
+use crate::arch::{Isa, Kernels};
 use crate::block::kernels::BlockKernels;
 use crate::options::Policy;
+use crate::simd::generic::block::mx;
 use crate::simd::generic::kernels::{
     Brain, Code, Dst, E8m0, E8m0Hi, F32, F64, F64Hi, F64Odd, Half, Packed, RoundTrip,
     RoundTripBf16, RoundTripE8m0, RoundTripF16, Src, run,
@@ -491,8 +503,69 @@ pub(crate) const fn fill(t: &mut Kernels) {
     t.set_round_trip::<BF16>(k::<F32, RoundTripBf16>);
 }
 
+/// The generic MX block kernels (`simd/generic/block/mx.rs`) compiled for AVX-512.
+struct Blocks;
+
+/// [`mx::dequant`] at 512 bits.
+///
+/// # Safety
+/// The `MxDequantFn` contract; the CPU has the `Avx512` tier's features.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn mx_dequant<E: mx::Element, D: mx::Dest>(
+    codes: *const u8,
+    scales: *const u8,
+    blocks: usize,
+    dst: *mut u8,
+) {
+    // SAFETY: forwarded contract; the features are enabled on this function. Nothing here
+    // reads MXCSR: the widening's one float instruction is an exact product, and
+    // `VCVTPS2PH` carries its rounding in the immediate.
+    unsafe { mx::dequant::<V512, E, D>(codes, scales, blocks, dst) }
+}
+
+/// [`mx::quant`] at 512 bits.
+///
+/// # Safety
+/// The `MxQuantFn` contract; the CPU has the `Avx512` tier's features.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn mx_quant<E: mx::Element, const CEIL: bool>(
+    src: *const u8,
+    blocks: usize,
+    codes: *mut u8,
+    scales: *mut u8,
+) {
+    // SAFETY: forwarded contract; the features are enabled on this function, and the
+    // multiply-add carries its rounding (`{rn-sae}`), so MXCSR plays no part.
+    unsafe { mx::quant::<V512, E, CEIL>(src, blocks, codes, scales) }
+}
+
+impl mx::Inst for Blocks {
+    const ISA: Isa = Isa::Avx512;
+    unsafe fn dequant<E: mx::Element, D: mx::Dest>(
+        codes: *const u8,
+        scales: *const u8,
+        blocks: usize,
+        dst: *mut u8,
+    ) {
+        // SAFETY: forwarded contract; the table that holds this is chosen only when
+        // `avx512_available` found the features.
+        unsafe { mx_dequant::<E, D>(codes, scales, blocks, dst) }
+    }
+    unsafe fn quant<E: mx::Element, const CEIL: bool>(
+        src: *const u8,
+        blocks: usize,
+        codes: *mut u8,
+        scales: *mut u8,
+    ) {
+        // SAFETY: as for `dequant`.
+        unsafe { mx_quant::<E, CEIL>(src, blocks, codes, scales) }
+    }
+}
+
 /// Sets the block-kernel slots (`src/block/kernels.rs`) that this instantiation serves
-/// faster than the table below it; the others stay as they are.
+/// faster than the table below it (the hand-written 256-bit AVX2 kernels): every MX
+/// `Ocp`/`Ceil` dequantization and quantization (`cargo bench --bench block`, README
+/// "Block-scaled formats").
 pub(crate) const fn fill_block(t: &mut BlockKernels) {
-    let _ = t;
+    mx::fill::<Blocks>(t);
 }

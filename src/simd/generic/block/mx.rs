@@ -1,0 +1,503 @@
+//! The MX `Ocp`/`Ceil` block kernels of all five elements (E4M3, E5M2, E2M3, E3M2, packed
+//! E2M1), written once: dequantization to f32, BF16 and F16 (`mx_dequant`) and quantization
+//! from f32 (`mx_quant`), bit for bit the scalar specification (`block/spec/mx.rs`) under
+//! every MXCSR/FPCR setting. Each ISA instantiates them at its own width through [`Inst`]
+//! and [`fill`].
+//!
+//! # Dequantization
+//!
+//! The specification rounds the exact product `decode(code) · 2^e` (`e = s − 127`) once to
+//! the destination. Every element value has at most 4 significant bits, so whenever every
+//! non-zero finite value of the element times `2^e` is a *normal* f32, that f32 is exact
+//! and rounding it once is the specification's result. That holds for the scale bytes
+//! `LO..=HI`, `LO = BIAS + MAN_BITS` (the smallest subnormal `2^(1 − BIAS − MAN_BITS)`
+//! times `2^e` is at least `2^-126`) and `HI = 254 − emax` (the largest value stays below
+//! 2^128): E4M3 10..=246, E5M2 17..=239, E2M3 4..=252, E3M2 5..=250, E2M1 2..=252, the
+//! ranges the hand-written AVX2 and NEON kernels use. There the codes widen with
+//! [`lanes::widen_pow2`], the element widening with `e` folded into its constants (no
+//! operation per lane beyond the widening's own; its docs argue exactness). Scale `0xFF`
+//! stores the canonical NaN block (`0x7FC00000` through the same stores); the other scales
+//! (tiny or huge blocks) run the specification's `dequantize_block` through a stack buffer.
+//!
+//! Destinations: f32 as is; BF16 by truncation (`x >> 16`: at most 4 significant bits, so
+//! the low half is zero; a NaN from the widening is quiet already, and its top half is what
+//! vcvt's f32 → BF16 narrowing keeps); F16 by [`Vector::store_f16`] without saturation, the
+//! IEEE narrowing (nearest even, overflow to ±Inf) that `BlockDest::from_f32_bits` specifies,
+//! its inputs normal, zero, Inf or quiet NaN.
+//!
+//! # Quantization
+//!
+//! Per block: `amax` is the unsigned maximum of the magnitude bits (NaN above `+Inf`, as
+//! `amax_bits` orders them), the scale byte [`scale_byte`], one per 32 values. Scale `0xFF`
+//! (a NaN or infinity in the block) writes zero codes. For the scale bytes `Q_LO..=Q_HI`
+//! the codes are the element narrowing [`lanes::narrow`] (`Saturate`, the specification's
+//! `SAT`) run with the constants of [`Narrow::scaled`]: the fused multiply-add method moved
+//! down by `2^e`, which rounds `x` once to the element grid times `2^e`, i.e. `x · 2^-e` to
+//! the element, with no multiplication by the scale. Exact when every constant, `t · K` and
+//! the sum stay normal f32 and an `a` that DAZ reads as zero is below half the scaled
+//! smallest quantum:
+//!
+//! * `Q_LO = 1 + MAN_BITS + BIAS`: `2^-126 ≤` half the scaled quantum
+//!   `2^(emin − MAN_BITS + e)` (`emin = 1 − BIAS`), so an f32 subnormal `x` (whatever DAZ
+//!   does to it) gives code ±0, as the exact product does; the scaled smallest normal and
+//!   subnormal grid are then normal f32 too. E4M3 11, E5M2 18, E2M3 5, E3M2 6, E2M1 3.
+//! * `Q_HI = 229 − emax + MAN_BITS`: `t ≤ 2^(emax + e)` and `K < 2^(24 − MAN_BITS)`, so the
+//!   sum stays below `2^(emax + e + 25 − MAN_BITS) ≤ 2^127`. E4M3 224, E5M2 216, E2M3 230,
+//!   E3M2 227, E2M1 228 (an `amax` of at least 2^94 or so).
+//!
+//! The multiply-add is the only float instruction: AVX-512 carries its rounding in the
+//! instruction, the AVX2 instantiation runs under MXCSR.RC = nearest (switched for the call
+//! when needed), NEON under FPCR = 0, and WebAssembly's multiply then add is exact as its
+//! module argues (`t` a power of two, the product `t · K` exact and normal). The other
+//! scales (tiny blocks, whose subnormal values may give non-zero codes, and huge ones) run
+//! the specification's `quantize_row` through stack buffers.
+//!
+//! Kernels take whole blocks only (the slots' contract); 32 is a multiple of every
+//! `LANES`, so every load and store is a full vector.
+
+use core::mem::MaybeUninit;
+use core::ptr;
+
+use crate::arch::Isa;
+use crate::block::kernels::{BlockKernels, MxDequantFn, MxQuantFn};
+use crate::block::spec::mx::{self as spec, BLOCK, MxElement, MxRule};
+use crate::block::{BlockDest, DestKind};
+use crate::codec::Format;
+use crate::simd::Vector;
+use crate::simd::generic::lanes::{self, Narrow};
+use crate::{BF16, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E5M2, F16};
+
+/// An MX element format.
+pub(crate) trait Element: Format {
+    /// Its `MxElement`.
+    const ELEMENT: MxElement;
+    /// Two codes per byte (E2M1).
+    const PACKED: bool = false;
+    /// Code bytes per block.
+    const BYTES: usize = if Self::PACKED { BLOCK / 2 } else { BLOCK };
+    /// The dequantization's scale bytes `LO..=HI` (module docs).
+    const LO: u8 = (Self::BIAS + Self::MAN_BITS as i32) as u8;
+    /// See [`LO`](Self::LO).
+    const HI: u8 = (254 - Self::ELEMENT.emax()) as u8;
+    /// The quantization's scale bytes `Q_LO..=Q_HI` (module docs).
+    const Q_LO: u8 = (1 + Self::MAN_BITS as i32 + Self::BIAS) as u8;
+    /// See [`Q_LO`](Self::Q_LO).
+    const Q_HI: u8 = (229 - Self::ELEMENT.emax() + Self::MAN_BITS as i32) as u8;
+}
+
+impl Element for F8E4M3 {
+    const ELEMENT: MxElement = MxElement::E4M3;
+}
+impl Element for F8E5M2 {
+    const ELEMENT: MxElement = MxElement::E5M2;
+}
+impl Element for F6E2M3 {
+    const ELEMENT: MxElement = MxElement::E2M3;
+}
+impl Element for F6E3M2 {
+    const ELEMENT: MxElement = MxElement::E3M2;
+}
+impl Element for F4E2M1 {
+    const ELEMENT: MxElement = MxElement::E2M1;
+    const PACKED: bool = true;
+}
+
+// The ranges of the module docs, checked at compile time.
+const _: () = {
+    assert!(F8E4M3::LO == 10 && F8E4M3::HI == 246 && F8E4M3::Q_LO == 11 && F8E4M3::Q_HI == 224);
+    assert!(F8E5M2::LO == 17 && F8E5M2::HI == 239 && F8E5M2::Q_LO == 18 && F8E5M2::Q_HI == 216);
+    assert!(F6E2M3::LO == 4 && F6E2M3::HI == 252 && F6E2M3::Q_LO == 5 && F6E2M3::Q_HI == 230);
+    assert!(F6E3M2::LO == 5 && F6E3M2::HI == 250 && F6E3M2::Q_LO == 6 && F6E3M2::Q_HI == 227);
+    assert!(F4E2M1::LO == 2 && F4E2M1::HI == 252 && F4E2M1::Q_LO == 3 && F4E2M1::Q_HI == 228);
+};
+
+/// A dequantization destination.
+pub(crate) trait Dest: BlockDest {
+    /// Bytes per value.
+    const SIZE: usize;
+    /// Stores `V::LANES` values, each the f32 bits of an exact product (module docs).
+    ///
+    /// # Safety
+    /// `p` writable for `V::LANES · SIZE` bytes; the CPU has `V`'s features.
+    unsafe fn put<V: Vector>(x: V, p: *mut u8);
+}
+
+impl Dest for f32 {
+    const SIZE: usize = 4;
+    #[inline(always)]
+    unsafe fn put<V: Vector>(x: V, p: *mut u8) {
+        // SAFETY: forwarded contract.
+        unsafe { x.store_u32(p, V::LANES) }
+    }
+}
+
+impl Dest for BF16 {
+    const SIZE: usize = 2;
+    #[inline(always)]
+    unsafe fn put<V: Vector>(x: V, p: *mut u8) {
+        // Truncation is the rounding here (module docs).
+        // SAFETY: forwarded contract.
+        unsafe { x.shr(16).store_u16(p, V::LANES) }
+    }
+}
+
+impl Dest for F16 {
+    const SIZE: usize = 2;
+    #[inline(always)]
+    unsafe fn put<V: Vector>(x: V, p: *mut u8) {
+        // SAFETY: forwarded contract.
+        unsafe { x.store_f16(p, V::LANES, false) }
+    }
+}
+
+/// One block by the specification's `dequantize_block`, through a stack buffer (the
+/// destination need not be aligned for `D`).
+///
+/// # Safety
+/// `c` readable for `E::BYTES` bytes, `d` writable for `32 · D::SIZE` bytes.
+#[cold]
+#[inline(never)]
+unsafe fn dequant_spec<E: Element, D: Dest>(c: *const u8, s: u8, d: *mut u8) {
+    // SAFETY: `c` is readable for E::BYTES bytes (u8, no alignment needed).
+    let codes = unsafe { core::slice::from_raw_parts(c, E::BYTES) };
+    let mut out = [MaybeUninit::<D>::uninit(); BLOCK];
+    spec::dequantize_block::<D>(E::ELEMENT, codes, 0, s, &mut out);
+    // SAFETY: `dequantize_block` initialised all 32 values, 32 · SIZE bytes, which `d` can
+    // take; the buffer is a distinct local.
+    unsafe { ptr::copy_nonoverlapping(out.as_ptr().cast::<u8>(), d, BLOCK * D::SIZE) };
+}
+
+/// MX dequantization of `blocks` whole blocks (the `MxDequantFn` body).
+///
+/// # Safety
+/// The `MxDequantFn` contract for element `E` and destination `D`; the CPU has `V`'s
+/// features (and, on aarch64, FPCR is 0 for [`Vector::store_f16`]).
+#[inline(always)]
+pub(crate) unsafe fn dequant<V: Vector, E: Element, D: Dest>(
+    codes: *const u8,
+    scales: *const u8,
+    blocks: usize,
+    dst: *mut u8,
+) {
+    for b in 0..blocks {
+        // SAFETY: b < blocks, so scale b, code bytes b · BYTES.. + BYTES and values
+        // 32b..32b + 32 are inside the caller's ranges; every vector below covers LANES of
+        // the block's 32 values (32 is a multiple of LANES).
+        unsafe {
+            let s = scales.add(b).read();
+            let c = codes.add(b * E::BYTES);
+            let d = dst.add(b * BLOCK * D::SIZE);
+            if E::PACKED && D::KIND == DestKind::Bf16 && (E::LO..=E::HI).contains(&s) {
+                e2m1_bf16_block::<V>(c, s, d);
+            } else if (E::LO..=E::HI).contains(&s) {
+                let step = V::splat(((s as i32 - 127) as u32) << 23);
+                let mut i = 0;
+                while i < BLOCK {
+                    let code = if E::PACKED {
+                        V::load_nibbles(c.add(i / 2), V::LANES)
+                    } else {
+                        V::load_u8(c.add(i), V::LANES)
+                    };
+                    D::put(lanes::widen_pow2::<V, E>(code, step), d.add(i * D::SIZE));
+                    i += V::LANES;
+                }
+            } else if s == 0xFF {
+                // The canonical NaN block: `from_f32_bits(0x7FC00000)` through the same
+                // stores (f32 as is, BF16 0x7FC0, F16 0x7E00).
+                let nan = V::splat(0x7FC0_0000);
+                let mut i = 0;
+                while i < BLOCK {
+                    D::put(nan, d.add(i * D::SIZE));
+                    i += V::LANES;
+                }
+            } else {
+                dequant_spec::<E, D>(c, s, d);
+            }
+        }
+    }
+}
+
+/// The BF16 codes of the 16 E2M1 codes (0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives:
+/// the top halves of `codec::widen_f32::<F4E2M1>`, checked by the unit test below).
+const E2M1_BF16: [u16; 16] = [
+    0x0000, 0x3F00, 0x3F80, 0x3FC0, 0x4000, 0x4040, 0x4080, 0x40C0, //
+    0x8000, 0xBF00, 0xBF80, 0xBFC0, 0xC000, 0xC040, 0xC080, 0xC0C0,
+];
+/// The BF16 codes of the 16 E2M1 codes times `2^(s − 127)` for every scale byte `s` in
+/// `LO..=HI` (2..=252; the other rows are unused zeros), computed at compile time from
+/// [`E2M1_BF16`]: `(s − 127) << 7` added to the exponent field of the 14 non-zero codes
+/// (fields 126..=129, which stay in 1..=254 for `s` in `LO..=HI`, so the product is exact and
+/// no carry or borrow leaves the field). One row more than the 256 scale bytes, so that the
+/// 64-byte table loads of the widest ISA stay inside the array. 8 KiB.
+static E2M1_BF16_SCALED: [[u16; 16]; 257] = {
+    let mut t = [[0u16; 16]; 257];
+    let mut s = <F4E2M1 as Element>::LO as usize;
+    while s <= <F4E2M1 as Element>::HI as usize {
+        let mut c = 0;
+        while c < 16 {
+            let b = E2M1_BF16[c];
+            t[s][c] = if b & 0x7FFF == 0 {
+                b
+            } else {
+                (b as i32 + ((s as i32 - 127) << 7)) as u16
+            };
+            c += 1;
+        }
+        s += 1;
+    }
+    t
+};
+
+/// One E2M1 block with a scale byte in `LO..=HI` dequantized to BF16 by a table lookup:
+/// each packed byte becomes one lane whose 16-bit halves hold its two nibbles in value order
+/// (low nibble first), [`Vector::lookup_u16`] replaces them by their words of the block's row
+/// of [`E2M1_BF16_SCALED`], and the lane is two BF16 values in order (4 output bytes per input
+/// byte).
+///
+/// # Safety
+/// `c` readable for 16 bytes, `d` writable for 64 bytes, `s <= 252`; the CPU has `V`'s
+/// features.
+#[inline(always)]
+unsafe fn e2m1_bf16_block<V: Vector>(c: *const u8, s: u8, d: *mut u8) {
+    // The table's second vector for the ISAs of fewer than 16 words per vector.
+    let second = if 4 * V::LANES < 32 { 4 * V::LANES } else { 0 };
+    // SAFETY: the caller's guarantee; row `s ≤ 252` starts 32 · s bytes into the 257 · 32-byte
+    // table, and each load reads 4 · LANES ≤ 64 bytes from offset 0 or `second` < 32 of it,
+    // inside the table; the input and output accesses stay inside the block's 16 code bytes
+    // and 64 output bytes (4 per byte).
+    unsafe {
+        let row = E2M1_BF16_SCALED.as_ptr().add(s as usize).cast::<u8>();
+        let t = [
+            V::load_u32(row, V::LANES),
+            V::load_u32(row.add(second), V::LANES),
+        ];
+        let mut i = 0;
+        while i < BLOCK / 2 {
+            let b = V::load_u8(c.add(i), V::LANES);
+            // Low nibble to the low half, high nibble to the high half.
+            let idx = b.and(V::splat(0xF)).or(b.shr(4).shl(16));
+            idx.lookup_u16(&t).store_u32(d.add(4 * i), V::LANES);
+            i += V::LANES;
+        }
+    }
+}
+
+/// The scale byte of a block with largest magnitude bits `amax`: `spec::scale_byte`, with
+/// the `Ceil` rule's f32 division replaced by integer arithmetic for normal quotients (the
+/// argument of `arch/x86_64/avx2_block.rs`, `scale_byte`: for `amax` with exponent field
+/// `ea ≥ emax + 2` and fraction `fa`, and the element maximum's fraction `fm`, the
+/// correctly rounded quotient exceeds the power of two `2^(ea − 127 − emax)` exactly when
+/// `fa > fm`, so the byte is `ea − emax + [fa > fm]`, which the carry of
+/// `amax + 0x7FFFFF − fm` out of the fraction computes), clamped to 254. Smaller `amax`
+/// (tiny blocks, whose quotient may be subnormal), NaN and Inf go to `spec::scale_byte`,
+/// and so does `Ocp`, which is integer already.
+#[inline(always)]
+fn scale_byte<const CEIL: bool>(element: MxElement, amax: u32) -> u8 {
+    let emax = element.emax() as u32;
+    if CEIL && amax < 0x7F80_0000 && amax >> 23 >= emax + 2 {
+        let fm = element.max().to_bits() & 0x007F_FFFF;
+        (((amax + (0x007F_FFFF - fm)) >> 23) - emax).min(254) as u8
+    } else {
+        let rule = if CEIL { MxRule::Ceil } else { MxRule::Ocp };
+        spec::scale_byte(element, rule, amax)
+    }
+}
+
+/// One block by the specification's `quantize_row`, through stack buffers (the source need
+/// not be aligned for f32).
+///
+/// # Safety
+/// `x` readable for 128 bytes, `c` writable for `E::BYTES` bytes, `scale` writable.
+#[cold]
+#[inline(never)]
+unsafe fn quant_spec<E: Element>(rule: MxRule, x: *const u8, c: *mut u8, scale: *mut u8) {
+    let mut src = [0f32; BLOCK];
+    let mut codes = [MaybeUninit::<u8>::uninit(); BLOCK];
+    let mut s = [MaybeUninit::<u8>::uninit(); 1];
+    // SAFETY: 128 bytes readable at x; the buffer is a distinct local of 128 bytes.
+    unsafe { ptr::copy_nonoverlapping(x, src.as_mut_ptr().cast::<u8>(), 4 * BLOCK) };
+    spec::quantize_row::<f32>(E::ELEMENT, rule, &src, &mut codes[..E::BYTES], &mut s);
+    // SAFETY: `quantize_row` initialised the E::BYTES codes and the scale; `c` takes
+    // E::BYTES bytes and `scale` one; the buffers are distinct locals.
+    unsafe {
+        ptr::copy_nonoverlapping(codes.as_ptr().cast::<u8>(), c, E::BYTES);
+        scale.write(s[0].assume_init());
+    }
+}
+
+/// Blocks per pass of [`quant`] (4 KiB of f32 values, in L1).
+const CHUNK: usize = 32;
+
+/// MX quantization of `blocks` whole blocks of f32 (the `MxQuantFn` body).
+///
+/// Two passes per chunk of up to [`CHUNK`] blocks: the scale bytes, then the codes. A
+/// block's scale is a long dependency chain (horizontal maximum, scalar rule) that its
+/// narrowing would wait on; computing a chunk's scales first lets the chains overlap.
+///
+/// # Safety
+/// The `MxQuantFn` contract for element `E`; the CPU has `V`'s features, and the float
+/// environment is the one [`Vector::fma_rne`] needs (AVX2: MXCSR.RC = nearest; NEON:
+/// FPCR = 0).
+#[inline(always)]
+pub(crate) unsafe fn quant<V: Vector, E: Element, const CEIL: bool>(
+    src: *const u8,
+    blocks: usize,
+    codes: *mut u8,
+    scales: *mut u8,
+) {
+    let rule = if CEIL { MxRule::Ceil } else { MxRule::Ocp };
+    // SAFETY: the caller's guarantee: the CPU has V's features.
+    let (base, abs) = unsafe { (Narrow::<V>::new::<E>(spec::SAT), V::splat(0x7FFF_FFFF)) };
+    let mut sbuf = [0u8; CHUNK];
+    let mut start = 0;
+    while start < blocks {
+        let n = (blocks - start).min(CHUNK);
+        for (j, slot) in sbuf[..n].iter_mut().enumerate() {
+            // SAFETY: block start + j < blocks: its 128 bytes are readable, LANES values
+            // per load.
+            unsafe {
+                let p = src.add((start + j) * 4 * BLOCK);
+                let mut m = V::load_u32(p, V::LANES).and(abs);
+                let mut i = V::LANES;
+                while i < BLOCK {
+                    m = m.max_u32(V::load_u32(p.add(4 * i), V::LANES).and(abs));
+                    i += V::LANES;
+                }
+                // The magnitudes' unsigned maximum orders them as values, NaN above +Inf.
+                *slot = scale_byte::<CEIL>(E::ELEMENT, m.reduce_max_u32());
+            }
+        }
+        for (j, &s) in sbuf[..n].iter().enumerate() {
+            // SAFETY: block b = start + j < blocks: values 32b..32b + 32 (128 bytes), code
+            // bytes b · BYTES.. + BYTES and scale b are inside the caller's ranges; the
+            // vectors cover LANES values and LANES (or LANES / 2 packed) code bytes each.
+            unsafe {
+                let b = start + j;
+                let p = src.add(b * 4 * BLOCK);
+                let c = codes.add(b * E::BYTES);
+                let sp = scales.add(b);
+                if (E::Q_LO..=E::Q_HI).contains(&s) {
+                    sp.write(s);
+                    let ctx = base.scaled::<E>(s as i32 - 127);
+                    let mut i = 0;
+                    while i < BLOCK {
+                        let y = lanes::narrow::<V, E>(V::load_u32(p.add(4 * i), V::LANES), &ctx);
+                        if E::PACKED {
+                            // The sign sits at bit 3; the bits above the nibble are dropped.
+                            y.and(V::splat(0xF)).store_nibbles(c.add(i / 2), V::LANES);
+                        } else {
+                            y.store_u8(c.add(i), V::LANES);
+                        }
+                        i += V::LANES;
+                    }
+                } else if s == 0xFF {
+                    // A NaN or infinity in the block: scale 0xFF and zero codes.
+                    sp.write(s);
+                    ptr::write_bytes(c, 0, E::BYTES);
+                } else {
+                    // The specification writes the same scale byte.
+                    quant_spec::<E>(rule, p, c, sp);
+                }
+            }
+        }
+        start += n;
+    }
+}
+
+/// One ISA's instantiation of the kernels: `#[target_feature]` entry points that run
+/// [`dequant`] and [`quant`] at its width, in the float environment they need.
+pub(crate) trait Inst {
+    /// The ISA the introspection reports for the slots [`fill`] sets.
+    const ISA: Isa;
+    /// [`dequant`] at this ISA's width.
+    ///
+    /// # Safety
+    /// The `MxDequantFn` contract; the CPU has the ISA's features.
+    unsafe fn dequant<E: Element, D: Dest>(
+        codes: *const u8,
+        scales: *const u8,
+        blocks: usize,
+        dst: *mut u8,
+    );
+    /// [`quant`] at this ISA's width.
+    ///
+    /// # Safety
+    /// The `MxQuantFn` contract; the CPU has the ISA's features.
+    unsafe fn quant<E: Element, const CEIL: bool>(
+        src: *const u8,
+        blocks: usize,
+        codes: *mut u8,
+        scales: *mut u8,
+    );
+}
+
+/// The three destinations of element `E`, in `DestKind` order.
+const fn dequant_row<I: Inst, E: Element>() -> [Option<MxDequantFn>; 3] {
+    [
+        Some(I::dequant::<E, f32> as MxDequantFn),
+        Some(I::dequant::<E, BF16>),
+        Some(I::dequant::<E, F16>),
+    ]
+}
+
+/// The five elements of one rule, in `MxElement` order.
+const fn quant_row<I: Inst, const CEIL: bool>() -> [Option<MxQuantFn>; 5] {
+    [
+        Some(I::quant::<F8E4M3, CEIL> as MxQuantFn),
+        Some(I::quant::<F8E5M2, CEIL>),
+        Some(I::quant::<F6E2M3, CEIL>),
+        Some(I::quant::<F6E3M2, CEIL>),
+        Some(I::quant::<F4E2M1, CEIL>),
+    ]
+}
+
+/// Sets every MX `Ocp`/`Ceil` slot of `t` (dequantization of the five elements to f32,
+/// BF16 and F16; quantization from f32 under both rules) to `I`'s kernels, tagged `I::ISA`.
+pub(crate) const fn fill<I: Inst>(t: &mut BlockKernels) {
+    t.mx_dequant = [
+        dequant_row::<I, F8E4M3>(),
+        dequant_row::<I, F8E5M2>(),
+        dequant_row::<I, F6E2M3>(),
+        dequant_row::<I, F6E3M2>(),
+        dequant_row::<I, F4E2M1>(),
+    ];
+    t.mx_quant = [quant_row::<I, false>(), quant_row::<I, true>()];
+    t.mx_dequant_isa = [[I::ISA; 3]; 5];
+    t.mx_quant_isa = [[I::ISA; 5]; 2];
+}
+
+// The table order agrees with `MxElement` and `MxRule` (checked at compile time).
+const _: () = {
+    assert!(MxElement::E4M3 as usize == 0 && MxElement::E5M2 as usize == 1);
+    assert!(MxElement::E2M3 as usize == 2 && MxElement::E3M2 as usize == 3);
+    assert!(MxElement::E2M1 as usize == 4);
+    assert!(MxRule::Ocp as usize == 0 && MxRule::Ceil as usize == 1);
+};
+
+#[cfg(test)]
+mod tests {
+    use super::{E2M1_BF16, E2M1_BF16_SCALED, Element};
+    use crate::block::spec::mx::{MxElement, dequantize_block};
+    use crate::{BF16, F4E2M1, codec};
+    use core::mem::MaybeUninit;
+
+    #[test]
+    fn e2m1_tables_are_the_specification() {
+        for c in 0..16u32 {
+            let f = codec::widen_f32::<F4E2M1>(c);
+            assert_eq!(u32::from(E2M1_BF16[c as usize]), f >> 16, "code {c}");
+            assert_eq!(f & 0xFFFF, 0);
+        }
+        // Every row in LO..=HI is the specification's dequantization of the 16 codes.
+        let codes: [u8; 8] = core::array::from_fn(|j| (2 * j as u8) | ((2 * j as u8 + 1) << 4));
+        for s in F4E2M1::LO..=F4E2M1::HI {
+            let mut out = [MaybeUninit::<BF16>::uninit(); 16];
+            dequantize_block::<BF16>(MxElement::E2M1, &codes, 0, s, &mut out);
+            for (c, o) in out.iter().enumerate() {
+                // SAFETY: `dequantize_block` initialised every value.
+                let bits = unsafe { o.assume_init() }.to_bits();
+                assert_eq!(E2M1_BF16_SCALED[s as usize][c], bits, "scale {s}, code {c}");
+            }
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! The block kernels' introspection (`Mx::quantize_kernel`, `Mx::dequantize_kernel`,
+//! `BlockFp8::dequantize_kernel`) tells the truth about the width: on every SIMD backend of
+//! this machine, each MX `Ocp`/`Ceil` slot is served at the backend's own width
+//! (`Backend::width_bits`), unless it is listed in [`NARROWER`] with the reason; the paths
+//! that have no kernel report `scalar`.
+
+use vcvt::block::{BlockDest, BlockFp8, Mx, MxElement, MxLayout, MxProfile};
+use vcvt::{BF16, Backend, F16, KernelInfo};
+
+const ELEMENTS: [MxElement; 5] = [
+    MxElement::E4M3,
+    MxElement::E5M2,
+    MxElement::E2M3,
+    MxElement::E3M2,
+    MxElement::E2M1,
+];
+
+/// Slots that a backend serves with a narrower kernel than its own width, and why. A slot
+/// that is narrower and not listed here fails the test; so does a listed one that is no
+/// longer narrower (the list must stay true).
+const NARROWER: &[(&str, &str)] = &[
+    // (backend name prefix, slot): reason
+    (
+        "portable/mx_quant",
+        "the portable backend (plain Rust the compiler vectorises) has no block kernels: \
+         its block paths run the scalar specification",
+    ),
+    ("portable/mx_dequant", "as portable/mx_quant"),
+    ("portable/fp8_dequant", "as portable/mx_quant"),
+    (
+        "simd128/fp8_dequant",
+        "block FP8 dequantization has no simd128 kernel yet (issue 28, item 3)",
+    ),
+    (
+        "avx512/fp8_dequant",
+        "block FP8 dequantization has no 512-bit kernel yet: the AVX-512 tiers run the \
+         hand-written AVX2 one (issue 28, item 3)",
+    ),
+];
+
+fn allowed(b: Backend, slot: &str) -> bool {
+    let name = b.to_string();
+    NARROWER.iter().any(|(key, _)| {
+        let (prefix, s) = key.split_once('/').unwrap();
+        name.starts_with(prefix) && s == slot
+    })
+}
+
+fn check(b: Backend, slot: &str, what: &str, info: KernelInfo) {
+    let width = b.width_bits();
+    assert_eq!(info.passes, 1, "{what} on {b}");
+    if allowed(b, slot) {
+        assert!(
+            info.bits < width,
+            "{what} on {b} is listed as narrower but runs {info}: update NARROWER"
+        );
+    } else {
+        assert_eq!(
+            info.bits, width,
+            "{what} on {b} runs {info}, not a kernel of the backend's {width}-bit width \
+             (list it in NARROWER with the reason if that is intended)"
+        );
+    }
+}
+
+fn dequant<D: BlockDest>(b: Backend, mx: Mx, name: &str) {
+    let info = mx.on(b).dequantize_kernel::<D>();
+    check(
+        b,
+        "mx_dequant",
+        &format!("{mx:?} dequantize to {name}"),
+        info,
+    );
+}
+
+#[test]
+fn mx_ocp_ceil_run_at_the_backend_width() {
+    for b in Backend::available() {
+        for element in ELEMENTS {
+            for profile in [MxProfile::Ocp, MxProfile::Ceil] {
+                let mx = Mx::new(element).profile(profile);
+                let q = mx.on(b).quantize_kernel::<f32>();
+                check(b, "mx_quant", &format!("{mx:?} quantize f32"), q);
+                dequant::<f32>(b, mx, "f32");
+                dequant::<BF16>(b, mx, "BF16");
+                dequant::<F16>(b, mx, "F16");
+                // BF16/F16 sources have no kernel: the specification runs.
+                assert!(!mx.on(b).quantize_kernel::<BF16>().is_simd());
+                assert!(!mx.on(b).quantize_kernel::<F16>().is_simd());
+            }
+        }
+    }
+}
+
+#[test]
+fn fp8_block_dequant_width() {
+    for b in Backend::available() {
+        let t = BlockFp8::deepseek().on(b);
+        check(
+            b,
+            "fp8_dequant",
+            "block FP8 -> f32",
+            t.dequantize_kernel::<f32>(),
+        );
+        check(
+            b,
+            "fp8_dequant",
+            "block FP8 -> BF16",
+            t.dequantize_kernel::<BF16>(),
+        );
+        check(
+            b,
+            "fp8_dequant",
+            "block FP8 -> F16",
+            t.dequantize_kernel::<F16>(),
+        );
+    }
+}
+
+#[test]
+fn scalar_paths_say_scalar() {
+    for b in Backend::available() {
+        // The Ggml and Mlx profiles and the ggml layout run the specification (issue 28,
+        // items 1-2).
+        let ggml = Mx::new(MxElement::E2M1).profile(MxProfile::Ggml).on(b);
+        assert_eq!(ggml.quantize_kernel::<f32>().to_string(), "scalar");
+        assert_eq!(ggml.dequantize_kernel::<BF16>().to_string(), "scalar");
+        let layout = Mx::new(MxElement::E2M1).layout(MxLayout::Ggml).on(b);
+        assert_eq!(layout.dequantize_kernel::<f32>().to_string(), "scalar");
+        let mlx = Mx::new(MxElement::E4M3).profile(MxProfile::Mlx).on(b);
+        assert!(!mlx.quantize_kernel::<f32>().is_simd());
+    }
+    let info = Mx::new(MxElement::E2M1)
+        .on(Backend::Scalar)
+        .quantize_kernel::<f32>();
+    assert_eq!((info.isa, info.bits), ("scalar", 0));
+}
