@@ -80,6 +80,16 @@ pub(crate) trait Vector: Copy {
     unsafe fn min_u32(self, b: Self) -> Self;
     /// Lane-wise unsigned maximum.
     unsafe fn max_u32(self, b: Self) -> Self;
+    /// The largest lane, as an unsigned integer (a horizontal reduction: the block
+    /// kernels take a block's largest magnitude with it).
+    unsafe fn reduce_max_u32(self) -> u32;
+    /// Lane-wise `self + 1` where `m`, else `self` (counts how many thresholds a lane
+    /// passes).
+    #[inline(always)]
+    unsafe fn inc(self, m: Self::Mask) -> Self {
+        // SAFETY: the caller's guarantee.
+        unsafe { Self::select(m, self.add(Self::splat(1)), self) }
+    }
     /// Lanes where `self == b`.
     unsafe fn eq(self, b: Self) -> Self::Mask;
     /// Lanes where `self > b` as signed 32-bit integers.

@@ -175,6 +175,17 @@ impl Vector for V128 {
         unsafe { V128(vmaxq_u32(self.0, b.0)) }
     }
     #[inline(always)]
+    unsafe fn reduce_max_u32(self) -> u32 {
+        // SAFETY: the caller has the features (`Vector`'s contract). An integer reduction:
+        // FPCR plays no part.
+        unsafe { vmaxvq_u32(self.0) }
+    }
+    #[inline(always)]
+    unsafe fn inc(self, m: uint32x4_t) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). A true lane is all ones.
+        unsafe { V128(vsubq_u32(self.0, m)) }
+    }
+    #[inline(always)]
     unsafe fn eq(self, b: Self) -> uint32x4_t {
         // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { vceqq_u32(self.0, b.0) }
@@ -449,7 +460,6 @@ impl Vector for V128 {
 // ---------------------------------------------------------------------------------------
 
 use crate::arch::Kernels;
-use crate::block::kernels::BlockKernels;
 use crate::options::Policy;
 use crate::simd::generic::kernels::{
     Brain, Code, Dst, E8m0, E8m0Hi, F32, F64, F64Hi, F64Odd, Half, Packed, RoundTrip,
@@ -528,8 +538,4 @@ pub(crate) const fn fill(t: &mut Kernels) {
     t.set_round_trip::<BF16>(k::<F32, RoundTripBf16>);
 }
 
-/// Sets the block-kernel slots (`src/block/kernels.rs`) that this instantiation serves
-/// faster than the table below it; the others stay as they are.
-pub(crate) const fn fill_block(t: &mut BlockKernels) {
-    let _ = t;
-}
+crate::simd::generic::block::instantiate_profiles!(V128, "neon", super::Fpcr0::new());

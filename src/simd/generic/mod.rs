@@ -8,5 +8,6 @@
 //!   destination (encode and store), so that f32/f64 ↔ narrow, narrow ↔ narrow in one pass,
 //!   and the fused round trip are all the same loop with different ends.
 
+pub(crate) mod block;
 pub(crate) mod kernels;
 pub(crate) mod lanes;

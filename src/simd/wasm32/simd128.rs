@@ -226,6 +226,20 @@ impl Vector for V128 {
         V128(u32x4_max(self.0, b.0))
     }
     #[inline(always)]
+    unsafe fn reduce_max_u32(self) -> u32 {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe {
+            let m = u32x4_max(self.0, i32x4_shuffle::<2, 3, 0, 1>(self.0, self.0));
+            let m = u32x4_max(m, i32x4_shuffle::<1, 0, 3, 2>(m, m));
+            u32x4_extract_lane::<0>(m)
+        }
+    }
+    #[inline(always)]
+    unsafe fn inc(self, m: v128) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). A true lane is all ones.
+        unsafe { V128(i32x4_sub(self.0, m)) }
+    }
+    #[inline(always)]
     unsafe fn eq(self, b: Self) -> v128 {
         i32x4_eq(self.0, b.0)
     }
@@ -441,7 +455,6 @@ impl Vector for V128 {
 // ---------------------------------------------------------------------------------------
 
 use crate::arch::Kernels;
-use crate::block::kernels::BlockKernels;
 use crate::options::Policy;
 use crate::simd::generic::kernels::{
     Brain, Code, Dst, E8m0, E8m0Hi, F32, F64, F64Hi, F64Odd, Half, RoundTrip, RoundTripBf16,
@@ -553,8 +566,4 @@ pub(crate) const fn fill(t: &mut Kernels) {
     t.set_round_trip::<BF16>(k::<F32, RoundTripBf16>);
 }
 
-/// Sets the block-kernel slots (`src/block/kernels.rs`) that this instantiation serves
-/// faster than the table below it; the others stay as they are.
-pub(crate) const fn fill_block(t: &mut BlockKernels) {
-    let _ = t;
-}
+crate::simd::generic::block::instantiate_profiles!(V128, "simd128", ());

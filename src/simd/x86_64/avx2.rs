@@ -174,6 +174,24 @@ impl Vector for V256 {
         unsafe { V256(_mm256_max_epu32(self.0, b.0)) }
     }
     #[inline(always)]
+    unsafe fn reduce_max_u32(self) -> u32 {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe {
+            let m = _mm_max_epu32(
+                _mm256_castsi256_si128(self.0),
+                _mm256_extracti128_si256::<1>(self.0),
+            );
+            let m = _mm_max_epu32(m, _mm_shuffle_epi32::<0b01_00_11_10>(m));
+            let m = _mm_max_epu32(m, _mm_shuffle_epi32::<0b10_11_00_01>(m));
+            _mm_cvtsi128_si32(m) as u32
+        }
+    }
+    #[inline(always)]
+    unsafe fn inc(self, m: __m256i) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). A true lane is -1.
+        unsafe { V256(_mm256_sub_epi32(self.0, m)) }
+    }
+    #[inline(always)]
     unsafe fn eq(self, b: Self) -> __m256i {
         // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { _mm256_cmpeq_epi32(self.0, b.0) }
@@ -507,3 +525,36 @@ pub(crate) const fn fill(t: &mut Kernels) {
     t.set_direct::<BF16, F16>(k::<Brain, Half>);
     t.set_round_trip::<F8E8M0>(k::<crate::simd::generic::kernels::F32, RoundTripE8m0>);
 }
+
+/// MXCSR.RC = round to nearest while alive (the `k` entry point's switch, as a guard for the
+/// block kernels): a copy with RC cleared is loaded only when RC is not already nearest, and
+/// the caller's MXCSR (flags included) is put back on drop. The `asm!` blocks are not
+/// `nomem`, so the kernel's memory accesses and the arithmetic on them stay between the two.
+pub(crate) struct RoundNearest(Option<u32>);
+
+impl RoundNearest {
+    /// Sets RC to nearest until dropped.
+    #[inline(always)]
+    pub(crate) fn new() -> RoundNearest {
+        let saved = super::mxcsr();
+        if saved & 0x6000 != 0 {
+            // SAFETY: `saved` with RC cleared is a valid MXCSR value; `drop` restores it.
+            unsafe { super::load_mxcsr(saved & !0x6000) };
+            RoundNearest(Some(saved))
+        } else {
+            RoundNearest(None)
+        }
+    }
+}
+
+impl Drop for RoundNearest {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if let Some(saved) = self.0 {
+            // SAFETY: the caller's MXCSR, read in `new`.
+            unsafe { super::load_mxcsr(saved) };
+        }
+    }
+}
+
+crate::simd::generic::block::instantiate_profiles!(V256, "avx2,fma,f16c", RoundNearest::new());

@@ -158,6 +158,23 @@ impl Vector for V512 {
         unsafe { V512(_mm512_max_epu32(self.0, b.0)) }
     }
     #[inline(always)]
+    unsafe fn reduce_max_u32(self) -> u32 {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe { _mm512_reduce_max_epu32(self.0) }
+    }
+    #[inline(always)]
+    unsafe fn inc(self, m: __mmask16) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe {
+            V512(_mm512_mask_add_epi32(
+                self.0,
+                m,
+                self.0,
+                _mm512_set1_epi32(1),
+            ))
+        }
+    }
+    #[inline(always)]
     unsafe fn eq(self, b: Self) -> __mmask16 {
         // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { _mm512_cmpeq_epi32_mask(self.0, b.0) }
@@ -404,7 +421,6 @@ impl Vector for V512 {
 // ---------------------------------------------------------------------------------------
 
 use crate::arch::Kernels;
-use crate::block::kernels::BlockKernels;
 use crate::options::Policy;
 use crate::simd::generic::kernels::{
     Brain, Code, Dst, E8m0, E8m0Hi, F32, F64, F64Hi, F64Odd, Half, Packed, RoundTrip,
@@ -491,8 +507,8 @@ pub(crate) const fn fill(t: &mut Kernels) {
     t.set_round_trip::<BF16>(k::<F32, RoundTripBf16>);
 }
 
-/// Sets the block-kernel slots (`src/block/kernels.rs`) that this instantiation serves
-/// faster than the table below it; the others stay as they are.
-pub(crate) const fn fill_block(t: &mut BlockKernels) {
-    let _ = t;
-}
+crate::simd::generic::block::instantiate_profiles!(
+    V512,
+    "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c",
+    ()
+);
