@@ -191,6 +191,18 @@ impl Vector for V256 {
         // SAFETY: the caller has the features (`Vector`'s contract). A true lane is -1.
         unsafe { V256(_mm256_sub_epi32(self.0, m)) }
     }
+    const FAST_LOOKUP16: bool = true;
+    #[inline(always)]
+    unsafe fn lookup16(t: &[Self; 4], idx: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). VPERMD uses the low 3
+        // bits of each index; bit 3 picks the table half.
+        unsafe {
+            let lo = _mm256_permutevar8x32_epi32(t[0].0, idx.0);
+            let hi = _mm256_permutevar8x32_epi32(t[1].0, idx.0);
+            let upper = _mm256_cmpgt_epi32(idx.0, _mm256_set1_epi32(7));
+            V256(_mm256_blendv_epi8(lo, hi, upper))
+        }
+    }
     #[inline(always)]
     unsafe fn eq(self, b: Self) -> __m256i {
         // SAFETY: the caller has the features (`Vector`'s contract).

@@ -174,6 +174,13 @@ impl Vector for V512 {
             ))
         }
     }
+    const FAST_LOOKUP16: bool = true;
+    #[inline(always)]
+    unsafe fn lookup16(t: &[Self; 4], idx: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). VPERMD uses the low 4
+        // bits of each index.
+        unsafe { V512(_mm512_permutexvar_epi32(idx.0, t[0].0)) }
+    }
     #[inline(always)]
     unsafe fn eq(self, b: Self) -> __mmask16 {
         // SAFETY: the caller has the features (`Vector`'s contract).

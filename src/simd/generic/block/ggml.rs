@@ -263,6 +263,76 @@ pub(crate) unsafe fn e2m1_scaled<V: Vector>(c: V, s: u8, signed_zero: bool) -> V
     }
 }
 
+/// The 16 E2M1 values (f32 bits, code order; code 8 `−0` or `+0`) as a [`Vector::lookup16`]
+/// table, for the ISAs where that is a permutation: per block, the scale is added to the
+/// exponent of the non-zero entries ([`scaled`](Self::scaled)), the same bits as
+/// [`e2m1_scaled`] gives for `2 <= s <= 252`.
+#[derive(Clone, Copy)]
+pub(crate) struct E2m1Table<V: Vector> {
+    base: [V; 4],
+    nonzero: [V::Mask; 4],
+}
+
+impl<V: Vector> E2m1Table<V> {
+    /// The unscaled table.
+    ///
+    /// # Safety
+    /// The CPU has `V`'s features.
+    #[inline(always)]
+    pub(crate) unsafe fn new(signed_zero: bool) -> E2m1Table<V> {
+        const E2M1: [u32; 16] = [
+            0,
+            0x3F00_0000,
+            0x3F80_0000,
+            0x3FC0_0000,
+            0x4000_0000,
+            0x4040_0000,
+            0x4080_0000,
+            0x40C0_0000,
+            0x8000_0000,
+            0xBF00_0000,
+            0xBF80_0000,
+            0xBFC0_0000,
+            0xC000_0000,
+            0xC040_0000,
+            0xC080_0000,
+            0xC0C0_0000,
+        ];
+        // SAFETY: the caller's guarantee; each load reads LANES of the 16 entries.
+        unsafe {
+            let zero = V::splat(0);
+            let mut base = [zero; 4];
+            let mut nonzero = [zero.eq(zero); 4];
+            for q in 0..16 / V::LANES {
+                let mut v = V::load_u32(E2M1.as_ptr().add(q * V::LANES).cast(), V::LANES);
+                if !signed_zero {
+                    v = V::select(v.eq(V::splat(0x8000_0000)), zero, v);
+                }
+                base[q] = v;
+                nonzero[q] = v.and(V::splat(0x7FFF_FFFF)).gt_i32(zero);
+            }
+            E2m1Table { base, nonzero }
+        }
+    }
+
+    /// The table of scale byte `2 <= s <= 252`: `E2M1 · 2^(s − 127)`, exact normal f32.
+    ///
+    /// # Safety
+    /// The CPU has `V`'s features.
+    #[inline(always)]
+    pub(crate) unsafe fn scaled(&self, s: u8) -> [V; 4] {
+        // SAFETY: the caller's guarantee; no memory is touched.
+        unsafe {
+            let shift = V::splat(((s as i32 - 127) << 23) as u32);
+            let mut t = self.base;
+            for q in 0..16 / V::LANES {
+                t[q] = V::select(self.nonzero[q], self.base[q].add(shift), self.base[q]);
+            }
+            t
+        }
+    }
+}
+
 /// Stores `V::LANES` f32 values (bits) as `D` at value `i` of `dst`: f32 as they are, BF16
 /// by truncation (callers pass values exact in BF16), F16 rounded to nearest even
 /// ([`Vector::store_f16`], overflow to ±Inf).
@@ -368,6 +438,7 @@ pub(crate) unsafe fn dequantize<V: Vector, D: BlockDest, const GGML: bool>(
     // SAFETY: every access is inside block `b < blocks` of the buffers (the caller's
     // guarantee), and the CPU has `V`'s features.
     unsafe {
+        let table = E2m1Table::<V>::new(false);
         for b in 0..blocks {
             let (c, s) = load_fp4::<V, GGML>(codes, scales, b);
             if !(2..=252).contains(&s) {
@@ -375,8 +446,15 @@ pub(crate) unsafe fn dequantize<V: Vector, D: BlockDest, const GGML: bool>(
                 ggml_dequantize_block::<D>(&c, s, out_slice(dst, b));
                 continue;
             }
-            for (j, cj) in c.iter().enumerate().take(nv) {
-                store_dst::<V, D>(e2m1_scaled(*cj, s, false), dst, b * BLOCK + j * V::LANES);
+            if V::FAST_LOOKUP16 {
+                let t = table.scaled(s);
+                for (j, cj) in c.iter().enumerate().take(nv) {
+                    store_dst::<V, D>(V::lookup16(&t, *cj), dst, b * BLOCK + j * V::LANES);
+                }
+            } else {
+                for (j, cj) in c.iter().enumerate().take(nv) {
+                    store_dst::<V, D>(e2m1_scaled(*cj, s, false), dst, b * BLOCK + j * V::LANES);
+                }
             }
         }
     }

@@ -44,8 +44,8 @@
 //! conversion produces. Other scales run the specification's block function.
 
 use super::ggml::{
-    block_slice, e2m1_scaled, load_block, load_fp4, load_fp4_scalar, out_slice, per_block,
-    store_dst, store_fp4, store_fp4_scalar,
+    E2m1Table, block_slice, e2m1_scaled, load_block, load_fp4, load_fp4_scalar, out_slice,
+    per_block, store_dst, store_fp4, store_fp4_scalar,
 };
 use crate::F8E4M3;
 use crate::block::kernels::{MLX_E2M1_GGML, MLX_E4M3};
@@ -224,6 +224,7 @@ pub(crate) unsafe fn dequantize<V: Vector, D: BlockDest, const VARIANT: usize>(
     // SAFETY: every access is inside block `b < blocks` of the buffers (the caller's
     // guarantee), and the CPU has `V`'s features.
     unsafe {
+        let table = E2m1Table::<V>::new(true);
         for b in 0..blocks {
             if e4m3 {
                 let s = *scales.add(b);
@@ -273,8 +274,15 @@ pub(crate) unsafe fn dequantize<V: Vector, D: BlockDest, const VARIANT: usize>(
                     mlx_dequantize_block::<D>(MxElement::E2M1, &cs, s, out_slice(dst, b));
                     continue;
                 }
-                for (j, cj) in c.iter().enumerate().take(nv) {
-                    store_dst::<V, D>(e2m1_scaled(*cj, s, true), dst, b * BLOCK + j * l);
+                if V::FAST_LOOKUP16 {
+                    let t = table.scaled(s);
+                    for (j, cj) in c.iter().enumerate().take(nv) {
+                        store_dst::<V, D>(V::lookup16(&t, *cj), dst, b * BLOCK + j * l);
+                    }
+                } else {
+                    for (j, cj) in c.iter().enumerate().take(nv) {
+                        store_dst::<V, D>(e2m1_scaled(*cj, s, true), dst, b * BLOCK + j * l);
+                    }
                 }
             }
         }
