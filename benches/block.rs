@@ -298,6 +298,7 @@ fn bench_building_blocks(c: &mut Criterion, n: usize) {
 /// the active one, and `scalar`.
 fn profile_backends() -> Vec<Backend> {
     let mut v = vec![Backend::active()];
+    #[cfg(target_arch = "x86_64")]
     if Backend::Avx2.is_available() && Backend::active() != Backend::Avx2 {
         v.push(Backend::Avx2);
     }

@@ -243,7 +243,7 @@ fn quant<S: BlockSource>(mx: Mx, src: &[S], shape: Shape, csr: Option<u32>) -> (
 
 fn check_quant_as<S: BlockSource>(src: &[S], shape: Shape, what: &str) {
     for (name, mx) in formats() {
-        if is_ggml_layout(&mx) && shape.cols() % 32 != 0 {
+        if is_ggml_layout(&mx) && !shape.cols().is_multiple_of(32) {
             continue;
         }
         let reference = quant(mx.on(Backend::Scalar), src, shape, None);
@@ -531,7 +531,7 @@ fn check_dequant<D: Bits>(extra_cols: usize, extra_stride: usize) {
     let mut rng = Rng(7 + extra_cols as u64);
     for (name, mx) in formats() {
         let ggml = is_ggml_layout(&mx);
-        if ggml && extra_cols % 32 != 0 {
+        if ggml && !extra_cols.is_multiple_of(32) {
             continue;
         }
         // Every scale byte (one per row) with every code, in random order.

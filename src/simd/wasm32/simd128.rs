@@ -227,17 +227,14 @@ impl Vector for V128 {
     }
     #[inline(always)]
     unsafe fn reduce_max_u32(self) -> u32 {
-        // SAFETY: the caller has the features (`Vector`'s contract).
-        unsafe {
-            let m = u32x4_max(self.0, i32x4_shuffle::<2, 3, 0, 1>(self.0, self.0));
-            let m = u32x4_max(m, i32x4_shuffle::<1, 0, 3, 2>(m, m));
-            u32x4_extract_lane::<0>(m)
-        }
+        let m = u32x4_max(self.0, i32x4_shuffle::<2, 3, 0, 1>(self.0, self.0));
+        let m = u32x4_max(m, i32x4_shuffle::<1, 0, 3, 2>(m, m));
+        u32x4_extract_lane::<0>(m)
     }
     #[inline(always)]
     unsafe fn inc(self, m: v128) -> Self {
-        // SAFETY: the caller has the features (`Vector`'s contract). A true lane is all ones.
-        unsafe { V128(i32x4_sub(self.0, m)) }
+        // A true lane is all ones.
+        V128(i32x4_sub(self.0, m))
     }
     #[inline(always)]
     unsafe fn eq(self, b: Self) -> v128 {

@@ -325,8 +325,8 @@ impl<V: Vector> E2m1Table<V> {
         unsafe {
             let shift = V::splat(((s as i32 - 127) << 23) as u32);
             let mut t = self.base;
-            for q in 0..16 / V::LANES {
-                t[q] = V::select(self.nonzero[q], self.base[q].add(shift), self.base[q]);
+            for (q, v) in t.iter_mut().enumerate().take(16 / V::LANES) {
+                *v = V::select(self.nonzero[q], v.add(shift), *v);
             }
             t
         }
