@@ -333,6 +333,72 @@ impl<V: Vector> E2m1Table<V> {
     }
 }
 
+/// The E2M1 code of each lane from `m`, the magnitude scaled so that the candidates are
+/// `{0, 1, 2, 3, 4, 6, 8, 12}` (f32 bits as a signed integer, below 16; negative or tiny
+/// when the true value is below 2^-126), and `x`, whose sign bit the code takes: the number
+/// of midpoints `0.5, 1.5, 2.5, 3.5, 5, 7, 10` strictly below `m`, plus 8 for a negative `x`
+/// with a non-zero code (module docs).
+///
+/// Where [`Vector::lookup16`] is a permutation, the seven compares become one lookup: every
+/// midpoint's bits have their low 21 bits zero, so `m > t` exactly when
+/// `(m − 1) >> 21 >= t >> 21` (for `m >= 1`); above `1.5` that key minus `0x1FD` (at most 14,
+/// as `m < 16`) indexes a table of the codes, and at or below it the code is `m > 0.5`.
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn fp4_code<V: Vector>(m: V, x: V, c: &Fp4Consts<V>) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
+        let zero = V::splat(0);
+        let nonzero = m.gt_i32(c.t[0]);
+        let sign = x.shr(31).shl(3);
+        if V::FAST_LOOKUP16 {
+            let m1 = V::select(m.gt_i32(zero), m.sub(V::splat(1)), zero);
+            let idx = m1.shr(21).max_u32(V::splat(0x1FD)).sub(V::splat(0x1FD));
+            V::select(nonzero, V::lookup16(&c.table, idx).or(sign), zero)
+        } else {
+            let mut q = zero;
+            for tj in &c.t {
+                q = q.inc(m.gt_i32(*tj));
+            }
+            V::select(nonzero, q.or(sign), q)
+        }
+    }
+}
+
+/// The constants of [`fp4_code`].
+#[derive(Clone, Copy)]
+pub(crate) struct Fp4Consts<V: Vector> {
+    t: [V; 7],
+    table: [V; 4],
+}
+
+impl<V: Vector> Fp4Consts<V> {
+    /// # Safety
+    /// The CPU has `V`'s features.
+    #[inline(always)]
+    pub(crate) unsafe fn new() -> Fp4Consts<V> {
+        // Codes 1..7 by `(m − 1) >> 21` from 0x1FD (index 0: `m <= 1.5`, code 1 when
+        // `m > 0.5`) up: 0x1FE..0x200 → 2, 0x201.. → 3, 0x203.. → 4, 0x205.. → 5, 0x207.. →
+        // 6, 0x209.. → 7.
+        const CODES: [u32; 16] = [1, 2, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 7, 7];
+        const MIDS: [f32; 7] = [0.5, 1.5, 2.5, 3.5, 5.0, 7.0, 10.0];
+        // SAFETY: the caller's guarantee; each load reads LANES of the 16 entries.
+        unsafe {
+            let mut t = [V::splat(0); 7];
+            for (v, m) in t.iter_mut().zip(MIDS) {
+                *v = V::splat(m.to_bits());
+            }
+            let mut table = [V::splat(0); 4];
+            for (q, v) in table.iter_mut().enumerate().take(16 / V::LANES) {
+                *v = V::load_u32(CODES.as_ptr().add(q * V::LANES).cast(), V::LANES);
+            }
+            Fp4Consts { t, table }
+        }
+    }
+}
+
 /// Stores `V::LANES` f32 values (bits) as `D` at value `i` of `dst`: f32 as they are, BF16
 /// by truncation (callers pass values exact in BF16), F16 rounded to nearest even
 /// ([`Vector::store_f16`], overflow to ±Inf).
@@ -382,16 +448,7 @@ pub(crate) unsafe fn quantize<V: Vector, T: BlockSource, const GGML: bool>(
     // guarantee), and the CPU has `V`'s features.
     unsafe {
         let abs = V::splat(0x7FFF_FFFF);
-        let mids = [0.5f32, 1.5, 2.5, 3.5, 5.0, 7.0, 10.0];
-        let t = [
-            V::splat(mids[0].to_bits()),
-            V::splat(mids[1].to_bits()),
-            V::splat(mids[2].to_bits()),
-            V::splat(mids[3].to_bits()),
-            V::splat(mids[4].to_bits()),
-            V::splat(mids[5].to_bits()),
-            V::splat(mids[6].to_bits()),
-        ];
+        let fc = Fp4Consts::<V>::new();
         for b in 0..blocks {
             let (x, amax) = load_block::<V, T>(src, b);
             let s = ggml_scale(amax);
@@ -409,13 +466,7 @@ pub(crate) unsafe fn quantize<V: Vector, T: BlockSource, const GGML: bool>(
             let mut c = [V::splat(0); 8];
             for j in 0..nv {
                 // m / d as f32 bits (signed: negative or tiny when m / d is below 2^-126).
-                let m = x[j].and(abs).sub(shift);
-                let mut q = V::splat(0);
-                for tj in &t {
-                    q = q.inc(m.gt_i32(*tj));
-                }
-                let sign = x[j].shr(31).shl(3);
-                c[j] = V::select(m.gt_i32(t[0]), q.or(sign), q);
+                c[j] = fp4_code(x[j].and(abs).sub(shift), x[j], &fc);
             }
             store_fp4::<V, GGML>(&c, s, codes, scales, b);
         }

@@ -44,8 +44,8 @@
 //! conversion produces. Other scales run the specification's block function.
 
 use super::ggml::{
-    E2m1Table, block_slice, e2m1_scaled, load_block, load_fp4, load_fp4_scalar, out_slice,
-    per_block, store_dst, store_fp4, store_fp4_scalar,
+    E2m1Table, Fp4Consts, block_slice, e2m1_scaled, fp4_code, load_block, load_fp4,
+    load_fp4_scalar, out_slice, per_block, store_dst, store_fp4, store_fp4_scalar,
 };
 use crate::F8E4M3;
 use crate::block::kernels::{MLX_E2M1_GGML, MLX_E4M3};
@@ -124,16 +124,7 @@ pub(crate) unsafe fn quantize<V: Vector, T: BlockSource, const VARIANT: usize>(
     unsafe {
         let abs = V::splat(0x7FFF_FFFF);
         let sign_bit = V::splat(0x8000_0000);
-        let mids = [0.25f32, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0];
-        let t = [
-            V::splat(mids[0].to_bits()),
-            V::splat(mids[1].to_bits()),
-            V::splat(mids[2].to_bits()),
-            V::splat(mids[3].to_bits()),
-            V::splat(mids[4].to_bits()),
-            V::splat(mids[5].to_bits()),
-            V::splat(mids[6].to_bits()),
-        ];
+        let fc = Fp4Consts::<V>::new();
         let narrow = lanes::Narrow::<V>::new::<F8E4M3>(MLX_FP8);
         for b in 0..blocks {
             let (x, amax) = load_block::<V, T>(src, b);
@@ -175,13 +166,8 @@ pub(crate) unsafe fn quantize<V: Vector, T: BlockSource, const VARIANT: usize>(
                     c[j] = if e4m3 {
                         lanes::narrow::<V, F8E4M3>(wq, &narrow)
                     } else {
-                        let m = wq.and(abs);
-                        let mut q = V::splat(0);
-                        for tj in &t {
-                            q = q.inc(m.gt_i32(*tj));
-                        }
-                        let sign = wq.shr(31).shl(3);
-                        V::select(m.gt_i32(t[0]), q.or(sign), q)
+                        // 2|wq| against the doubled grid (exact: |wq| is normal or zero).
+                        fp4_code(wq.and(abs).add(V::splat(1 << 23)), wq, &fc)
                     };
                 }
             }
