@@ -29,8 +29,8 @@ use criterion::measurement::WallTime;
 use criterion::{
     BenchmarkGroup, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
-use vcvt::block::{BlockFp8, Mx, MxElement, Shape};
-use vcvt::{BF16, Backend, F8E4M3, Options};
+use vcvt::block::{BlockFp8, Mx, MxElement, MxLayout, MxProfile, Shape};
+use vcvt::{BF16, Backend, F4E2M1, F8E4M3, Options};
 
 type Group<'a> = BenchmarkGroup<'a, WallTime>;
 
@@ -381,6 +381,107 @@ fn bench_mx_rows(c: &mut Criterion) {
     g.finish();
 }
 
+// ---------------------------------------------------------------------------------------
+// The MX `Ggml` and `Mlx` profiles and the ggml `block_mxfp4` layout (issue 28 item 2)
+// ---------------------------------------------------------------------------------------
+
+/// The backends the profile groups run on: the active (best) one, `avx2` where it is not
+/// the active one, and `scalar`.
+fn profile_backends() -> Vec<Backend> {
+    let mut v = vec![Backend::active()];
+    #[cfg(target_arch = "x86_64")]
+    if Backend::Avx2.is_available() && Backend::active() != Backend::Avx2 {
+        v.push(Backend::Avx2);
+    }
+    v.push(Backend::Scalar);
+    v
+}
+
+/// The profile formats: (name, format).
+fn profile_formats() -> Vec<(&'static str, Mx)> {
+    let fp4 = Mx::new(MxElement::E2M1);
+    vec![
+        ("ggml_planar", fp4.profile(MxProfile::Ggml)),
+        (
+            "ggml_block",
+            fp4.profile(MxProfile::Ggml).layout(MxLayout::Ggml),
+        ),
+        ("mlx_mxfp4", fp4.profile(MxProfile::Mlx)),
+        (
+            "mlx_mxfp8",
+            Mx::new(MxElement::E4M3).profile(MxProfile::Mlx),
+        ),
+    ]
+}
+
+/// Quantization of 8 rows of `n / 8` f32 under each profile, beside f32 → F4E2M1 and
+/// f32 → F8E4M3 (one code per byte) on the same backend.
+fn bench_profiles_quant(c: &mut Criterion, n: usize) {
+    let shape = Shape::matrix(8, n / 8);
+    let w = weights(n, 3);
+    let mut g = open(c, "profiles_quant", n);
+    for b in profile_backends() {
+        for (name, mx) in profile_formats() {
+            let mut data = vec![0u8; mx.data_len(shape).unwrap()];
+            let mut scales = vec![0u8; mx.scales_len(shape).unwrap()];
+            let mx = mx.on(b);
+            g.bench_function(format!("{name}-{b}"), |bench| {
+                bench.iter(|| mx.quantize(black_box(&w), shape, black_box(&mut data), &mut scales))
+            });
+        }
+        let mut fp4 = vec![F4E2M1::from_bits(0); n];
+        g.bench_function(format!("f32_to_f4e2m1-{b}"), |bench| {
+            bench.iter(|| {
+                vcvt::convert_slice_on(b, black_box(&w), black_box(&mut fp4), Options::new())
+            })
+        });
+        let mut fp8 = vec![F8E4M3::from_bits(0); n];
+        g.bench_function(format!("f32_to_f8e4m3-{b}"), |bench| {
+            bench.iter(|| {
+                vcvt::convert_slice_on(b, black_box(&w), black_box(&mut fp8), Options::new())
+            })
+        });
+    }
+    g.finish();
+}
+
+/// Dequantization to BF16 (and, for the ggml layout, to f32) under each profile, beside
+/// F4E2M1 → BF16 and F8E4M3 → BF16 on the same backend.
+fn bench_profiles_dequant(c: &mut Criterion, n: usize) {
+    let shape = Shape::matrix(8, n / 8);
+    let w = weights(n, 4);
+    let mut g = open(c, "profiles_dequant", n);
+    for b in profile_backends() {
+        for (name, mx) in profile_formats() {
+            let mut data = vec![0u8; mx.data_len(shape).unwrap()];
+            let mut scales = vec![0u8; mx.scales_len(shape).unwrap()];
+            mx.quantize(&w, shape, &mut data, &mut scales).unwrap();
+            let mx = mx.on(b);
+            let mut out = vec![BF16::ZERO; n];
+            g.bench_function(format!("{name}_bf16-{b}"), |bench| {
+                bench.iter(|| mx.dequantize(black_box(&data), &scales, shape, black_box(&mut out)))
+            });
+            if name == "ggml_block" {
+                let mut out = vec![0f32; n];
+                g.bench_function(format!("{name}_f32-{b}"), |bench| {
+                    bench.iter(|| {
+                        mx.dequantize(black_box(&data), &scales, shape, black_box(&mut out))
+                    })
+                });
+            }
+        }
+        let fp4: Vec<F4E2M1> = w.iter().map(|&x| F4E2M1::from_f32(x)).collect();
+        let mut out = vec![BF16::ZERO; n];
+        g.bench_function(format!("f4e2m1_to_bf16-{b}"), |bench| {
+            bench.iter(|| {
+                vcvt::convert_slice_on(b, black_box(&fp4), black_box(&mut out), Options::new())
+            })
+        });
+        e4m3_to_bf16(&mut g, n, b);
+    }
+    g.finish();
+}
+
 fn benches(c: &mut Criterion) {
     for n in sizes() {
         bench_mxfp4(c, n);
@@ -389,6 +490,9 @@ fn benches(c: &mut Criterion) {
         bench_building_blocks(c, n);
     }
     bench_mx_rows(c);
+    // 8 rows × 4096 values (issue 28's shape).
+    bench_profiles_quant(c, 1 << 15);
+    bench_profiles_dequant(c, 1 << 15);
 }
 
 fn config() -> Criterion {

@@ -55,6 +55,37 @@ pub(crate) type AmaxFn = unsafe fn(src: *const u8, n: usize) -> u32;
 /// backend must run on this CPU.
 pub(crate) type ProductsFn = unsafe fn(bits: *const u32, n: usize, s: f64, out: *mut f64);
 
+/// Quantizes `blocks` whole MXFP4/MXFP8 blocks of one row under the `Ggml` or `Mlx`
+/// profile (`src/block/spec/mx.rs`), from the source type of the slot (f32, BF16 or F16,
+/// indices of `DestKind`), into the slot's layout: planar (codes `blocks · 16` bytes for
+/// E2M1, `blocks · 32` for E4M3, and `blocks` scale bytes at `scales`) or ggml
+/// `block_mxfp4` (`blocks · 17` bytes at `codes`; `scales` is not used).
+///
+/// # Safety
+/// `src` readable for `blocks · 32` values of the source type and aligned for it, the
+/// outputs writable for the bytes above (no alignment required), and the table's backend
+/// must run on this CPU.
+pub(crate) type MxProfileQuantFn =
+    unsafe fn(src: *const u8, blocks: usize, codes: *mut u8, scales: *mut u8);
+
+/// Dequantizes `blocks` whole blocks of one row under the `Ggml` or `Mlx` profile, from the
+/// slot's layout (as [`MxProfileQuantFn`]; `scales` unused for the ggml layout) into
+/// `blocks · 32` values of the slot's destination type.
+///
+/// # Safety
+/// The inputs readable for the bytes the layout says, `dst` writable for `blocks · 32`
+/// values of the destination type and aligned for it, and the table's backend must run on
+/// this CPU.
+pub(crate) type MxProfileDequantFn =
+    unsafe fn(codes: *const u8, scales: *const u8, blocks: usize, dst: *mut u8);
+
+/// Which of the `Mlx` profile's slots: E2M1 planar, E2M1 in ggml `block_mxfp4`s, E4M3.
+pub(crate) const MLX_E2M1: usize = 0;
+/// See [`MLX_E2M1`].
+pub(crate) const MLX_E2M1_GGML: usize = 1;
+/// See [`MLX_E2M1`].
+pub(crate) const MLX_E4M3: usize = 2;
+
 /// One backend's block kernels.
 pub(crate) struct BlockKernels {
     /// `[element][destination]`, indices of `MxElement` and `DestKind`.
@@ -75,6 +106,17 @@ pub(crate) struct BlockKernels {
     pub(crate) amax: [Option<AmaxFn>; 3],
     /// The scaled building blocks' products.
     pub(crate) products: Option<ProductsFn>,
+    /// `[layout][source]`: MXFP4 quantization under the `Ggml` profile (layout 0 planar, 1
+    /// ggml `block_mxfp4`; sources indexed as `DestKind`).
+    pub(crate) ggml_quant: [[Option<MxProfileQuantFn>; 3]; 2],
+    /// `[layout][destination]`: dequantization under the `Ggml` profile.
+    pub(crate) ggml_dequant: [[Option<MxProfileDequantFn>; 3]; 2],
+    /// `[MLX_E2M1 | MLX_E2M1_GGML | MLX_E4M3][source]`: quantization under the `Mlx`
+    /// profile.
+    pub(crate) mlx_quant: [[Option<MxProfileQuantFn>; 3]; 3],
+    /// `[MLX_E2M1 | MLX_E2M1_GGML | MLX_E4M3][destination]`: dequantization under the
+    /// `Mlx` profile.
+    pub(crate) mlx_dequant: [[Option<MxProfileDequantFn>; 3]; 3],
 }
 
 impl BlockKernels {
@@ -86,6 +128,10 @@ impl BlockKernels {
             fp8_dequant: [None; 3],
             amax: [None; 3],
             products: None,
+            ggml_quant: [[None; 3]; 2],
+            ggml_dequant: [[None; 3]; 2],
+            mlx_quant: [[None; 3]; 3],
+            mlx_dequant: [[None; 3]; 3],
             mx_dequant_isa: [[Isa::Scalar; 3]; 5],
             mx_quant_isa: [[Isa::Scalar; 5]; 2],
             fp8_dequant_isa: [Isa::Scalar; 3],

@@ -3,6 +3,9 @@
 use core::mem::MaybeUninit;
 
 use super::dispatch;
+use super::kernels::{
+    BlockKernels, MLX_E2M1, MLX_E2M1_GGML, MLX_E4M3, MxProfileDequantFn, MxProfileQuantFn,
+};
 use super::spec::mx::*;
 use super::{BlockDest, BlockSource, Shape, as_uninit, checked_mul, expect_len, put, soft};
 use crate::arch::Isa;
@@ -331,7 +334,7 @@ impl Mx {
             return Ok(());
         }
         if !self.is_plain() {
-            self.quantize_generic(src, shape, data, scales);
+            self.quantize_generic(src, shape, data, scales, self.quant_kernel::<S>(k));
             return Ok(());
         }
         let rule = match self.profile {
@@ -410,7 +413,7 @@ impl Mx {
             return Ok(());
         }
         if !self.is_plain() {
-            self.dequantize_generic(data, scales, shape, dst);
+            self.dequantize_generic(data, scales, shape, dst, self.dequant_kernel::<D>(k));
             return Ok(());
         }
         let row_bytes = self.element.row_bytes(shape.cols);
@@ -441,20 +444,65 @@ impl Mx {
         Ok(())
     }
 
-    /// The E2M1 path of the other profiles and layouts: per block, the scale and the 32
-    /// codes, then stored as the layout says.
+    /// The `Ggml`/`Mlx` kernel slot of `k` for this format and source `S`, if any.
+    fn quant_kernel<S: BlockSource>(&self, k: &BlockKernels) -> Option<MxProfileQuantFn> {
+        let src = S::KIND as usize;
+        match (self.profile, self.element, self.layout) {
+            (MxProfile::Ggml, _, layout) => k.ggml_quant[layout as usize][src],
+            (MxProfile::Mlx, MxElement::E2M1, MxLayout::Planar) => k.mlx_quant[MLX_E2M1][src],
+            (MxProfile::Mlx, MxElement::E2M1, MxLayout::Ggml) => k.mlx_quant[MLX_E2M1_GGML][src],
+            (MxProfile::Mlx, MxElement::E4M3, MxLayout::Planar) => k.mlx_quant[MLX_E4M3][src],
+            _ => None,
+        }
+    }
+
+    /// The `Ggml`/`Mlx` kernel slot of `k` for this format and destination `D`, if any.
+    fn dequant_kernel<D: BlockDest>(&self, k: &BlockKernels) -> Option<MxProfileDequantFn> {
+        let dst = D::KIND as usize;
+        match (self.profile, self.element, self.layout) {
+            (MxProfile::Ggml, _, layout) => k.ggml_dequant[layout as usize][dst],
+            (MxProfile::Mlx, MxElement::E2M1, MxLayout::Planar) => k.mlx_dequant[MLX_E2M1][dst],
+            (MxProfile::Mlx, MxElement::E2M1, MxLayout::Ggml) => k.mlx_dequant[MLX_E2M1_GGML][dst],
+            (MxProfile::Mlx, MxElement::E4M3, MxLayout::Planar) => k.mlx_dequant[MLX_E4M3][dst],
+            _ => None,
+        }
+    }
+
+    /// The path of the other profiles and layouts: per row, the whole blocks through
+    /// `kernel` (if any), then per remaining block the scale and the 32 codes, stored as
+    /// the layout says.
     fn quantize_generic<S: BlockSource>(
         &self,
         src: &[S],
         shape: Shape,
         data: &mut [MaybeUninit<u8>],
         scales: &mut [MaybeUninit<u8>],
+        kernel: Option<MxProfileQuantFn>,
     ) {
         let nblocks = shape.cols.div_ceil(BLOCK);
         let row_bytes = self.data_len(Shape::vector(shape.cols)).unwrap_or(0);
+        let full = shape.cols / BLOCK;
         for r in 0..shape.rows {
             let row = &src[r * shape.stride..][..shape.cols];
-            for (b, blk) in row.chunks(BLOCK).enumerate() {
+            let done = match kernel {
+                Some(f) if full > 0 => {
+                    let d = data[r * row_bytes..].as_mut_ptr().cast::<u8>();
+                    let s = match self.layout {
+                        MxLayout::Planar => scales[r * nblocks..].as_mut_ptr().cast::<u8>(),
+                        MxLayout::Ggml => core::ptr::null_mut(),
+                    };
+                    // SAFETY: `row` holds `cols` ≥ `32 · full` values of `S`, the slot's
+                    // source type (a slice's pointer: aligned); the row's codes (`row_bytes`
+                    // from `r · row_bytes`) hold the `full` blocks in the layout, and the
+                    // planar scales `nblocks` ≥ `full` bytes from `r · nblocks` (the ggml
+                    // layout's kernel does not use `s`); `check_backend` returned this table
+                    // only if its backend runs here.
+                    unsafe { f(row.as_ptr().cast(), full, d, s) };
+                    full
+                }
+                _ => 0,
+            };
+            for (b, blk) in row.chunks(BLOCK).enumerate().skip(done) {
                 let (s, codes) = match self.profile {
                     MxProfile::Ggml => ggml_quantize_block(blk),
                     MxProfile::Mlx => mlx_quantize_block(self.element, blk),
@@ -502,19 +550,46 @@ impl Mx {
         }
     }
 
-    /// Dequantization for the other profiles and layouts (E2M1).
+    /// Dequantization for the other profiles and layouts: the whole blocks of each row
+    /// through `kernel` (if any), the others here.
     fn dequantize_generic<D: BlockDest>(
         &self,
         data: &[u8],
         scales: &[u8],
         shape: Shape,
         dst: &mut [MaybeUninit<D>],
+        kernel: Option<MxProfileDequantFn>,
     ) {
         let nblocks = shape.cols.div_ceil(BLOCK);
         let row_bytes = self.data_len(Shape::vector(shape.cols)).unwrap_or(0);
+        let full = shape.cols / BLOCK;
         for r in 0..shape.rows {
             let out = &mut dst[r * shape.stride..][..shape.cols];
-            for (b, o) in out.chunks_mut(BLOCK).enumerate() {
+            let done = match kernel {
+                Some(f) if full > 0 => {
+                    let s = match self.layout {
+                        MxLayout::Planar => scales[r * nblocks..].as_ptr(),
+                        MxLayout::Ggml => core::ptr::null(),
+                    };
+                    // SAFETY: the row's codes (`row_bytes` from `r · row_bytes`) hold the
+                    // `full` blocks in the layout, the planar scales `nblocks` ≥ `full` bytes
+                    // from `r · nblocks` (unused for the ggml layout), and `out` holds `cols`
+                    // ≥ `32 · full` values of `D`, the slot's destination type (a slice's
+                    // pointer: aligned); `check_backend` returned this table only if its
+                    // backend runs here.
+                    unsafe {
+                        f(
+                            data[r * row_bytes..].as_ptr(),
+                            s,
+                            full,
+                            out.as_mut_ptr().cast(),
+                        )
+                    };
+                    full
+                }
+                _ => 0,
+            };
+            for (b, o) in out.chunks_mut(BLOCK).enumerate().skip(done) {
                 let mut codes = [0u8; BLOCK];
                 let s = match self.layout {
                     MxLayout::Planar if self.element == MxElement::E2M1 => {
@@ -539,23 +614,9 @@ impl Mx {
                     }
                 };
                 if self.profile == MxProfile::Mlx {
-                    let scale = super::round_to(D::KIND, mlx_pow2(s));
-                    for (slot, &c) in o.iter_mut().zip(&codes) {
-                        if self.element == MxElement::E4M3 && c & 0x7F == 0x7F {
-                            put(slot, D::from_raw(mlx_fp8_nan::<D>(c)));
-                            continue;
-                        }
-                        let v = soft::mul(decode(self.element, c), scale);
-                        put(slot, D::from_f32_bits(v));
-                    }
+                    mlx_dequantize_block(self.element, &codes, s, o);
                 } else if self.profile == MxProfile::Ggml {
-                    // kvalues[c] * 2^(s - 128): E2M1 with +0 for code 8, exact in f64.
-                    let v = f64::from_bits((1023 - 128 + s as u64) << 52);
-                    for (slot, &c) in o.iter_mut().zip(&codes) {
-                        let k = soft::wide(decode(MxElement::E2M1, c & 0x7)) * 2.0;
-                        let k = if c & 0x8 != 0 && k != 0.0 { -k } else { k };
-                        put(slot, D::from_wide(k * v));
-                    }
+                    ggml_dequantize_block(&codes, s, o);
                 } else if s == 0xFF {
                     let nan = D::from_f32_bits(0x7FC0_0000);
                     o.iter_mut().for_each(|slot| put(slot, nan));

@@ -90,6 +90,36 @@ pub(crate) trait Vector: Copy {
     /// AVX2 two `VPSHUFB` of the table's byte planes, NEON `TBL` of two registers, simd128
     /// two `swizzle`s.
     unsafe fn lookup_u16(self, t: &[Self; 2]) -> Self;
+    /// Lane-wise `self + 1` where `m`, else `self` (counts how many thresholds a lane
+    /// passes).
+    #[inline(always)]
+    unsafe fn inc(self, m: Self::Mask) -> Self {
+        // SAFETY: the caller's guarantee.
+        unsafe { Self::select(m, self.add(Self::splat(1)), self) }
+    }
+    /// Whether [`lookup16`](Self::lookup16) is a native permutation (the block kernels
+    /// then dequantize through per-block tables).
+    const FAST_LOOKUP16: bool = false;
+    /// Lane-wise `table[idx]` for lanes `idx < 16`, the 16 table entries spread over the
+    /// first `16 / LANES` vectors of `t` (entry `k` in lane `k % LANES` of `t[k / LANES]`).
+    /// The default goes through memory; AVX-512 (`VPERMD`) and AVX2 (two `VPERMD` and a
+    /// blend) override it.
+    #[inline(always)]
+    unsafe fn lookup16(t: &[Self; 4], idx: Self) -> Self {
+        // SAFETY: the caller's guarantee; the buffers hold 16 and LANES <= 16 lanes.
+        unsafe {
+            let mut tab = [0u32; 16];
+            for (q, v) in t.iter().enumerate().take(16 / Self::LANES) {
+                v.store_u32(tab.as_mut_ptr().add(q * Self::LANES).cast(), Self::LANES);
+            }
+            let mut ix = [0u32; 16];
+            idx.store_u32(ix.as_mut_ptr().cast(), Self::LANES);
+            for x in ix.iter_mut().take(Self::LANES) {
+                *x = tab[(*x & 15) as usize];
+            }
+            Self::load_u32(ix.as_ptr().cast(), Self::LANES)
+        }
+    }
     /// Lanes where `self == b`.
     unsafe fn eq(self, b: Self) -> Self::Mask;
     /// Lanes where `self > b` as signed 32-bit integers.

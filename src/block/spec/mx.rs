@@ -222,6 +222,38 @@ pub(crate) fn ggml_quantize_block<S: BlockSource>(blk: &[S]) -> (u8, [u8; BLOCK]
     (s, codes)
 }
 
+/// gguf's dequantization of one MXFP4 block (codes one per byte, `out.len()` of them):
+/// `kvalues[c] · 2^(s − 128)`, exact in f64 and rounded once to `D` (code 8 is `+0`; scale
+/// `0xFF` is `2^127`, not NaN).
+pub(crate) fn ggml_dequantize_block<D: BlockDest>(codes: &[u8], s: u8, out: &mut [MaybeUninit<D>]) {
+    let v = f64::from_bits((1023 - 128 + s as u64) << 52);
+    for (slot, &c) in out.iter_mut().zip(codes) {
+        let k = soft::wide(decode(MxElement::E2M1, c & 0x7)) * 2.0;
+        let k = if c & 0x8 != 0 && k != 0.0 { -k } else { k };
+        put(slot, D::from_wide(k * v));
+    }
+}
+
+/// MLX's CPU dequantization of one block (codes one per byte, `out.len()` of them): the
+/// scale `2^(s − 127)` rounded to `D`, then `decode(c) · scale` in f32, rounded to `D`;
+/// an E4M3 NaN code gives [`mlx_fp8_nan`].
+pub(crate) fn mlx_dequantize_block<D: BlockDest>(
+    element: MxElement,
+    codes: &[u8],
+    s: u8,
+    out: &mut [MaybeUninit<D>],
+) {
+    let scale = round_to(D::KIND, mlx_pow2(s));
+    for (slot, &c) in out.iter_mut().zip(codes) {
+        if element == MxElement::E4M3 && c & 0x7F == 0x7F {
+            put(slot, D::from_raw(mlx_fp8_nan::<D>(c)));
+            continue;
+        }
+        let v = soft::mul(decode(element, c), scale);
+        put(slot, D::from_f32_bits(v));
+    }
+}
+
 /// f32 bits of ggml's `kvalues_mxfp4[k]` (E2M1 doubled; code 8 is `+0`).
 pub(crate) fn ggml_kvalue(k: u8) -> u32 {
     const K: [u32; 8] = [0, 1, 2, 3, 4, 6, 8, 12];

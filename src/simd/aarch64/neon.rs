@@ -197,6 +197,11 @@ impl Vector for V128 {
         }
     }
     #[inline(always)]
+    unsafe fn inc(self, m: uint32x4_t) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). A true lane is all ones.
+        unsafe { V128(vsubq_u32(self.0, m)) }
+    }
+    #[inline(always)]
     unsafe fn eq(self, b: Self) -> uint32x4_t {
         // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { vceqq_u32(self.0, b.0) }
@@ -616,4 +621,8 @@ impl mx::Inst for Blocks {
 /// quantization of every element (the same 128-bit width; one algorithm for every tier).
 pub(crate) const fn fill_block(t: &mut BlockKernels) {
     mx::fill::<Blocks>(t);
+    // The MX `Ggml` and `Mlx` profiles and the ggml layout.
+    fill_block_profiles(t);
 }
+
+crate::simd::generic::block::instantiate_profiles!(V128, "neon", super::Fpcr0::new());

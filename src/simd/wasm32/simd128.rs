@@ -246,6 +246,11 @@ impl Vector for V128 {
         ))
     }
     #[inline(always)]
+    unsafe fn inc(self, m: v128) -> Self {
+        // A true lane is all ones.
+        V128(i32x4_sub(self.0, m))
+    }
+    #[inline(always)]
     unsafe fn eq(self, b: Self) -> v128 {
         i32x4_eq(self.0, b.0)
     }
@@ -605,4 +610,8 @@ impl mx::Inst for Blocks {
 /// and quantization of every element.
 pub(crate) const fn fill_block(t: &mut BlockKernels) {
     mx::fill::<Blocks>(t);
+    // The MX `Ggml` and `Mlx` profiles and the ggml layout.
+    fill_block_profiles(t);
 }
+
+crate::simd::generic::block::instantiate_profiles!(V128, "simd128", ());

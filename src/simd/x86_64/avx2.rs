@@ -217,6 +217,23 @@ impl Vector for V256 {
         }
     }
     #[inline(always)]
+    unsafe fn inc(self, m: __m256i) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). A true lane is -1.
+        unsafe { V256(_mm256_sub_epi32(self.0, m)) }
+    }
+    const FAST_LOOKUP16: bool = true;
+    #[inline(always)]
+    unsafe fn lookup16(t: &[Self; 4], idx: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). VPERMD uses the low 3
+        // bits of each index; bit 3 picks the table half.
+        unsafe {
+            let lo = _mm256_permutevar8x32_epi32(t[0].0, idx.0);
+            let hi = _mm256_permutevar8x32_epi32(t[1].0, idx.0);
+            let upper = _mm256_cmpgt_epi32(idx.0, _mm256_set1_epi32(7));
+            V256(_mm256_blendv_epi8(lo, hi, upper))
+        }
+    }
+    #[inline(always)]
     unsafe fn eq(self, b: Self) -> __m256i {
         // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { _mm256_cmpeq_epi32(self.0, b.0) }
@@ -629,3 +646,36 @@ impl mx::Inst for Blocks {
 pub(crate) const fn fill_block(t: &mut BlockKernels) {
     mx::fill::<Blocks>(t);
 }
+
+/// MXCSR.RC = round to nearest while alive (the `k` entry point's switch, as a guard for the
+/// block kernels): a copy with RC cleared is loaded only when RC is not already nearest, and
+/// the caller's MXCSR (flags included) is put back on drop. The `asm!` blocks are not
+/// `nomem`, so the kernel's memory accesses and the arithmetic on them stay between the two.
+pub(crate) struct RoundNearest(Option<u32>);
+
+impl RoundNearest {
+    /// Sets RC to nearest until dropped.
+    #[inline(always)]
+    pub(crate) fn new() -> RoundNearest {
+        let saved = super::mxcsr();
+        if saved & 0x6000 != 0 {
+            // SAFETY: `saved` with RC cleared is a valid MXCSR value; `drop` restores it.
+            unsafe { super::load_mxcsr(saved & !0x6000) };
+            RoundNearest(Some(saved))
+        } else {
+            RoundNearest(None)
+        }
+    }
+}
+
+impl Drop for RoundNearest {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if let Some(saved) = self.0 {
+            // SAFETY: the caller's MXCSR, read in `new`.
+            unsafe { super::load_mxcsr(saved) };
+        }
+    }
+}
+
+crate::simd::generic::block::instantiate_profiles!(V256, "avx2,fma,f16c", RoundNearest::new());

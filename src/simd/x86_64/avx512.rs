@@ -169,6 +169,25 @@ impl Vector for V512 {
         unsafe { V512(_mm512_permutexvar_epi16(self.0, t[0].0)) }
     }
     #[inline(always)]
+    unsafe fn inc(self, m: __mmask16) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe {
+            V512(_mm512_mask_add_epi32(
+                self.0,
+                m,
+                self.0,
+                _mm512_set1_epi32(1),
+            ))
+        }
+    }
+    const FAST_LOOKUP16: bool = true;
+    #[inline(always)]
+    unsafe fn lookup16(t: &[Self; 4], idx: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). VPERMD uses the low 4
+        // bits of each index.
+        unsafe { V512(_mm512_permutexvar_epi32(idx.0, t[0].0)) }
+    }
+    #[inline(always)]
     unsafe fn eq(self, b: Self) -> __mmask16 {
         // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { _mm512_cmpeq_epi32_mask(self.0, b.0) }
@@ -568,4 +587,12 @@ impl mx::Inst for Blocks {
 /// "Block-scaled formats").
 pub(crate) const fn fill_block(t: &mut BlockKernels) {
     mx::fill::<Blocks>(t);
+    // The MX `Ggml` and `Mlx` profiles and the ggml layout.
+    fill_block_profiles(t);
 }
+
+crate::simd::generic::block::instantiate_profiles!(
+    V512,
+    "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c",
+    ()
+);

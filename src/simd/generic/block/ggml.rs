@@ -1,0 +1,512 @@
+//! The MX `Ggml` profile (gguf's MXFP4) on vectors, in both layouts, and the loads and
+//! stores of MXFP4 blocks that the `Mlx` kernels share.
+//!
+//! # Quantization: the same bits as gguf's f32 arithmetic, in integers
+//!
+//! The specification (`ggml_quantize_block`) takes, for each value `x`, the first `k`
+//! minimising `|RN(kvalue_k · d) − x|` (f32 products and differences), with
+//! `d = 2^(s − 128)`. For the blocks the kernel takes itself (`s` in
+//! [`S_MIN`]`..=`[`S_MAX`], every value finite), that is a nearest-value rounding with ties
+//! toward zero, decided by integer compares:
+//!
+//! * the products `kvalue · d` are exact (a small integer times a normal power of two below
+//!   `2^128`), and a positive candidate never wins for a negative `x` (its distance
+//!   `RN(|x| + a) ≥ |x|`, the distance of code 0, which comes first), nor a negative one
+//!   for `x ≥ 0`: only the magnitudes `m = |x|` against `{0, 1, 2, 3, 4, 6, 8, 12} · d`
+//!   matter, and a negative winner `j > 0` is code `j | 8` (`−0` and a negative `x` that
+//!   rounds to 0 give code 0);
+//! * between the two neighbours `a_j ≤ m ≤ a_{j+1}` both differences are exact in f32
+//!   (Sterbenz: `a_{j+1} ≤ 2·a_j`, and for `j = 0`, `m − 0` is `m` and `d − m` is exact
+//!   for `m ≥ d/2`), so no rounding makes them tie or swap: the larger one loses, and an
+//!   exact tie goes to the first, smaller, code. Candidates further away are at least `d`
+//!   farther, far more than an f32 ulp of distances below `16·d`;
+//! * so `j` is the number of midpoints `(a_j + a_{j+1}) / 2` strictly below `m`. Scaled by
+//!   `1/d` (an exponent shift, exact for every normal `m`), the midpoints are the constants
+//!   `0.5, 1.5, 2.5, 3.5, 5, 7, 10`, and the comparison is one of f32 bit patterns as
+//!   signed integers (`m` scaled is `m`'s bits minus `(s − 128) << 23`: a value too small
+//!   to be normal after the shift comes out negative or tiny, below `0.5`, as its true value
+//!   is; an f32 subnormal `m` likewise).
+//!
+//! No floating-point instruction runs, so MXCSR and FPCR cannot change the codes. The scale
+//! byte is the specification's `ggml_scale` of the block's largest magnitude (taken as the
+//! unsigned maximum of the magnitude bits), one scalar call per block: its `floor(log2f)`
+//! needs the f32 `log2` check only for a mantissa within 2^-10 of the next power of two.
+//!
+//! # Dequantization
+//!
+//! `kvalue · 2^(s − 128)` is the E2M1 value times `2^(s − 127)`: for `s` in
+//! `2..=252` every product is a normal f32, built from the code with integer operations
+//! (exponent field `(mag + 252 + 2(s − 127)) >> 1` and the mantissa bit, see
+//! [`e2m1_scaled`]); code 8 (and 0) give `+0`. To BF16 the value is exact (two significant
+//! bits) and the conversion is a shift; to F16 it is one `VCVTPS2PH`-style rounding of the
+//! exact value ([`Vector::store_f16`]), which is what the specification's single rounding
+//! of the exact product gives. Other scales run the specification's block function.
+
+use core::mem::MaybeUninit;
+
+use crate::block::spec::mx::{
+    BLOCK, GGML_BLOCK, ggml_dequantize_block, ggml_quantize_block, ggml_scale,
+};
+use crate::block::{BlockDest, BlockSource, DestKind};
+use crate::simd::Vector;
+
+/// The smallest scale byte the quantization kernel handles itself: `d = 2^(s − 128)` at
+/// least `2^-98`, so the distances that decide a code are normal f32 numbers.
+pub(crate) const S_MIN: u8 = 30;
+/// The largest: `12 · d` stays below `2^128`.
+pub(crate) const S_MAX: u8 = 250;
+
+/// Vectors per block of 32 values.
+#[inline(always)]
+pub(crate) const fn per_block<V: Vector>() -> usize {
+    BLOCK / V::LANES
+}
+
+/// Loads `V::LANES` values of `T` from value `i` of `src`, as f32 bits (exact: BF16 is the
+/// top half of the f32, F16 widens exactly).
+///
+/// # Safety
+/// `src` readable for values `i..i + LANES` of `T`; the CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn load_src<V: Vector, T: BlockSource>(src: *const u8, i: usize) -> V {
+    let l = V::LANES;
+    // SAFETY: the caller's guarantee.
+    unsafe {
+        match T::KIND {
+            DestKind::F32 => V::load_u32(src.add(4 * i), l),
+            DestKind::Bf16 => V::load_u16(src.add(2 * i), l).shl(16),
+            DestKind::F16 => V::load_f16(src.add(2 * i), l),
+        }
+    }
+}
+
+/// Loads block `b` of `src` (32 values of `T`) into `per_block` vectors of f32 bits, and
+/// returns them with the largest magnitude's bits (NaN and Inf above every finite value).
+///
+/// # Safety
+/// As for [`load_src`], for the 32 values of block `b`.
+#[inline(always)]
+pub(crate) unsafe fn load_block<V: Vector, T: BlockSource>(
+    src: *const u8,
+    b: usize,
+) -> ([V; 8], u32) {
+    // SAFETY: the caller's guarantee.
+    unsafe {
+        let abs = V::splat(0x7FFF_FFFF);
+        let mut x = [V::splat(0); 8];
+        let mut m = V::splat(0);
+        for (j, v) in x.iter_mut().enumerate().take(per_block::<V>()) {
+            *v = load_src::<V, T>(src, b * BLOCK + j * V::LANES);
+            m = m.max_u32(v.and(abs));
+        }
+        (x, m.reduce_max_u32())
+    }
+}
+
+/// The 32 values of block `b` of `src` as a slice of `T`.
+///
+/// # Safety
+/// `src` is a `T` slice's pointer, readable for the block's values.
+#[inline(always)]
+pub(crate) unsafe fn block_slice<'a, T: BlockSource>(src: *const u8, b: usize) -> &'a [T] {
+    // SAFETY: the caller's guarantee (`T` aligned: it is a slice's pointer).
+    unsafe { core::slice::from_raw_parts(src.cast::<T>().add(b * BLOCK), BLOCK) }
+}
+
+/// Stores the E2M1 codes (lanes below 16) of block `b`: planar (element `2j` in the low
+/// nibble of byte `j` of `codes + 16b`, the scale at `scales + b`) or ggml (`s` at
+/// `codes + 17b`, then elements `j` and `j + 16` in byte `j`).
+///
+/// # Safety
+/// The outputs writable for block `b`; the CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn store_fp4<V: Vector, const GGML: bool>(
+    c: &[V; 8],
+    s: u8,
+    codes: *mut u8,
+    scales: *mut u8,
+    b: usize,
+) {
+    let l = V::LANES;
+    let nv = per_block::<V>();
+    // SAFETY: the caller's guarantee; every store is inside block `b`'s bytes.
+    unsafe {
+        if GGML {
+            let p = codes.add(b * GGML_BLOCK);
+            *p = s;
+            for q in 0..nv / 2 {
+                c[q].or(c[q + nv / 2].shl(4)).store_u8(p.add(1 + q * l), l);
+            }
+        } else {
+            *scales.add(b) = s;
+            for (j, v) in c.iter().enumerate().take(nv) {
+                v.store_nibbles(codes.add(b * BLOCK / 2 + j * l / 2), l);
+            }
+        }
+    }
+}
+
+/// Stores 32 scalar codes of block `b` as [`store_fp4`] does.
+///
+/// # Safety
+/// As for [`store_fp4`].
+#[inline(always)]
+pub(crate) unsafe fn store_fp4_scalar<const GGML: bool>(
+    c: &[u8; BLOCK],
+    s: u8,
+    codes: *mut u8,
+    scales: *mut u8,
+    b: usize,
+) {
+    // SAFETY: the caller's guarantee.
+    unsafe {
+        if GGML {
+            let p = codes.add(b * GGML_BLOCK);
+            *p = s;
+            for j in 0..16 {
+                *p.add(1 + j) = c[j] | (c[j + 16] << 4);
+            }
+        } else {
+            *scales.add(b) = s;
+            for j in 0..16 {
+                *codes.add(b * BLOCK / 2 + j) = c[2 * j] | (c[2 * j + 1] << 4);
+            }
+        }
+    }
+}
+
+/// Loads the E2M1 codes of block `b` (one per lane, below 16) and its scale byte.
+///
+/// # Safety
+/// The inputs readable for block `b`; the CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn load_fp4<V: Vector, const GGML: bool>(
+    codes: *const u8,
+    scales: *const u8,
+    b: usize,
+) -> ([V; 8], u8) {
+    let l = V::LANES;
+    let nv = per_block::<V>();
+    // SAFETY: the caller's guarantee; every load is inside block `b`'s bytes.
+    unsafe {
+        let mut c = [V::splat(0); 8];
+        if GGML {
+            let p = codes.add(b * GGML_BLOCK);
+            for q in 0..nv / 2 {
+                let bytes = V::load_u8(p.add(1 + q * l), l);
+                c[q] = bytes.and(V::splat(0xF));
+                c[q + nv / 2] = bytes.shr(4);
+            }
+            (c, *p)
+        } else {
+            for (j, v) in c.iter_mut().enumerate().take(nv) {
+                *v = V::load_nibbles(codes.add(b * BLOCK / 2 + j * l / 2), l);
+            }
+            (c, *scales.add(b))
+        }
+    }
+}
+
+/// The 32 codes of block `b` (one per byte) and its scale byte, scalar.
+///
+/// # Safety
+/// As for [`load_fp4`].
+#[inline(always)]
+pub(crate) unsafe fn load_fp4_scalar<const GGML: bool>(
+    codes: *const u8,
+    scales: *const u8,
+    b: usize,
+) -> ([u8; BLOCK], u8) {
+    let mut c = [0u8; BLOCK];
+    // SAFETY: the caller's guarantee.
+    unsafe {
+        if GGML {
+            let p = codes.add(b * GGML_BLOCK);
+            for j in 0..16 {
+                let x = *p.add(1 + j);
+                c[j] = x & 0xF;
+                c[j + 16] = x >> 4;
+            }
+            (c, *p)
+        } else {
+            for j in 0..16 {
+                let x = *codes.add(b * BLOCK / 2 + j);
+                c[2 * j] = x & 0xF;
+                c[2 * j + 1] = x >> 4;
+            }
+            (c, *scales.add(b))
+        }
+    }
+}
+
+/// The f32 bits of `E2M1(c) · 2^(s − 127)` for E2M1 codes `c` (below 16) and
+/// `2 <= s <= 252` (so every non-zero product is a normal f32): the magnitudes
+/// `0.5, 1, 1.5, 2, 3, 4, 6` (codes 1..7) have bits `(mag + 252) << 22` for `mag >= 2`
+/// (exponent and mantissa bit in one field) and `(mag + 251) << 22` for `mag = 1`; the
+/// scale adds `2(s − 127)` to that field. Code 8 gives `−0` when `signed_zero`, else `+0`
+/// (gguf's `kvalues[8]`); code 0 gives `+0`.
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn e2m1_scaled<V: Vector>(c: V, s: u8, signed_zero: bool) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
+        let one = V::splat(1);
+        let zero = V::splat(0);
+        let mag = c.and(V::splat(7));
+        let field = mag.add(V::splat((252 + 2 * (s as i32 - 127)) as u32));
+        let field = V::select(mag.eq(one), field.sub(one), field);
+        let sign = c.and(V::splat(8)).shl(28);
+        let v = field.shl(22).or(sign);
+        V::select(mag.eq(zero), if signed_zero { sign } else { zero }, v)
+    }
+}
+
+/// The 16 E2M1 values (f32 bits, code order; code 8 `−0` or `+0`) as a [`Vector::lookup16`]
+/// table, for the ISAs where that is a permutation: per block, the scale is added to the
+/// exponent of the non-zero entries ([`scaled`](Self::scaled)), the same bits as
+/// [`e2m1_scaled`] gives for `2 <= s <= 252`.
+#[derive(Clone, Copy)]
+pub(crate) struct E2m1Table<V: Vector> {
+    base: [V; 4],
+    nonzero: [V::Mask; 4],
+}
+
+impl<V: Vector> E2m1Table<V> {
+    /// The unscaled table.
+    ///
+    /// # Safety
+    /// The CPU has `V`'s features.
+    #[inline(always)]
+    pub(crate) unsafe fn new(signed_zero: bool) -> E2m1Table<V> {
+        const E2M1: [u32; 16] = [
+            0,
+            0x3F00_0000,
+            0x3F80_0000,
+            0x3FC0_0000,
+            0x4000_0000,
+            0x4040_0000,
+            0x4080_0000,
+            0x40C0_0000,
+            0x8000_0000,
+            0xBF00_0000,
+            0xBF80_0000,
+            0xBFC0_0000,
+            0xC000_0000,
+            0xC040_0000,
+            0xC080_0000,
+            0xC0C0_0000,
+        ];
+        // SAFETY: the caller's guarantee; each load reads LANES of the 16 entries.
+        unsafe {
+            let zero = V::splat(0);
+            let mut base = [zero; 4];
+            let mut nonzero = [zero.eq(zero); 4];
+            for q in 0..16 / V::LANES {
+                let mut v = V::load_u32(E2M1.as_ptr().add(q * V::LANES).cast(), V::LANES);
+                if !signed_zero {
+                    v = V::select(v.eq(V::splat(0x8000_0000)), zero, v);
+                }
+                base[q] = v;
+                nonzero[q] = v.and(V::splat(0x7FFF_FFFF)).gt_i32(zero);
+            }
+            E2m1Table { base, nonzero }
+        }
+    }
+
+    /// The table of scale byte `2 <= s <= 252`: `E2M1 · 2^(s − 127)`, exact normal f32.
+    ///
+    /// # Safety
+    /// The CPU has `V`'s features.
+    #[inline(always)]
+    pub(crate) unsafe fn scaled(&self, s: u8) -> [V; 4] {
+        // SAFETY: the caller's guarantee; no memory is touched.
+        unsafe {
+            let shift = V::splat(((s as i32 - 127) << 23) as u32);
+            let mut t = self.base;
+            for (q, v) in t.iter_mut().enumerate().take(16 / V::LANES) {
+                *v = V::select(self.nonzero[q], v.add(shift), *v);
+            }
+            t
+        }
+    }
+}
+
+/// The E2M1 code of each lane from `m`, the magnitude scaled so that the candidates are
+/// `{0, 1, 2, 3, 4, 6, 8, 12}` (f32 bits as a signed integer, below 16; negative or tiny
+/// when the true value is below 2^-126), and `x`, whose sign bit the code takes: the number
+/// of midpoints `0.5, 1.5, 2.5, 3.5, 5, 7, 10` strictly below `m`, plus 8 for a negative `x`
+/// with a non-zero code (module docs).
+///
+/// Where [`Vector::lookup16`] is a permutation, the seven compares become one lookup: every
+/// midpoint's bits have their low 21 bits zero, so `m > t` exactly when
+/// `(m − 1) >> 21 >= t >> 21` (for `m >= 1`); above `1.5` that key minus `0x1FD` (at most 14,
+/// as `m < 16`) indexes a table of the codes, and at or below it the code is `m > 0.5`.
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn fp4_code<V: Vector>(m: V, x: V, c: &Fp4Consts<V>) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
+        let zero = V::splat(0);
+        let nonzero = m.gt_i32(c.t[0]);
+        let sign = x.shr(31).shl(3);
+        if V::FAST_LOOKUP16 {
+            let m1 = V::select(m.gt_i32(zero), m.sub(V::splat(1)), zero);
+            let idx = m1.shr(21).max_u32(V::splat(0x1FD)).sub(V::splat(0x1FD));
+            V::select(nonzero, V::lookup16(&c.table, idx).or(sign), zero)
+        } else {
+            let mut q = zero;
+            for tj in &c.t {
+                q = q.inc(m.gt_i32(*tj));
+            }
+            V::select(nonzero, q.or(sign), q)
+        }
+    }
+}
+
+/// The constants of [`fp4_code`].
+#[derive(Clone, Copy)]
+pub(crate) struct Fp4Consts<V: Vector> {
+    t: [V; 7],
+    table: [V; 4],
+}
+
+impl<V: Vector> Fp4Consts<V> {
+    /// # Safety
+    /// The CPU has `V`'s features.
+    #[inline(always)]
+    pub(crate) unsafe fn new() -> Fp4Consts<V> {
+        // Codes 1..7 by `(m − 1) >> 21` from 0x1FD (index 0: `m <= 1.5`, code 1 when
+        // `m > 0.5`) up: 0x1FE..0x200 → 2, 0x201.. → 3, 0x203.. → 4, 0x205.. → 5, 0x207.. →
+        // 6, 0x209.. → 7.
+        const CODES: [u32; 16] = [1, 2, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 7, 7];
+        const MIDS: [f32; 7] = [0.5, 1.5, 2.5, 3.5, 5.0, 7.0, 10.0];
+        // SAFETY: the caller's guarantee; each load reads LANES of the 16 entries.
+        unsafe {
+            let mut t = [V::splat(0); 7];
+            for (v, m) in t.iter_mut().zip(MIDS) {
+                *v = V::splat(m.to_bits());
+            }
+            let mut table = [V::splat(0); 4];
+            for (q, v) in table.iter_mut().enumerate().take(16 / V::LANES) {
+                *v = V::load_u32(CODES.as_ptr().add(q * V::LANES).cast(), V::LANES);
+            }
+            Fp4Consts { t, table }
+        }
+    }
+}
+
+/// Stores `V::LANES` f32 values (bits) as `D` at value `i` of `dst`: f32 as they are, BF16
+/// by truncation (callers pass values exact in BF16), F16 rounded to nearest even
+/// ([`Vector::store_f16`], overflow to ±Inf).
+///
+/// # Safety
+/// `dst` writable for values `i..i + LANES` of `D`; the CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn store_dst<V: Vector, D: BlockDest>(v: V, dst: *mut u8, i: usize) {
+    let l = V::LANES;
+    // SAFETY: the caller's guarantee.
+    unsafe {
+        match D::KIND {
+            DestKind::F32 => v.store_u32(dst.add(4 * i), l),
+            DestKind::Bf16 => v.shr(16).store_u16(dst.add(2 * i), l),
+            DestKind::F16 => v.store_f16(dst.add(2 * i), l, false),
+        }
+    }
+}
+
+/// The 32 destination slots of block `b`.
+///
+/// # Safety
+/// `dst` is a `D` slice's pointer, writable for the block's values.
+#[inline(always)]
+pub(crate) unsafe fn out_slice<'a, D: BlockDest>(
+    dst: *mut u8,
+    b: usize,
+) -> &'a mut [MaybeUninit<D>] {
+    // SAFETY: the caller's guarantee.
+    unsafe { core::slice::from_raw_parts_mut(dst.cast::<MaybeUninit<D>>().add(b * BLOCK), BLOCK) }
+}
+
+/// The `Ggml` profile's quantization of `blocks` whole blocks of `T` (a
+/// [`MxProfileQuantFn`](crate::block::kernels::MxProfileQuantFn) body; module docs).
+///
+/// # Safety
+/// As for `MxProfileQuantFn`; the CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn quantize<V: Vector, T: BlockSource, const GGML: bool>(
+    src: *const u8,
+    blocks: usize,
+    codes: *mut u8,
+    scales: *mut u8,
+) {
+    let nv = per_block::<V>();
+    // SAFETY: every access is inside block `b < blocks` of the buffers (the caller's
+    // guarantee), and the CPU has `V`'s features.
+    unsafe {
+        let abs = V::splat(0x7FFF_FFFF);
+        let fc = Fp4Consts::<V>::new();
+        for b in 0..blocks {
+            let (x, amax) = load_block::<V, T>(src, b);
+            let s = ggml_scale(amax);
+            // A zero block: scale 0, every code 0 (the shift below is 0 then).
+            let k = if amax == 0 {
+                0
+            } else if amax < 0x7F80_0000 && (S_MIN..=S_MAX).contains(&s) {
+                s as i32 - 128
+            } else {
+                let (s, c) = ggml_quantize_block::<T>(block_slice(src, b));
+                store_fp4_scalar::<GGML>(&c, s, codes, scales, b);
+                continue;
+            };
+            let shift = V::splat((k << 23) as u32);
+            let mut c = [V::splat(0); 8];
+            for j in 0..nv {
+                // m / d as f32 bits (signed: negative or tiny when m / d is below 2^-126).
+                c[j] = fp4_code(x[j].and(abs).sub(shift), x[j], &fc);
+            }
+            store_fp4::<V, GGML>(&c, s, codes, scales, b);
+        }
+    }
+}
+
+/// The `Ggml` profile's dequantization of `blocks` whole blocks into `D` (a
+/// [`MxProfileDequantFn`](crate::block::kernels::MxProfileDequantFn) body; module docs).
+///
+/// # Safety
+/// As for `MxProfileDequantFn`; the CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn dequantize<V: Vector, D: BlockDest, const GGML: bool>(
+    codes: *const u8,
+    scales: *const u8,
+    blocks: usize,
+    dst: *mut u8,
+) {
+    let nv = per_block::<V>();
+    // SAFETY: every access is inside block `b < blocks` of the buffers (the caller's
+    // guarantee), and the CPU has `V`'s features.
+    unsafe {
+        let table = E2m1Table::<V>::new(false);
+        for b in 0..blocks {
+            let (c, s) = load_fp4::<V, GGML>(codes, scales, b);
+            if !(2..=252).contains(&s) {
+                let (c, s) = load_fp4_scalar::<GGML>(codes, scales, b);
+                ggml_dequantize_block::<D>(&c, s, out_slice(dst, b));
+                continue;
+            }
+            if V::FAST_LOOKUP16 {
+                let t = table.scaled(s);
+                for (j, cj) in c.iter().enumerate().take(nv) {
+                    store_dst::<V, D>(V::lookup16(&t, *cj), dst, b * BLOCK + j * V::LANES);
+                }
+            } else {
+                for (j, cj) in c.iter().enumerate().take(nv) {
+                    store_dst::<V, D>(e2m1_scaled(*cj, s, false), dst, b * BLOCK + j * V::LANES);
+                }
+            }
+        }
+    }
+}
