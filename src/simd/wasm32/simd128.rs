@@ -13,7 +13,8 @@
 //!   narrowing only calls it as `fma(t, K, a)` with `t` a power of two between the target's
 //!   smallest normal and its overflow bound (2^-15 to 2^16) and `K` about 2^20: the product
 //!   is a normal f32 whose significand is `K`'s, exactly, so the add is the only rounding,
-//!   as in the fused instruction.
+//!   as in the fused instruction. (The MX block kernels move `t` by the block's scale, within
+//!   the range where the product stays a normal f32: `simd/generic/block/mx.rs`.)
 //! * The f64 → f32 demotion and f32 → f64 promotion are exact IEEE operations, subnormals
 //!   included, so [`Vector::load_f64_odd`] is an exact round to odd everywhere (not only
 //!   from 2^-126 up, as the trait promises) and [`Vector::store_f64`] needs no denormal
