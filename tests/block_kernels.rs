@@ -1,8 +1,8 @@
 //! The block kernels' introspection (`Mx::quantize_kernel`, `Mx::dequantize_kernel`,
 //! `BlockFp8::dequantize_kernel`) tells the truth about the width: on every SIMD backend of
 //! this machine, each MX `Ocp`/`Ceil` slot is served at the backend's own width
-//! (`Backend::width_bits`), unless it is listed in [`NARROWER`] with the reason; the paths
-//! that have no kernel report `scalar`.
+//! (`Backend::width_bits`), and so is each slot of the `Ggml` and `Mlx` profiles, unless it
+//! is listed in [`NARROWER`] with the reason; the paths that have no kernel report `scalar`.
 
 use vcvt::block::{BlockDest, BlockFp8, Mx, MxElement, MxLayout, MxProfile};
 use vcvt::{BF16, Backend, F16, KernelInfo};
@@ -27,6 +27,7 @@ const NARROWER: &[(&str, &str)] = &[
     ),
     ("portable/mx_dequant", "as portable/mx_quant"),
     ("portable/fp8_dequant", "as portable/mx_quant"),
+    ("portable/profiles", "as portable/mx_quant"),
     (
         "simd128/fp8_dequant",
         "block FP8 dequantization has no simd128 kernel yet (issue 28, item 3)",
@@ -118,17 +119,56 @@ fn fp8_block_dequant_width() {
 }
 
 #[test]
+fn ggml_and_mlx_profiles_run_at_the_backend_width() {
+    let fp4 = Mx::new(MxElement::E2M1);
+    let formats = [
+        fp4.profile(MxProfile::Ggml),
+        fp4.profile(MxProfile::Ggml).layout(MxLayout::Ggml),
+        fp4.profile(MxProfile::Mlx),
+        fp4.profile(MxProfile::Mlx).layout(MxLayout::Ggml),
+        Mx::new(MxElement::E4M3).profile(MxProfile::Mlx),
+    ];
+    for b in Backend::available() {
+        for mx in formats {
+            let m = mx.on(b);
+            let what = |s: &str| format!("{mx:?} {s}");
+            check(
+                b,
+                "profiles",
+                &what("quantize f32"),
+                m.quantize_kernel::<f32>(),
+            );
+            check(
+                b,
+                "profiles",
+                &what("quantize BF16"),
+                m.quantize_kernel::<BF16>(),
+            );
+            check(
+                b,
+                "profiles",
+                &what("quantize F16"),
+                m.quantize_kernel::<F16>(),
+            );
+            check(b, "profiles", &what("to f32"), m.dequantize_kernel::<f32>());
+            check(
+                b,
+                "profiles",
+                &what("to BF16"),
+                m.dequantize_kernel::<BF16>(),
+            );
+            check(b, "profiles", &what("to F16"), m.dequantize_kernel::<F16>());
+        }
+    }
+}
+
+#[test]
 fn scalar_paths_say_scalar() {
     for b in Backend::available() {
-        // The Ggml and Mlx profiles and the ggml layout run the specification (issue 28,
-        // items 1-2).
-        let ggml = Mx::new(MxElement::E2M1).profile(MxProfile::Ggml).on(b);
-        assert_eq!(ggml.quantize_kernel::<f32>().to_string(), "scalar");
-        assert_eq!(ggml.dequantize_kernel::<BF16>().to_string(), "scalar");
+        // The Ocp/Ceil rules in the ggml layout run the specification.
         let layout = Mx::new(MxElement::E2M1).layout(MxLayout::Ggml).on(b);
         assert_eq!(layout.dequantize_kernel::<f32>().to_string(), "scalar");
-        let mlx = Mx::new(MxElement::E4M3).profile(MxProfile::Mlx).on(b);
-        assert!(!mlx.quantize_kernel::<f32>().is_simd());
+        assert_eq!(layout.quantize_kernel::<f32>().to_string(), "scalar");
     }
     let info = Mx::new(MxElement::E2M1)
         .on(Backend::Scalar)

@@ -117,6 +117,9 @@ pub(crate) struct BlockKernels {
     /// `[MLX_E2M1 | MLX_E2M1_GGML | MLX_E4M3][destination]`: dequantization under the
     /// `Mlx` profile.
     pub(crate) mlx_dequant: [[Option<MxProfileDequantFn>; 3]; 3],
+    /// The instruction set of the `ggml_*` and `mlx_*` kernels (one instantiation fills
+    /// them all): what `Mx::quantize_kernel`/`dequantize_kernel` report for those profiles.
+    pub(crate) profiles_isa: Isa,
 }
 
 impl BlockKernels {
@@ -132,6 +135,7 @@ impl BlockKernels {
             ggml_dequant: [[None; 3]; 2],
             mlx_quant: [[None; 3]; 3],
             mlx_dequant: [[None; 3]; 3],
+            profiles_isa: Isa::Scalar,
             mx_dequant_isa: [[Isa::Scalar; 3]; 5],
             mx_quant_isa: [[Isa::Scalar; 5]; 2],
             fp8_dequant_isa: [Isa::Scalar; 3],

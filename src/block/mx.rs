@@ -263,6 +263,8 @@ impl Mx {
         let e = self.element.index();
         let isa = if self.is_plain() && S::IS_F32 && t.mx_quant[rule][e].is_some() {
             t.mx_quant_isa[rule][e]
+        } else if !self.is_plain() && self.quant_kernel::<S>(t).is_some() {
+            t.profiles_isa
         } else {
             Isa::Scalar
         };
@@ -284,6 +286,8 @@ impl Mx {
         let (e, d) = (self.element.index(), D::KIND as usize);
         let isa = if self.is_plain() && t.mx_dequant[e][d].is_some() {
             t.mx_dequant_isa[e][d]
+        } else if !self.is_plain() && self.dequant_kernel::<D>(t).is_some() {
+            t.profiles_isa
         } else {
             Isa::Scalar
         };

@@ -17,6 +17,7 @@ const fn avx2_table() -> BlockKernels {
     avx2_block::set(&mut t);
     t.tag_filled(Isa::Avx2);
     generic::avx2::fill_block_profiles(&mut t);
+    t.profiles_isa = Isa::Avx2;
     t
 }
 

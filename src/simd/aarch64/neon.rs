@@ -623,6 +623,7 @@ pub(crate) const fn fill_block(t: &mut BlockKernels) {
     mx::fill::<Blocks>(t);
     // The MX `Ggml` and `Mlx` profiles and the ggml layout.
     fill_block_profiles(t);
+    t.profiles_isa = Isa::Neon;
 }
 
 crate::simd::generic::block::instantiate_profiles!(V128, "neon", super::Fpcr0::new());

@@ -613,6 +613,7 @@ pub(crate) const fn fill_block(t: &mut BlockKernels) {
     mx::fill::<Blocks>(t);
     // The MX `Ggml` and `Mlx` profiles and the ggml layout.
     fill_block_profiles(t);
+    t.profiles_isa = Isa::Simd128;
 }
 
 crate::simd::generic::block::instantiate_profiles!(V128, "simd128", ());
