@@ -244,6 +244,41 @@ impl Vector for V128 {
     }
 
     #[inline(always)]
+    unsafe fn mul_rne(self, b: Self) -> Self {
+        // `FMUL`, rounded by FPCR.RMode: to nearest even under the kernels' `Fpcr0` (FZ and
+        // DN clear too, so nothing is flushed and a NaN operand propagates).
+        let r: uint32x4_t;
+        // SAFETY: register operands only (base AdvSIMD). Not `pure`: the statement stays
+        // between the guard's `MSR`s (module docs).
+        unsafe {
+            asm!(
+                "fmul {r:v}.4s, {a:v}.4s, {b:v}.4s",
+                r = lateout(vreg) r,
+                a = in(vreg) self.0,
+                b = in(vreg) b.0,
+                options(nomem, nostack, preserves_flags)
+            )
+        };
+        V128(r)
+    }
+    #[inline(always)]
+    unsafe fn div_rne(self, b: Self) -> Self {
+        // `FDIV`, under `Fpcr0` as `mul_rne`.
+        let r: uint32x4_t;
+        // SAFETY: as for `mul_rne`.
+        unsafe {
+            asm!(
+                "fdiv {r:v}.4s, {a:v}.4s, {b:v}.4s",
+                r = lateout(vreg) r,
+                a = in(vreg) self.0,
+                b = in(vreg) b.0,
+                options(nomem, nostack, preserves_flags)
+            )
+        };
+        V128(r)
+    }
+
+    #[inline(always)]
     unsafe fn load_u8(p: *const u8, n: usize) -> Self {
         // SAFETY: the caller has the features and vouches for the `n` bytes at `p`: 4 are
         // read only when `n == 4`.
@@ -528,8 +563,15 @@ pub(crate) const fn fill(t: &mut Kernels) {
     t.set_round_trip::<BF16>(k::<F32, RoundTripBf16>);
 }
 
-/// Sets the block-kernel slots (`src/block/kernels.rs`) that this instantiation serves
-/// faster than the table below it; the others stay as they are.
+crate::simd::generic::block::block_instances!(
+    V128,
+    [#[target_feature(enable = "neon")]],
+    crate::simd::aarch64::Fpcr0::new()
+);
+
+/// Sets the block-kernel slots (`src/block/kernels.rs`) of the generic layer: `amax`,
+/// block FP8 quantization and dequantization, and the fused scaled building blocks, on top
+/// of the hand-written NEON block kernels.
 pub(crate) const fn fill_block(t: &mut BlockKernels) {
-    let _ = t;
+    block_kernels::fill_block(t);
 }

@@ -260,6 +260,17 @@ impl Vector for V128 {
     }
 
     #[inline(always)]
+    unsafe fn mul_rne(self, b: Self) -> Self {
+        // IEEE multiplication, rounded to nearest even, subnormals kept (module docs).
+        V128(f32x4_mul(self.0, b.0))
+    }
+    #[inline(always)]
+    unsafe fn div_rne(self, b: Self) -> Self {
+        // IEEE division, as `mul_rne`.
+        V128(f32x4_div(self.0, b.0))
+    }
+
+    #[inline(always)]
     unsafe fn load_u8(p: *const u8, n: usize) -> Self {
         // SAFETY: the caller vouches for the `n` bytes at `p`; 4 are read only when n == 4.
         let w = unsafe {
@@ -553,8 +564,10 @@ pub(crate) const fn fill(t: &mut Kernels) {
     t.set_round_trip::<BF16>(k::<F32, RoundTripBf16>);
 }
 
-/// Sets the block-kernel slots (`src/block/kernels.rs`) that this instantiation serves
-/// faster than the table below it; the others stay as they are.
+crate::simd::generic::block::block_instances!(V128, [], crate::simd::generic::block::Unguarded);
+
+/// Sets the block-kernel slots (`src/block/kernels.rs`) of the generic layer: `amax`,
+/// block FP8 quantization and dequantization, and the fused scaled building blocks.
 pub(crate) const fn fill_block(t: &mut BlockKernels) {
-    let _ = t;
+    block_kernels::fill_block(t);
 }

@@ -221,6 +221,24 @@ impl Vector for V256 {
     }
 
     #[inline(always)]
+    unsafe fn mul_rne(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). MXCSR.RC is round to
+        // nearest: the block entry points see to it (`simd/x86_64/mod.rs`, `RoundNearest`).
+        unsafe {
+            let p = _mm256_mul_ps(_mm256_castsi256_ps(self.0), _mm256_castsi256_ps(b.0));
+            V256(_mm256_castps_si256(p))
+        }
+    }
+    #[inline(always)]
+    unsafe fn div_rne(self, b: Self) -> Self {
+        // SAFETY: as for `mul_rne`.
+        unsafe {
+            let q = _mm256_div_ps(_mm256_castsi256_ps(self.0), _mm256_castsi256_ps(b.0));
+            V256(_mm256_castps_si256(q))
+        }
+    }
+
+    #[inline(always)]
     unsafe fn load_u8(p: *const u8, n: usize) -> Self {
         // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
@@ -506,4 +524,24 @@ pub(crate) const fn fill(t: &mut Kernels) {
     t.set_direct::<F16, BF16>(k::<Half, Brain>);
     t.set_direct::<BF16, F16>(k::<Brain, Half>);
     t.set_round_trip::<F8E8M0>(k::<crate::simd::generic::kernels::F32, RoundTripE8m0>);
+}
+
+// ---------------------------------------------------------------------------------------
+// The block kernels at 256 bits (registered in the `Avx2` block table, unlike the element
+// kernels above).
+// ---------------------------------------------------------------------------------------
+
+use crate::block::kernels::BlockKernels;
+
+crate::simd::generic::block::block_instances!(
+    V256,
+    [#[target_feature(enable = "avx2,fma,f16c")]],
+    crate::simd::x86_64::RoundNearest::new()
+);
+
+/// Sets the block-kernel slots (`src/block/kernels.rs`) of the generic layer at 256 bits
+/// on top of the hand-written AVX2 block kernels: `amax`, block FP8 quantization and
+/// dequantization, and the fused scaled building blocks.
+pub(crate) const fn fill_block(t: &mut BlockKernels) {
+    block_kernels::fill_block(t);
 }
