@@ -563,7 +563,7 @@ pub(crate) const fn fill(t: &mut Kernels) {
     t.set_round_trip::<BF16>(k::<F32, RoundTripBf16>);
 }
 
-crate::simd::generic::block::block_instances!(
+crate::simd::generic::block::instances::block_instances!(
     V128,
     [#[target_feature(enable = "neon")]],
     crate::simd::aarch64::Fpcr0::new()

@@ -564,7 +564,11 @@ pub(crate) const fn fill(t: &mut Kernels) {
     t.set_round_trip::<BF16>(k::<F32, RoundTripBf16>);
 }
 
-crate::simd::generic::block::block_instances!(V128, [], crate::simd::generic::block::Unguarded);
+crate::simd::generic::block::instances::block_instances!(
+    V128,
+    [],
+    crate::simd::generic::block::run::Unguarded
+);
 
 /// Sets the block-kernel slots (`src/block/kernels.rs`) of the generic layer: `amax`,
 /// block FP8 quantization and dequantization, and the fused scaled building blocks.

@@ -533,7 +533,7 @@ pub(crate) const fn fill(t: &mut Kernels) {
 
 use crate::block::kernels::BlockKernels;
 
-crate::simd::generic::block::block_instances!(
+crate::simd::generic::block::instances::block_instances!(
     V256,
     [#[target_feature(enable = "avx2,fma,f16c")]],
     crate::simd::x86_64::RoundNearest::new()

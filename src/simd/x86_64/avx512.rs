@@ -511,10 +511,10 @@ pub(crate) const fn fill(t: &mut Kernels) {
     t.set_round_trip::<BF16>(k::<F32, RoundTripBf16>);
 }
 
-crate::simd::generic::block::block_instances!(
+crate::simd::generic::block::instances::block_instances!(
     V512,
     [#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]],
-    crate::simd::generic::block::Unguarded
+    crate::simd::generic::block::run::Unguarded
 );
 
 /// Sets the block-kernel slots (`src/block/kernels.rs`) of the generic layer at 512 bits:

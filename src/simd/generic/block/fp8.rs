@@ -41,7 +41,7 @@
 
 use core::mem::MaybeUninit;
 
-use super::{Lanes, map, max_lane};
+use super::run::{Lanes, map, max_lane};
 use crate::block::BlockDest;
 use crate::block::spec::fp8 as spec;
 use crate::options::{NanPolicy, Policy};

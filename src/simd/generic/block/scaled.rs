@@ -33,7 +33,7 @@
 //! exact value once, as the specification rounds the exact f64 product.
 
 use super::fp8::{Out, TO_DEST, is_nan};
-use super::{Lanes, map};
+use super::run::{Lanes, map};
 use crate::codec::Format;
 use crate::options::{NanPolicy, Policy};
 use crate::simd::Vector;

@@ -1,0 +1,72 @@
+//! The loop of the block kernels ([`map`]: a source, a lane-wise step, a destination) and
+//! the small helpers they share.
+
+use crate::simd::Vector;
+use crate::simd::generic::kernels::{Dst, Src};
+
+/// The guard of the instantiations whose instructions carry their rounding (AVX-512,
+/// WebAssembly): nothing to set up.
+#[cfg_attr(target_arch = "aarch64", allow(dead_code))]
+pub(crate) struct Unguarded;
+
+/// A lane-wise step between a kernel's [`Src`] and its [`Dst`] (the scaling).
+pub(crate) trait Lanes<V: Vector> {
+    /// Applies the step to one vector of decoded lanes.
+    ///
+    /// # Safety
+    /// The CPU has `V`'s features.
+    unsafe fn apply(&self, v: V) -> V;
+}
+
+/// `dst = D(m(S(src)))` for `len` elements: the loop of `kernels::run` with a step between
+/// the two ends (four vectors an iteration, then single vectors, then one partial one whose
+/// accesses touch exactly its elements).
+///
+/// # Safety
+/// `src` valid for reading `len` source elements and `dst` for writing `len` destination
+/// elements, and the CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn map<V: Vector, S: Src, D: Dst, M: Lanes<V>>(
+    m: &M,
+    c: &D::Ctx<V>,
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+) {
+    let l = V::LANES;
+    // SAFETY: every access covers elements below `len` (the loop conditions), at their
+    // offsets; the CPU has `V`'s features (the caller's guarantee).
+    unsafe {
+        let mut i = 0;
+        while i + 4 * l <= len {
+            let v0 = D::encode::<V>(c, m.apply(S::load::<V>(src.add(S::offset(i)), l)));
+            let v1 = D::encode::<V>(c, m.apply(S::load::<V>(src.add(S::offset(i + l)), l)));
+            let v2 = D::encode::<V>(c, m.apply(S::load::<V>(src.add(S::offset(i + 2 * l)), l)));
+            let v3 = D::encode::<V>(c, m.apply(S::load::<V>(src.add(S::offset(i + 3 * l)), l)));
+            D::put4::<V>(c, [v0, v1, v2, v3], dst.add(D::offset(i)));
+            i += 4 * l;
+        }
+        while i + l <= len {
+            let v = D::encode::<V>(c, m.apply(S::load::<V>(src.add(S::offset(i)), l)));
+            D::put::<V>(c, v, dst.add(D::offset(i)), l);
+            i += l;
+        }
+        if i < len {
+            let v = D::encode::<V>(c, m.apply(S::load::<V>(src.add(S::offset(i)), len - i)));
+            D::put::<V>(c, v, dst.add(D::offset(i)), len - i);
+        }
+    }
+}
+
+/// The largest lane of `v` as an unsigned integer.
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn max_lane<V: Vector>(v: V) -> u32 {
+    let mut b = [0u32; 16];
+    debug_assert!(V::LANES <= 16);
+    // SAFETY: `b` holds 16 >= LANES lanes; the caller's guarantee for the features.
+    unsafe { v.store_u32(b.as_mut_ptr().cast(), V::LANES) };
+    b[..V::LANES].iter().copied().max().unwrap_or(0)
+}
