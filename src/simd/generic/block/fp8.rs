@@ -23,9 +23,13 @@
 //!   flushed ±0 narrows to the same code. Otherwise the quotient is the IEEE one.
 //! * **the narrowing**: the generic E4M3 narrowing (`lanes::narrow`) under the
 //!   specification's policy, which equals `codec::narrow_f32` under every MXCSR (its own
-//!   argument). A NaN `x` (only in the scalar path's tiles, but kept general) is selected
-//!   past the division, whose NaN bits WebAssembly leaves open; the narrowing reads only its
-//!   sign.
+//!   argument). No NaN reaches it: a finite scale comes from a finite amax, so the tile
+//!   holds no NaN (whose division WebAssembly would leave the bits of open).
+//! * **`Ue8m0`**: the scale is a power of two `2^k`, so `x / s` is the exact `x · 2^-k`
+//!   wherever it is a normal f32 (it cannot overflow: `|x| <= amax <= 448 · s`); below
+//!   2^-126 both it and any rounding of it narrow to ±0. The narrowing of `x · 2^-k` with the
+//!   scale folded into its constants (`lanes::Narrow::new_scaled`, exact for the exponents
+//!   it accepts, which DeepSeek's scales are) gives the same code without the division.
 //!
 //! # Dequantization: `D(f32(f32(code) · s))`
 //!
@@ -41,46 +45,12 @@
 
 use core::mem::MaybeUninit;
 
-use super::run::{Lanes, map, max_lane};
-use crate::block::BlockDest;
+use super::run::{Folded, Identity, Lanes, Out, TO_DEST, is_nan, map, max_lane};
+use crate::F8E4M3;
 use crate::block::spec::fp8 as spec;
-use crate::options::{NanPolicy, Policy};
 use crate::simd::Vector;
-use crate::simd::generic::kernels::{Brain, Code, Dst, F32, Half, Src};
-use crate::{BF16, F8E4M3, F16, Overflow};
-
-/// A destination of the block kernels: a [`Dst`] of the generic loops and the
-/// [`BlockDest`] type whose codes it stores.
-pub(crate) trait Out: Dst {
-    /// The type written.
-    type T: BlockDest;
-}
-impl Out for F32 {
-    type T = f32;
-}
-impl Out for Brain {
-    type T = BF16;
-}
-impl Out for Half {
-    type T = F16;
-}
-
-/// The destinations' policy (`BlockDest::from_f32_bits`): nearest even, overflow to ±Inf,
-/// a NaN keeps its sign and top payload bits.
-pub(crate) const TO_DEST: Policy = Policy {
-    overflow: Overflow::NonSaturating,
-    nan: NanPolicy::Preserve,
-};
-
-/// NaN lanes of `x` (magnitude bits above infinity's).
-///
-/// # Safety
-/// The CPU has `V`'s features.
-#[inline(always)]
-pub(crate) unsafe fn is_nan<V: Vector>(x: V) -> V::Mask {
-    // SAFETY: the caller's guarantee.
-    unsafe { x.and(V::splat(0x7FFF_FFFF)).gt_i32(V::splat(0x7F80_0000)) }
-}
+use crate::simd::generic::kernels::{Code, Dst, Src};
+use crate::simd::generic::lanes;
 
 /// The magnitude bits of `n` values at `p` (f32 bits, or 16-bit codes with `HALF`).
 ///
@@ -157,13 +127,13 @@ unsafe fn tile_amax<V: Vector, S: Src>(p: *const u8, n: usize, acc: V) -> V {
     }
 }
 
-/// `x / s`, NaN lanes kept (module docs).
+/// `x / s` for a tile without NaN (module docs): a finite scale means a finite amax.
 struct Divide<V>(V);
 impl<V: Vector> Lanes<V> for Divide<V> {
     #[inline(always)]
     unsafe fn apply(&self, x: V) -> V {
         // SAFETY: the caller's guarantee.
-        unsafe { V::select(is_nan(x), x, x.div_rne(self.0)) }
+        unsafe { x.div_rne(self.0) }
     }
 }
 
@@ -212,10 +182,19 @@ pub(crate) unsafe fn quantize_band<V: Vector, S: Src>(
                 .add(4 * t)
                 .cast::<[u8; 4]>()
                 .write_unaligned(s.to_le_bytes());
+            // `Ue8m0`'s finite scales are normal powers of two (module docs).
+            let folded = if ue8m0 && s < 0x7F80_0000 {
+                debug_assert!(s & 0x007F_FFFF == 0 && s >= 0x0080_0000);
+                lanes::Narrow::<V>::new_scaled::<F8E4M3>(spec::SAT, 127 - (s >> 23) as i32)
+            } else {
+                None
+            };
             for r in 0..rows {
                 let p = src.add(r * stride + S::offset(c0));
                 let q = codes.add(r * cols + c0);
-                if s < 0x7F80_0000 {
+                if let Some(c) = folded.as_ref() {
+                    map::<V, S, Folded<F8E4M3>, _>(&Identity, c, p, q, w);
+                } else if s < 0x7F80_0000 {
                     map::<V, S, Code<F8E4M3>, _>(&Divide(V::splat(s)), &ctx, p, q, w);
                 } else {
                     // An infinite or NaN scale: the specification, value by value.

@@ -12,7 +12,7 @@ macro_rules! block_instances {
         mod block_kernels {
             use super::*;
             use crate::block::kernels::{BlockKernels, SCALED_FORMATS};
-            use crate::simd::generic::block::{fp8, scaled};
+            use crate::simd::generic::block::{fp8, run, scaled};
             use crate::simd::generic::kernels::{Brain, F32, Half, Src};
             use crate::{F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ};
 
@@ -67,7 +67,7 @@ macro_rules! block_instances {
             /// # Safety
             /// As for `Fp8DequantFn`.
             $(#[$attr])*
-            unsafe fn fp8_dequant<D: fp8::Out>(
+            unsafe fn fp8_dequant<D: run::Out>(
                 codes: *const u8,
                 scales: *const u8,
                 tile_cols: usize,
@@ -100,7 +100,7 @@ macro_rules! block_instances {
             /// # Safety
             /// As for `ScaledFn`.
             $(#[$attr])*
-            unsafe fn dequantize_scaled<F: crate::codec::Format, D: fp8::Out>(
+            unsafe fn dequantize_scaled<F: crate::codec::Format, D: run::Out>(
                 src: *const u8,
                 n: usize,
                 scale: u32,

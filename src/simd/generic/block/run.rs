@@ -1,8 +1,15 @@
 //! The loop of the block kernels ([`map`]: a source, a lane-wise step, a destination) and
 //! the small helpers they share.
 
+use core::marker::PhantomData;
+
+use crate::block::BlockDest;
+use crate::codec::Format;
+use crate::options::{NanPolicy, Policy};
 use crate::simd::Vector;
-use crate::simd::generic::kernels::{Dst, Src};
+use crate::simd::generic::kernels::{Brain, Dst, F32, Half, Src};
+use crate::simd::generic::lanes;
+use crate::{BF16, F16, Overflow};
 
 /// The guard of the instantiations whose instructions carry their rounding (AVX-512,
 /// WebAssembly): nothing to set up.
@@ -69,4 +76,80 @@ pub(crate) unsafe fn max_lane<V: Vector>(v: V) -> u32 {
     // SAFETY: `b` holds 16 >= LANES lanes; the caller's guarantee for the features.
     unsafe { v.store_u32(b.as_mut_ptr().cast(), V::LANES) };
     b[..V::LANES].iter().copied().max().unwrap_or(0)
+}
+
+/// A destination of the block kernels: a [`Dst`] of the generic loops and the
+/// [`BlockDest`] type whose codes it stores.
+pub(crate) trait Out: Dst {
+    /// The type written.
+    type T: BlockDest;
+}
+impl Out for F32 {
+    type T = f32;
+}
+impl Out for Brain {
+    type T = BF16;
+}
+impl Out for Half {
+    type T = F16;
+}
+
+/// The destinations' policy (`BlockDest::from_f32_bits`): nearest even, overflow to ±Inf,
+/// a NaN keeps its sign and top payload bits.
+pub(crate) const TO_DEST: Policy = Policy {
+    overflow: Overflow::NonSaturating,
+    nan: NanPolicy::Preserve,
+};
+
+/// NaN lanes of `x` (magnitude bits above infinity's).
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn is_nan<V: Vector>(x: V) -> V::Mask {
+    // SAFETY: the caller's guarantee.
+    unsafe { x.and(V::splat(0x7FFF_FFFF)).gt_i32(V::splat(0x7F80_0000)) }
+}
+
+/// No step: the lanes as loaded.
+pub(crate) struct Identity;
+
+impl<V: Vector> Lanes<V> for Identity {
+    #[inline(always)]
+    unsafe fn apply(&self, x: V) -> V {
+        x
+    }
+}
+
+/// Codes of `F` from `x · 2^k` by the narrowing with the scale folded in (its constants
+/// come from `Narrow::new_scaled`, not from `ctx`, which is not called).
+pub(crate) struct Folded<F>(PhantomData<F>);
+
+impl<F: Format> Dst for Folded<F> {
+    const NEEDS_RN: bool = true;
+    type Ctx<V: Vector> = lanes::Narrow<V>;
+    #[inline(always)]
+    fn offset(i: usize) -> usize {
+        i
+    }
+    #[inline(always)]
+    unsafe fn ctx<V: Vector>(p: Policy) -> lanes::Narrow<V> {
+        // SAFETY: forwarded contract (unused: `narrow_pow2` builds the constants).
+        unsafe { lanes::Narrow::new::<F>(p) }
+    }
+    #[inline(always)]
+    unsafe fn encode<V: Vector>(c: &lanes::Narrow<V>, v: V) -> V {
+        // SAFETY: forwarded contract.
+        unsafe { lanes::narrow_by::<V, F, true>(v, c) }
+    }
+    #[inline(always)]
+    unsafe fn put<V: Vector>(_: &lanes::Narrow<V>, v: V, p: *mut u8, n: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { v.store_u8(p, n) }
+    }
+    #[inline(always)]
+    unsafe fn put4<V: Vector>(_: &lanes::Narrow<V>, v: [V; 4], p: *mut u8) {
+        // SAFETY: forwarded contract.
+        unsafe { V::store4_u8(v, p) }
+    }
 }

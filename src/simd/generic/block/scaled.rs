@@ -4,8 +4,10 @@
 //!
 //! # `narrow_scaled` with a power of two `s = 2^k` ([`narrow_pow2`])
 //!
-//! The specification rounds the exact product `x · 2^k` once to the format. Here the
-//! product is built in **integer** arithmetic on the magnitude bits, so no FP environment
+//! The specification rounds the exact product `x · 2^k` once to the format. For the usual
+//! scales (for E4M3 `2^-98 ..= 2^115`) the scale is folded into the constants of the
+//! narrowing (`lanes::Narrow::new_scaled`, argued there): the kernel costs one add more than
+//! the plain narrowing. For the others the product is built in **integer** arithmetic on the magnitude bits, so no FP environment
 //! applies: a normal `x` gets `k` added to its exponent field; a subnormal `x` (fraction
 //! `f`, value `f · 2^-149`) is first converted to the normal f32 `f` (exact, an integer
 //! below 2^23) and gets `k − 149`. Where the resulting field is `1..=254` that is the exact
@@ -32,12 +34,12 @@
 //! sign and payload; the hardware's NaN bits are not relied on). The destination rounds that
 //! exact value once, as the specification rounds the exact f64 product.
 
-use super::fp8::{Out, TO_DEST, is_nan};
-use super::run::{Lanes, map};
+use super::run::{Folded, Identity, Lanes, Out, TO_DEST, is_nan, map};
 use crate::codec::Format;
 use crate::options::{NanPolicy, Policy};
 use crate::simd::Vector;
 use crate::simd::generic::kernels::{Code, Dst, Src};
+use crate::simd::generic::lanes;
 
 /// `x · 2^k` built on the bits (module docs).
 struct Pow2<V> {
@@ -89,6 +91,11 @@ pub(crate) unsafe fn narrow_pow2<V: Vector, S: Src, F: Format>(
     };
     // SAFETY: forwarded contract.
     unsafe {
+        if let Some(c) = lanes::Narrow::<V>::new_scaled::<F>(p, k) {
+            // The scale folded into the narrowing's constants (its argument is there).
+            map::<V, S, Folded<F>, _>(&Identity, &c, src, dst, n);
+            return;
+        }
         let m = Pow2 {
             k: V::splat(k as u32),
             k_sub: V::splat((k - 149) as u32),
