@@ -42,6 +42,9 @@
 //! first-operand NaN `soft::mul` returns). Other tiles (zero, denormal, huge, infinite or NaN
 //! scales) run the specification's `dequantize_run`. The destination's rounding is the
 //! generic loop's (`lanes::bf16`, the F16 store), the codec's under every environment.
+//! For `|s| < 2^8` (DeepSeek's `weight_scale_inv` always is) the code is decoded and scaled
+//! in one product ([`E4m3Product`]) and BF16 rounds without the clamp and NaN select that
+//! finite products and canonical NaNs do not need (`run::BrainFinite`).
 
 use core::mem::MaybeUninit;
 
@@ -147,6 +150,54 @@ impl<V: Vector> Lanes<V> for Multiply<V> {
     }
 }
 
+/// Bytes as lanes (the E4M3 codes, decoded by [`E4m3Product`]).
+struct Bytes;
+
+impl Src for Bytes {
+    #[inline(always)]
+    fn offset(i: usize) -> usize {
+        i
+    }
+    #[inline(always)]
+    unsafe fn load<V: Vector>(p: *const u8, n: usize) -> V {
+        // SAFETY: forwarded contract.
+        unsafe { V::load_u8(p, n) }
+    }
+}
+
+/// `f32(code) · s` rounded to f32 from the code's bits, for `2^-117 <= |s| < 2^8`: a
+/// normal code (exponent field `e >= 1`) placed at bit 20 is the f32 `value · 2^-120`
+/// (field `e`, normal), multiplied by the normal `s · 2^120`; a subnormal code (`m < 8`) is
+/// the f32 `m` (exact conversion) times the normal `s · 2^-9`. Each is one product of
+/// normal f32 operands (or `±0 · s`) whose real value is `code · s`, at least 2^-126 in
+/// magnitude unless zero: rounded once to nearest even, FTZ and DAZ have nothing to act on.
+/// The code's sign is put on the first operand; NaN codes (`0x7F` magnitude) give
+/// `0x7FC00000 | sign`, as the widening does.
+struct E4m3Product<V> {
+    /// `s · 2^120`.
+    normal: V,
+    /// `s · 2^-9`.
+    sub: V,
+}
+
+impl<V: Vector> Lanes<V> for E4m3Product<V> {
+    #[inline(always)]
+    unsafe fn apply(&self, code: V) -> V {
+        // SAFETY: the caller's guarantee; no memory is touched.
+        unsafe {
+            let mag = code.and(V::splat(0x7F));
+            let is_sub = V::splat(8).gt_i32(mag);
+            let y = V::select(is_sub, mag.cvt_u24_f32(), mag.shl(20));
+            let f = V::select(is_sub, self.sub, self.normal);
+            let sign = code.shl(24);
+            let y = y.or_and(sign, V::splat(0x8000_0000));
+            let p = y.mul_rne(f);
+            let nan = mag.eq(V::splat(0x7F));
+            V::select_or_and(nan, V::splat(0x7FC0_0000), sign, V::splat(0x8000_0000), p)
+        }
+    }
+}
+
 /// Block FP8 quantization of one band of tile rows (the `fp8_quant` slot, `Fp8QuantFn`).
 ///
 /// # Safety
@@ -237,7 +288,16 @@ pub(crate) unsafe fn dequantize_row<V: Vector, D: Out>(
             let w = tile_cols.min(cols - c0);
             let s = u32::from_le_bytes(scales.add(4 * t).cast::<[u8; 4]>().read_unaligned());
             let field = (s >> 23) & 0xFF;
-            if (127 - 117..127 + 119).contains(&field) {
+            if (127 - 117..127 + 8).contains(&field) {
+                // The scale times 2^120 and 2^-9: exponent field changes that stay in
+                // 1..=254 (fields 10..=134).
+                let m = E4m3Product {
+                    normal: V::splat(s + (120 << 23)),
+                    sub: V::splat(s - (9 << 23)),
+                };
+                let c = <D::Finite as Dst>::ctx::<V>(TO_DEST);
+                map::<V, Bytes, D::Finite, _>(&m, &c, codes.add(c0), dst.add(D::offset(c0)), w);
+            } else if (127 - 117..127 + 119).contains(&field) {
                 map::<V, Code<F8E4M3>, D, _>(
                     &Multiply(V::splat(s)),
                     &ctx,

@@ -83,15 +83,52 @@ pub(crate) unsafe fn max_lane<V: Vector>(v: V) -> u32 {
 pub(crate) trait Out: Dst {
     /// The type written.
     type T: BlockDest;
+    /// The same destination for lanes that hold only finite values, ±Inf, and NaNs whose
+    /// low 16 bits are zero (a cheaper rounding where there is one).
+    type Finite: Dst;
 }
 impl Out for F32 {
     type T = f32;
+    type Finite = F32;
 }
 impl Out for Brain {
     type T = BF16;
+    type Finite = BrainFinite;
 }
 impl Out for Half {
     type T = F16;
+    type Finite = Half;
+}
+
+/// BF16 codes of lanes that are finite, ±Inf, or NaNs with zero low 16 bits: the integer
+/// round to nearest even of `lanes::bf16` without its clamp and NaN select. Without the
+/// clamp a finite lane that rounds past BF16's largest value carries into the exponent and
+/// gives ±Inf, the non-saturating result; ±Inf and such a NaN have zero low bits, to which
+/// the rounding adds at most `0x8000`, so they keep their top half: ±Inf, and for the NaN
+/// its sign, quiet bit and top payload bits, the code the NaN-preserving narrowing gives.
+pub(crate) struct BrainFinite;
+
+impl Dst for BrainFinite {
+    type Ctx<V: Vector> = ();
+    #[inline(always)]
+    fn offset(i: usize) -> usize {
+        2 * i
+    }
+    #[inline(always)]
+    unsafe fn ctx<V: Vector>(_: Policy) {}
+    #[inline(always)]
+    unsafe fn encode<V: Vector>(_: &(), x: V) -> V {
+        // SAFETY: the caller's guarantee; no memory is touched.
+        unsafe {
+            let lsb = x.shr(16).and(V::splat(1));
+            x.add(V::splat(0x7FFF)).add(lsb).shr(16)
+        }
+    }
+    #[inline(always)]
+    unsafe fn put<V: Vector>(_: &(), v: V, p: *mut u8, n: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { v.store_u16(p, n) }
+    }
 }
 
 /// The destinations' policy (`BlockDest::from_f32_bits`): nearest even, overflow to ±Inf,

@@ -130,7 +130,9 @@ pub(crate) unsafe fn dequantize_exact<V: Vector, F: Format, D: Out>(
 ) {
     // SAFETY: forwarded contract.
     unsafe {
-        let c = D::ctx::<V>(TO_DEST);
-        map::<V, Code<F>, D, _>(&MulExact(V::splat(scale)), &c, src, dst, n);
+        // The lanes are exact finite products, ±Inf, or the widened NaNs of the codes, whose
+        // payload (at most the code's fraction bits) sits far above the low 16 bits.
+        let c = <D::Finite as Dst>::ctx::<V>(TO_DEST);
+        map::<V, Code<F>, D::Finite, _>(&MulExact(V::splat(scale)), &c, src, dst, n);
     }
 }
