@@ -467,7 +467,8 @@ fn exact_scale_for<F: Format>(scale: u32) -> bool {
     let s = f64::from(f32::from_bits(a));
     let smallest = f64::from(f32::from_bits(codec::widen_f32::<F>(1)));
     let largest = f64::from(f32::from_bits(codec::widen_f32::<F>(F::MAX)));
-    smallest * s >= f64::from(f32::MIN_POSITIVE) && largest * s < 2f64.powi(128)
+    // 2^128 built from its bits (no `powi` without std).
+    smallest * s >= f64::from(f32::MIN_POSITIVE) && largest * s < f64::from_bits((1023 + 128) << 52)
 }
 
 /// The f32 bits of `max |x|` from the largest magnitude code `m`: NaN codes (above the
