@@ -20,6 +20,7 @@ macro_rules! block_instances {
             ///
             /// # Safety
             /// As for `AmaxFn`.
+            #[allow(dead_code)]
             $(#[$attr])*
             unsafe fn amax32(src: *const u8, n: usize) -> u32 {
                 // SAFETY: forwarded contract; the features are enabled here.
@@ -30,6 +31,7 @@ macro_rules! block_instances {
             ///
             /// # Safety
             /// As for `AmaxFn`.
+            #[allow(dead_code)]
             $(#[$attr])*
             unsafe fn amax16(src: *const u8, n: usize) -> u32 {
                 // SAFETY: forwarded contract; the features are enabled here.
@@ -66,6 +68,7 @@ macro_rules! block_instances {
             ///
             /// # Safety
             /// As for `Fp8DequantFn`.
+            #[allow(dead_code)]
             $(#[$attr])*
             unsafe fn fp8_dequant<D: run::Out>(
                 codes: *const u8,
@@ -112,17 +115,26 @@ macro_rules! block_instances {
             }
 
             /// Sets every block slot of the generic layer in `t`.
+            // (A tier that keeps hand-written kernels for `amax` and `fp8_dequant` calls only
+            // `fill_block_new`.)
+            #[allow(dead_code)]
             pub(crate) const fn fill_block(t: &mut BlockKernels) {
                 t.amax = [Some(amax32), Some(amax16), Some(amax16)];
-                t.fp8_quant = [
-                    Some(fp8_quant::<F32>),
-                    Some(fp8_quant::<Brain>),
-                    Some(fp8_quant::<Half>),
-                ];
                 t.fp8_dequant = [
                     Some(fp8_dequant::<F32>),
                     Some(fp8_dequant::<Brain>),
                     Some(fp8_dequant::<Half>),
+                ];
+                fill_block_new(t);
+            }
+
+            /// Sets the slots that no hand-written kernel serves: block FP8 quantization and
+            /// the fused scaled building blocks.
+            pub(crate) const fn fill_block_new(t: &mut BlockKernels) {
+                t.fp8_quant = [
+                    Some(fp8_quant::<F32>),
+                    Some(fp8_quant::<Brain>),
+                    Some(fp8_quant::<Half>),
                 ];
                 macro_rules! narrow_row {
                     ($s:ty) => {
