@@ -114,18 +114,29 @@ macro_rules! block_instances {
                 unsafe { scaled::dequantize_exact::<$v, F, D>(src, n, scale, dst) }
             }
 
-            /// Sets every block slot of the generic layer in `t`.
-            // (A tier that keeps hand-written kernels for `amax` and `fp8_dequant` calls only
-            // `fill_block_new`.)
+            /// Sets every block slot of the generic layer in `t`. (A tier that keeps
+            /// hand-written kernels for some slots calls the parts below instead.)
             #[allow(dead_code)]
             pub(crate) const fn fill_block(t: &mut BlockKernels) {
+                fill_amax(t);
+                fill_fp8_dequant(t);
+                fill_block_new(t);
+            }
+
+            /// Sets the `amax` slots.
+            #[allow(dead_code)]
+            pub(crate) const fn fill_amax(t: &mut BlockKernels) {
                 t.amax = [Some(amax32), Some(amax16), Some(amax16)];
+            }
+
+            /// Sets the block FP8 dequantization slots.
+            #[allow(dead_code)]
+            pub(crate) const fn fill_fp8_dequant(t: &mut BlockKernels) {
                 t.fp8_dequant = [
                     Some(fp8_dequant::<F32>),
                     Some(fp8_dequant::<Brain>),
                     Some(fp8_dequant::<Half>),
                 ];
-                fill_block_new(t);
             }
 
             /// Sets the slots that no hand-written kernel serves: block FP8 quantization and
