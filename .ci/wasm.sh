@@ -109,8 +109,8 @@ export CARGO_PROFILE_TEST_DEBUG=0
 # pairs in one pass and fused round trips: the f64 ties and random sample, every source
 # code of every narrow <-> narrow pair, the round trips, and the NaN policies (simd128's F16
 # narrowings implement Preserve and the dispatcher patches the others in); and the generic
-# block kernels simd128 has (block FP8, amax, the fused scaled building blocks:
-# tests/block_generic.rs). Every test file
+# block kernels simd128 has (block FP8 quantization, amax, the fused scaled building blocks:
+# tests/block_generic.rs; block FP8 dequantization: tests/block_backends.rs). Every test file
 # is a wasm binary of its own, and compiling them is most of this script's time. Not here:
 # tests/packed_fp4.rs (simd128 keeps packed FP4 on Scalar, which the native and qemu runs
 # cover), tests/fuzz_replay.rs (slowest to compile; the corpus runs natively and under
@@ -118,7 +118,7 @@ export CARGO_PROFILE_TEST_DEBUG=0
 # checks VCVT_BACKEND instead) and the text and data-file tests (no kernel of their own).
 SUITE=(--lib)
 for t in tails known_answers widen exhaustive_f32 api narrow_pairs round_trip f64_sources nan_policy \
-    block_generic; do
+    block_generic block_backends; do
     SUITE+=(--test "$t")
 done
 export CARGO_TARGET_DIR=$TARGET_DIR
