@@ -15,6 +15,12 @@
 //! * `building_blocks/N`: `amax`, `narrow_scaled` (f32 → E4M3, scale 0.75) beside f32 →
 //!   F8E4M3, and `dequantize_scaled` (E4M3 → BF16) beside E4M3 → BF16, on every backend.
 //!
+//! * `fp8_scaled_8x4096/32768` (always, at 8 rows × 4096 values): block FP8 128×128
+//!   quantization (`DeepSeek` and `Ue8m0`) beside f32 → F8E4M3, block FP8 dequantization to
+//!   BF16 beside F8E4M3 → BF16, `narrow_scaled` (f32 → E4M3, power-of-two scale 0.5, the
+//!   fused path; 0.75, the f64 path) beside f32 → F8E4M3, `dequantize_scaled` (E4M3 → BF16,
+//!   0.5 and 0.75, both exact in f32) beside F8E4M3 → BF16, and `amax`, on every SIMD
+//!   backend.
 //! * `mx_quant_8x4096/32768`, `mx_dequant_8x4096/32768`: MXFP4/MXFP8 `Ceil` and `Ocp`
 //!   quantization beside f32 → F4E2M1 / F8E4M3, and dequantization to BF16 beside
 //!   F4E2M1 / F8E4M3 → BF16, at 8 rows × 4096 values (issue 28's size), every backend.
@@ -482,7 +488,85 @@ fn bench_profiles_dequant(c: &mut Criterion, n: usize) {
     g.finish();
 }
 
+/// Block FP8 and the scaled building blocks at 8 rows × 4096 values, beside the plain
+/// conversions of the same data, on every SIMD backend (issue 28's yardsticks).
+fn bench_fp8_scaled_8x4096(c: &mut Criterion) {
+    let (rows, cols) = (8, 4096);
+    let n = rows * cols;
+    let shape = Shape::matrix(rows, cols);
+    let w = weights(n, 6);
+    let mut g = open(c, "fp8_scaled_8x4096", n);
+    let fp8 = BlockFp8::deepseek();
+    let mut data = vec![0u8; n];
+    let mut si = vec![0u8; fp8.scale_inv_len(shape).unwrap()];
+    fp8.quantize(&w, shape, &mut data, &mut si).unwrap();
+    let codes: Vec<F8E4M3> = data.iter().map(|&c| F8E4M3::from_bits(c)).collect();
+    let mut q = vec![F8E4M3::ZERO; n];
+    let mut out = vec![BF16::ZERO; n];
+    let mut qd = vec![0u8; n];
+    let mut qs = vec![0u8; si.len()];
+    // The SIMD tiers (`portable` and `scalar` are far slower and not what the ratios are about).
+    for b in
+        Backend::available().filter(|b| !matches!(b.to_string().as_str(), "scalar" | "portable"))
+    {
+        g.bench_function(format!("fp8block_quant-{b}"), |bench| {
+            bench.iter(|| {
+                fp8.on(b)
+                    .quantize(black_box(&w), shape, black_box(&mut qd), black_box(&mut qs))
+            })
+        });
+        let ue = fp8.profile(vcvt::block::Fp8Profile::Ue8m0);
+        g.bench_function(format!("fp8block_quant_ue8m0-{b}"), |bench| {
+            bench.iter(|| {
+                ue.on(b)
+                    .quantize(black_box(&w), shape, black_box(&mut qd), black_box(&mut qs))
+            })
+        });
+        g.bench_function(format!("f32_to_e4m3-{b}"), |bench| {
+            bench.iter(|| {
+                vcvt::convert_slice_on(b, black_box(&w), black_box(&mut q), Options::new())
+            })
+        });
+        g.bench_function(format!("fp8block_to_bf16-{b}"), |bench| {
+            bench.iter(|| {
+                fp8.on(b)
+                    .dequantize(black_box(&data), black_box(&si), shape, black_box(&mut out))
+            })
+        });
+        g.bench_function(format!("e4m3_to_bf16-{b}"), |bench| {
+            bench.iter(|| {
+                vcvt::convert_slice_on(b, black_box(&codes), black_box(&mut out), Options::new())
+            })
+        });
+        for scale in [0.5f32, 0.75] {
+            g.bench_function(format!("narrow_scaled_e4m3_{scale}-{b}"), |bench| {
+                bench.iter(|| {
+                    vcvt::block::narrow_scaled_on(b, black_box(&w), scale, black_box(&mut q))
+                })
+            });
+            g.bench_function(
+                format!("dequantize_scaled_e4m3_bf16_{scale}-{b}"),
+                |bench| {
+                    bench.iter(|| {
+                        vcvt::block::dequantize_scaled_on(
+                            b,
+                            black_box(&codes),
+                            scale,
+                            black_box(&mut out),
+                        )
+                    })
+                },
+            );
+        }
+        g.bench_function(format!("amax-{b}"), |bench| {
+            bench.iter(|| vcvt::block::amax_on(b, black_box(&w)))
+        });
+    }
+    g.finish();
+}
+
 fn benches(c: &mut Criterion) {
+    bench_fp8_scaled_8x4096(c);
     for n in sizes() {
         bench_mxfp4(c, n);
         bench_fp8_block(c, n);

@@ -5,11 +5,9 @@
 use core::mem::MaybeUninit;
 
 use super::dispatch;
-use super::spec::fp8::dequantize_run;
-use super::{BlockDest, BlockSource, Shape, as_uninit, checked_mul, expect_len, f32_at, put, soft};
+use super::spec::fp8::{dequantize_run, quantize_one, tile_scale};
+use super::{BlockDest, BlockSource, Shape, as_uninit, checked_mul, expect_len, f32_at, put};
 use crate::arch::Isa;
-use crate::codec;
-use crate::options::Policy;
 use crate::{Backend, Error, F8E4M3, KernelInfo, NanPolicy, Overflow};
 
 /// How [`BlockFp8::quantize`] chooses a tile's scale.
@@ -57,16 +55,6 @@ pub struct BlockFp8 {
     profile: Fp8Profile,
     pub(super) backend: Option<Backend>,
 }
-
-const SAT: Policy = Policy {
-    overflow: Overflow::Saturate,
-    nan: NanPolicy::Preserve,
-};
-
-/// `1e-4` as f32, DeepSeek's floor for a tile's amax.
-const AMAX_FLOOR: u32 = 0x38D1_B717;
-/// `448.0` as f32.
-const E4M3_MAX: u32 = 0x43E0_0000;
 
 impl BlockFp8 {
     /// Tiles of `tile_rows × tile_cols` values (both must be non-zero: checked by the
@@ -247,13 +235,44 @@ impl BlockFp8 {
     ) -> Result<(), Error> {
         self.check(shape, data.len(), scale_inv.len())?;
         expect_len("src", shape.len(), src.len())?;
-        dispatch::check_backend(self.backend)?;
+        let k = dispatch::check_backend(self.backend)?;
         if shape.is_empty() {
             // Nothing to convert (and rows of zero columns must not be sliced).
             return Ok(());
         }
         let (tiles_down, tiles_across) = self.tiles(shape)?;
         let cols = shape.cols();
+        let ue8m0 = self.profile == Fp8Profile::Ue8m0;
+        if let Some(f) = k.fp8_quant[S::KIND as usize] {
+            for tr in 0..tiles_down {
+                let r0 = tr * self.tile_rows;
+                let r1 = (r0 + self.tile_rows).min(shape.rows());
+                let first = r0 * shape.stride();
+                let src = &src[first..(r1 - 1) * shape.stride() + cols];
+                let codes = &mut data[r0 * cols..r1 * cols];
+                let scales = &mut scale_inv[4 * tr * tiles_across..4 * (tr + 1) * tiles_across];
+                // SAFETY: `src` holds rows `r0..r1` (`(r1 − r0 − 1) · stride + cols` values
+                // of `S`, the slot's type: `S::KIND` indexes the table), `stride` values
+                // apart; `codes` their `(r1 − r0) · cols` bytes, `scales` the band's
+                // `4 · tiles_across` bytes; the counts are non-zero (`shape` is not empty,
+                // `tiles` checked the tile); `check_backend` returned this table only if its
+                // backend runs here. The kernel initialises every byte of `codes` and
+                // `scales`.
+                unsafe {
+                    f(
+                        src.as_ptr().cast(),
+                        shape.stride() * core::mem::size_of::<S>(),
+                        r1 - r0,
+                        cols,
+                        self.tile_cols,
+                        ue8m0,
+                        codes.as_mut_ptr().cast(),
+                        scales.as_mut_ptr().cast(),
+                    )
+                };
+            }
+            return Ok(());
+        }
         let backend = self.backend.unwrap_or_else(Backend::active);
         // Hardware division is the IEEE one only under the default FP environment; read once
         // per call (a caller changing it meanwhile would be changing it under this call).
@@ -269,7 +288,7 @@ impl BlockFp8 {
                     let row = &src[r * shape.stride() + c0..r * shape.stride() + c1];
                     m = m.max(super::amax_bits(row));
                 }
-                let s = self.scale(m);
+                let s = tile_scale(m, ue8m0);
                 let i = 4 * (tr * tiles_across + tc);
                 for (slot, byte) in scale_inv[i..i + 4].iter_mut().zip(s.to_le_bytes()) {
                     put(slot, byte);
@@ -284,8 +303,7 @@ impl BlockFp8 {
                         quantize_run_hw(backend, row, s, out);
                     } else {
                         for (d, x) in out.iter_mut().zip(row) {
-                            let q = soft::div(x.f32_bits(), s);
-                            put(d, codec::narrow_f32::<F8E4M3>(q, SAT) as u8);
+                            put(d, quantize_one(x.f32_bits(), s));
                         }
                     }
                 }
@@ -317,32 +335,13 @@ impl BlockFp8 {
 
     /// The f32 scale (bits) of a tile whose `max |x|` has bits `m`.
     fn scale(&self, m: u32) -> u32 {
-        // max(amax, 1e-4) as Triton's `tl.maximum` computes it: a NaN amax stays NaN.
-        let amax = if m > 0x7F80_0000 {
-            0x7FC0_0000
-        } else {
-            m.max(AMAX_FLOOR)
-        };
-        let s = soft::div(amax, E4M3_MAX);
-        match self.profile {
-            Fp8Profile::DeepSeek => s,
-            Fp8Profile::Ue8m0 if s >= 0x7F80_0000 => s,
-            Fp8Profile::Ue8m0 => {
-                // s ≥ 1e-4 / 448 is a normal f32: bump the exponent unless s is a power
-                // of two already (the bump may reach +Inf, the next power of two).
-                if s & 0x007F_FFFF == 0 {
-                    s
-                } else {
-                    ((s >> 23) + 1) << 23
-                }
-            }
-        }
+        tile_scale(m, self.profile == Fp8Profile::Ue8m0)
     }
 }
 
 /// Whether this CPU's f32 division, as the compiler emits `a / b` here, is IEEE division
 /// rounded to nearest even with subnormals kept: on x86-64 when MXCSR is the default. Other
-/// targets (and Miri) answer `false` and quantize with [`soft::div`].
+/// targets (and Miri) answer `false` and quantize with [`soft::div`](super::soft::div).
 #[inline]
 fn hardware_div_is_ieee() -> bool {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
@@ -363,9 +362,9 @@ const HW_STEP: usize = 64;
 /// the same codes, when [`hardware_div_is_ieee`] holds and `s` is finite and positive.
 ///
 /// Why the codes are the same: for a finite positive `s`, `x / s` is the IEEE quotient
-/// rounded to nearest even in both paths (the integer path's argument is in [`soft`]; the
+/// rounded to nearest even in both paths (the integer path's argument is in [`soft`](super::soft); the
 /// hardware's under the default MXCSR is IEEE's), and it is never an invalid operation. A NaN
-/// `x` is the only NaN case; [`soft::div`] returns it quieted, which is what the select below
+/// `x` is the only NaN case; [`soft::div`](super::soft::div) returns it quieted, which is what the select below
 /// passes on (Rust leaves the NaN that a division returns unspecified, so it is not used).
 /// The narrowing kernels implement `codec::narrow_f32` with the same policy (saturate, NaN
 /// sign kept), whatever the FP environment.

@@ -85,6 +85,43 @@ pub(crate) const MLX_E2M1: usize = 0;
 pub(crate) const MLX_E2M1_GGML: usize = 1;
 /// See [`MLX_E2M1`].
 pub(crate) const MLX_E4M3: usize = 2;
+/// Block FP8 quantization of one band of tile rows: `rows <= tile_rows` rows of `cols`
+/// values of the slot's source type, `stride` **bytes** apart, into `rows · cols` E4M3
+/// codes (row after row) and the `cols.div_ceil(tile_cols)` little-endian f32 scales of the
+/// band's tiles, with the scale rule of `spec::fp8::tile_scale` (`ue8m0` selects the
+/// profile), bit for bit the scalar quantization.
+///
+/// # Safety
+/// `src` readable for `(rows − 1) · stride` bytes plus `cols` values of the slot's type
+/// (no alignment required), `codes` writable for `rows · cols` bytes, `scales` for
+/// `4 · cols.div_ceil(tile_cols)` bytes, `rows`, `cols` and `tile_cols` non-zero, and the
+/// table's backend must run on this CPU.
+pub(crate) type Fp8QuantFn = unsafe fn(
+    src: *const u8,
+    stride: usize,
+    rows: usize,
+    cols: usize,
+    tile_cols: usize,
+    ue8m0: bool,
+    codes: *mut u8,
+    scales: *mut u8,
+);
+
+/// A fused scaled conversion of `n` values with the f32 scale whose bits are `scale`, for
+/// the scales the building block's caller found exact in f32 (`src/block/scaled.rs`):
+/// `narrow_scaled` (source: f32/BF16/F16 values, destination: codes) takes positive normal
+/// powers of two, `dequantize_scaled` (source: codes, destination: f32/BF16/F16) the scales
+/// whose every product with a code of the format is an exact normal f32.
+///
+/// # Safety
+/// `src` readable for `n` values and `dst` writable for `n` values of the slot's types (no
+/// alignment required), `scale` as the slot requires, and the table's backend must run on
+/// this CPU.
+pub(crate) type ScaledFn = unsafe fn(src: *const u8, n: usize, scale: u32, dst: *mut u8);
+
+/// Formats of the fused scaled slots, in the order of `ScaledCode::FUSED` (F8E4M3, F8E5M2,
+/// F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1; E8M0 has none).
+pub(crate) const SCALED_FORMATS: usize = 7;
 
 /// One backend's block kernels.
 pub(crate) struct BlockKernels {
@@ -120,6 +157,12 @@ pub(crate) struct BlockKernels {
     /// The instruction set of the `ggml_*` and `mlx_*` kernels (one instantiation fills
     /// them all): what `Mx::quantize_kernel`/`dequantize_kernel` report for those profiles.
     pub(crate) profiles_isa: Isa,
+    /// `[source]`, indices of `DestKind`.
+    pub(crate) fp8_quant: [Option<Fp8QuantFn>; 3],
+    /// `narrow_scaled` with a power-of-two scale: `[source][format]`.
+    pub(crate) narrow_scaled: [[Option<ScaledFn>; SCALED_FORMATS]; 3],
+    /// `dequantize_scaled` with an exact scale: `[format][destination]`.
+    pub(crate) dequantize_scaled: [[Option<ScaledFn>; 3]; SCALED_FORMATS],
 }
 
 impl BlockKernels {
@@ -131,6 +174,9 @@ impl BlockKernels {
             fp8_dequant: [None; 3],
             amax: [None; 3],
             products: None,
+            fp8_quant: [None; 3],
+            narrow_scaled: [[None; SCALED_FORMATS]; 3],
+            dequantize_scaled: [[None; 3]; SCALED_FORMATS],
             ggml_quant: [[None; 3]; 2],
             ggml_dequant: [[None; 3]; 2],
             mlx_quant: [[None; 3]; 3],

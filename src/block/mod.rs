@@ -388,6 +388,12 @@ block_half!(F16, F16);
 ///
 /// Sealed.
 pub trait ScaledCode: private::Sealed + Copy + Send + Sync + 'static {
+    /// The format's index in the fused scaled slots (`kernels::SCALED_FORMATS` for none).
+    #[doc(hidden)]
+    const FUSED: usize;
+    /// Whether `x · scale` is an exact normal f32 for every finite non-zero code `x`.
+    #[doc(hidden)]
+    fn exact_scale(scale: u32) -> bool;
     #[doc(hidden)]
     fn narrow_wide(x: f64) -> Self;
     #[doc(hidden)]
@@ -401,9 +407,14 @@ pub trait ScaledCode: private::Sealed + Copy + Send + Sync + 'static {
 }
 
 macro_rules! scaled_code {
-    ($($t:ident),*) => {$(
+    ($($t:ident = $i:expr),*) => {$(
         impl private::Sealed for crate::$t {}
         impl ScaledCode for crate::$t {
+            const FUSED: usize = $i;
+            #[inline]
+            fn exact_scale(scale: u32) -> bool {
+                exact_scale_for::<crate::$t>(scale)
+            }
             #[inline(always)]
             fn narrow_wide(x: f64) -> Self {
                 let p = Policy::overflow(<crate::$t as Format>::DEFAULT_OVERFLOW);
@@ -428,8 +439,37 @@ macro_rules! scaled_code {
     )*};
 }
 scaled_code!(
-    F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F8E8M0
+    F8E4M3 = 0,
+    F8E5M2 = 1,
+    F8E4M3FNUZ = 2,
+    F8E5M2FNUZ = 3,
+    F6E2M3 = 4,
+    F6E3M2 = 5,
+    F4E2M1 = 6,
+    F8E8M0 = kernels::SCALED_FORMATS
 );
+
+/// Whether the f32 `scale` (bits) times every finite non-zero value of the IEEE-like format
+/// `F` is an exact normal f32: `scale` normal (either sign), the significant bits of both
+/// at most 24 together (so the product's significand fits), the smallest value times
+/// `|scale|` at least 2^-126 and the largest below 2^128. The bounds are computed in f64,
+/// where these products of f32 values are exact.
+fn exact_scale_for<F: Format>(scale: u32) -> bool {
+    let a = scale & 0x7FFF_FFFF;
+    if !(0x0080_0000..0x7F80_0000).contains(&a) {
+        return false;
+    }
+    let significand = (a & 0x007F_FFFF) | 0x0080_0000;
+    let bits = 24 - significand.trailing_zeros();
+    if bits + F::MAN_BITS + 1 > 24 {
+        return false;
+    }
+    let s = f64::from(f32::from_bits(a));
+    let smallest = f64::from(f32::from_bits(codec::widen_f32::<F>(1)));
+    let largest = f64::from(f32::from_bits(codec::widen_f32::<F>(F::MAX)));
+    // 2^128 built from its bits (no `powi` without std).
+    smallest * s >= f64::from(f32::MIN_POSITIVE) && largest * s < f64::from_bits((1023 + 128) << 52)
+}
 
 /// The f32 bits of `max |x|` from the largest magnitude code `m`: NaN codes (above the
 /// infinity code) give `0x7FC00000`.

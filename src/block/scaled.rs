@@ -101,7 +101,9 @@ fn products_with(k: &BlockKernels, bits: &[u32], s: f64, out: &mut [f64]) {
 /// with that NaN's sign, and `0 · ∞` a positive NaN (saturating formats without NaN codes
 /// follow their NaN policy, [`NanPolicy::Preserve`](crate::NanPolicy::Preserve)).
 ///
-/// The products are formed in chunks and narrowed by the backend's f64 kernels.
+/// With a positive power-of-two `scale` the product is formed exactly on the f32 bits and
+/// narrowed in one pass by the backend's block kernel; otherwise the products are formed in
+/// chunks in f64 and narrowed by the backend's f64 kernels.
 ///
 /// ```
 /// use vcvt::F4E2M1;
@@ -150,7 +152,23 @@ fn narrow_scaled_with<S: BlockSource, D: ScaledCode>(
 ) -> Result<(), Error> {
     expect_len("dst", src.len(), dst.len())?;
     let k = dispatch::check_backend(Some(backend))?;
-    let s = wide_fast(scale.to_bits());
+    let sb = scale.to_bits();
+    // A positive normal power of two: the fused f32 path, where the backend has one.
+    if sb & 0x807F_FFFF == 0 && (0x0080_0000..0x7F80_0000).contains(&sb) {
+        let slot = k.narrow_scaled[S::KIND as usize]
+            .get(D::FUSED)
+            .copied()
+            .flatten();
+        if let Some(f) = slot {
+            // SAFETY: `src` and `dst` hold `src.len()` values of the slot's types (`S::KIND`
+            // and `D::FUSED` index the table); `sb` is a positive normal power of two, the
+            // slot's condition; `check_backend` returned this table only if its backend
+            // runs here.
+            unsafe { f(src.as_ptr().cast(), src.len(), sb, dst.as_mut_ptr().cast()) };
+            return Ok(());
+        }
+    }
+    let s = wide_fast(sb);
     let mut bits = [0u32; CHUNK];
     let mut buf = [0f64; CHUNK];
     for (d, x) in dst.chunks_mut(CHUNK).zip(src.chunks(CHUNK)) {
@@ -166,7 +184,10 @@ fn narrow_scaled_with<S: BlockSource, D: ScaledCode>(
 /// rounded once to the destination (nearest, ties to even, overflow to ±Inf). A NaN code
 /// (else a NaN `scale`) gives NaN with its sign; `0 · Inf` gives `+NaN`.
 ///
-/// The codes are widened and the results narrowed by the backend's kernels, in chunks.
+/// When every product of a code and `scale` is an exact normal f32 (a power-of-two scale in
+/// the format's range, or any scale with few enough significant bits), the backend's block
+/// kernel computes it in f32 in one pass; otherwise the codes are widened and the exact f64
+/// products narrowed by the backend's kernels, in chunks.
 ///
 /// ```
 /// use vcvt::{BF16, F8E4M3};
@@ -215,7 +236,22 @@ fn dequantize_scaled_with<S: ScaledCode, D: BlockDest>(
 ) -> Result<(), Error> {
     expect_len("dst", src.len(), dst.len())?;
     let k = dispatch::check_backend(Some(backend))?;
-    let s = wide_fast(scale.to_bits());
+    let sb = scale.to_bits();
+    // A scale whose every product is an exact normal f32: the fused f32 path.
+    let slot = k
+        .dequantize_scaled
+        .get(S::FUSED)
+        .and_then(|r| r[D::KIND as usize]);
+    if let Some(f) = slot
+        && S::exact_scale(sb)
+    {
+        // SAFETY: `src` and `dst` hold `src.len()` values of the slot's types (`S::FUSED`
+        // and `D::KIND` index the table); `exact_scale` is the slot's condition;
+        // `check_backend` returned this table only if its backend runs here.
+        unsafe { f(src.as_ptr().cast(), src.len(), sb, dst.as_mut_ptr().cast()) };
+        return Ok(());
+    }
+    let s = wide_fast(sb);
     let mut wide = [0f32; CHUNK];
     let mut bits = [0u32; CHUNK];
     let mut buf = [0f64; CHUNK];

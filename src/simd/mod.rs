@@ -148,6 +148,15 @@ pub(crate) trait Vector: Copy {
     /// Lane-wise f32 product of `self` and `b`, for operands whose product is exact and
     /// normal (so no rounding mode, FTZ or DAZ can change it) and which are not denormal.
     unsafe fn mul_exact_f32(self, b: Self) -> Self;
+    /// Lane-wise f32 product `self · b`, rounded to nearest even whatever the caller's FP
+    /// environment says about rounding: AVX-512 carries the rounding in the instruction,
+    /// AVX2 runs it under the round-to-nearest MXCSR its block entry points set up, NEON
+    /// under `Fpcr0`, WebAssembly always rounds to nearest. x86's FTZ and DAZ may still apply
+    /// (the callers argue why they cannot change their results), and the bits of a NaN
+    /// result are unspecified (WebAssembly), so callers select NaN lanes themselves.
+    unsafe fn mul_rne(self, b: Self) -> Self;
+    /// Lane-wise f32 quotient `self / b`, rounded as [`mul_rne`](Self::mul_rne) says.
+    unsafe fn div_rne(self, b: Self) -> Self;
 
     /// Loads `n` bytes, zero-extended to lanes.
     unsafe fn load_u8(p: *const u8, n: usize) -> Self;

@@ -9,15 +9,14 @@ use crate::block::kernels::BlockKernels;
 use crate::simd::x86_64 as generic;
 
 /// `Avx2`: the hand-written AVX2 block kernels (the generic 256-bit MX kernels,
-/// `simd/x86_64/avx2.rs`'s `fill_block`, measured slower; that module says by how much), and
-/// the generic layer's 256-bit kernels for the slots those leave empty (the MX `Ggml` and
-/// `Mlx` profiles and the ggml layout).
+/// `simd/x86_64/avx2.rs`'s `fill_block_mx`, measured slower; that module says by how much),
+/// and the generic layer's 256-bit kernels for the slots those leave empty
+/// (`simd/x86_64/avx2.rs`'s `fill_block`).
 const fn avx2_table() -> BlockKernels {
     let mut t = BlockKernels::empty();
     avx2_block::set(&mut t);
     t.tag_filled(Isa::Avx2);
-    generic::avx2::fill_block_profiles(&mut t);
-    t.profiles_isa = Isa::Avx2;
+    generic::avx2::fill_block(&mut t);
     t
 }
 

@@ -271,6 +271,41 @@ impl Vector for V128 {
     }
 
     #[inline(always)]
+    unsafe fn mul_rne(self, b: Self) -> Self {
+        // `FMUL`, rounded by FPCR.RMode: to nearest even under the kernels' `Fpcr0` (FZ and
+        // DN clear too, so nothing is flushed and a NaN operand propagates).
+        let r: uint32x4_t;
+        // SAFETY: register operands only (base AdvSIMD). Not `pure`: the statement stays
+        // between the guard's `MSR`s (module docs).
+        unsafe {
+            asm!(
+                "fmul {r:v}.4s, {a:v}.4s, {b:v}.4s",
+                r = lateout(vreg) r,
+                a = in(vreg) self.0,
+                b = in(vreg) b.0,
+                options(nomem, nostack, preserves_flags)
+            )
+        };
+        V128(r)
+    }
+    #[inline(always)]
+    unsafe fn div_rne(self, b: Self) -> Self {
+        // `FDIV`, under `Fpcr0` as `mul_rne`.
+        let r: uint32x4_t;
+        // SAFETY: as for `mul_rne`.
+        unsafe {
+            asm!(
+                "fdiv {r:v}.4s, {a:v}.4s, {b:v}.4s",
+                r = lateout(vreg) r,
+                a = in(vreg) self.0,
+                b = in(vreg) b.0,
+                options(nomem, nostack, preserves_flags)
+            )
+        };
+        V128(r)
+    }
+
+    #[inline(always)]
     unsafe fn load_u8(p: *const u8, n: usize) -> Self {
         // SAFETY: the caller has the features and vouches for the `n` bytes at `p`: 4 are
         // read only when `n == 4`.
@@ -616,14 +651,27 @@ impl mx::Inst for Blocks {
     }
 }
 
-/// Sets the block-kernel slots (`src/block/kernels.rs`) that this instantiation serves
-/// instead of the hand-written NEON kernels: the MX `Ocp`/`Ceil` dequantization and
-/// quantization of every element (the same 128-bit width; one algorithm for every tier).
+/// Sets the block-kernel slots (`src/block/kernels.rs`) that this instantiation serves on
+/// top of the hand-written NEON block kernels: the MX `Ocp`/`Ceil` dequantization and
+/// quantization of every element instead of the hand-written ones (the same 128-bit width;
+/// one algorithm for every tier), the `Ggml` and `Mlx` profiles, `amax` (the scalar loop
+/// before), block FP8 quantization and the fused scaled building blocks. Block FP8
+/// dequantization keeps the hand-written kernel (not timed against the generic one on
+/// aarch64 hardware; qemu timings mean nothing).
 pub(crate) const fn fill_block(t: &mut BlockKernels) {
     mx::fill::<Blocks>(t);
     // The MX `Ggml` and `Mlx` profiles and the ggml layout.
     fill_block_profiles(t);
     t.profiles_isa = Isa::Neon;
+    // Block FP8, `amax` and the fused scaled building blocks.
+    block_kernels::fill_amax(t);
+    block_kernels::fill_block_new(t);
 }
 
 crate::simd::generic::block::instantiate_profiles!(V128, "neon", super::Fpcr0::new());
+
+crate::simd::generic::block::instances::block_instances!(
+    V128,
+    [#[target_feature(enable = "neon")]],
+    crate::simd::aarch64::Fpcr0::new()
+);

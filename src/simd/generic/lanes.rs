@@ -89,6 +89,9 @@ pub(crate) struct Narrow<V> {
     nan: V,
     /// What a negative NaN adds to it: `SIGN_BIT` or 0.
     nan_sign: V,
+    /// What [`narrow_by`] adds to the `VPMADDWD` result: `k · 2^(MAN_BITS + 8)` for a scale
+    /// of `2^k` folded into the constants ([`Narrow::new_scaled`]); 0 otherwise.
+    offset: V,
 }
 
 impl<V: Vector> Narrow<V> {
@@ -120,7 +123,53 @@ impl<V: Vector> Narrow<V> {
                 weights: V::splat(c.weights as u32),
                 nan: V::splat(nan_pos),
                 nan_sign: V::splat(nan_sign),
+                offset: V::splat(0),
             }
+        }
+    }
+
+    /// The constants of [`narrow_by`] for `x · 2^k` narrowed to `F` under `p`, with the
+    /// scale folded into them, or `None` for a `k` outside the range where that is exact.
+    ///
+    /// Narrowing `X = x · 2^k` computes `a = min(|X|, cap)`, `t = 2^max(e(a), emin)` and
+    /// `s = fma(t, K, a)`. With `cap' = cap · 2^-k` and `min_normal' = 2^(emin − k)` the same
+    /// steps on `|x|` give `a' = a · 2^-k`, `t' = t · 2^-k` and `s' = fma(t', K, a')`, which
+    /// is `s · 2^-k` exactly when every quantity stays a normal f32 (scaling by a power of
+    /// two commutes with rounding there): `cap'` normal, `s'` below 2^128
+    /// (`e(cap) − k + 24 − MAN_BITS <= 127`), and the scaled quantum `2^(emin − MAN_BITS −
+    /// k)` at least 2^-124, so that a denormal `a'` (which DAZ may read as zero, and which the
+    /// exact computation rounds to zero anyway: it is below a quarter of that quantum) and
+    /// FTZ (`s' >= 2^(emin + 23 − MAN_BITS − k)` is normal) change nothing. `s'` then has
+    /// `s`'s low 16 bits and `k << 7` less in its high half, so `VPMADDWD` gives
+    /// `k · 2^(MAN_BITS + 1) · 2^7` less, which `offset` adds back. Everything else (the
+    /// clamp of ±Inf and of every overflowing `X` to `cap`'s code, the sign, the NaN select)
+    /// reads `x`'s bits as `narrow` reads `X`'s.
+    ///
+    /// # Safety
+    /// The CPU has `V`'s features.
+    #[inline(always)]
+    pub(crate) unsafe fn new_scaled<F: Format>(p: Policy, k: i32) -> Option<Narrow<V>> {
+        let cap_code = match p.overflow {
+            Overflow::Saturate => F::MAX,
+            Overflow::NonSaturating => F::OVERFLOW_NONSAT,
+        };
+        let c = Fp8Fma::new(F::MAN_BITS, F::BIAS, cap_code);
+        let cap_field = (c.cap.to_bits() >> 23) as i32;
+        let emin = 1 - F::BIAS;
+        let m = F::MAN_BITS as i32;
+        let ok = (1..=254).contains(&(cap_field - k))
+            && cap_field - 127 - k + 24 - m <= 127
+            && emin - m - k >= -124;
+        if !ok {
+            return None;
+        }
+        // SAFETY: the caller's guarantee.
+        unsafe {
+            let mut n = Narrow::new::<F>(p);
+            n.cap = V::splat(((cap_field - k) as u32) << 23 | (c.cap.to_bits() & 0x007F_FFFF));
+            n.min_normal = V::splat(((127 + emin - k) as u32) << 23);
+            n.offset = V::splat((k << (F::MAN_BITS + 8)) as u32);
+            Some(n)
         }
     }
 }
@@ -172,6 +221,17 @@ impl<V: Vector> Narrow<V> {
 /// The CPU has `V`'s features.
 #[inline(always)]
 pub(crate) unsafe fn narrow<V: Vector, F: Format>(x: V, c: &Narrow<V>) -> V {
+    // SAFETY: the caller's guarantee.
+    unsafe { narrow_by::<V, F, false>(x, c) }
+}
+
+/// [`narrow`], or with `SCALED` the narrowing of `x · 2^k` for the constants of
+/// [`Narrow::new_scaled`] (one more add).
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn narrow_by<V: Vector, F: Format, const SCALED: bool>(x: V, c: &Narrow<V>) -> V {
     // SAFETY: the caller's guarantee; no memory is touched.
     unsafe {
         let abs = x.and(V::splat(0x7FFF_FFFF));
@@ -182,7 +242,9 @@ pub(crate) unsafe fn narrow<V: Vector, F: Format>(x: V, c: &Narrow<V>) -> V {
         let s = V::fma_rne(t, c.k, a);
         // 256 * (D + q + 2^MAN_BITS * E) in the low 16 bits: the code in bits 8..15. Its low
         // byte is the magnitude code; the bits above it are not zero.
-        let mag = s.madd16(c.weights).shr(8);
+        let sum = s.madd16(c.weights);
+        let sum = if SCALED { sum.add(c.offset) } else { sum };
+        let mag = sum.shr(8);
         // The sign at bit BITS - 1 (the bits below it are other source bits).
         let sign = x.shr(32 - F::BITS);
         let code = if F::NEG_ZERO {

@@ -286,6 +286,17 @@ impl Vector for V128 {
     }
 
     #[inline(always)]
+    unsafe fn mul_rne(self, b: Self) -> Self {
+        // IEEE multiplication, rounded to nearest even, subnormals kept (module docs).
+        V128(f32x4_mul(self.0, b.0))
+    }
+    #[inline(always)]
+    unsafe fn div_rne(self, b: Self) -> Self {
+        // IEEE division, as `mul_rne`.
+        V128(f32x4_div(self.0, b.0))
+    }
+
+    #[inline(always)]
     unsafe fn load_u8(p: *const u8, n: usize) -> Self {
         // SAFETY: the caller vouches for the `n` bytes at `p`; 4 are read only when n == 4.
         let w = unsafe {
@@ -606,14 +617,24 @@ impl mx::Inst for Blocks {
     }
 }
 
-/// Sets the block-kernel slots (`src/block/kernels.rs`) that this instantiation serves;
-/// the others stay empty (the scalar specification): the MX `Ocp`/`Ceil` dequantization
-/// and quantization of every element.
+crate::simd::generic::block::instances::block_instances!(
+    V128,
+    [],
+    crate::simd::generic::block::run::Unguarded
+);
+
+/// Sets the block-kernel slots (`src/block/kernels.rs`) that this instantiation serves (the
+/// others stay empty: the scalar specification): the MX `Ocp`/`Ceil` dequantization and
+/// quantization of every element, the `Ggml` and `Mlx` profiles, `amax`, block FP8
+/// quantization and dequantization, and the fused scaled building blocks.
 pub(crate) const fn fill_block(t: &mut BlockKernels) {
     mx::fill::<Blocks>(t);
     // The MX `Ggml` and `Mlx` profiles and the ggml layout.
     fill_block_profiles(t);
     t.profiles_isa = Isa::Simd128;
+    // Block FP8, `amax` and the fused scaled building blocks.
+    block_kernels::fill_block(t);
+    t.fp8_dequant_isa = [Isa::Simd128; 3];
 }
 
 crate::simd::generic::block::instantiate_profiles!(V128, "simd128", ());

@@ -281,6 +281,24 @@ impl Vector for V256 {
     }
 
     #[inline(always)]
+    unsafe fn mul_rne(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). MXCSR.RC is round to
+        // nearest: the block entry points see to it (`simd/x86_64/mod.rs`, `RoundNearest`).
+        unsafe {
+            let p = _mm256_mul_ps(_mm256_castsi256_ps(self.0), _mm256_castsi256_ps(b.0));
+            V256(_mm256_castps_si256(p))
+        }
+    }
+    #[inline(always)]
+    unsafe fn div_rne(self, b: Self) -> Self {
+        // SAFETY: as for `mul_rne`.
+        unsafe {
+            let q = _mm256_div_ps(_mm256_castsi256_ps(self.0), _mm256_castsi256_ps(b.0));
+            V256(_mm256_castps_si256(q))
+        }
+    }
+
+    #[inline(always)]
     unsafe fn load_u8(p: *const u8, n: usize) -> Self {
         // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
@@ -642,40 +660,41 @@ impl mx::Inst for Blocks {
     }
 }
 
-/// Sets the MX `Ocp`/`Ceil` block-kernel slots to the generic kernels at 256 bits.
-pub(crate) const fn fill_block(t: &mut BlockKernels) {
+/// Sets the MX `Ocp`/`Ceil` block-kernel slots to the generic kernels at 256 bits. Not
+/// called by any table: the hand-written AVX2 MX kernels (`arch/x86_64/avx2_block.rs`)
+/// measured faster (MXFP4 → BF16 1.0–1.25 against 1.9–2.1 Gelem/s, MXFP8 → BF16 0.53–0.57
+/// against 0.90–0.96, alternating builds under load); kept compiled so that it can be
+/// measured again.
+#[allow(dead_code)]
+pub(crate) const fn fill_block_mx(t: &mut BlockKernels) {
     mx::fill::<Blocks>(t);
 }
 
-/// MXCSR.RC = round to nearest while alive (the `k` entry point's switch, as a guard for the
-/// block kernels): a copy with RC cleared is loaded only when RC is not already nearest, and
-/// the caller's MXCSR (flags included) is put back on drop. The `asm!` blocks are not
-/// `nomem`, so the kernel's memory accesses and the arithmetic on them stay between the two.
-pub(crate) struct RoundNearest(Option<u32>);
+crate::simd::generic::block::instantiate_profiles!(
+    V256,
+    "avx2,fma,f16c",
+    crate::simd::x86_64::RoundNearest::new()
+);
 
-impl RoundNearest {
-    /// Sets RC to nearest until dropped.
-    #[inline(always)]
-    pub(crate) fn new() -> RoundNearest {
-        let saved = super::mxcsr();
-        if saved & 0x6000 != 0 {
-            // SAFETY: `saved` with RC cleared is a valid MXCSR value; `drop` restores it.
-            unsafe { super::load_mxcsr(saved & !0x6000) };
-            RoundNearest(Some(saved))
-        } else {
-            RoundNearest(None)
-        }
-    }
+// ---------------------------------------------------------------------------------------
+// The block kernels at 256 bits (registered in the `Avx2` block table, unlike the element
+// kernels above).
+// ---------------------------------------------------------------------------------------
+
+crate::simd::generic::block::instances::block_instances!(
+    V256,
+    [#[target_feature(enable = "avx2,fma,f16c")]],
+    crate::simd::x86_64::RoundNearest::new()
+);
+
+/// Sets the block-kernel slots (`src/block/kernels.rs`) that no hand-written AVX2 kernel
+/// serves, from the generic layer at 256 bits: the MX `Ggml` and `Mlx` profiles and the ggml
+/// layout, block FP8 quantization and the fused scaled building blocks. The MX `Ocp`/`Ceil`
+/// kernels, `amax` and block FP8 dequantization keep the hand-written kernels of
+/// `arch/x86_64/avx2_block.rs` (tuned on this tier; the generic ones were not measured
+/// faster here).
+pub(crate) const fn fill_block(t: &mut BlockKernels) {
+    fill_block_profiles(t);
+    t.profiles_isa = Isa::Avx2;
+    block_kernels::fill_block_new(t);
 }
-
-impl Drop for RoundNearest {
-    #[inline(always)]
-    fn drop(&mut self) {
-        if let Some(saved) = self.0 {
-            // SAFETY: the caller's MXCSR, read in `new`.
-            unsafe { super::load_mxcsr(saved) };
-        }
-    }
-}
-
-crate::simd::generic::block::instantiate_profiles!(V256, "avx2,fma,f16c", RoundNearest::new());

@@ -245,6 +245,26 @@ impl Vector for V512 {
     }
 
     #[inline(always)]
+    unsafe fn mul_rne(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). `{rn-sae}`: round to
+        // nearest even whatever MXCSR.RC says.
+        unsafe {
+            let p =
+                _mm512_mul_round_ps::<RNE>(_mm512_castsi512_ps(self.0), _mm512_castsi512_ps(b.0));
+            V512(_mm512_castps_si512(p))
+        }
+    }
+    #[inline(always)]
+    unsafe fn div_rne(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). `{rn-sae}`, as above.
+        unsafe {
+            let q =
+                _mm512_div_round_ps::<RNE>(_mm512_castsi512_ps(self.0), _mm512_castsi512_ps(b.0));
+            V512(_mm512_castps_si512(q))
+        }
+    }
+
+    #[inline(always)]
     unsafe fn load_u8(p: *const u8, n: usize) -> Self {
         // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
@@ -587,16 +607,30 @@ impl mx::Inst for Blocks {
 /// '8x4096/.*-(avx512-bf16|avx2)$'`, two runs under load; README "MX `Ceil`/`Ocp` at 8 × 4096
 /// values"): MXFP4 → BF16 1.65–1.85× and f32 → MXFP4 `Ceil` 1.1–1.75× the AVX2 kernels,
 /// MXFP8 → BF16 0.96–1.01× (within noise); the other elements and destinations run the same
-/// code paths and were not timed one by one.
+/// code paths and were not timed one by one. Also the `Ggml` and `Mlx` profiles, `amax`, block
+/// FP8 quantization and the fused scaled building blocks at 512 bits. Block FP8
+/// dequantization keeps the hand-written AVX2 kernel, which measured as fast or faster than
+/// the generic one at 512 bits (`cargo bench --bench block -- fp8_scaled_8x4096`, six runs
+/// under load: medians 0.44 against 0.41 el/ns; README, "Block FP8 and the scaled building
+/// blocks on every tier").
 pub(crate) const fn fill_block(t: &mut BlockKernels) {
     mx::fill::<Blocks>(t);
     // The MX `Ggml` and `Mlx` profiles and the ggml layout.
     fill_block_profiles(t);
     t.profiles_isa = Isa::Avx512;
+    // Block FP8, `amax` and the fused scaled building blocks.
+    block_kernels::fill_amax(t);
+    block_kernels::fill_block_new(t);
 }
 
 crate::simd::generic::block::instantiate_profiles!(
     V512,
     "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c",
     ()
+);
+
+crate::simd::generic::block::instances::block_instances!(
+    V512,
+    [#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]],
+    crate::simd::generic::block::run::Unguarded
 );

@@ -39,3 +39,39 @@ pub(crate) unsafe fn load_mxcsr(csr: u32) {
         )
     };
 }
+
+/// MXCSR.RC = round to nearest for the lifetime of the value (the AVX2 block kernels'
+/// guard, as the AVX2 element entry point `avx2::k` does inline): when the caller's MXCSR
+/// rounds otherwise (rare), a copy with RC cleared is loaded, and dropping the guard puts the
+/// caller's MXCSR (flags included) back. FTZ and DAZ are left as they are: the kernels argue
+/// why they cannot change their results. The `LDMXCSR` statements are not `nomem`, so the
+/// kernel's loads and stores, and the arithmetic between them that depends on the loads,
+/// stay between the two.
+pub(crate) struct RoundNearest {
+    saved: Option<u32>,
+}
+
+impl RoundNearest {
+    /// Sets MXCSR.RC to round to nearest (if it is not already) until the value is dropped.
+    #[inline(always)]
+    pub(crate) fn new() -> RoundNearest {
+        let csr = mxcsr();
+        if csr & 0x6000 == 0 {
+            return RoundNearest { saved: None };
+        }
+        // SAFETY: `csr` with RC cleared is a valid MXCSR value (it came from STMXCSR);
+        // `drop` restores `csr`.
+        unsafe { load_mxcsr(csr & !0x6000) };
+        RoundNearest { saved: Some(csr) }
+    }
+}
+
+impl Drop for RoundNearest {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if let Some(csr) = self.saved {
+            // SAFETY: the value STMXCSR gave in `new`.
+            unsafe { load_mxcsr(csr) };
+        }
+    }
+}

@@ -5,16 +5,28 @@
 //!
 //! * [`mx`]: the MX `Ocp` and `Ceil` profiles of every element;
 //! * [`ggml`]: the MX `Ggml` profile (gguf's MXFP4) and the ggml `block_mxfp4` layout;
-//! * [`mlx`]: the MX `Mlx` profile (MLX's CPU mxfp4 and mxfp8).
+//! * [`mlx`]: the MX `Mlx` profile (MLX's CPU mxfp4 and mxfp8);
+//! * [`fp8`]: block FP8 (DeepSeek) quantization of whole tile rows and dequantization of a
+//!   row, and the `amax` building block;
+//! * [`scaled`]: the fused f32 paths of `narrow_scaled` and `dequantize_scaled` for the
+//!   scales whose products are exact in f32.
+//!
+//! The profiles are instantiated per ISA by `instantiate_profiles!` (below), block FP8 and
+//! the building blocks by [`block_instances!`](instances::block_instances) ([`instances`]),
+//! with [`run`] holding their loop.
 //!
 //! Each kernel handles whole blocks of one row; a block whose scale falls outside the range
 //! where the vector form is proven equal (tiny or huge scales, NaN or infinite values) is
 //! handed to the specification's per-block function inside the kernel, so every block of
 //! the call is done.
 
+pub(crate) mod fp8;
 pub(crate) mod ggml;
+pub(crate) mod instances;
 pub(crate) mod mlx;
 pub(crate) mod mx;
+pub(crate) mod run;
+pub(crate) mod scaled;
 
 /// Fills the `Ggml` and `Mlx` profile slots of a block table with one ISA's instantiations:
 /// `$gq::<T, GGML_LAYOUT>` (Ggml quantization from `T`), `$gd::<D, GGML_LAYOUT>`,

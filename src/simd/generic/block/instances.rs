@@ -1,0 +1,187 @@
+//! The per-ISA instantiation of the block kernels, as one macro that each ISA file invokes
+//! with its vector type, target features and FP-environment guard.
+
+/// The instantiation of the block kernels for one ISA: `#[target_feature]` entry points for
+/// every slot, and `fill_block`, which sets them in a table. `$v` is the vector type,
+/// `$attr` the attributes of every entry point (its target features), `$guard` an
+/// expression whose value lives for the kernel's call (the FP environment it needs:
+/// `RoundNearest` on AVX2, `Fpcr0` on NEON, [`Unguarded`](super::run::Unguarded) where the instructions carry
+/// their rounding).
+macro_rules! block_instances {
+    ($v:ty, [$(#[$attr:meta])*], $guard:expr) => {
+        mod block_kernels {
+            use super::*;
+            use crate::block::kernels::{BlockKernels, SCALED_FORMATS};
+            use crate::simd::generic::block::{fp8, run, scaled};
+            use crate::simd::generic::kernels::{Brain, F32, Half, Src};
+            use crate::{F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ};
+
+            /// `amax` of f32 bits.
+            ///
+            /// # Safety
+            /// As for `AmaxFn`.
+            #[allow(dead_code)]
+            $(#[$attr])*
+            unsafe fn amax32(src: *const u8, n: usize) -> u32 {
+                // SAFETY: forwarded contract; the features are enabled here.
+                unsafe { fp8::amax_codes::<$v, false>(src, n) }
+            }
+
+            /// `amax` of BF16 or F16 codes.
+            ///
+            /// # Safety
+            /// As for `AmaxFn`.
+            #[allow(dead_code)]
+            $(#[$attr])*
+            unsafe fn amax16(src: *const u8, n: usize) -> u32 {
+                // SAFETY: forwarded contract; the features are enabled here.
+                unsafe { fp8::amax_codes::<$v, true>(src, n) }
+            }
+
+            /// Block FP8 quantization of a band of tile rows.
+            ///
+            /// # Safety
+            /// As for `Fp8QuantFn`.
+            #[allow(clippy::too_many_arguments)]
+            $(#[$attr])*
+            unsafe fn fp8_quant<S: Src>(
+                src: *const u8,
+                stride: usize,
+                rows: usize,
+                cols: usize,
+                tile_cols: usize,
+                ue8m0: bool,
+                codes: *mut u8,
+                scales: *mut u8,
+            ) {
+                let _env = $guard;
+                // SAFETY: forwarded contract; the features are enabled here and the FP
+                // environment is the one the kernel argues with.
+                unsafe {
+                    fp8::quantize_band::<$v, S>(
+                        src, stride, rows, cols, tile_cols, ue8m0, codes, scales,
+                    )
+                }
+            }
+
+            /// Block FP8 dequantization of one row.
+            ///
+            /// # Safety
+            /// As for `Fp8DequantFn`.
+            #[allow(dead_code)]
+            $(#[$attr])*
+            unsafe fn fp8_dequant<D: run::Out>(
+                codes: *const u8,
+                scales: *const u8,
+                tile_cols: usize,
+                cols: usize,
+                dst: *mut u8,
+            ) {
+                let _env = $guard;
+                // SAFETY: as above.
+                unsafe { fp8::dequantize_row::<$v, D>(codes, scales, tile_cols, cols, dst) }
+            }
+
+            /// `narrow_scaled` with a power-of-two scale.
+            ///
+            /// # Safety
+            /// As for `ScaledFn`.
+            $(#[$attr])*
+            unsafe fn narrow_scaled<S: Src, F: crate::codec::Format>(
+                src: *const u8,
+                n: usize,
+                scale: u32,
+                dst: *mut u8,
+            ) {
+                let _env = $guard;
+                // SAFETY: as above.
+                unsafe { scaled::narrow_pow2::<$v, S, F>(src, n, scale, dst) }
+            }
+
+            /// `dequantize_scaled` with an exact scale.
+            ///
+            /// # Safety
+            /// As for `ScaledFn`.
+            $(#[$attr])*
+            unsafe fn dequantize_scaled<F: crate::codec::Format, D: run::Out>(
+                src: *const u8,
+                n: usize,
+                scale: u32,
+                dst: *mut u8,
+            ) {
+                let _env = $guard;
+                // SAFETY: as above.
+                unsafe { scaled::dequantize_exact::<$v, F, D>(src, n, scale, dst) }
+            }
+
+            /// Sets every block slot of the generic layer in `t`. (A tier that keeps
+            /// hand-written kernels for some slots calls the parts below instead.)
+            #[allow(dead_code)]
+            pub(crate) const fn fill_block(t: &mut BlockKernels) {
+                fill_amax(t);
+                fill_fp8_dequant(t);
+                fill_block_new(t);
+            }
+
+            /// Sets the `amax` slots.
+            #[allow(dead_code)]
+            pub(crate) const fn fill_amax(t: &mut BlockKernels) {
+                t.amax = [Some(amax32), Some(amax16), Some(amax16)];
+            }
+
+            /// Sets the block FP8 dequantization slots.
+            #[allow(dead_code)]
+            pub(crate) const fn fill_fp8_dequant(t: &mut BlockKernels) {
+                t.fp8_dequant = [
+                    Some(fp8_dequant::<F32>),
+                    Some(fp8_dequant::<Brain>),
+                    Some(fp8_dequant::<Half>),
+                ];
+            }
+
+            /// Sets the slots that no hand-written kernel serves: block FP8 quantization and
+            /// the fused scaled building blocks.
+            pub(crate) const fn fill_block_new(t: &mut BlockKernels) {
+                t.fp8_quant = [
+                    Some(fp8_quant::<F32>),
+                    Some(fp8_quant::<Brain>),
+                    Some(fp8_quant::<Half>),
+                ];
+                macro_rules! narrow_row {
+                    ($s:ty) => {
+                        [
+                            Some(narrow_scaled::<$s, F8E4M3>),
+                            Some(narrow_scaled::<$s, F8E5M2>),
+                            Some(narrow_scaled::<$s, F8E4M3FNUZ>),
+                            Some(narrow_scaled::<$s, F8E5M2FNUZ>),
+                            Some(narrow_scaled::<$s, F6E2M3>),
+                            Some(narrow_scaled::<$s, F6E3M2>),
+                            Some(narrow_scaled::<$s, F4E2M1>),
+                        ]
+                    };
+                }
+                t.narrow_scaled = [narrow_row!(F32), narrow_row!(Brain), narrow_row!(Half)];
+                macro_rules! dequant_row {
+                    ($f:ty) => {
+                        [
+                            Some(dequantize_scaled::<$f, F32>),
+                            Some(dequantize_scaled::<$f, Brain>),
+                            Some(dequantize_scaled::<$f, Half>),
+                        ]
+                    };
+                }
+                let d: [[Option<crate::block::kernels::ScaledFn>; 3]; SCALED_FORMATS] = [
+                    dequant_row!(F8E4M3),
+                    dequant_row!(F8E5M2),
+                    dequant_row!(F8E4M3FNUZ),
+                    dequant_row!(F8E5M2FNUZ),
+                    dequant_row!(F6E2M3),
+                    dequant_row!(F6E3M2),
+                    dequant_row!(F4E2M1),
+                ];
+                t.dequantize_scaled = d;
+            }
+        }
+    };
+}
+pub(crate) use block_instances;
