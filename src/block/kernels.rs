@@ -53,6 +53,40 @@ pub(crate) type AmaxFn = unsafe fn(src: *const u8, n: usize) -> u32;
 /// backend must run on this CPU.
 pub(crate) type ProductsFn = unsafe fn(bits: *const u32, n: usize, s: f64, out: *mut f64);
 
+/// The whole 16-value blocks of `rows` rows of an NVFP4 tensor, for the NVFP4 kernels:
+/// row `r` of the unquantized side starts at `values + r · values_stride` (bytes; f32, BF16
+/// or F16 values as the slot says), its packed codes at `data + r · data_stride` (planar: 8
+/// bytes a block; ggml `block_nvfp4`: 36 bytes per 4 blocks, `blocks` a multiple of 4) and
+/// its planar scale bytes at `scales + r · scales_stride` (unused for the ggml layout). `g`
+/// is the tensor scale's f32 bits.
+#[derive(Clone, Copy)]
+pub(crate) struct NvRows {
+    pub(crate) rows: usize,
+    /// Whole blocks per row.
+    pub(crate) blocks: usize,
+    /// The source (quantization, read only) or the destination (dequantization).
+    pub(crate) values: *mut u8,
+    pub(crate) values_stride: usize,
+    /// Written by quantization, read only by dequantization.
+    pub(crate) data: *mut u8,
+    pub(crate) data_stride: usize,
+    /// As `data`.
+    pub(crate) scales: *mut u8,
+    pub(crate) scales_stride: usize,
+    pub(crate) g: u32,
+}
+
+/// Quantizes or dequantizes the whole blocks `a` describes, bit for bit as the NVFP4
+/// specification (`spec/nvfp4.rs`) does block by block, and returns `true`; or returns
+/// `false` without writing anything when it does not serve the tensor scale `a.g` (the
+/// caller then runs the specification).
+///
+/// # Safety
+/// Every range `a` describes is valid for the accesses above (reads of the source, codes and
+/// scales; writes of the destination, codes and scales), `values` aligned for its type (the
+/// others need no alignment), and the table's backend must run on this CPU.
+pub(crate) type NvFn = unsafe fn(a: &NvRows) -> bool;
+
 /// One backend's block kernels.
 pub(crate) struct BlockKernels {
     /// `[element][destination]`, indices of `MxElement` and `DestKind`.
@@ -65,6 +99,11 @@ pub(crate) struct BlockKernels {
     pub(crate) amax: [Option<AmaxFn>; 3],
     /// The scaled building blocks' products.
     pub(crate) products: Option<ProductsFn>,
+    /// NVFP4 dequantization, `[profile][layout][destination]` (indices of `NvProfile`,
+    /// `NvLayout` and `DestKind`).
+    pub(crate) nv_dequant: [[[Option<NvFn>; 3]; 2]; 3],
+    /// NVFP4 quantization, `[profile][layout][source]` for `ModelOpt` and `Mlx`.
+    pub(crate) nv_quant: [[[Option<NvFn>; 3]; 2]; 2],
 }
 
 impl BlockKernels {
@@ -76,6 +115,8 @@ impl BlockKernels {
             fp8_dequant: [None; 3],
             amax: [None; 3],
             products: None,
+            nv_dequant: [[[None; 3]; 2]; 3],
+            nv_quant: [[[None; 3]; 2]; 2],
         }
     }
 }

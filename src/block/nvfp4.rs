@@ -3,7 +3,10 @@
 
 use core::mem::MaybeUninit;
 
+use core::mem::size_of;
+
 use super::dispatch;
+use super::kernels::NvRows;
 pub use super::spec::nvfp4::NvProfile;
 use super::spec::nvfp4::{BLOCK, Ctx, GGML_BYTES, GGML_VALUES, dequantize_block};
 pub(super) use super::spec::nvfp4::SIX_448;
@@ -158,7 +161,7 @@ impl Nvfp4 {
     ) -> Result<f32, Error> {
         self.check(shape, data.len(), scales.len())?;
         expect_len("src", shape.len(), src.len())?;
-        dispatch::check_backend(self.backend)?;
+        let k = dispatch::check_backend(self.backend)?;
         if shape.is_empty() {
             // Nothing to convert (and rows of zero columns must not be sliced); the tensor
             // scale of no values: the given one, or the profile's of an amax of 0.
@@ -174,7 +177,15 @@ impl Nvfp4 {
             (None, NvProfile::ModelOpt) => {
                 let mut m = 0u32;
                 for r in 0..shape.rows() {
-                    m = m.max(super::amax_bits(&src[r * shape.stride()..][..cols]));
+                    let row = &src[r * shape.stride()..][..cols];
+                    let a = match k.amax[S::KIND as usize] {
+                        // SAFETY: `row` holds `cols` values of the slot's source type
+                        // (`S::KIND` indexes the table), aligned as `S`; `check_backend`
+                        // returned this table only if its backend runs on this CPU.
+                        Some(f) => super::finish_amax::<S>(unsafe { f(row.as_ptr().cast(), cols) }),
+                        None => super::amax_bits(row),
+                    };
+                    m = m.max(a);
                 }
                 soft::div(m, SIX_448)
             }
@@ -182,9 +193,31 @@ impl Nvfp4 {
         };
         let ctx = Ctx::new(self.profile, g);
         let nblocks = cols.div_ceil(BLOCK);
+        let kernel = match self.profile {
+            NvProfile::Ggml => None,
+            p => k.nv_quant[p as usize][self.layout as usize][S::KIND as usize],
+        };
+        let full = cols / BLOCK;
+        let done = match kernel {
+            Some(f) if full > 0 => {
+                let a = self.rows(shape, full, src.as_ptr().cast_mut().cast(), size_of::<S>(), g);
+                let a = NvRows {
+                    data: data.as_mut_ptr().cast(),
+                    scales: scales.as_mut_ptr().cast(),
+                    ..a
+                };
+                // SAFETY: `rows` describes the whole blocks of the shape, inside `src`,
+                // `data` and `scales` (their lengths were checked above); the kernel only
+                // reads `src` (aligned as `S`), and `check_backend` returned this table only
+                // if its backend runs on this CPU.
+                unsafe { f(&a) }
+            }
+            _ => false,
+        };
+        let skip = if done { full } else { 0 };
         for r in 0..shape.rows() {
             let row = &src[r * shape.stride()..][..cols];
-            for (b, blk) in row.chunks(BLOCK).enumerate() {
+            for (b, blk) in row.chunks(BLOCK).enumerate().skip(skip) {
                 let (s8, codes) = ctx.quantize_block(blk);
                 self.store(data, scales, cols, r, b, nblocks, s8, &codes, blk.len());
             }
@@ -220,7 +253,7 @@ impl Nvfp4 {
     ) -> Result<(), Error> {
         self.check(shape, data.len(), scales.len())?;
         expect_len("dst", shape.len(), dst.len())?;
-        dispatch::check_backend(self.backend)?;
+        let k = dispatch::check_backend(self.backend)?;
         if shape.is_empty() {
             // Nothing to convert (and rows of zero columns must not be sliced).
             return Ok(());
@@ -228,14 +261,54 @@ impl Nvfp4 {
         let cols = shape.cols();
         let nblocks = cols.div_ceil(BLOCK);
         let g = tensor_scale.to_bits();
+        let kernel = k.nv_dequant[self.profile as usize][self.layout as usize][D::KIND as usize];
+        let full = cols / BLOCK;
+        let done = match kernel {
+            Some(f) if full > 0 => {
+                let a = self.rows(shape, full, dst.as_mut_ptr().cast(), size_of::<D>(), g);
+                let a = NvRows {
+                    data: data.as_ptr().cast_mut(),
+                    scales: scales.as_ptr().cast_mut(),
+                    ..a
+                };
+                // SAFETY: `rows` describes the whole blocks of the shape, inside `data`,
+                // `scales` and `dst` (their lengths were checked above); the kernel only
+                // reads `data` and `scales` and writes `dst` (aligned as `D`), and
+                // `check_backend` returned this table only if its backend runs on this CPU.
+                unsafe { f(&a) }
+            }
+            _ => false,
+        };
+        let skip = if done { full } else { 0 };
         for r in 0..shape.rows() {
             let out = &mut dst[r * shape.stride()..][..cols];
-            for (b, o) in out.chunks_mut(BLOCK).enumerate() {
+            for (b, o) in out.chunks_mut(BLOCK).enumerate().skip(skip) {
                 let (s8, codes) = self.load(data, scales, cols, r, b, nblocks, o.len());
                 dequantize_block(self.profile, s8, &codes, g, o);
             }
         }
         Ok(())
+    }
+
+    /// The kernels' description of the whole blocks (`full` a row) of `shape`, with the
+    /// unquantized side at `values` (`size`-byte values) and the data and scale pointers
+    /// still to be set.
+    fn rows(&self, shape: Shape, full: usize, values: *mut u8, size: usize, g: u32) -> NvRows {
+        let cols = shape.cols();
+        NvRows {
+            rows: shape.rows(),
+            blocks: full,
+            values,
+            values_stride: shape.stride() * size,
+            data: core::ptr::null_mut(),
+            data_stride: match self.layout {
+                NvLayout::Planar => cols.div_ceil(2),
+                NvLayout::Ggml => cols / GGML_VALUES * GGML_BYTES,
+            },
+            scales: core::ptr::null_mut(),
+            scales_stride: cols.div_ceil(BLOCK),
+            g,
+        }
     }
 
     /// Stores block `b` of row `r` (its scale and `n` codes) as the layout says.

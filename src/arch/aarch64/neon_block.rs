@@ -1077,6 +1077,7 @@ pub(crate) const fn set(t: &mut BlockKernels) {
         // The scalar `amax` loop is already vectorised (`UMAX`): NEON is baseline on aarch64.
         amax: [None; 3],
         products: None,
+        ..BlockKernels::empty()
     };
 }
 

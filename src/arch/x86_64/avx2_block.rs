@@ -1221,6 +1221,7 @@ pub(crate) const fn set(t: &mut BlockKernels) {
             Some(amax_u16 as AmaxFn),
         ],
         products: Some(products_avx2 as ProductsFn),
+        ..BlockKernels::empty()
     };
 }
 

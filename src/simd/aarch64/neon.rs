@@ -212,6 +212,65 @@ impl Vector for V128 {
         V128(r)
     }
     #[inline(always)]
+    unsafe fn mul_ieee(self, b: Self) -> Self {
+        // `FMUL` rounds by FPCR: to nearest even with subnormals kept under the
+        // kernels' `Fpcr0` (the trait's contract).
+        let r: uint32x4_t;
+        // SAFETY: register operands only (base AdvSIMD). Not `pure`: the statement stays
+        // between the guard's `MSR`s (module docs).
+        unsafe {
+            asm!(
+                "fmul {r:v}.4s, {a:v}.4s, {b:v}.4s",
+                r = lateout(vreg) r,
+                a = in(vreg) self.0,
+                b = in(vreg) b.0,
+                options(nomem, nostack, preserves_flags)
+            )
+        };
+        V128(r)
+    }
+    #[inline(always)]
+    unsafe fn div_ieee(self, b: Self) -> Self {
+        // `FDIV` rounds by FPCR: to nearest even with subnormals kept under the
+        // kernels' `Fpcr0` (the trait's contract).
+        let r: uint32x4_t;
+        // SAFETY: register operands only (base AdvSIMD). Not `pure`: the statement stays
+        // between the guard's `MSR`s (module docs).
+        unsafe {
+            asm!(
+                "fdiv {r:v}.4s, {a:v}.4s, {b:v}.4s",
+                r = lateout(vreg) r,
+                a = in(vreg) self.0,
+                b = in(vreg) b.0,
+                options(nomem, nostack, preserves_flags)
+            )
+        };
+        V128(r)
+    }
+    #[inline(always)]
+    unsafe fn sub_ieee(self, b: Self) -> Self {
+        // `FSUB` rounds by FPCR: to nearest even with subnormals kept under the
+        // kernels' `Fpcr0` (the trait's contract).
+        let r: uint32x4_t;
+        // SAFETY: register operands only (base AdvSIMD). Not `pure`: the statement stays
+        // between the guard's `MSR`s (module docs).
+        unsafe {
+            asm!(
+                "fsub {r:v}.4s, {a:v}.4s, {b:v}.4s",
+                r = lateout(vreg) r,
+                a = in(vreg) self.0,
+                b = in(vreg) b.0,
+                options(nomem, nostack, preserves_flags)
+            )
+        };
+        V128(r)
+    }
+    #[inline(always)]
+    unsafe fn reduce_max_u32(self) -> u32 {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe { vmaxvq_u32(self.0) }
+    }
+    #[inline(always)]
     unsafe fn madd16(self, w: Self) -> Self {
         // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe {

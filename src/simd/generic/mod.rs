@@ -7,6 +7,8 @@
 //! * [`kernels`]: the loops, written as a source (load and decode to f32 bits) and a
 //!   destination (encode and store), so that f32/f64 ↔ narrow, narrow ↔ narrow in one pass,
 //!   and the fused round trip are all the same loop with different ends.
+//! * [`block`]: the block formats' kernels (NVFP4), on top of the other two.
 
+pub(crate) mod block;
 pub(crate) mod kernels;
 pub(crate) mod lanes;

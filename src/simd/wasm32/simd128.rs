@@ -245,6 +245,25 @@ impl Vector for V128 {
         V128(f32x4_add(f32x4_mul(a.0, b.0), c.0))
     }
     #[inline(always)]
+    unsafe fn mul_ieee(self, b: Self) -> Self {
+        // WebAssembly's float operations are IEEE, rounded to nearest even, subnormals kept.
+        V128(f32x4_mul(self.0, b.0))
+    }
+    #[inline(always)]
+    unsafe fn div_ieee(self, b: Self) -> Self {
+        V128(f32x4_div(self.0, b.0))
+    }
+    #[inline(always)]
+    unsafe fn sub_ieee(self, b: Self) -> Self {
+        V128(f32x4_sub(self.0, b.0))
+    }
+    #[inline(always)]
+    unsafe fn reduce_max_u32(self) -> u32 {
+        let m = u32x4_max(self.0, i32x4_shuffle::<2, 3, 0, 1>(self.0, self.0));
+        let m = u32x4_max(m, i32x4_shuffle::<1, 0, 3, 2>(m, m));
+        u32x4_extract_lane::<0>(m)
+    }
+    #[inline(always)]
     unsafe fn madd16(self, w: Self) -> Self {
         // `i32x4.dot_i16x8_s`: the signed 16-bit halves multiplied pairwise and summed, as
         // VPMADDWD.

@@ -202,6 +202,44 @@ impl Vector for V256 {
         }
     }
     #[inline(always)]
+    unsafe fn mul_ieee(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract); MXCSR is the block
+        // kernels' `0x1F80` (the trait's contract).
+        unsafe {
+            let (a, b) = (_mm256_castsi256_ps(self.0), _mm256_castsi256_ps(b.0));
+            V256(_mm256_castps_si256(_mm256_mul_ps(a, b)))
+        }
+    }
+    #[inline(always)]
+    unsafe fn div_ieee(self, b: Self) -> Self {
+        // SAFETY: as `mul_ieee`.
+        unsafe {
+            let (a, b) = (_mm256_castsi256_ps(self.0), _mm256_castsi256_ps(b.0));
+            V256(_mm256_castps_si256(_mm256_div_ps(a, b)))
+        }
+    }
+    #[inline(always)]
+    unsafe fn sub_ieee(self, b: Self) -> Self {
+        // SAFETY: as `mul_ieee`.
+        unsafe {
+            let (a, b) = (_mm256_castsi256_ps(self.0), _mm256_castsi256_ps(b.0));
+            V256(_mm256_castps_si256(_mm256_sub_ps(a, b)))
+        }
+    }
+    #[inline(always)]
+    unsafe fn reduce_max_u32(self) -> u32 {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe {
+            let m = _mm_max_epu32(
+                _mm256_castsi256_si128(self.0),
+                _mm256_extracti128_si256::<1>(self.0),
+            );
+            let m = _mm_max_epu32(m, _mm_shuffle_epi32::<0b01_00_11_10>(m));
+            let m = _mm_max_epu32(m, _mm_shuffle_epi32::<0b10_11_00_01>(m));
+            _mm_cvtsi128_si32(m) as u32
+        }
+    }
+    #[inline(always)]
     unsafe fn madd16(self, w: Self) -> Self {
         // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V256(_mm256_madd_epi16(self.0, w.0)) }
