@@ -84,7 +84,8 @@ step "rustdoc" env RUSTDOCFLAGS=-Dwarnings cargo doc --target "$TARGET" --no-dep
 # The test targets that run aarch64 code paths: every kernel of every backend (tails, widen,
 # specials, known answers, narrow pairs, f64 sources, NaN policies, packed FP4, round trips,
 # the 2^32 sweeps as samples, FPCR settings (fpcr), the width and passes of every pair's
-# kernel (kernels)), the block kernels (block, block_backends, block_vectors), the
+# kernel (kernels)), the block kernels (block, block_backends, block_backends_nvfp4,
+# block_vectors), the
 # register-level converters (vector), the hardware comparisons,
 # detection and VCVT_BACKEND (backend_override) and the fuzz seeds through every entry
 # point. Left to the native run, because they have no architecture-specific path: the
@@ -96,7 +97,7 @@ step "rustdoc" env RUSTDOCFLAGS=-Dwarnings cargo doc --target "$TARGET" --no-dep
 # (text_features, safetensors, par: empty without their features).
 SUITE=(--lib)
 for name in tails widen specials known_answers narrow_pairs f64_sources nan_policy packed_fp4 \
-    round_trip exhaustive_f32 mxcsr block block_backends block_vectors vector hardware \
+    round_trip exhaustive_f32 mxcsr block block_backends block_backends_nvfp4 block_vectors vector hardware \
     backend_override fuzz_replay kernels fpcr; do
     SUITE+=(--test "$name")
 done
@@ -133,7 +134,7 @@ for spec in "max:neon-bf16 neon scalar" "cortex-a72:neon scalar"; do
         # register-level converters, and the generic NEON kernels: every narrow <-> narrow
         # pair, the fused round trips and every pair under non-default FPCR.)
         step "kernel tests under -cpu $cpu (VCVT_SWEEP=sample)" run_tests \
-            --test tails --test block_backends --test widen --test vector \
+            --test tails --test block_backends --test block_backends_nvfp4 --test widen --test vector \
             --test narrow_pairs --test round_trip --test fpcr --test kernels
     fi
 done

@@ -108,14 +108,16 @@ export CARGO_PROFILE_TEST_DEBUG=0
 # kernels (src/simd/wasm32/simd128.rs) for f64 sources and destinations, narrow <-> narrow
 # pairs in one pass and fused round trips: the f64 ties and random sample, every source
 # code of every narrow <-> narrow pair, the round trips, and the NaN policies (simd128's F16
-# narrowings implement Preserve and the dispatcher patches the others in). Every test file
+# narrowings implement Preserve and the dispatcher patches the others in); and the NVFP4
+# block kernels, which simd128 has (block_backends_nvfp4). Every test file
 # is a wasm binary of its own, and compiling them is most of this script's time. Not here:
 # tests/packed_fp4.rs (simd128 keeps packed FP4 on Scalar, which the native and qemu runs
 # cover), tests/fuzz_replay.rs (slowest to compile; the corpus runs natively and under
 # Miri), the x86/aarch64-specific sweeps, backend_override.rs (processes; the example
 # checks VCVT_BACKEND instead) and the text and data-file tests (no kernel of their own).
 SUITE=(--lib)
-for t in tails known_answers widen exhaustive_f32 api narrow_pairs round_trip f64_sources nan_policy; do
+for t in tails known_answers widen exhaustive_f32 api narrow_pairs round_trip f64_sources nan_policy \
+    block_backends_nvfp4; do
     SUITE+=(--test "$t")
 done
 export CARGO_TARGET_DIR=$TARGET_DIR

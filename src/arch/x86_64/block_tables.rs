@@ -7,10 +7,12 @@ use super::avx2_block;
 use crate::block::kernels::BlockKernels;
 use crate::simd::x86_64 as generic;
 
-/// `Avx2`: the hand-written AVX2 block kernels.
+/// `Avx2`: the hand-written AVX2 block kernels, and the generic 256-bit ones for what they
+/// do not have (NVFP4).
 const fn avx2_table() -> BlockKernels {
     let mut t = BlockKernels::empty();
     avx2_block::set(&mut t);
+    generic::avx2::fill_block(&mut t);
     t
 }
 

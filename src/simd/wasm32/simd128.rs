@@ -460,8 +460,10 @@ impl Vector for V128 {
 // ---------------------------------------------------------------------------------------
 
 use crate::arch::Kernels;
-use crate::block::kernels::BlockKernels;
+use crate::block::kernels::{BlockKernels, NvRows};
+use crate::block::{BlockDest, BlockSource};
 use crate::options::Policy;
+use crate::simd::generic::block::nvfp4;
 use crate::simd::generic::kernels::{
     Brain, Code, Dst, E8m0, E8m0Hi, F32, F64, F64Hi, F64Odd, Half, RoundTrip, RoundTripBf16,
     RoundTripE8m0, RoundTripF16, Src, run,
@@ -572,8 +574,28 @@ pub(crate) const fn fill(t: &mut Kernels) {
     t.set_round_trip::<BF16>(k::<F32, RoundTripBf16>);
 }
 
+/// The generic NVFP4 dequantization (`simd/generic/block/nvfp4.rs`) compiled for simd128
+/// (WebAssembly's float operations are always the IEEE ones).
+///
+/// # Safety
+/// As for [`NvFn`](crate::block::kernels::NvFn).
+unsafe fn nv_dq<const P: usize, const L: usize, D: BlockDest>(a: &NvRows) -> bool {
+    // SAFETY: forwarded contract; `simd128` is enabled for the whole build.
+    unsafe { nvfp4::dequantize::<V128, P, L, D>(a) }
+}
+
+/// The generic NVFP4 quantization compiled for simd128.
+///
+/// # Safety
+/// As for [`nv_dq`].
+unsafe fn nv_q<const P: usize, const L: usize, S: BlockSource>(a: &NvRows) -> bool {
+    // SAFETY: as in `nv_dq`.
+    unsafe { nvfp4::quantize::<V128, P, L, S>(a) }
+}
+
 /// Sets the block-kernel slots (`src/block/kernels.rs`) that this instantiation serves
-/// faster than the table below it; the others stay as they are.
+/// faster than the table below it; the others stay as they are: NVFP4, every profile,
+/// layout and type.
 pub(crate) const fn fill_block(t: &mut BlockKernels) {
-    let _ = t;
+    nvfp4::nv_fill!(t, nv_dq, nv_q);
 }

@@ -1,4 +1,5 @@
-//! **Not registered in the `Avx2` table**: on the Zen 4 VM (2026-12-03) these kernels measured
+//! **The element kernels are not registered in the `Avx2` table** (the NVFP4 block kernels at
+//! the end of this file are, in the `Avx2` block table): on the Zen 4 VM (2026-12-03) these kernels measured
 //! slower than the hand-written AVX2 kernels and the two-pass routes they would replace (for
 //! example F8E4M3FNUZ → BF16 2.2 el/ns against 5.8, f64 → F6E2M3 1.3 against 3.3; README,
 //! "Every pair at its tier's width"), so the table does not call [`fill`]. The instantiation
@@ -544,4 +545,43 @@ pub(crate) const fn fill(t: &mut Kernels) {
     t.set_direct::<F16, BF16>(k::<Half, Brain>);
     t.set_direct::<BF16, F16>(k::<Brain, Half>);
     t.set_round_trip::<F8E8M0>(k::<crate::simd::generic::kernels::F32, RoundTripE8m0>);
+}
+
+// ---------------------------------------------------------------------------------------
+// The block kernels: registered in the `Avx2` block table (`arch/x86_64/block_tables.rs`).
+// ---------------------------------------------------------------------------------------
+
+use crate::block::kernels::{BlockKernels, NvRows};
+use crate::block::{BlockDest, BlockSource};
+use crate::simd::generic::block::nvfp4;
+
+/// The generic NVFP4 dequantization (`simd/generic/block/nvfp4.rs`) compiled for AVX2, run
+/// under the block kernels' MXCSR (`MxcsrDefault`: AVX2 has no rounding immediates, and
+/// FTZ/DAZ would change the IEEE operations).
+///
+/// # Safety
+/// As for [`NvFn`](crate::block::kernels::NvFn); the CPU has the `Avx2` tier's features.
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn nv_dq<const P: usize, const L: usize, D: BlockDest>(a: &NvRows) -> bool {
+    let _env = super::MxcsrDefault::new();
+    // SAFETY: forwarded contract; the features are enabled on this function and MXCSR is
+    // the kernels' for the call.
+    unsafe { nvfp4::dequantize::<V256, P, L, D>(a) }
+}
+
+/// The generic NVFP4 quantization compiled for AVX2, as [`nv_dq`].
+///
+/// # Safety
+/// As for [`nv_dq`].
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn nv_q<const P: usize, const L: usize, S: BlockSource>(a: &NvRows) -> bool {
+    let _env = super::MxcsrDefault::new();
+    // SAFETY: as in `nv_dq`.
+    unsafe { nvfp4::quantize::<V256, P, L, S>(a) }
+}
+
+/// Sets the `Avx2` block table's NVFP4 slots (every profile, layout and type), which the
+/// hand-written AVX2 block kernels do not have.
+pub(crate) const fn fill_block(t: &mut BlockKernels) {
+    nvfp4::nv_fill!(t, nv_dq, nv_q);
 }

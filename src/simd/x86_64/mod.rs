@@ -1,7 +1,8 @@
 //! The x86-64 implementations of [`Vector`](super::Vector), their kernel instantiations,
 //! and the MXCSR access they share with the hand-written kernels.
 
-// Not registered in any table (see its module docs).
+// Its element kernels are not registered in any table (see its module docs); its block
+// kernels (NVFP4) are, in the `Avx2` block table.
 #[allow(dead_code)]
 pub(crate) mod avx2;
 pub(crate) mod avx512;
