@@ -247,7 +247,12 @@ fn check_dequant<D: Bits>(nv: Nvfp4, data: &[u8], scales: &[u8], g: f32, shape: 
         for csr in MXCSRS {
             let got = dequant::<D>(nv.on(b), data, scales, g, shape, csr);
             same_bits(
-                &|| format!("{nv:?} g={g:e} -> {} on {b}, MXCSR {csr:x?}, {shape:?}", D::NAME),
+                &|| {
+                    format!(
+                        "{nv:?} g={g:e} -> {} on {b}, MXCSR {csr:x?}, {shape:?}",
+                        D::NAME
+                    )
+                },
                 &reference,
                 &got,
             );
@@ -292,8 +297,14 @@ fn nvfp4_dequantize_every_scale_and_code() {
             let nv = Nvfp4::new().profile(profile).layout(layout);
             // Planar: a short last block and a stride; ggml: whole 64-value blocks.
             let shapes = match layout {
-                NvLayout::Planar => [Shape::matrix(256, 512 + 5).with_stride(530), Shape::matrix(3, 16)],
-                _ => [Shape::matrix(256, 512).with_stride(520), Shape::matrix(2, 64)],
+                NvLayout::Planar => [
+                    Shape::matrix(256, 512 + 5).with_stride(530),
+                    Shape::matrix(3, 16),
+                ],
+                _ => [
+                    Shape::matrix(256, 512).with_stride(520),
+                    Shape::matrix(2, 64),
+                ],
             };
             for shape in shapes {
                 let (data, scales) = dequant_inputs(nv, shape);
@@ -309,14 +320,18 @@ fn nvfp4_dequantize_every_scale_and_code() {
 
 /// `2^k` for `-149 <= k <= 127`, from its bits.
 fn pow2(k: i32) -> f32 {
-    f32::from_bits(if k >= -126 { ((k + 127) as u32) << 23 } else { 1 << (k + 149) })
+    f32::from_bits(if k >= -126 {
+        ((k + 127) as u32) << 23
+    } else {
+        1 << (k + 149)
+    })
 }
 
 /// Blocks of 16 values that reach every path of the scale rules and the element roundings.
 fn quant_values() -> Vec<f32> {
     let mut rng = Rng(0x1234_5678_9ABC_DEF1);
     let mut v: Vec<f32> = Vec::new();
-    let mut block = |b: &mut Vec<f32>, vals: &[f32]| {
+    let block = |b: &mut Vec<f32>, vals: &[f32]| {
         assert!(vals.len() <= 16);
         let mut x = [0f32; 16];
         x[..vals.len()].copy_from_slice(vals);
@@ -325,7 +340,19 @@ fn quant_values() -> Vec<f32> {
     // Zero, −0, mixed, subnormal and tiny blocks.
     block(&mut v, &[]);
     block(&mut v, &[-0.0; 16]);
-    block(&mut v, &[0.0, -0.0, 1e-45, -1e-45, 1e-40, -3e-39, 1.1754942e-38, -1.1754944e-38]);
+    block(
+        &mut v,
+        &[
+            0.0,
+            -0.0,
+            1e-45,
+            -1e-45,
+            1e-40,
+            -3e-39,
+            1.1754942e-38,
+            -1.1754944e-38,
+        ],
+    );
     block(&mut v, &[1e-41, -2e-42, 5e-44, -1e-45]);
     block(&mut v, &[1e-38, -7e-39, 3e-39, 2e-39, -1e-39]);
     // NaN and infinities.
@@ -337,12 +364,27 @@ fn quant_values() -> Vec<f32> {
     block(&mut v, &[f32::INFINITY, f32::NEG_INFINITY]);
     // Every E2M1 midpoint and its neighbours, under amax = 6·2^k.
     let mids = [0.25f32, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0];
-    for k in [-130, -126, -20, -9, -6, -1, 0, 1, 3, 8, 9, 20, 100, 120, 126] {
+    for k in [
+        -130, -126, -20, -9, -6, -1, 0, 1, 3, 8, 9, 20, 100, 120, 126,
+    ] {
         let s = pow2(k);
         for &m in &mids {
             let up = f32::from_bits((m * s).to_bits() + 1);
             let down = f32::from_bits((m * s).to_bits() - 1);
-            block(&mut v, &[6.0 * s, m * s, -m * s, up, -up, down, -down, 0.5 * s, -6.0 * s]);
+            block(
+                &mut v,
+                &[
+                    6.0 * s,
+                    m * s,
+                    -m * s,
+                    up,
+                    -up,
+                    down,
+                    -down,
+                    0.5 * s,
+                    -6.0 * s,
+                ],
+            );
         }
     }
     // amax at and around powers of two, the other values random below it.
@@ -396,8 +438,16 @@ fn check_quant<S: BlockSource>(nv: Nvfp4, src: &[S], shape: Shape, g: Option<f32
             let ctx = || format!("{what}: {nv:?} g={g:?} on {b}, MXCSR {csr:x?}, {shape:?}");
             assert_eq!(reference.2, got.2, "tensor scale: {}", ctx());
             let bytes = |v: &[u8]| v.iter().map(|&x| x as u32).collect::<Vec<_>>();
-            same_bits(&|| format!("scales: {}", ctx()), &bytes(&reference.1), &bytes(&got.1));
-            same_bits(&|| format!("data: {}", ctx()), &bytes(&reference.0), &bytes(&got.0));
+            same_bits(
+                &|| format!("scales: {}", ctx()),
+                &bytes(&reference.1),
+                &bytes(&got.1),
+            );
+            same_bits(
+                &|| format!("data: {}", ctx()),
+                &bytes(&reference.0),
+                &bytes(&got.0),
+            );
         }
     }
 }
@@ -407,14 +457,26 @@ fn quant_all_sources(values: &[f32], shape: Shape, what: &str) {
     let h: Vec<F16> = values.iter().map(|&x| F16::from_f32(x)).collect();
     for profile in [NvProfile::ModelOpt, NvProfile::Mlx, NvProfile::Ggml] {
         for layout in LAYOUTS {
-            if layout == NvLayout::Ggml && shape.cols() % 64 != 0 {
+            if layout == NvLayout::Ggml && !shape.cols().is_multiple_of(64) {
                 continue;
             }
             let nv = Nvfp4::new().profile(profile).layout(layout);
             let mut gs: Vec<Option<f32>> = vec![None];
             gs.extend(
-                [1.0f32, 2688.0, 1e-3, 0.37, 1e-30, 3e37, -0.5, 0.0, 1e-40, f32::NAN, f32::INFINITY]
-                    .map(Some),
+                [
+                    1.0f32,
+                    2688.0,
+                    1e-3,
+                    0.37,
+                    1e-30,
+                    3e37,
+                    -0.5,
+                    0.0,
+                    1e-40,
+                    f32::NAN,
+                    f32::INFINITY,
+                ]
+                .map(Some),
             );
             for g in gs {
                 check_quant(nv, &values[..shape.len()], shape, g, what);
@@ -433,7 +495,11 @@ fn nvfp4_quantize_adversarial_blocks() {
     quant_all_sources(&v, Shape::vector(n), "one row");
     let cols = 320;
     let rows = v.len() / 330;
-    quant_all_sources(&v, Shape::matrix(rows, cols).with_stride(330), "strided rows");
+    quant_all_sources(
+        &v,
+        Shape::matrix(rows, cols).with_stride(330),
+        "strided rows",
+    );
 }
 
 #[test]

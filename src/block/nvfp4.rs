@@ -8,11 +8,9 @@ use core::mem::size_of;
 use super::dispatch;
 use super::kernels::NvRows;
 pub use super::spec::nvfp4::NvProfile;
-use super::spec::nvfp4::{BLOCK, Ctx, GGML_BYTES, GGML_VALUES, dequantize_block};
 pub(super) use super::spec::nvfp4::SIX_448;
-use super::{
-    BlockDest, BlockSource, Shape, as_uninit, checked_mul, expect_len, put, soft,
-};
+use super::spec::nvfp4::{BLOCK, Ctx, GGML_BYTES, GGML_VALUES, dequantize_block};
+use super::{BlockDest, BlockSource, Shape, as_uninit, checked_mul, expect_len, put, soft};
 use crate::{Backend, Error};
 
 /// Where NVFP4 codes and scales live.
@@ -200,7 +198,13 @@ impl Nvfp4 {
         let full = cols / BLOCK;
         let done = match kernel {
             Some(f) if full > 0 => {
-                let a = self.rows(shape, full, src.as_ptr().cast_mut().cast(), size_of::<S>(), g);
+                let a = self.rows(
+                    shape,
+                    full,
+                    src.as_ptr().cast_mut().cast(),
+                    size_of::<S>(),
+                    g,
+                );
                 let a = NvRows {
                     data: data.as_mut_ptr().cast(),
                     scales: scales.as_mut_ptr().cast(),
@@ -377,5 +381,3 @@ impl Nvfp4 {
         }
     }
 }
-
-

@@ -109,6 +109,29 @@ pub(crate) trait Vector: Copy {
     unsafe fn div_ieee(self, b: Self) -> Self;
     /// See [`mul_ieee`](Self::mul_ieee).
     unsafe fn sub_ieee(self, b: Self) -> Self;
+    /// Whether [`lut16`](Self::lut16) is a register lookup (one or two permutes) rather than
+    /// the default's round trip through memory: the kernels use table lookups only then.
+    const FAST_LUT16: bool = false;
+    /// Lanes `t[self & 15]`, where the 16-entry table `t` is held in the first `16 / LANES`
+    /// vectors (entry `i` in lane `i % LANES` of vector `i / LANES`). The default goes
+    /// through memory (correct on every ISA, and slow: see [`FAST_LUT16`](Self::FAST_LUT16)).
+    #[inline(always)]
+    unsafe fn lut16(self, t: [Self; 4]) -> Self {
+        // SAFETY: the caller's guarantee (`V`'s features); the arrays hold 16 entries and
+        // each vector stores `LANES <= 16` of them at offsets below 16.
+        unsafe {
+            let l = Self::LANES;
+            let (mut tab, mut idx, mut out) = ([0u32; 16], [0u32; 16], [0u32; 16]);
+            for (j, v) in t.iter().enumerate().take(16 / l) {
+                v.store_u32(tab.as_mut_ptr().add(j * l).cast(), l);
+            }
+            self.store_u32(idx.as_mut_ptr().cast(), l);
+            for (o, &i) in out.iter_mut().zip(&idx).take(l) {
+                *o = tab[(i & 15) as usize];
+            }
+            Self::load_u32(out.as_ptr().cast(), l)
+        }
+    }
     /// The unsigned maximum of the lanes.
     unsafe fn reduce_max_u32(self) -> u32;
     /// The 16 codes of a ggml `block_nvfp4` sub-block (8 bytes at `p`: value `j < 8` in the
@@ -123,7 +146,11 @@ pub(crate) trait Vector: Copy {
             let mut v = [Self::splat(0); 4];
             for (j, x) in v.iter_mut().enumerate().take(16 / l) {
                 let b = Self::load_u8(p.add((j * l) % 8), l);
-                *x = if j * l < 8 { b.and(Self::splat(0xF)) } else { b.shr(4) };
+                *x = if j * l < 8 {
+                    b.and(Self::splat(0xF))
+                } else {
+                    b.shr(4)
+                };
             }
             v
         }

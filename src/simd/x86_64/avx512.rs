@@ -219,6 +219,13 @@ impl Vector for V512 {
             V512(_mm512_castps_si512(_mm512_sub_round_ps::<RNE>(a, b)))
         }
     }
+    const FAST_LUT16: bool = true;
+    #[inline(always)]
+    unsafe fn lut16(self, t: [Self; 4]) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). `VPERMD` reads the low
+        // 4 bits of each index lane.
+        unsafe { V512(_mm512_permutexvar_epi32(self.0, t[0].0)) }
+    }
     #[inline(always)]
     unsafe fn reduce_max_u32(self) -> u32 {
         // SAFETY: the caller has the features (`Vector`'s contract).

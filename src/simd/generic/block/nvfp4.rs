@@ -84,7 +84,10 @@ unsafe fn block_at<const L: usize>(a: &NvRows, r: usize, b: usize) -> (*mut u8, 
     unsafe {
         let row = a.data.add(r * a.data_stride);
         if L == PLANAR {
-            (row.add(b * BLOCK / 2), a.scales.add(r * a.scales_stride + b))
+            (
+                row.add(b * BLOCK / 2),
+                a.scales.add(r * a.scales_stride + b),
+            )
         } else {
             let base = row.add(b / 4 * GGML_BYTES);
             (base.add(4 + 8 * (b % 4)), base.add(b % 4))
@@ -197,11 +200,28 @@ pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: Bl
             } else {
                 let f = lanes::widen::<V, F8E4M3>(s).mul_ieee(mv);
                 // NaN (an E4M3 NaN code) or ±Inf: the specification's.
-                V::select(f.and(V::splat(ABS)).gt_i32(V::splat(INF - 1)), V::splat(BAD), f)
+                V::select(
+                    f.and(V::splat(ABS)).gt_i32(V::splat(INF - 1)),
+                    V::splat(BAD),
+                    f,
+                )
             };
             f.store_u32(table.as_mut_ptr().add(i).cast(), l);
         }
         let bf = lanes::Bf16::<V>::new(TO_DEST);
+        // With a register table lookup, and enough blocks to pay for it, the encoded
+        // results of all 16 codes under every scale byte (16 KiB), then one lookup per
+        // vector of codes.
+        let lut = V::FAST_LUT16 && a.rows * a.blocks >= LUT_MIN_BLOCKS;
+        // (Uninitialised: only the entries of the served scale bytes are written and read.)
+        let mut enc = [const { MaybeUninit::<[u32; BLOCK]>::uninit() }; 256];
+        if lut {
+            for (s8, e) in enc.iter_mut().enumerate() {
+                if table[s8] != BAD {
+                    encode_codes::<V, P, D>(V::splat(table[s8]), e.write([0; BLOCK]), &bf);
+                }
+            }
+        }
         for r in 0..a.rows {
             let row = a.values.add(r * a.values_stride);
             for b in 0..a.blocks {
@@ -223,7 +243,6 @@ pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: Bl
                     spec::dequantize_block(profile(P), s8, &c, g, o);
                     continue;
                 }
-                let fv = V::splat(f);
                 let mut cs = [V::splat(0); 4];
                 if L == PLANAR {
                     for (j, c) in cs.iter_mut().enumerate().take(BLOCK / l) {
@@ -232,6 +251,24 @@ pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: Bl
                 } else {
                     cs = V::load_nibbles_split(codes);
                 }
+                if lut {
+                    // Written above: `table[s8]` is not `BAD`.
+                    let e = enc[s8 as usize].assume_init_ref();
+                    let mut t = [V::splat(0); 4];
+                    for (j, t) in t.iter_mut().enumerate().take(BLOCK / l) {
+                        *t = V::load_u32(e.as_ptr().add(j * l).cast(), l);
+                    }
+                    for (j, &c) in cs.iter().enumerate().take(BLOCK / l) {
+                        let v = c.lut16(t);
+                        let p = out.add(j * l * size);
+                        match D::KIND {
+                            DestKind::F32 => v.store_u32(p, l),
+                            _ => v.store_u16(p, l),
+                        }
+                    }
+                    continue;
+                }
+                let fv = V::splat(f);
                 for (j, &c) in cs.iter().enumerate().take(BLOCK / l) {
                     let c = if P == GGML {
                         V::select(c.eq(V::splat(8)), V::splat(0), c)
@@ -245,6 +282,48 @@ pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: Bl
         }
     }
     true
+}
+
+/// Blocks from which a dequantization builds the per-call table of encoded results (256
+/// vectors of work, against one per block).
+const LUT_MIN_BLOCKS: usize = 64;
+
+/// The 16 codes' results under multiplier `f`, encoded for `D` (f32 bits, or the BF16 or
+/// F16 code in the low 16 bits), into `e`: the values the direct path stores, computed the
+/// same way (`Ggml` reads code 8 as code 0).
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+unsafe fn encode_codes<V: Vector, const P: usize, D: BlockDest>(
+    f: V,
+    e: &mut [u32; BLOCK],
+    bf: &lanes::Bf16<V>,
+) {
+    let l = V::LANES;
+    // SAFETY: `V`'s features (the caller's guarantee); every access is inside `e`, `IOTA`
+    // or the local buffer (`j · l + l <= 16`).
+    unsafe {
+        for j in 0..BLOCK / l {
+            let c = V::load_u8(IOTA.as_ptr().add(j * l), l);
+            let c = if P == GGML {
+                V::select(c.eq(V::splat(8)), V::splat(0), c)
+            } else {
+                c
+            };
+            let y = lanes::widen::<V, F4E2M1>(c).mul_ieee(f);
+            let v = match D::KIND {
+                DestKind::F32 => y,
+                DestKind::Bf16 => lanes::bf16(y, bf),
+                DestKind::F16 => {
+                    let mut h = [0u16; BLOCK];
+                    y.store_f16(h.as_mut_ptr().cast(), l, false);
+                    V::load_u16(h.as_ptr().cast(), l)
+                }
+            };
+            v.store_u32(e.as_mut_ptr().add(j * l).cast(), l);
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -322,7 +401,11 @@ unsafe fn modelopt_codes<V: Vector>(x: V, d: V, c: &Consts<V>) -> V {
         let y = x.div_ieee(d);
         let code = lanes::narrow::<V, F4E2M1>(y, &c.fp4).and(V::splat(0xF));
         let code = V::select(y.eq(V::splat(0x8000_0000)), V::splat(0), code);
-        V::select(y.and(V::splat(ABS)).gt_i32(V::splat(INF)), V::splat(7), code)
+        V::select(
+            y.and(V::splat(ABS)).gt_i32(V::splat(INF)),
+            V::splat(7),
+            code,
+        )
     }
 }
 
