@@ -293,7 +293,9 @@ fn bench_building_blocks(c: &mut Criterion, n: usize) {
 /// The backends the NVFP4 groups run on: the active one (the machine's best tier) and, on
 /// x86-64, `Avx2` when it is another.
 fn nvfp4_backends() -> Vec<Backend> {
+    #[allow(unused_mut)]
     let mut v = vec![Backend::active()];
+    #[cfg(target_arch = "x86_64")]
     if Backend::Avx2.is_available() && Backend::active() != Backend::Avx2 {
         v.push(Backend::Avx2);
     }
