@@ -60,6 +60,16 @@ pub(crate) type ProductsFn = unsafe fn(bits: *const u32, n: usize, s: f64, out: 
 /// its planar scale bytes at `scales + r · scales_stride` (unused for the ggml layout). `g`
 /// is the tensor scale's f32 bits.
 #[derive(Clone, Copy)]
+// Read by the SIMD kernels only: a build without a SIMD backend (wasm32 without simd128)
+// has none.
+#[cfg_attr(
+    not(any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    )),
+    allow(dead_code)
+)]
 pub(crate) struct NvRows {
     pub(crate) rows: usize,
     /// Whole blocks per row.
