@@ -84,8 +84,8 @@ step "rustdoc" env RUSTDOCFLAGS=-Dwarnings cargo doc --target "$TARGET" --no-dep
 # The test targets that run aarch64 code paths: every kernel of every backend (tails, widen,
 # specials, known answers, narrow pairs, f64 sources, NaN policies, packed FP4, round trips,
 # the 2^32 sweeps as samples, FPCR settings (fpcr), the width and passes of every pair's
-# kernel (kernels)), the block kernels (block, block_backends, block_profiles, block_generic,
-# block_vectors) and their widths (block_kernels), the
+# kernel (kernels)), the block kernels (block, block_backends, block_backends_nvfp4,
+# block_profiles, block_generic, block_vectors) and their widths (block_kernels), the
 # register-level converters (vector), the hardware comparisons,
 # detection and VCVT_BACKEND (backend_override) and the fuzz seeds through every entry
 # point. Left to the native run, because they have no architecture-specific path: the
@@ -97,8 +97,9 @@ step "rustdoc" env RUSTDOCFLAGS=-Dwarnings cargo doc --target "$TARGET" --no-dep
 # (text_features, safetensors, par: empty without their features).
 SUITE=(--lib)
 for name in tails widen specials known_answers narrow_pairs f64_sources nan_policy packed_fp4 \
-    round_trip exhaustive_f32 mxcsr block block_backends block_profiles block_generic \
-    block_vectors vector hardware backend_override fuzz_replay kernels fpcr block_kernels; do
+    round_trip exhaustive_f32 mxcsr block block_backends block_backends_nvfp4 block_profiles \
+    block_generic block_vectors vector hardware backend_override fuzz_replay kernels fpcr \
+    block_kernels; do
     SUITE+=(--test "$name")
 done
 # A new test file must be placed in one list or the other.
@@ -134,8 +135,8 @@ for spec in "max:neon-bf16 neon scalar" "cortex-a72:neon scalar"; do
         # register-level converters, and the generic NEON kernels: every narrow <-> narrow
         # pair, the fused round trips and every pair under non-default FPCR.)
         step "kernel tests under -cpu $cpu (VCVT_SWEEP=sample)" run_tests \
-            --test tails --test block_backends --test block_profiles --test block_generic \
-            --test widen --test vector \
+            --test tails --test block_backends --test block_backends_nvfp4 \
+            --test block_profiles --test block_generic --test widen --test vector \
             --test narrow_pairs --test round_trip --test fpcr --test kernels
     fi
 done

@@ -565,6 +565,91 @@ fn bench_fp8_scaled_8x4096(c: &mut Criterion) {
     g.finish();
 }
 
+/// The backends the NVFP4 groups run on: the active one (the machine's best tier) and, on
+/// x86-64, `Avx2` when it is another.
+fn nvfp4_backends() -> Vec<Backend> {
+    #[allow(unused_mut)]
+    let mut v = vec![Backend::active()];
+    #[cfg(target_arch = "x86_64")]
+    if Backend::Avx2.is_available() && Backend::active() != Backend::Avx2 {
+        v.push(Backend::Avx2);
+    }
+    v
+}
+
+/// `nvfp4_to_bf16/N` and `f32_to_nvfp4/N` at N = 8 rows × 4096 values: NVFP4 dequantization
+/// to BF16 (`ModelOpt` and `Mlx` planar, `Ggml` in the `block_nvfp4` layout) beside
+/// F4E2M1 → BF16 (one code a byte), and quantization (`ModelOpt` and `Mlx`, planar, the
+/// profiles' own tensor scales) beside f32 → F4E2M1, on each backend of [`nvfp4_backends`].
+fn bench_nvfp4(c: &mut Criterion) {
+    use vcvt::F4E2M1;
+    use vcvt::block::{NvLayout, NvProfile, Nvfp4};
+    let shape = Shape::matrix(8, 4096);
+    let n = shape.len();
+    let w = weights(n, 3);
+    let kinds = [
+        ("modelopt", Nvfp4::new()),
+        ("mlx", Nvfp4::new().profile(NvProfile::Mlx)),
+        (
+            "ggml",
+            Nvfp4::new().profile(NvProfile::Ggml).layout(NvLayout::Ggml),
+        ),
+    ];
+    let mut g = open(c, "nvfp4_to_bf16", n);
+    let mut out = vec![BF16::ZERO; n];
+    let codes: Vec<F4E2M1> = w.iter().map(|&x| F4E2M1::from_f32(x)).collect();
+    for b in nvfp4_backends() {
+        for (name, nv) in kinds {
+            let mut data = vec![0u8; nv.data_len(shape).unwrap()];
+            let mut scales = vec![0u8; nv.scales_len(shape).unwrap()];
+            let ts = if nv == kinds[2].1 { Some(1.0) } else { None };
+            let t = nv.quantize(&w, shape, &mut data, &mut scales, ts).unwrap();
+            g.bench_function(format!("{name}-{b}"), |bench| {
+                bench.iter(|| {
+                    nv.on(b).dequantize(
+                        black_box(&data),
+                        black_box(&scales),
+                        t,
+                        shape,
+                        black_box(&mut out),
+                    )
+                })
+            });
+        }
+        g.bench_function(format!("f4e2m1_to_bf16-{b}"), |bench| {
+            bench.iter(|| {
+                vcvt::convert_slice_on(b, black_box(&codes), black_box(&mut out), Options::new())
+            })
+        });
+    }
+    g.finish();
+    let mut g = open(c, "f32_to_nvfp4", n);
+    let mut data = vec![0u8; n / 2];
+    let mut scales = vec![0u8; n / 16];
+    let mut fp4 = vec![F4E2M1::ZERO; n];
+    for b in nvfp4_backends() {
+        for (name, nv) in &kinds[..2] {
+            g.bench_function(format!("{name}-{b}"), |bench| {
+                bench.iter(|| {
+                    nv.on(b).quantize(
+                        black_box(&w),
+                        shape,
+                        black_box(&mut data),
+                        black_box(&mut scales),
+                        None,
+                    )
+                })
+            });
+        }
+        g.bench_function(format!("f32_to_f4e2m1-{b}"), |bench| {
+            bench.iter(|| {
+                vcvt::convert_slice_on(b, black_box(&w), black_box(&mut fp4), Options::new())
+            })
+        });
+    }
+    g.finish();
+}
+
 fn benches(c: &mut Criterion) {
     bench_fp8_scaled_8x4096(c);
     for n in sizes() {
@@ -593,4 +678,9 @@ criterion_group! {
     config = config();
     targets = benches
 }
-criterion_main!(block);
+criterion_group! {
+    name = nvfp4;
+    config = config();
+    targets = bench_nvfp4
+}
+criterion_main!(block, nvfp4);

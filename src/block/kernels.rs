@@ -122,6 +122,49 @@ pub(crate) type ScaledFn = unsafe fn(src: *const u8, n: usize, scale: u32, dst: 
 /// Formats of the fused scaled slots, in the order of `ScaledCode::FUSED` (F8E4M3, F8E5M2,
 /// F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1; E8M0 has none).
 pub(crate) const SCALED_FORMATS: usize = 7;
+/// The whole 16-value blocks of `rows` rows of an NVFP4 tensor, for the NVFP4 kernels:
+/// row `r` of the unquantized side starts at `values + r · values_stride` (bytes; f32, BF16
+/// or F16 values as the slot says), its packed codes at `data + r · data_stride` (planar: 8
+/// bytes a block; ggml `block_nvfp4`: 36 bytes per 4 blocks, `blocks` a multiple of 4) and
+/// its planar scale bytes at `scales + r · scales_stride` (unused for the ggml layout). `g`
+/// is the tensor scale's f32 bits.
+#[derive(Clone, Copy)]
+// Read by the SIMD kernels only: a build without a SIMD backend (wasm32 without simd128)
+// has none.
+#[cfg_attr(
+    not(any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    )),
+    allow(dead_code)
+)]
+pub(crate) struct NvRows {
+    pub(crate) rows: usize,
+    /// Whole blocks per row.
+    pub(crate) blocks: usize,
+    /// The source (quantization, read only) or the destination (dequantization).
+    pub(crate) values: *mut u8,
+    pub(crate) values_stride: usize,
+    /// Written by quantization, read only by dequantization.
+    pub(crate) data: *mut u8,
+    pub(crate) data_stride: usize,
+    /// As `data`.
+    pub(crate) scales: *mut u8,
+    pub(crate) scales_stride: usize,
+    pub(crate) g: u32,
+}
+
+/// Quantizes or dequantizes the whole blocks `a` describes, bit for bit as the NVFP4
+/// specification (`spec/nvfp4.rs`) does block by block, and returns `true`; or returns
+/// `false` without writing anything when it does not serve the tensor scale `a.g` (the
+/// caller then runs the specification).
+///
+/// # Safety
+/// Every range `a` describes is valid for the accesses above (reads of the source, codes and
+/// scales; writes of the destination, codes and scales), `values` aligned for its type (the
+/// others need no alignment), and the table's backend must run on this CPU.
+pub(crate) type NvFn = unsafe fn(a: &NvRows) -> bool;
 
 /// One backend's block kernels.
 pub(crate) struct BlockKernels {
@@ -163,6 +206,11 @@ pub(crate) struct BlockKernels {
     pub(crate) narrow_scaled: [[Option<ScaledFn>; SCALED_FORMATS]; 3],
     /// `dequantize_scaled` with an exact scale: `[format][destination]`.
     pub(crate) dequantize_scaled: [[Option<ScaledFn>; 3]; SCALED_FORMATS],
+    /// NVFP4 dequantization, `[profile][layout][destination]` (indices of `NvProfile`,
+    /// `NvLayout` and `DestKind`).
+    pub(crate) nv_dequant: [[[Option<NvFn>; 3]; 2]; 3],
+    /// NVFP4 quantization, `[profile][layout][source]` for `ModelOpt` and `Mlx`.
+    pub(crate) nv_quant: [[[Option<NvFn>; 3]; 2]; 2],
 }
 
 impl BlockKernels {
@@ -174,6 +222,8 @@ impl BlockKernels {
             fp8_dequant: [None; 3],
             amax: [None; 3],
             products: None,
+            nv_dequant: [[[None; 3]; 2]; 3],
+            nv_quant: [[[None; 3]; 2]; 2],
             fp8_quant: [None; 3],
             narrow_scaled: [[None; SCALED_FORMATS]; 3],
             dequantize_scaled: [[None; 3]; SCALED_FORMATS],

@@ -138,6 +138,76 @@ pub(crate) trait Vector: Copy {
     /// to nearest; on NEON the kernels run under FPCR = 0. Flush-to-zero and denormals-are-zero may apply (the callers argue why
     /// they cannot change their results).
     unsafe fn fma_rne(a: Self, b: Self, c: Self) -> Self;
+    /// Lane-wise IEEE f32 `self · b`, `self / b` and `self − b` on f32 bits, rounded to
+    /// nearest even with subnormal operands and results kept: the IEEE operations (and so
+    /// `block::soft`'s, NaN results aside, whose bits are unspecified here) **only under the
+    /// block kernels' floating-point environment**: x86-64 MXCSR = `0x1F80` (the block
+    /// instantiations load it for the call when it differs), aarch64 FPCR = 0 (`Fpcr0`),
+    /// WebAssembly always.
+    unsafe fn mul_ieee(self, b: Self) -> Self;
+    /// See [`mul_ieee`](Self::mul_ieee).
+    unsafe fn div_ieee(self, b: Self) -> Self;
+    /// See [`mul_ieee`](Self::mul_ieee).
+    unsafe fn sub_ieee(self, b: Self) -> Self;
+    /// Whether [`lut16`](Self::lut16) is a register lookup (one or two permutes) rather than
+    /// the default's round trip through memory: the kernels use table lookups only then.
+    const FAST_LUT16: bool = false;
+    /// Lanes `t[self & 15]`, where the 16-entry table `t` is held in the first `16 / LANES`
+    /// vectors (entry `i` in lane `i % LANES` of vector `i / LANES`). The default goes
+    /// through memory (correct on every ISA, and slow: see [`FAST_LUT16`](Self::FAST_LUT16)).
+    #[inline(always)]
+    unsafe fn lut16(self, t: [Self; 4]) -> Self {
+        // SAFETY: the caller's guarantee (`V`'s features); the arrays hold 16 entries and
+        // each vector stores `LANES <= 16` of them at offsets below 16.
+        unsafe {
+            let l = Self::LANES;
+            let (mut tab, mut idx, mut out) = ([0u32; 16], [0u32; 16], [0u32; 16]);
+            for (j, v) in t.iter().enumerate().take(16 / l) {
+                v.store_u32(tab.as_mut_ptr().add(j * l).cast(), l);
+            }
+            self.store_u32(idx.as_mut_ptr().cast(), l);
+            for (o, &i) in out.iter_mut().zip(&idx).take(l) {
+                *o = tab[(i & 15) as usize];
+            }
+            Self::load_u32(out.as_ptr().cast(), l)
+        }
+    }
+    /// The 16 codes of a ggml `block_nvfp4` sub-block (8 bytes at `p`: value `j < 8` in the
+    /// low nibble of byte `j`, value `j + 8` in its high nibble), in order, in the first
+    /// `16 / LANES` vectors (the others are unspecified). The default serves `LANES <= 8`.
+    #[inline(always)]
+    unsafe fn load_nibbles_split(p: *const u8) -> [Self; 4] {
+        // SAFETY: the caller's guarantee (8 bytes at `p`); vector `j` reads bytes
+        // `(j · LANES) % 8 ..` + LANES, inside them for LANES <= 8.
+        unsafe {
+            let l = Self::LANES;
+            let mut v = [Self::splat(0); 4];
+            for (j, x) in v.iter_mut().enumerate().take(16 / l) {
+                let b = Self::load_u8(p.add((j * l) % 8), l);
+                *x = if j * l < 8 {
+                    b.and(Self::splat(0xF))
+                } else {
+                    b.shr(4)
+                };
+            }
+            v
+        }
+    }
+    /// Stores 16 codes (below 16; the first `16 / LANES` vectors of `v`) as a ggml
+    /// `block_nvfp4` sub-block's 8 bytes (see [`load_nibbles_split`](Self::load_nibbles_split)).
+    /// The default serves `LANES <= 8`.
+    #[inline(always)]
+    unsafe fn store_nibbles_split(v: [Self; 4], p: *mut u8) {
+        // SAFETY: the caller's guarantee (8 bytes at `p`); vector `j < 8 / LANES` holds the
+        // low nibbles of bytes `j · LANES ..` + LANES and vector `j + 8 / LANES` their high
+        // nibbles.
+        unsafe {
+            let l = Self::LANES;
+            for j in 0..8 / l {
+                v[j].or(v[j + 8 / l].shl(4)).store_u8(p.add(j * l), l);
+            }
+        }
+    }
     /// Lane-wise `VPMADDWD` with the weight pair `w` (low 16 bits: the low half's weight,
     /// high 16 bits: the high half's): `lo(self) * lo(w) + hi(self) * hi(w)` with signed
     /// 16-bit halves.

@@ -7,6 +7,7 @@
 
 pub(crate) mod fp8;
 pub(crate) mod mx;
+pub(crate) mod nvfp4;
 
 // The names the hand-written SIMD kernels fall back to for the blocks they leave to the
 // specification.

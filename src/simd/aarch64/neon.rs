@@ -239,6 +239,60 @@ impl Vector for V128 {
         V128(r)
     }
     #[inline(always)]
+    unsafe fn mul_ieee(self, b: Self) -> Self {
+        // `FMUL` rounds by FPCR: to nearest even with subnormals kept under the
+        // kernels' `Fpcr0` (the trait's contract).
+        let r: uint32x4_t;
+        // SAFETY: register operands only (base AdvSIMD). Not `pure`: the statement stays
+        // between the guard's `MSR`s (module docs).
+        unsafe {
+            asm!(
+                "fmul {r:v}.4s, {a:v}.4s, {b:v}.4s",
+                r = lateout(vreg) r,
+                a = in(vreg) self.0,
+                b = in(vreg) b.0,
+                options(nomem, nostack, preserves_flags)
+            )
+        };
+        V128(r)
+    }
+    #[inline(always)]
+    unsafe fn div_ieee(self, b: Self) -> Self {
+        // `FDIV` rounds by FPCR: to nearest even with subnormals kept under the
+        // kernels' `Fpcr0` (the trait's contract).
+        let r: uint32x4_t;
+        // SAFETY: register operands only (base AdvSIMD). Not `pure`: the statement stays
+        // between the guard's `MSR`s (module docs).
+        unsafe {
+            asm!(
+                "fdiv {r:v}.4s, {a:v}.4s, {b:v}.4s",
+                r = lateout(vreg) r,
+                a = in(vreg) self.0,
+                b = in(vreg) b.0,
+                options(nomem, nostack, preserves_flags)
+            )
+        };
+        V128(r)
+    }
+    #[inline(always)]
+    unsafe fn sub_ieee(self, b: Self) -> Self {
+        // `FSUB` rounds by FPCR: to nearest even with subnormals kept under the
+        // kernels' `Fpcr0` (the trait's contract).
+        let r: uint32x4_t;
+        // SAFETY: register operands only (base AdvSIMD). Not `pure`: the statement stays
+        // between the guard's `MSR`s (module docs).
+        unsafe {
+            asm!(
+                "fsub {r:v}.4s, {a:v}.4s, {b:v}.4s",
+                r = lateout(vreg) r,
+                a = in(vreg) self.0,
+                b = in(vreg) b.0,
+                options(nomem, nostack, preserves_flags)
+            )
+        };
+        V128(r)
+    }
+    #[inline(always)]
     unsafe fn madd16(self, w: Self) -> Self {
         // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe {
@@ -511,9 +565,11 @@ impl Vector for V128 {
 // ---------------------------------------------------------------------------------------
 
 use crate::arch::{Isa, Kernels};
-use crate::block::kernels::BlockKernels;
+use crate::block::kernels::{BlockKernels, NvRows};
+use crate::block::{BlockDest, BlockSource};
 use crate::options::Policy;
 use crate::simd::generic::block::mx;
+use crate::simd::generic::block::nvfp4;
 use crate::simd::generic::kernels::{
     Brain, Code, Dst, E8m0, E8m0Hi, F32, F64, F64Hi, F64Odd, Half, Packed, RoundTrip,
     RoundTripBf16, RoundTripE8m0, RoundTripF16, Src, run,
@@ -612,6 +668,29 @@ unsafe fn mx_dequant<E: mx::Element, D: mx::Dest>(
     unsafe { mx::dequant::<V128, E, D>(codes, scales, blocks, dst) }
 }
 
+/// The generic NVFP4 dequantization (`simd/generic/block/nvfp4.rs`) compiled for NEON, run
+/// under FPCR = 0 (`Fpcr0`), the block kernels' environment.
+///
+/// # Safety
+/// As for [`NvFn`](crate::block::kernels::NvFn); the CPU has AdvSIMD.
+#[target_feature(enable = "neon")]
+unsafe fn nv_dq<const P: usize, const L: usize, D: BlockDest>(a: &NvRows) -> bool {
+    let _fpcr = Fpcr0::new();
+    // SAFETY: forwarded contract; AdvSIMD is enabled on this function, FPCR is 0 for the call.
+    unsafe { nvfp4::dequantize::<V128, P, L, D>(a) }
+}
+
+/// The generic NVFP4 quantization compiled for NEON, as [`nv_dq`].
+///
+/// # Safety
+/// As for [`nv_dq`].
+#[target_feature(enable = "neon")]
+unsafe fn nv_q<const P: usize, const L: usize, S: BlockSource>(a: &NvRows) -> bool {
+    let _fpcr = Fpcr0::new();
+    // SAFETY: as in `nv_dq`.
+    unsafe { nvfp4::quantize::<V128, P, L, S>(a) }
+}
+
 /// [`mx::quant`] at 128 bits, under FPCR = 0 (the multiply-add).
 ///
 /// # Safety
@@ -666,6 +745,8 @@ pub(crate) const fn fill_block(t: &mut BlockKernels) {
     // Block FP8, `amax` and the fused scaled building blocks.
     block_kernels::fill_amax(t);
     block_kernels::fill_block_new(t);
+    // NVFP4: every profile, layout and type.
+    nvfp4::nv_fill!(t, nv_dq, nv_q);
 }
 
 crate::simd::generic::block::instantiate_profiles!(V128, "neon", super::Fpcr0::new());

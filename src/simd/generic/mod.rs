@@ -7,8 +7,8 @@
 //! * [`kernels`]: the loops, written as a source (load and decode to f32 bits) and a
 //!   destination (encode and store), so that f32/f64 ↔ narrow, narrow ↔ narrow in one pass,
 //!   and the fused round trip are all the same loop with different ends.
-//! * [`block`]: the block-scaled kernels (block FP8, the scaled building blocks) on the
-//!   same sources and destinations.
+//! * [`block`]: the block-scaled kernels (MX, NVFP4, block FP8, the scaled building blocks)
+//!   on the same sources and destinations.
 
 pub(crate) mod block;
 pub(crate) mod kernels;

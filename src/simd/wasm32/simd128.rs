@@ -271,6 +271,19 @@ impl Vector for V128 {
         V128(f32x4_add(f32x4_mul(a.0, b.0), c.0))
     }
     #[inline(always)]
+    unsafe fn mul_ieee(self, b: Self) -> Self {
+        // WebAssembly's float operations are IEEE, rounded to nearest even, subnormals kept.
+        V128(f32x4_mul(self.0, b.0))
+    }
+    #[inline(always)]
+    unsafe fn div_ieee(self, b: Self) -> Self {
+        V128(f32x4_div(self.0, b.0))
+    }
+    #[inline(always)]
+    unsafe fn sub_ieee(self, b: Self) -> Self {
+        V128(f32x4_sub(self.0, b.0))
+    }
+    #[inline(always)]
     unsafe fn madd16(self, w: Self) -> Self {
         // `i32x4.dot_i16x8_s`: the signed 16-bit halves multiplied pairwise and summed, as
         // VPMADDWD.
@@ -478,9 +491,11 @@ impl Vector for V128 {
 // ---------------------------------------------------------------------------------------
 
 use crate::arch::{Isa, Kernels};
-use crate::block::kernels::BlockKernels;
+use crate::block::kernels::{BlockKernels, NvRows};
+use crate::block::{BlockDest, BlockSource};
 use crate::options::Policy;
 use crate::simd::generic::block::mx;
+use crate::simd::generic::block::nvfp4;
 use crate::simd::generic::kernels::{
     Brain, Code, Dst, E8m0, E8m0Hi, F32, F64, F64Hi, F64Odd, Half, RoundTrip, RoundTripBf16,
     RoundTripE8m0, RoundTripF16, Src, run,
@@ -617,6 +632,25 @@ impl mx::Inst for Blocks {
     }
 }
 
+/// The generic NVFP4 dequantization (`simd/generic/block/nvfp4.rs`) compiled for simd128
+/// (WebAssembly's float operations are always the IEEE ones).
+///
+/// # Safety
+/// As for [`NvFn`](crate::block::kernels::NvFn).
+unsafe fn nv_dq<const P: usize, const L: usize, D: BlockDest>(a: &NvRows) -> bool {
+    // SAFETY: forwarded contract; `simd128` is enabled for the whole build.
+    unsafe { nvfp4::dequantize::<V128, P, L, D>(a) }
+}
+
+/// The generic NVFP4 quantization compiled for simd128.
+///
+/// # Safety
+/// As for [`nv_dq`].
+unsafe fn nv_q<const P: usize, const L: usize, S: BlockSource>(a: &NvRows) -> bool {
+    // SAFETY: as in `nv_dq`.
+    unsafe { nvfp4::quantize::<V128, P, L, S>(a) }
+}
+
 crate::simd::generic::block::instances::block_instances!(
     V128,
     [],
@@ -635,6 +669,8 @@ pub(crate) const fn fill_block(t: &mut BlockKernels) {
     // Block FP8, `amax` and the fused scaled building blocks.
     block_kernels::fill_block(t);
     t.fp8_dequant_isa = [Isa::Simd128; 3];
+    // NVFP4: every profile, layout and type.
+    nvfp4::nv_fill!(t, nv_dq, nv_q);
 }
 
 crate::simd::generic::block::instantiate_profiles!(V128, "simd128", ());

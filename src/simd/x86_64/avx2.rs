@@ -1,4 +1,5 @@
-//! **Not registered in the `Avx2` table**: on the Zen 4 VM (2026-12-03) these kernels measured
+//! **The element kernels are not registered in the `Avx2` table** (the NVFP4 block kernels at
+//! the end of this file are, in the `Avx2` block table): on the Zen 4 VM (2026-12-03) these kernels measured
 //! slower than the hand-written AVX2 kernels and the two-pass routes they would replace (for
 //! example F8E4M3FNUZ → BF16 2.2 el/ns against 5.8, f64 → F6E2M3 1.3 against 3.3; README,
 //! "Every pair at its tier's width"), so the table does not call [`fill`]. The instantiation
@@ -262,6 +263,44 @@ impl Vector for V256 {
         }
     }
     #[inline(always)]
+    unsafe fn mul_ieee(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract); MXCSR is the block
+        // kernels' `0x1F80` (the trait's contract).
+        unsafe {
+            let (a, b) = (_mm256_castsi256_ps(self.0), _mm256_castsi256_ps(b.0));
+            V256(_mm256_castps_si256(_mm256_mul_ps(a, b)))
+        }
+    }
+    #[inline(always)]
+    unsafe fn div_ieee(self, b: Self) -> Self {
+        // SAFETY: as `mul_ieee`.
+        unsafe {
+            let (a, b) = (_mm256_castsi256_ps(self.0), _mm256_castsi256_ps(b.0));
+            V256(_mm256_castps_si256(_mm256_div_ps(a, b)))
+        }
+    }
+    #[inline(always)]
+    unsafe fn sub_ieee(self, b: Self) -> Self {
+        // SAFETY: as `mul_ieee`.
+        unsafe {
+            let (a, b) = (_mm256_castsi256_ps(self.0), _mm256_castsi256_ps(b.0));
+            V256(_mm256_castps_si256(_mm256_sub_ps(a, b)))
+        }
+    }
+    const FAST_LUT16: bool = true;
+    #[inline(always)]
+    unsafe fn lut16(self, t: [Self; 4]) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). `VPERMD` reads the low
+        // 3 bits of each index lane; bit 3 (moved to the sign bit) picks the table half.
+        unsafe {
+            let lo = _mm256_permutevar8x32_epi32(t[0].0, self.0);
+            let hi = _mm256_permutevar8x32_epi32(t[1].0, self.0);
+            let m = _mm256_castsi256_ps(_mm256_slli_epi32::<28>(self.0));
+            let r = _mm256_blendv_ps(_mm256_castsi256_ps(lo), _mm256_castsi256_ps(hi), m);
+            V256(_mm256_castps_si256(r))
+        }
+    }
+    #[inline(always)]
     unsafe fn madd16(self, w: Self) -> Self {
         // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V256(_mm256_madd_epi16(self.0, w.0)) }
@@ -513,9 +552,10 @@ impl Vector for V256 {
 // ---------------------------------------------------------------------------------------
 
 use crate::arch::{Isa, Kernels};
-use crate::block::kernels::BlockKernels;
+use crate::block::kernels::{BlockKernels, NvRows};
+use crate::block::{BlockDest, BlockSource};
 use crate::options::Policy;
-use crate::simd::generic::block::mx;
+use crate::simd::generic::block::{mx, nvfp4};
 use crate::simd::generic::kernels::{
     Brain, Code, Dst, E8m0, E8m0Hi, F64Hi, F64Odd, Half, Packed, RoundTrip, RoundTripE8m0, Src, run,
 };
@@ -689,7 +729,7 @@ crate::simd::generic::block::instances::block_instances!(
 
 /// Sets the block-kernel slots (`src/block/kernels.rs`) that no hand-written AVX2 kernel
 /// serves, from the generic layer at 256 bits: the MX `Ggml` and `Mlx` profiles and the ggml
-/// layout, block FP8 quantization and the fused scaled building blocks. The MX `Ocp`/`Ceil`
+/// layout, NVFP4, block FP8 quantization and the fused scaled building blocks. The MX `Ocp`/`Ceil`
 /// kernels, `amax` and block FP8 dequantization keep the hand-written kernels of
 /// `arch/x86_64/avx2_block.rs` (tuned on this tier; the generic ones were not measured
 /// faster here).
@@ -697,4 +737,31 @@ pub(crate) const fn fill_block(t: &mut BlockKernels) {
     fill_block_profiles(t);
     t.profiles_isa = Isa::Avx2;
     block_kernels::fill_block_new(t);
+    // NVFP4: every profile, layout and type.
+    nvfp4::nv_fill!(t, nv_dq, nv_q);
+}
+
+/// The generic NVFP4 dequantization (`simd/generic/block/nvfp4.rs`) compiled for AVX2, run
+/// under the block kernels' MXCSR (`MxcsrDefault`: AVX2 has no rounding immediates, and
+/// FTZ/DAZ would change the IEEE operations).
+///
+/// # Safety
+/// As for [`NvFn`](crate::block::kernels::NvFn); the CPU has the `Avx2` tier's features.
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn nv_dq<const P: usize, const L: usize, D: BlockDest>(a: &NvRows) -> bool {
+    let _env = super::MxcsrDefault::new();
+    // SAFETY: forwarded contract; the features are enabled on this function and MXCSR is
+    // the kernels' for the call.
+    unsafe { nvfp4::dequantize::<V256, P, L, D>(a) }
+}
+
+/// The generic NVFP4 quantization compiled for AVX2, as [`nv_dq`].
+///
+/// # Safety
+/// As for [`nv_dq`].
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn nv_q<const P: usize, const L: usize, S: BlockSource>(a: &NvRows) -> bool {
+    let _env = super::MxcsrDefault::new();
+    // SAFETY: as in `nv_dq`.
+    unsafe { nvfp4::quantize::<V256, P, L, S>(a) }
 }

@@ -225,6 +225,62 @@ impl Vector for V512 {
         }
     }
     #[inline(always)]
+    unsafe fn mul_ieee(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). `{rn-sae}`; FTZ and
+        // DAZ are clear under the block kernels' MXCSR (the trait's contract).
+        unsafe {
+            let (a, b) = (_mm512_castsi512_ps(self.0), _mm512_castsi512_ps(b.0));
+            V512(_mm512_castps_si512(_mm512_mul_round_ps::<RNE>(a, b)))
+        }
+    }
+    #[inline(always)]
+    unsafe fn div_ieee(self, b: Self) -> Self {
+        // SAFETY: as `mul_ieee`.
+        unsafe {
+            let (a, b) = (_mm512_castsi512_ps(self.0), _mm512_castsi512_ps(b.0));
+            V512(_mm512_castps_si512(_mm512_div_round_ps::<RNE>(a, b)))
+        }
+    }
+    #[inline(always)]
+    unsafe fn sub_ieee(self, b: Self) -> Self {
+        // SAFETY: as `mul_ieee`.
+        unsafe {
+            let (a, b) = (_mm512_castsi512_ps(self.0), _mm512_castsi512_ps(b.0));
+            V512(_mm512_castps_si512(_mm512_sub_round_ps::<RNE>(a, b)))
+        }
+    }
+    const FAST_LUT16: bool = true;
+    #[inline(always)]
+    unsafe fn lut16(self, t: [Self; 4]) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). `VPERMD` reads the low
+        // 4 bits of each index lane.
+        unsafe { V512(_mm512_permutexvar_epi32(self.0, t[0].0)) }
+    }
+    #[inline(always)]
+    unsafe fn load_nibbles_split(p: *const u8) -> [Self; 4] {
+        // SAFETY: the caller has the features and vouches for the 8 bytes at `p`.
+        unsafe {
+            // The low nibbles in bytes 0..8, the high ones in bytes 8..16, then widened.
+            let b = _mm_loadl_epi64(p.cast());
+            let m = _mm_set1_epi8(0xF);
+            let lo = _mm_and_si128(b, m);
+            let hi = _mm_and_si128(_mm_srli_epi16::<4>(b), m);
+            let v = V512(_mm512_cvtepu8_epi32(_mm_unpacklo_epi64(lo, hi)));
+            [v; 4]
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_nibbles_split(v: [Self; 4], p: *mut u8) {
+        // SAFETY: the caller has the features and vouches for the 8 bytes at `p`.
+        unsafe {
+            // Codes below 16: byte j | byte j + 8 << 4 (the 16-bit shift moves no bit
+            // across a byte, the bytes being below 16).
+            let b = _mm512_cvtepi32_epi8(v[0].0);
+            let r = _mm_or_si128(b, _mm_slli_epi16::<4>(_mm_srli_si128::<8>(b)));
+            _mm_storel_epi64(p.cast(), r);
+        }
+    }
+    #[inline(always)]
     unsafe fn madd16(self, w: Self) -> Self {
         // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V512(_mm512_madd_epi16(self.0, w.0)) }
@@ -454,9 +510,11 @@ impl Vector for V512 {
 // ---------------------------------------------------------------------------------------
 
 use crate::arch::{Isa, Kernels};
-use crate::block::kernels::BlockKernels;
+use crate::block::kernels::{BlockKernels, NvRows};
+use crate::block::{BlockDest, BlockSource};
 use crate::options::Policy;
 use crate::simd::generic::block::mx;
+use crate::simd::generic::block::nvfp4;
 use crate::simd::generic::kernels::{
     Brain, Code, Dst, E8m0, E8m0Hi, F32, F64, F64Hi, F64Odd, Half, Packed, RoundTrip,
     RoundTripBf16, RoundTripE8m0, RoundTripF16, Src, run,
@@ -562,6 +620,30 @@ unsafe fn mx_dequant<E: mx::Element, D: mx::Dest>(
     unsafe { mx::dequant::<V512, E, D>(codes, scales, blocks, dst) }
 }
 
+/// The generic NVFP4 dequantization (`simd/generic/block/nvfp4.rs`) compiled for AVX-512,
+/// run under the block kernels' MXCSR (`MxcsrDefault`).
+///
+/// # Safety
+/// As for [`NvFn`](crate::block::kernels::NvFn); the CPU has the `Avx512` tier's features.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn nv_dq<const P: usize, const L: usize, D: BlockDest>(a: &NvRows) -> bool {
+    let _env = super::MxcsrDefault::new();
+    // SAFETY: forwarded contract; the features are enabled on this function and MXCSR is
+    // the kernels' for the call.
+    unsafe { nvfp4::dequantize::<V512, P, L, D>(a) }
+}
+
+/// The generic NVFP4 quantization compiled for AVX-512, as [`nv_dq`].
+///
+/// # Safety
+/// As for [`nv_dq`].
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn nv_q<const P: usize, const L: usize, S: BlockSource>(a: &NvRows) -> bool {
+    let _env = super::MxcsrDefault::new();
+    // SAFETY: as in `nv_dq`.
+    unsafe { nvfp4::quantize::<V512, P, L, S>(a) }
+}
+
 /// [`mx::quant`] at 512 bits.
 ///
 /// # Safety
@@ -621,6 +703,8 @@ pub(crate) const fn fill_block(t: &mut BlockKernels) {
     // Block FP8, `amax` and the fused scaled building blocks.
     block_kernels::fill_amax(t);
     block_kernels::fill_block_new(t);
+    // NVFP4: every profile, layout and type.
+    nvfp4::nv_fill!(t, nv_dq, nv_q);
 }
 
 crate::simd::generic::block::instantiate_profiles!(

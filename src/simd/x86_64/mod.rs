@@ -1,7 +1,8 @@
 //! The x86-64 implementations of [`Vector`](super::Vector), their kernel instantiations,
 //! and the MXCSR access they share with the hand-written kernels.
 
-// Not registered in any table (see its module docs).
+// Its element kernels are not registered in any table (see its module docs); its block
+// kernels (NVFP4) are, in the `Avx2` block table.
 #[allow(dead_code)]
 pub(crate) mod avx2;
 pub(crate) mod avx512;
@@ -72,6 +73,41 @@ impl Drop for RoundNearest {
         if let Some(csr) = self.saved {
             // SAFETY: the value STMXCSR gave in `new`.
             unsafe { load_mxcsr(csr) };
+        }
+    }
+}
+
+/// MXCSR = `0x1F80` (round to nearest even, no FTZ, no DAZ, every exception masked; the
+/// caller's flags kept) for the lifetime of the value, and the caller's MXCSR (flags
+/// included) back when it is dropped: the floating-point environment of the block kernels,
+/// under which [`Vector::mul_ieee`](crate::simd::Vector::mul_ieee) and its kin are the IEEE
+/// operations. MXCSR is read once; it is written only when it differs (`LDMXCSR` is
+/// serialising on some cores). The `asm!` statements are not `nomem`, so the compiler keeps
+/// the kernel's loads and stores, and the arithmetic between them, inside the guard.
+pub(crate) struct MxcsrDefault {
+    saved: u32,
+}
+
+impl MxcsrDefault {
+    /// Loads the default MXCSR if it is not loaded already.
+    #[inline(always)]
+    pub(crate) fn new() -> MxcsrDefault {
+        let saved = mxcsr();
+        if saved & !0x3F != 0x1F80 {
+            // SAFETY: a valid MXCSR value (the default with the caller's flags); `drop`
+            // restores the caller's.
+            unsafe { load_mxcsr(0x1F80 | (saved & 0x3F)) };
+        }
+        MxcsrDefault { saved }
+    }
+}
+
+impl Drop for MxcsrDefault {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if self.saved & !0x3F != 0x1F80 {
+            // SAFETY: the value MXCSR held before `new`.
+            unsafe { load_mxcsr(self.saved) };
         }
     }
 }

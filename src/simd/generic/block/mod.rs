@@ -6,6 +6,7 @@
 //! * [`mx`]: the MX `Ocp` and `Ceil` profiles of every element;
 //! * [`ggml`]: the MX `Ggml` profile (gguf's MXFP4) and the ggml `block_mxfp4` layout;
 //! * [`mlx`]: the MX `Mlx` profile (MLX's CPU mxfp4 and mxfp8);
+//! * [`nvfp4`]: NVFP4, every profile and layout, both directions;
 //! * [`fp8`]: block FP8 (DeepSeek) quantization of whole tile rows and dequantization of a
 //!   row, and the `amax` building block;
 //! * [`scaled`]: the fused f32 paths of `narrow_scaled` and `dequantize_scaled` for the
@@ -25,6 +26,7 @@ pub(crate) mod ggml;
 pub(crate) mod instances;
 pub(crate) mod mlx;
 pub(crate) mod mx;
+pub(crate) mod nvfp4;
 pub(crate) mod run;
 pub(crate) mod scaled;
 

@@ -1,0 +1,607 @@
+//! NVFP4 quantization (`ModelOpt`, `Mlx`) and dequantization (every profile), planar and
+//! ggml `block_nvfp4` layouts, f32/BF16/F16 on the unquantized side: the specification's
+//! order of f32 operations (`src/block/spec/nvfp4.rs`) on whole vectors, bit for bit.
+//!
+//! # Why the vector operations give the specification's bits
+//!
+//! The specification computes every f32 operation with `block::soft`: the IEEE operation
+//! rounded to nearest even, subnormals kept, whatever the FP environment, and NaN results
+//! made deterministic. The instantiations run these kernels under the environment where the
+//! hardware's operations *are* the IEEE ones ([`Vector::mul_ieee`]: MXCSR `0x1F80` on
+//! x86-64, loaded for the call when it differs; FPCR = 0 on aarch64; WebAssembly always), so
+//! every non-NaN result is the specification's. NaN *bits* differ between ISAs (x86's
+//! default NaN is negative, WebAssembly's sign is unspecified), so no NaN value is ever
+//! stored or encoded: each step below says which lanes can be NaN and how they are decided
+//! by a predicate instead, or the tensor scale that could make one is left to the
+//! specification (the kernel returns `false`), or the block is (dequantization, per scale
+//! byte).
+//!
+//! The narrowings to E4M3 and E2M1 and the widenings are the generic [`lanes`] ones, which
+//! equal the codec bit for bit.
+
+use core::mem::{MaybeUninit, size_of};
+
+use crate::block::kernels::NvRows;
+use crate::block::spec::mx::MLX_FP8;
+use crate::block::spec::nvfp4::{
+    self as spec, BLOCK, Ctx, GGML_BYTES, NvProfile, ONE, SIX, SIX_448,
+};
+use crate::block::{BlockDest, BlockSource, DestKind, soft};
+use crate::options::Policy;
+use crate::simd::Vector;
+use crate::simd::generic::lanes;
+use crate::{F4E2M1, F8E4M3, NanPolicy, Overflow};
+
+/// Profile indices (`NvProfile as usize`).
+pub(crate) const MODELOPT: usize = NvProfile::ModelOpt as usize;
+pub(crate) const MLX: usize = NvProfile::Mlx as usize;
+pub(crate) const GGML: usize = NvProfile::Ggml as usize;
+/// Layout indices (`NvLayout as usize`).
+pub(crate) const PLANAR: usize = 0;
+pub(crate) const GGML_LAYOUT: usize = 1;
+
+const SAT: Policy = Policy {
+    overflow: Overflow::Saturate,
+    nan: NanPolicy::Preserve,
+};
+/// The rounding of dequantized values to the destination, and of MLX's intermediate values
+/// to the source type (`block::round_to`).
+const TO_DEST: Policy = Policy {
+    overflow: Overflow::NonSaturating,
+    nan: NanPolicy::Preserve,
+};
+const ABS: u32 = 0x7FFF_FFFF;
+const INF: u32 = 0x7F80_0000;
+/// A table entry no finite multiplier has (a NaN): "leave this block to the specification".
+const BAD: u32 = u32::MAX;
+
+/// The bytes 0..=255, for building per-scale-byte tables a vector at a time.
+static IOTA: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = i as u8;
+        i += 1;
+    }
+    t
+};
+
+const fn profile(p: usize) -> NvProfile {
+    match p {
+        MODELOPT => NvProfile::ModelOpt,
+        MLX => NvProfile::Mlx,
+        _ => NvProfile::Ggml,
+    }
+}
+
+/// The codes and the scale byte of block `b` of row `r`.
+///
+/// # Safety
+/// `a` describes valid ranges and `b < a.blocks`, `r < a.rows`.
+#[inline(always)]
+unsafe fn block_at<const L: usize>(a: &NvRows, r: usize, b: usize) -> (*mut u8, *mut u8) {
+    // SAFETY: inside the ranges `a` describes (the caller's guarantee).
+    unsafe {
+        let row = a.data.add(r * a.data_stride);
+        if L == PLANAR {
+            (
+                row.add(b * BLOCK / 2),
+                a.scales.add(r * a.scales_stride + b),
+            )
+        } else {
+            let base = row.add(b / 4 * GGML_BYTES);
+            (base.add(4 + 8 * (b % 4)), base.add(b % 4))
+        }
+    }
+}
+
+/// Loads `n` source values of type `S` as f32 bits (exact: BF16 is the top half of the f32,
+/// F16 widens with `VCVTPH2PS`-like exactness, NaN stays NaN).
+#[inline(always)]
+unsafe fn load_src<V: Vector, S: BlockSource>(p: *const u8, n: usize) -> V {
+    // SAFETY: the caller's guarantee (`n` values at `p`, `V`'s features).
+    unsafe {
+        match S::KIND {
+            DestKind::F32 => V::load_u32(p, n),
+            DestKind::Bf16 => V::load_u16(p, n).shl(16),
+            DestKind::F16 => V::load_f16(p, n),
+        }
+    }
+}
+
+/// f32 bits rounded to the source type `S` and widened back (`block::round_to`): BF16 by the
+/// integer rounding of [`lanes::bf16`], F16 by `round_f16` (the IEEE conversion, overflow to
+/// ±Inf), both as the codec under `TO_DEST`.
+#[inline(always)]
+unsafe fn round_src<V: Vector, S: BlockSource>(x: V, bf: &lanes::Bf16<V>) -> V {
+    // SAFETY: the caller has `V`'s features; no memory is touched.
+    unsafe {
+        match S::KIND {
+            DestKind::F32 => x,
+            DestKind::Bf16 => lanes::bf16(x, bf).shl(16),
+            DestKind::F16 => x.round_f16(false),
+        }
+    }
+}
+
+/// Rounds `n` lanes of f32 bits to `D` and stores them (`D::from_f32_bits`: to nearest even,
+/// overflow to ±Inf; the lanes are never NaN here).
+#[inline(always)]
+unsafe fn store_dst<V: Vector, D: BlockDest>(y: V, p: *mut u8, n: usize, bf: &lanes::Bf16<V>) {
+    // SAFETY: the caller's guarantee (`n` values at `p`, `V`'s features).
+    unsafe {
+        match D::KIND {
+            DestKind::F32 => y.store_u32(p, n),
+            DestKind::Bf16 => lanes::bf16(y, bf).store_u16(p, n),
+            DestKind::F16 => y.store_f16(p, n, false),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Dequantization
+// ---------------------------------------------------------------------------------------
+
+/// Dequantizes the whole blocks of `a` under profile `P` and layout `L` into `D`.
+///
+/// Per call, the multiplier of every scale byte, `f = f32(s8) · m` (`m = g` for `ModelOpt`,
+/// `g / 2688` rounded by `soft::div` for `Mlx`): 256 values, a vector at a time. Per block
+/// the values are then `D(f32(fp4 · f))`, one IEEE product per value, as the
+/// specification's `soft::mul`. No NaN can occur in a block whose `f` is finite (`fp4` is
+/// finite, and a finite times a finite is never NaN; an overflow to ±Inf is the IEEE result,
+/// as `soft::mul`'s). Scale bytes whose `f` is NaN (an E4M3 NaN code; for `Mlx` those
+/// blocks store MLX's NaN bits) or ±Inf (where `0 · Inf` would be a NaN) are marked and
+/// their blocks run the specification. A tensor scale that is NaN or infinite leaves the
+/// whole call to it.
+///
+/// `Ggml` multiplies in f64 in the specification (`ue4m3 · g`, exact, then `e2m1 · d`
+/// rounded once to `D`). For a tensor scale `g = ±2^e`, `|e| <= 100` (llama.cpp passes 1.0),
+/// `ue4m3 · g` is an exact normal f32 (or zero) and `e2m1 · (ue4m3 · g)` has at most 6
+/// significant bits and a magnitude in `2^-110 ..= 2^112`: the f32 product is exact, so
+/// rounding it to `D` rounds the exact value once, as the specification does. Code 8 (−0)
+/// is read as code 0 (+0), as ggml's integer table has it. Other tensor scales are left to
+/// the specification.
+///
+/// # Safety
+/// As for [`NvFn`](crate::block::kernels::NvFn), with `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: BlockDest>(
+    a: &NvRows,
+) -> bool {
+    let g = a.g;
+    let m = if P == MLX { soft::div(g, SIX_448) } else { g };
+    let ok = if P == GGML {
+        let e = (g >> 23) & 0xFF;
+        g & 0x007F_FFFF == 0 && (127 - 100..=127 + 100).contains(&e)
+    } else {
+        m & ABS < INF
+    };
+    if !ok {
+        return false;
+    }
+    let l = V::LANES;
+    let size = size_of::<D>();
+    // SAFETY: `V`'s features (the caller's guarantee); the table accesses are in bounds
+    // (`i + l <= 256`), and every block access is inside the ranges `a` describes.
+    unsafe {
+        let mut table = [0u32; 256];
+        let mv = V::splat(m);
+        for i in (0..256).step_by(l) {
+            let s = V::load_u8(IOTA.as_ptr().add(i), l);
+            let f = if P == GGML {
+                // ggml's UE4M3: bytes 0x00 and 0x7F are zero; otherwise bit 7 is ignored and
+                // the rest is E4M3's value, but for 0xFF, whose exponent 15 and fraction 7
+                // are finite: 480.
+                let e = s.and(V::splat(0x7F));
+                let u = lanes::widen::<V, F8E4M3>(e);
+                let u = V::select(e.eq(V::splat(0x7F)), V::splat(0x43F0_0000), u);
+                let u = V::select(s.eq(V::splat(0x7F)), V::splat(0), u);
+                u.mul_ieee(mv)
+            } else {
+                let f = lanes::widen::<V, F8E4M3>(s).mul_ieee(mv);
+                // NaN (an E4M3 NaN code) or ±Inf: the specification's.
+                V::select(
+                    f.and(V::splat(ABS)).gt_i32(V::splat(INF - 1)),
+                    V::splat(BAD),
+                    f,
+                )
+            };
+            f.store_u32(table.as_mut_ptr().add(i).cast(), l);
+        }
+        let bf = lanes::Bf16::<V>::new(TO_DEST);
+        // With a register table lookup, and enough blocks to pay for it, the encoded
+        // results of all 16 codes under every scale byte (16 KiB), then one lookup per
+        // vector of codes.
+        let lut = V::FAST_LUT16 && a.rows * a.blocks >= LUT_MIN_BLOCKS;
+        // (Uninitialised: only the entries of the served scale bytes are written and read.)
+        let mut enc = [const { MaybeUninit::<[u32; BLOCK]>::uninit() }; 256];
+        if lut {
+            for (s8, e) in enc.iter_mut().enumerate() {
+                if table[s8] != BAD {
+                    encode_codes::<V, P, D>(V::splat(table[s8]), e.write([0; BLOCK]), &bf);
+                }
+            }
+        }
+        for r in 0..a.rows {
+            let row = a.values.add(r * a.values_stride);
+            for b in 0..a.blocks {
+                let (codes, sp) = block_at::<L>(a, r, b);
+                let s8 = *sp;
+                let out = row.add(b * BLOCK * size);
+                let f = table[s8 as usize];
+                if f == BAD {
+                    let mut c = [0u8; BLOCK];
+                    for j in 0..BLOCK / 2 {
+                        let byte = *codes.add(j);
+                        if L == PLANAR {
+                            (c[2 * j], c[2 * j + 1]) = (byte & 0xF, byte >> 4);
+                        } else {
+                            (c[j], c[j + 8]) = (byte & 0xF, byte >> 4);
+                        }
+                    }
+                    let o = core::slice::from_raw_parts_mut(out.cast::<MaybeUninit<D>>(), BLOCK);
+                    spec::dequantize_block(profile(P), s8, &c, g, o);
+                    continue;
+                }
+                let mut cs = [V::splat(0); 4];
+                if L == PLANAR {
+                    for (j, c) in cs.iter_mut().enumerate().take(BLOCK / l) {
+                        *c = V::load_nibbles(codes.add(j * l / 2), l);
+                    }
+                } else {
+                    cs = V::load_nibbles_split(codes);
+                }
+                if lut {
+                    // Written above: `table[s8]` is not `BAD`.
+                    let e = enc[s8 as usize].assume_init_ref();
+                    let mut t = [V::splat(0); 4];
+                    for (j, t) in t.iter_mut().enumerate().take(BLOCK / l) {
+                        *t = V::load_u32(e.as_ptr().add(j * l).cast(), l);
+                    }
+                    for (j, &c) in cs.iter().enumerate().take(BLOCK / l) {
+                        let v = c.lut16(t);
+                        let p = out.add(j * l * size);
+                        match D::KIND {
+                            DestKind::F32 => v.store_u32(p, l),
+                            _ => v.store_u16(p, l),
+                        }
+                    }
+                    continue;
+                }
+                let fv = V::splat(f);
+                for (j, &c) in cs.iter().enumerate().take(BLOCK / l) {
+                    let c = if P == GGML {
+                        V::select(c.eq(V::splat(8)), V::splat(0), c)
+                    } else {
+                        c
+                    };
+                    let y = lanes::widen::<V, F4E2M1>(c).mul_ieee(fv);
+                    store_dst::<V, D>(y, out.add(j * l * size), l, &bf);
+                }
+            }
+        }
+    }
+    true
+}
+
+/// Blocks from which a dequantization builds the per-call table of encoded results (256
+/// vectors of work, against one per block).
+const LUT_MIN_BLOCKS: usize = 64;
+
+/// The 16 codes' results under multiplier `f`, encoded for `D` (f32 bits, or the BF16 or
+/// F16 code in the low 16 bits), into `e`: the values the direct path stores, computed the
+/// same way (`Ggml` reads code 8 as code 0).
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+unsafe fn encode_codes<V: Vector, const P: usize, D: BlockDest>(
+    f: V,
+    e: &mut [u32; BLOCK],
+    bf: &lanes::Bf16<V>,
+) {
+    let l = V::LANES;
+    // SAFETY: `V`'s features (the caller's guarantee); every access is inside `e`, `IOTA`
+    // or the local buffer (`j · l + l <= 16`).
+    unsafe {
+        for j in 0..BLOCK / l {
+            let c = V::load_u8(IOTA.as_ptr().add(j * l), l);
+            let c = if P == GGML {
+                V::select(c.eq(V::splat(8)), V::splat(0), c)
+            } else {
+                c
+            };
+            let y = lanes::widen::<V, F4E2M1>(c).mul_ieee(f);
+            let v = match D::KIND {
+                DestKind::F32 => y,
+                DestKind::Bf16 => lanes::bf16(y, bf),
+                DestKind::F16 => {
+                    let mut h = [0u16; BLOCK];
+                    y.store_f16(h.as_mut_ptr().cast(), l, false);
+                    V::load_u16(h.as_ptr().cast(), l)
+                }
+            };
+            v.store_u32(e.as_mut_ptr().add(j * l).cast(), l);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Quantization
+// ---------------------------------------------------------------------------------------
+
+/// Per-call constants of the quantization.
+struct Consts<V> {
+    /// The tensor scale `g`.
+    g: V,
+    /// `ModelOpt`: `6 · g`; `Mlx`: `2688 / g` (both by `soft`, once).
+    k: V,
+    e4m3: lanes::Narrow<V>,
+    fp4: lanes::Narrow<V>,
+    bf: lanes::Bf16<V>,
+}
+
+/// The scale bytes and the per-block divisors of up to `LANES` blocks whose largest
+/// magnitudes are the lanes of `amax` (f32 bits of `|x|`, NaN above `+Inf`).
+///
+/// `ModelOpt`: `q = amax / (6g)` (IEEE; `amax` is in `0 ..= +Inf` and `6g` finite and
+/// non-zero, so `q` is not NaN), `±0 → 1.0`, `s8 = e4m3(q)` saturating, and the divisor
+/// `f32(s8) · g`. A NaN lane (a NaN in the block) has `q = NaN` in the specification, whose
+/// E4M3 code is `0x7F` (its NaN is `+NaN`); it is selected, and its divisor, the E4M3 NaN
+/// times `g`, is a NaN that makes every quotient NaN: code 7 below, as the specification.
+///
+/// `Mlx`: `q = W(amax / 6)`, `s8 = e4m3(q · (2688 / g))` saturating with NaN → `+448`, the
+/// divisor `f32(s8)`. `q · k` is NaN only for a NaN lane (`k` is finite and non-zero): those
+/// lanes get `0x7E`, what the specification's `+NaN` gives.
+#[inline(always)]
+unsafe fn scales<V: Vector, const P: usize, S: BlockSource>(amax: V, c: &Consts<V>) -> (V, V) {
+    // SAFETY: the caller has `V`'s features; no memory is touched.
+    unsafe {
+        let nan = amax.gt_i32(V::splat(INF));
+        if P == MODELOPT {
+            let q = amax.div_ieee(c.k);
+            let q = V::select(q.and(V::splat(ABS)).eq(V::splat(0)), V::splat(ONE), q);
+            let s8 = lanes::narrow::<V, F8E4M3>(q, &c.e4m3).and(V::splat(0xFF));
+            let s8 = V::select(nan, V::splat(0x7F), s8);
+            (s8, lanes::widen::<V, F8E4M3>(s8).mul_ieee(c.g))
+        } else {
+            let q = round_src::<V, S>(amax.div_ieee(V::splat(SIX)), &c.bf);
+            let s8 = lanes::narrow::<V, F8E4M3>(q.mul_ieee(c.k), &c.e4m3).and(V::splat(0xFF));
+            let s8 = V::select(nan, V::splat(0x7E), s8);
+            (s8, lanes::widen::<V, F8E4M3>(s8))
+        }
+    }
+}
+
+/// `f32` bits of 0.75, 1.75, 3.5 (the E2M1 midpoints that ties-to-even rounds up), 6.0 and
+/// 8.0.
+const F0_75: u32 = 0x3F40_0000;
+const F1_75: u32 = 0x3FE0_0000;
+const F3_5: u32 = 0x4060_0000;
+const F8: u32 = 0x4100_0000;
+/// The E2M1 magnitudes of codes 0..=6, as f32 bits.
+const MAGS: [u32; 7] = [
+    0,
+    0x3F00_0000,
+    0x3F80_0000,
+    0x3FC0_0000,
+    0x4000_0000,
+    0x4040_0000,
+    0x4080_0000,
+];
+
+/// ModelOpt's codes of one vector of values `x` with divisor `d`: `y = x / d` (IEEE), then
+/// `e2m1(y)` saturating, except that `y = −0.0` gives code 0 and a NaN `y` code 7
+/// (ModelOpt's `_cast_fp4`). Both are decided on `y` by predicates (a NaN's bits are never
+/// used): the quotient is `−0.0` or NaN exactly when `soft::div`'s is.
+#[inline(always)]
+unsafe fn modelopt_codes<V: Vector>(x: V, d: V, c: &Consts<V>) -> V {
+    // SAFETY: the caller has `V`'s features; no memory is touched.
+    unsafe {
+        let y = x.div_ieee(d);
+        let code = lanes::narrow::<V, F4E2M1>(y, &c.fp4).and(V::splat(0xF));
+        let code = V::select(y.eq(V::splat(0x8000_0000)), V::splat(0), code);
+        V::select(
+            y.and(V::splat(ABS)).gt_i32(V::splat(INF)),
+            V::splat(7),
+            code,
+        )
+    }
+}
+
+/// MLX's `wq = W(x / d) · k` of one vector (IEEE operations and the source-type rounding).
+#[inline(always)]
+unsafe fn mlx_wq<V: Vector, S: BlockSource>(x: V, d: V, c: &Consts<V>) -> V {
+    // SAFETY: the caller has `V`'s features; no memory is touched.
+    unsafe { round_src::<V, S>(x.div_ieee(d), &c.bf).mul_ieee(c.k) }
+}
+
+/// MLX's code of `wq` (`mlx_fp4_argmin`): the first index, in the order `+0, 0.5, …, 6, −0,
+/// −0.5, …, −6`, of the least `|f32(wq − lut[k])|`.
+///
+/// With `a = |wq|`: a candidate of the other sign than `wq` has the error `f32(a + m)`, at
+/// least that of the same magnitude with `wq`'s sign, `f32(a − m)` in magnitude (RNE is
+/// symmetric and monotonic), and `+0`, which comes first, has `a` itself; so the winner is
+/// `+0` or a magnitude of `wq`'s sign, the first of the least `f32(|a − m|)` over the
+/// magnitudes in ascending order, with the sign bit added when it is not zero. (`−0` never
+/// wins: its error is `+0`'s.)
+///
+/// For `a < 8` every error that can tie the least is exact: `a` and the magnitudes are
+/// multiples of `ulp(a)` (magnitudes are multiples of 0.5), and the best error (at most
+/// `max(a − 6, gap/2) < 2^(exponent of a + 1)`) and the error of any smaller magnitude
+/// (`a − m <= a`) are below `2^24 · ulp(a)`; a larger error, rounded, cannot fall below an
+/// exact smaller one (monotonic rounding). So the winner is the nearest magnitude with ties
+/// toward the smaller: E2M1's round to nearest even (`lanes::narrow`, saturating, which is
+/// nearest for `a < 8`) except at the three midpoints where even is the larger (0.75, 1.75,
+/// 3.5), which step down one code.
+///
+/// For `a >= 8` (and ±Inf) every magnitude is below `a`: the errors `f32(a − m)` fall as `m`
+/// grows, the least is `e6 = f32(a − 6)`, and the winner is the first magnitude whose error
+/// equals it (rounding makes ties; for huge `a`, or Inf, every error is `a` and `+0` wins).
+/// Those lanes take that search (7 subtractions), only in vectors that have one.
+///
+/// A NaN `wq` gives code 0 (every error NaN), by a predicate.
+#[inline(always)]
+unsafe fn mlx_codes<V: Vector>(wq: V, big: bool, c: &Consts<V>) -> V {
+    // SAFETY: the caller has `V`'s features; no memory is touched.
+    unsafe {
+        let a = wq.and(V::splat(ABS));
+        let mut mag = lanes::narrow::<V, F4E2M1>(a, &c.fp4).and(V::splat(7));
+        for mid in [F0_75, F1_75, F3_5] {
+            mag = V::select(a.eq(V::splat(mid)), mag.sub(V::splat(1)), mag);
+        }
+        if big {
+            let e6 = a.sub_ieee(V::splat(0x40C0_0000));
+            let mut w = V::splat(7);
+            for k in (0..7).rev() {
+                let e = a.sub_ieee(V::splat(MAGS[k]));
+                w = V::select(e.eq(e6), V::splat(k as u32), w);
+            }
+            mag = V::select(a.gt_i32(V::splat(F8 - 1)), w, mag);
+        }
+        // The sign bit (8) where `wq` is negative and the magnitude is not zero: bit 3 of
+        // `mag + 7` is set exactly for `1 <= mag <= 7`.
+        let code = mag.or_and(wq.shr(28).and(V::splat(8)), mag.add(V::splat(7)));
+        V::select(a.gt_i32(V::splat(INF)), V::splat(0), code)
+    }
+}
+
+/// Quantizes the whole blocks of `a` (values of type `S`) under profile `P` (`ModelOpt` or
+/// `Mlx`) and layout `L`, or returns `false` when the tensor scale is not one it serves.
+///
+/// Served: `g` finite and non-zero with `k` (`6g`, or `2688 / g`) finite and non-zero; then
+/// no NaN arises but from a NaN in the data (see [`scales`], [`modelopt_codes`],
+/// [`mlx_codes`]). (ModelOpt's own tensor scale is `amax / 2688`, zero only for an all-zero
+/// tensor, which the specification quantizes.)
+///
+/// Per row, `LANES` blocks at a time: each block's largest magnitude (a vector maximum of
+/// the magnitude bits, then the lanes' maximum), the scales of all of them as one vector
+/// ([`scales`]), then each block's codes with its divisor. The values are read twice (both
+/// times from L1).
+///
+/// # Safety
+/// As for [`NvFn`](crate::block::kernels::NvFn), with `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn quantize<V: Vector, const P: usize, const L: usize, S: BlockSource>(
+    a: &NvRows,
+) -> bool {
+    let ctx = Ctx::new(profile(P), a.g);
+    let (g, k) = (ctx.g, ctx.k);
+    let finite_nonzero = |x: u32| x & ABS != 0 && x & ABS < INF;
+    if !(finite_nonzero(g) && finite_nonzero(k)) {
+        return false;
+    }
+    let l = V::LANES;
+    let per = BLOCK / l;
+    let size = size_of::<S>();
+    // SAFETY: `V`'s features (the caller's guarantee); every access is inside the ranges
+    // `a` describes (blocks `b0 .. b0 + nb` of row `r`, `nb <= LANES`), or inside the local
+    // arrays of 16 lanes.
+    unsafe {
+        let c = Consts {
+            g: V::splat(g),
+            k: V::splat(k),
+            e4m3: lanes::Narrow::new::<F8E4M3>(if P == MLX { MLX_FP8 } else { SAT }),
+            fp4: lanes::Narrow::new::<F4E2M1>(SAT),
+            bf: lanes::Bf16::new(TO_DEST),
+        };
+        for r in 0..a.rows {
+            let row = a.values.add(r * a.values_stride).cast_const();
+            let mut b0 = 0;
+            while b0 < a.blocks {
+                let nb = l.min(a.blocks - b0);
+                let mut am = [0u32; 16];
+                for (i, m) in am.iter_mut().enumerate().take(nb) {
+                    let p = row.add((b0 + i) * BLOCK * size);
+                    let mut v = V::splat(0);
+                    for j in 0..per {
+                        let x = load_src::<V, S>(p.add(j * l * size), l);
+                        v = v.max_u32(x.and(V::splat(ABS)));
+                    }
+                    *m = v.reduce_max_u32();
+                }
+                let amax = V::load_u32(am.as_ptr().cast(), nb);
+                let (s8, d) = scales::<V, P, S>(amax, &c);
+                let mut den = [0u32; 16];
+                d.store_u32(den.as_mut_ptr().cast(), nb);
+                let mut sb = [0u32; 16];
+                s8.store_u32(sb.as_mut_ptr().cast(), nb);
+                for i in 0..nb {
+                    let b = b0 + i;
+                    let p = row.add(b * BLOCK * size);
+                    let (codes, sp) = block_at::<L>(a, r, b);
+                    *sp = sb[i] as u8;
+                    let dv = V::splat(den[i]);
+                    let mut cs = [V::splat(0); 4];
+                    if P == MODELOPT {
+                        for (j, cj) in cs.iter_mut().enumerate().take(per) {
+                            let x = load_src::<V, S>(p.add(j * l * size), l);
+                            *cj = modelopt_codes(x, dv, &c);
+                        }
+                    } else {
+                        let mut wq = [V::splat(0); 4];
+                        let mut hi = V::splat(0);
+                        for (j, w) in wq.iter_mut().enumerate().take(per) {
+                            let x = load_src::<V, S>(p.add(j * l * size), l);
+                            *w = mlx_wq::<V, S>(x, dv, &c);
+                            hi = hi.max_u32(w.and(V::splat(ABS)));
+                        }
+                        // NaN lanes count as big too; `mlx_codes` decides them apart.
+                        let big = hi.reduce_max_u32() >= F8;
+                        for (cj, &w) in cs.iter_mut().zip(&wq).take(per) {
+                            *cj = mlx_codes(w, big, &c);
+                        }
+                    }
+                    if L == PLANAR {
+                        for (j, &cj) in cs.iter().enumerate().take(per) {
+                            cj.store_nibbles(codes.add(j * l / 2), l);
+                        }
+                    } else {
+                        V::store_nibbles_split(cs, codes);
+                    }
+                }
+                b0 += nb;
+            }
+        }
+    }
+    true
+}
+
+/// Fills the NVFP4 slots of a block-kernel table with an instantiation's `$dq` (dequantize,
+/// generic over `const P`, `const L` and the destination type) and `$q` (quantize, over
+/// `const P`, `const L` and the source type).
+macro_rules! nv_fill {
+    ($t:ident, $dq:ident, $q:ident) => {{
+        use crate::block::kernels::NvFn;
+        use crate::simd::generic::block::nvfp4::{GGML, GGML_LAYOUT, MLX, MODELOPT, PLANAR};
+        use crate::{BF16, F16};
+        macro_rules! dq3 {
+            ($p:expr, $l:expr) => {
+                [
+                    Some($dq::<{ $p }, { $l }, f32> as NvFn),
+                    Some($dq::<{ $p }, { $l }, BF16> as NvFn),
+                    Some($dq::<{ $p }, { $l }, F16> as NvFn),
+                ]
+            };
+        }
+        macro_rules! q3 {
+            ($p:expr, $l:expr) => {
+                [
+                    Some($q::<{ $p }, { $l }, f32> as NvFn),
+                    Some($q::<{ $p }, { $l }, BF16> as NvFn),
+                    Some($q::<{ $p }, { $l }, F16> as NvFn),
+                ]
+            };
+        }
+        $t.nv_dequant = [
+            [dq3!(MODELOPT, PLANAR), dq3!(MODELOPT, GGML_LAYOUT)],
+            [dq3!(MLX, PLANAR), dq3!(MLX, GGML_LAYOUT)],
+            [dq3!(GGML, PLANAR), dq3!(GGML, GGML_LAYOUT)],
+        ];
+        $t.nv_quant = [
+            [q3!(MODELOPT, PLANAR), q3!(MODELOPT, GGML_LAYOUT)],
+            [q3!(MLX, PLANAR), q3!(MLX, GGML_LAYOUT)],
+        ];
+    }};
+}
+pub(crate) use nv_fill;
