@@ -29,10 +29,6 @@ const NARROWER: &[(&str, &str)] = &[
     ("portable/fp8_dequant", "as portable/mx_quant"),
     ("portable/profiles", "as portable/mx_quant"),
     (
-        "simd128/fp8_dequant",
-        "block FP8 dequantization has no simd128 kernel yet (issue 28, item 3)",
-    ),
-    (
         "avx512/fp8_dequant",
         "block FP8 dequantization has no 512-bit kernel yet: the AVX-512 tiers run the \
          hand-written AVX2 one (issue 28, item 3)",
