@@ -237,8 +237,9 @@ impl Mx {
     /// backend (the one given to [`on`](Self::on), else [`Backend::active`], whether or not
     /// it can run here): its instruction set and vector width, as
     /// [`Backend::kernel`] reports them for the element conversions, or `scalar` where the
-    /// scalar specification runs every block (the `Ggml` and `Mlx` profiles, the ggml
-    /// layout, BF16 and F16 sources). Whatever the kernel, a row's short last block and
+    /// scalar specification runs every block (the `Ocp`/`Ceil` rules in the ggml layout,
+    /// BF16 and F16 sources under `Ocp`/`Ceil`, and every path on `Backend::Scalar`). The
+    /// `Ggml` and `Mlx` profiles report their own kernels. Whatever the kernel, a row's short last block and
     /// the blocks with a scale byte outside the kernel's exact range (tiny or huge `amax`)
     /// run the specification.
     ///
@@ -248,8 +249,8 @@ impl Mx {
     ///
     /// let mxfp4 = Mx::new(MxElement::E2M1);
     /// assert_eq!(mxfp4.on(Backend::Scalar).quantize_kernel::<f32>().isa, "scalar");
-    /// // The ggml profile has no SIMD kernel yet.
-    /// let ggml = mxfp4.profile(MxProfile::Ggml).on(Backend::active());
+    /// // The ggml profile runs the scalar specification on the Scalar backend only.
+    /// let ggml = mxfp4.profile(MxProfile::Ggml).on(Backend::Scalar);
     /// assert!(!ggml.quantize_kernel::<f32>().is_simd());
     /// // On an AVX-512 machine: "avx512 (512-bit)".
     /// println!("{}", mxfp4.quantize_kernel::<f32>());
