@@ -149,29 +149,6 @@ pub(crate) trait Vector: Copy {
     unsafe fn div_ieee(self, b: Self) -> Self;
     /// See [`mul_ieee`](Self::mul_ieee).
     unsafe fn sub_ieee(self, b: Self) -> Self;
-    /// Whether [`lut16`](Self::lut16) is a register lookup (one or two permutes) rather than
-    /// the default's round trip through memory: the kernels use table lookups only then.
-    const FAST_LUT16: bool = false;
-    /// Lanes `t[self & 15]`, where the 16-entry table `t` is held in the first `16 / LANES`
-    /// vectors (entry `i` in lane `i % LANES` of vector `i / LANES`). The default goes
-    /// through memory (correct on every ISA, and slow: see [`FAST_LUT16`](Self::FAST_LUT16)).
-    #[inline(always)]
-    unsafe fn lut16(self, t: [Self; 4]) -> Self {
-        // SAFETY: the caller's guarantee (`V`'s features); the arrays hold 16 entries and
-        // each vector stores `LANES <= 16` of them at offsets below 16.
-        unsafe {
-            let l = Self::LANES;
-            let (mut tab, mut idx, mut out) = ([0u32; 16], [0u32; 16], [0u32; 16]);
-            for (j, v) in t.iter().enumerate().take(16 / l) {
-                v.store_u32(tab.as_mut_ptr().add(j * l).cast(), l);
-            }
-            self.store_u32(idx.as_mut_ptr().cast(), l);
-            for (o, &i) in out.iter_mut().zip(&idx).take(l) {
-                *o = tab[(i & 15) as usize];
-            }
-            Self::load_u32(out.as_ptr().cast(), l)
-        }
-    }
     /// The 16 codes of a ggml `block_nvfp4` sub-block (8 bytes at `p`: value `j < 8` in the
     /// low nibble of byte `j`, value `j + 8` in its high nibble), in order, in the first
     /// `16 / LANES` vectors (the others are unspecified). The default serves `LANES <= 8`.

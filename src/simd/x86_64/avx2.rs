@@ -287,19 +287,6 @@ impl Vector for V256 {
             V256(_mm256_castps_si256(_mm256_sub_ps(a, b)))
         }
     }
-    const FAST_LUT16: bool = true;
-    #[inline(always)]
-    unsafe fn lut16(self, t: [Self; 4]) -> Self {
-        // SAFETY: the caller has the features (`Vector`'s contract). `VPERMD` reads the low
-        // 3 bits of each index lane; bit 3 (moved to the sign bit) picks the table half.
-        unsafe {
-            let lo = _mm256_permutevar8x32_epi32(t[0].0, self.0);
-            let hi = _mm256_permutevar8x32_epi32(t[1].0, self.0);
-            let m = _mm256_castsi256_ps(_mm256_slli_epi32::<28>(self.0));
-            let r = _mm256_blendv_ps(_mm256_castsi256_ps(lo), _mm256_castsi256_ps(hi), m);
-            V256(_mm256_castps_si256(r))
-        }
-    }
     #[inline(always)]
     unsafe fn madd16(self, w: Self) -> Self {
         // SAFETY: the caller has the features (`Vector`'s contract).

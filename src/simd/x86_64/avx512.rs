@@ -249,13 +249,6 @@ impl Vector for V512 {
             V512(_mm512_castps_si512(_mm512_sub_round_ps::<RNE>(a, b)))
         }
     }
-    const FAST_LUT16: bool = true;
-    #[inline(always)]
-    unsafe fn lut16(self, t: [Self; 4]) -> Self {
-        // SAFETY: the caller has the features (`Vector`'s contract). `VPERMD` reads the low
-        // 4 bits of each index lane.
-        unsafe { V512(_mm512_permutexvar_epi32(self.0, t[0].0)) }
-    }
     #[inline(always)]
     unsafe fn load_nibbles_split(p: *const u8) -> [Self; 4] {
         // SAFETY: the caller has the features and vouches for the 8 bytes at `p`.

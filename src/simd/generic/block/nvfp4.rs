@@ -212,7 +212,7 @@ pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: Bl
         // With a register table lookup, and enough blocks to pay for it, the encoded
         // results of all 16 codes under every scale byte (16 KiB), then one lookup per
         // vector of codes.
-        let lut = V::FAST_LUT16 && a.rows * a.blocks >= LUT_MIN_BLOCKS;
+        let lut = V::FAST_LOOKUP16 && a.rows * a.blocks >= LUT_MIN_BLOCKS;
         // (Uninitialised: only the entries of the served scale bytes are written and read.)
         let mut enc = [const { MaybeUninit::<[u32; BLOCK]>::uninit() }; 256];
         if lut {
@@ -259,7 +259,7 @@ pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: Bl
                         *t = V::load_u32(e.as_ptr().add(j * l).cast(), l);
                     }
                     for (j, &c) in cs.iter().enumerate().take(BLOCK / l) {
-                        let v = c.lut16(t);
+                        let v = V::lookup16(&t, c);
                         let p = out.add(j * l * size);
                         match D::KIND {
                             DestKind::F32 => v.store_u32(p, l),
