@@ -333,7 +333,12 @@ fn fp8_dequantize_tiles() {
 
 /// Quantizes with `mx` into codes and scales with canary bytes around them; returns both
 /// buffers whole.
-fn mx_quant(mx: Mx, src: &[f32], shape: Shape, csr: Option<u32>) -> (Vec<u8>, Vec<u8>) {
+fn mx_quant<S: BlockSource>(
+    mx: Mx,
+    src: &[S],
+    shape: Shape,
+    csr: Option<u32>,
+) -> (Vec<u8>, Vec<u8>) {
     let n = mx.data_len(shape).unwrap();
     let m = mx.scales_len(shape).unwrap();
     let mut data = vec![0xA5u8; n + 2 * PAD];
@@ -363,7 +368,21 @@ fn mx_quant(mx: Mx, src: &[f32], shape: Shape, csr: Option<u32>) -> (Vec<u8>, Ve
     (data, scales)
 }
 
+/// [`check_mx_quant_as`] of `src`, and of its values rounded to BF16 and to F16 (BF16 and
+/// F16 sources take their own route: the f32 kernel on their widened values).
 fn check_mx_quant(src: &[f32], shape: Shape, what: &str) {
+    check_mx_quant_as(src, shape, what);
+    let bf: Vec<BF16> = src.iter().map(|&x| BF16::from_f32(x)).collect();
+    check_mx_quant_as(&bf, shape, &format!("{what}, BF16 source"));
+    // Scaled into F16's range where most values land in its normal range.
+    let h: Vec<F16> = src
+        .iter()
+        .map(|&x| F16::from_f32(x * 2f32.powi(-100)))
+        .collect();
+    check_mx_quant_as(&h, shape, &format!("{what}, F16 source"));
+}
+
+fn check_mx_quant_as<S: BlockSource>(src: &[S], shape: Shape, what: &str) {
     for element in ELEMENTS {
         for profile in [MxProfile::Ocp, MxProfile::Ceil] {
             let mx = Mx::new(element).profile(profile);

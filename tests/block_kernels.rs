@@ -4,7 +4,9 @@
 //! (`Backend::width_bits`), and so is each slot of the `Ggml` and `Mlx` profiles, unless it
 //! is listed in [`NARROWER`] with the reason; the paths that have no kernel report `scalar`.
 
-use vcvt::block::{BlockDest, BlockFp8, Mx, MxElement, MxLayout, MxProfile};
+use vcvt::block::{
+    BlockDest, BlockFp8, Mx, MxElement, MxLayout, MxProfile, NvLayout, NvProfile, Nvfp4,
+};
 use vcvt::{BF16, Backend, F16, KernelInfo};
 
 const ELEMENTS: [MxElement; 5] = [
@@ -28,6 +30,8 @@ const NARROWER: &[(&str, &str)] = &[
     ("portable/mx_dequant", "as portable/mx_quant"),
     ("portable/fp8_dequant", "as portable/mx_quant"),
     ("portable/profiles", "as portable/mx_quant"),
+    ("portable/nvfp4", "as portable/mx_quant"),
+    ("portable/fp8_quant", "as portable/mx_quant"),
     (
         "avx512/fp8_dequant",
         "block FP8 dequantization has no 512-bit kernel yet: the AVX-512 tiers run the \
@@ -81,9 +85,41 @@ fn mx_ocp_ceil_run_at_the_backend_width() {
                 dequant::<f32>(b, mx, "f32");
                 dequant::<BF16>(b, mx, "BF16");
                 dequant::<F16>(b, mx, "F16");
-                // BF16/F16 sources have no kernel: the specification runs.
-                assert!(!mx.on(b).quantize_kernel::<BF16>().is_simd());
-                assert!(!mx.on(b).quantize_kernel::<F16>().is_simd());
+                // BF16/F16 sources run the f32 kernel on their widened values.
+                let h = mx.on(b).quantize_kernel::<BF16>();
+                check(b, "mx_quant", &format!("{mx:?} quantize BF16"), h);
+                let h = mx.on(b).quantize_kernel::<F16>();
+                check(b, "mx_quant", &format!("{mx:?} quantize F16"), h);
+            }
+        }
+        // The OCP rules in the ggml layout run the planar E2M1 kernels (each block
+        // repacked), and say so.
+        for profile in [MxProfile::Ocp, MxProfile::Ceil] {
+            let planar = Mx::new(MxElement::E2M1).profile(profile).on(b);
+            let ggml = planar.layout(MxLayout::Ggml);
+            let what = format!("{ggml:?}");
+            check(b, "mx_quant", &what, ggml.quantize_kernel::<f32>());
+            check(b, "mx_quant", &what, ggml.quantize_kernel::<BF16>());
+            assert_eq!(
+                ggml.quantize_kernel::<f32>(),
+                planar.quantize_kernel::<f32>()
+            );
+            for (g, p) in [
+                (
+                    ggml.dequantize_kernel::<f32>(),
+                    planar.dequantize_kernel::<f32>(),
+                ),
+                (
+                    ggml.dequantize_kernel::<BF16>(),
+                    planar.dequantize_kernel::<BF16>(),
+                ),
+                (
+                    ggml.dequantize_kernel::<F16>(),
+                    planar.dequantize_kernel::<F16>(),
+                ),
+            ] {
+                check(b, "mx_dequant", &what, g);
+                assert_eq!(g, p, "{what} on {b}");
             }
         }
     }
@@ -160,14 +196,55 @@ fn ggml_and_mlx_profiles_run_at_the_backend_width() {
 
 #[test]
 fn scalar_paths_say_scalar() {
-    for b in Backend::available() {
-        // The Ocp/Ceil rules in the ggml layout run the specification.
-        let layout = Mx::new(MxElement::E2M1).layout(MxLayout::Ggml).on(b);
-        assert_eq!(layout.dequantize_kernel::<f32>().to_string(), "scalar");
-        assert_eq!(layout.quantize_kernel::<f32>().to_string(), "scalar");
-    }
+    let layout = Mx::new(MxElement::E2M1)
+        .layout(MxLayout::Ggml)
+        .on(Backend::Scalar);
+    assert_eq!(layout.dequantize_kernel::<f32>().to_string(), "scalar");
+    assert_eq!(layout.quantize_kernel::<BF16>().to_string(), "scalar");
     let info = Mx::new(MxElement::E2M1)
         .on(Backend::Scalar)
         .quantize_kernel::<f32>();
     assert_eq!((info.isa, info.bits), ("scalar", 0));
+}
+
+#[test]
+fn nvfp4_and_block_fp8_quantization_run_at_the_backend_width() {
+    for b in Backend::available() {
+        for layout in [NvLayout::Planar, NvLayout::Ggml] {
+            for profile in [NvProfile::ModelOpt, NvProfile::Mlx, NvProfile::Ggml] {
+                let nv = Nvfp4::new().profile(profile).layout(layout).on(b);
+                let what = |s: &str| format!("NVFP4 {profile:?} {layout:?} {s}");
+                if profile == NvProfile::Ggml {
+                    // gguf has no NVFP4 quantizer: the specification quantizes.
+                    assert!(!nv.quantize_kernel::<f32>().is_simd());
+                } else {
+                    check(b, "nvfp4", &what("from f32"), nv.quantize_kernel::<f32>());
+                    check(b, "nvfp4", &what("from BF16"), nv.quantize_kernel::<BF16>());
+                    check(b, "nvfp4", &what("from F16"), nv.quantize_kernel::<F16>());
+                }
+                check(b, "nvfp4", &what("to f32"), nv.dequantize_kernel::<f32>());
+                check(b, "nvfp4", &what("to BF16"), nv.dequantize_kernel::<BF16>());
+                check(b, "nvfp4", &what("to F16"), nv.dequantize_kernel::<F16>());
+            }
+        }
+        let fp8 = BlockFp8::deepseek().on(b);
+        check(
+            b,
+            "fp8_quant",
+            "block FP8 from f32",
+            fp8.quantize_kernel::<f32>(),
+        );
+        check(
+            b,
+            "fp8_quant",
+            "block FP8 from BF16",
+            fp8.quantize_kernel::<BF16>(),
+        );
+        check(
+            b,
+            "fp8_quant",
+            "block FP8 from F16",
+            fp8.quantize_kernel::<F16>(),
+        );
+    }
 }

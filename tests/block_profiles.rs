@@ -64,6 +64,15 @@ fn formats() -> Vec<(&'static str, Mx)> {
             "mlx mxfp8",
             Mx::new(MxElement::E4M3).profile(MxProfile::Mlx),
         ),
+        // The OCP rules in the ggml layout: the planar kernels with each block repacked.
+        (
+            "ocp block_mxfp4",
+            fp4.profile(MxProfile::Ocp).layout(MxLayout::Ggml),
+        ),
+        (
+            "ceil block_mxfp4",
+            fp4.profile(MxProfile::Ceil).layout(MxLayout::Ggml),
+        ),
     ]
 }
 

@@ -159,6 +159,31 @@ impl BlockFp8 {
         KernelInfo::of(isa, 1)
     }
 
+    /// Which kernel [`quantize`](Self::quantize) runs for `S` sources on this format's
+    /// backend (the one given to [`on`](Self::on), else [`Backend::active`]), as
+    /// [`dequantize_kernel`](Self::dequantize_kernel) says for dequantization. Tiles whose
+    /// scale the kernel cannot apply exactly run the scalar specification whatever the
+    /// kernel.
+    ///
+    /// ```
+    /// use vcvt::{BF16, Backend};
+    /// use vcvt::block::BlockFp8;
+    ///
+    /// let info = BlockFp8::deepseek().on(Backend::Scalar).quantize_kernel::<BF16>();
+    /// assert!(!info.is_simd());
+    /// // On an AVX-512 machine: "avx512 (512-bit)".
+    /// println!("{}", BlockFp8::deepseek().quantize_kernel::<f32>());
+    /// ```
+    pub fn quantize_kernel<S: BlockSource>(&self) -> KernelInfo {
+        let t = dispatch::table(self.backend.unwrap_or_else(Backend::active));
+        let isa = if t.fp8_quant[S::KIND as usize].is_some() {
+            t.generic_isa
+        } else {
+            Isa::Scalar
+        };
+        KernelInfo::of(isa, 1)
+    }
+
     /// [`dequantize`](Self::dequantize) into an uninitialised destination.
     pub fn dequantize_uninit<D: BlockDest>(
         &self,

@@ -197,9 +197,12 @@ pub(crate) struct BlockKernels {
     /// `[MLX_E2M1 | MLX_E2M1_GGML | MLX_E4M3][destination]`: dequantization under the
     /// `Mlx` profile.
     pub(crate) mlx_dequant: [[Option<MxProfileDequantFn>; 3]; 3],
-    /// The instruction set of the `ggml_*` and `mlx_*` kernels (one instantiation fills
-    /// them all): what `Mx::quantize_kernel`/`dequantize_kernel` report for those profiles.
-    pub(crate) profiles_isa: Isa,
+    /// The instruction set of the kernels of the tier's generic instantiation (its
+    /// `fill_block` fills them all, on every tier): the `ggml_*`, `mlx_*`, `nv_*` and
+    /// `fp8_quant` slots. What `Mx::quantize_kernel`/`dequantize_kernel` report for the
+    /// `Ggml`/`Mlx` profiles, `Nvfp4::quantize_kernel`/`dequantize_kernel` and
+    /// `BlockFp8::quantize_kernel`.
+    pub(crate) generic_isa: Isa,
     /// `[source]`, indices of `DestKind`.
     pub(crate) fp8_quant: [Option<Fp8QuantFn>; 3],
     /// `narrow_scaled` with a power-of-two scale: `[source][format]`.
@@ -231,7 +234,7 @@ impl BlockKernels {
             ggml_dequant: [[None; 3]; 2],
             mlx_quant: [[None; 3]; 3],
             mlx_dequant: [[None; 3]; 3],
-            profiles_isa: Isa::Scalar,
+            generic_isa: Isa::Scalar,
             mx_dequant_isa: [[Isa::Scalar; 3]; 5],
             mx_quant_isa: [[Isa::Scalar; 5]; 2],
             fp8_dequant_isa: [Isa::Scalar; 3],

@@ -4,7 +4,8 @@ use core::mem::MaybeUninit;
 
 use super::dispatch;
 use super::kernels::{
-    BlockKernels, MLX_E2M1, MLX_E2M1_GGML, MLX_E4M3, MxProfileDequantFn, MxProfileQuantFn,
+    BlockKernels, MLX_E2M1, MLX_E2M1_GGML, MLX_E4M3, MxDequantFn, MxProfileDequantFn,
+    MxProfileQuantFn, MxQuantFn,
 };
 use super::spec::mx::*;
 use super::{BlockDest, BlockSource, Shape, as_uninit, checked_mul, expect_len, put, soft};
@@ -237,11 +238,12 @@ impl Mx {
     /// backend (the one given to [`on`](Self::on), else [`Backend::active`], whether or not
     /// it can run here): its instruction set and vector width, as
     /// [`Backend::kernel`] reports them for the element conversions, or `scalar` where the
-    /// scalar specification runs every block (the `Ocp`/`Ceil` rules in the ggml layout,
-    /// BF16 and F16 sources under `Ocp`/`Ceil`, and every path on `Backend::Scalar`). The
-    /// `Ggml` and `Mlx` profiles report their own kernels. Whatever the kernel, a row's short last block and
-    /// the blocks with a scale byte outside the kernel's exact range (tiny or huge `amax`)
-    /// run the specification.
+    /// scalar specification runs every block (every path on `Backend::Scalar`). BF16 and
+    /// F16 sources run the f32 kernel on their exact f32 values, a few blocks at a time, and
+    /// the `Ocp`/`Ceil` rules in the ggml layout the planar kernel with each block repacked.
+    /// The `Ggml` and `Mlx` profiles report their own kernels. Whatever the kernel, a row's
+    /// short last block and the blocks with a scale byte outside the kernel's exact range
+    /// (tiny or huge `amax`) run the specification.
     ///
     /// ```
     /// use vcvt::Backend;
@@ -262,10 +264,12 @@ impl Mx {
             _ => MxRule::Ceil,
         } as usize;
         let e = self.element.index();
-        let isa = if self.is_plain() && S::IS_F32 && t.mx_quant[rule][e].is_some() {
+        let isa = if (self.is_plain() || self.ggml_bridge_rule().is_some())
+            && t.mx_quant[rule][e].is_some()
+        {
             t.mx_quant_isa[rule][e]
         } else if !self.is_plain() && self.quant_kernel::<S>(t).is_some() {
-            t.profiles_isa
+            t.generic_isa
         } else {
             Isa::Scalar
         };
@@ -285,10 +289,12 @@ impl Mx {
     pub fn dequantize_kernel<D: BlockDest>(&self) -> KernelInfo {
         let t = dispatch::table(self.backend.unwrap_or_else(Backend::active));
         let (e, d) = (self.element.index(), D::KIND as usize);
-        let isa = if self.is_plain() && t.mx_dequant[e][d].is_some() {
+        let isa = if (self.is_plain() || self.ggml_bridge_rule().is_some())
+            && t.mx_dequant[e][d].is_some()
+        {
             t.mx_dequant_isa[e][d]
         } else if !self.is_plain() && self.dequant_kernel::<D>(t).is_some() {
-            t.profiles_isa
+            t.generic_isa
         } else {
             Isa::Scalar
         };
@@ -298,6 +304,16 @@ impl Mx {
     /// Whether the fast path (planar layout, OCP decoding or an integer scale rule) applies.
     fn is_plain(&self) -> bool {
         self.layout == MxLayout::Planar && matches!(self.profile, MxProfile::Ocp | MxProfile::Ceil)
+    }
+
+    /// The rule of `Ocp`/`Ceil` in the ggml layout (E2M1), which run the planar kernels and
+    /// repack each block; `None` otherwise.
+    fn ggml_bridge_rule(&self) -> Option<MxRule> {
+        match (self.layout, self.profile) {
+            (MxLayout::Ggml, MxProfile::Ocp) => Some(MxRule::Ocp),
+            (MxLayout::Ggml, MxProfile::Ceil) => Some(MxRule::Ceil),
+            _ => None,
+        }
     }
 
     fn check(&self, shape: Shape, data: usize, scales: usize) -> Result<(), Error> {
@@ -339,7 +355,11 @@ impl Mx {
             return Ok(());
         }
         if !self.is_plain() {
-            self.quantize_generic(src, shape, data, scales, self.quant_kernel::<S>(k));
+            let bridge = self
+                .ggml_bridge_rule()
+                .and_then(|r| k.mx_quant[r as usize][E2M1]);
+            let kernel = self.quant_kernel::<S>(k);
+            self.quantize_generic(src, shape, data, scales, kernel, bridge);
             return Ok(());
         }
         let rule = match self.profile {
@@ -349,7 +369,8 @@ impl Mx {
         let row_bytes = self.element.row_bytes(shape.cols);
         let nblocks = shape.cols.div_ceil(BLOCK);
         let full = shape.cols / BLOCK;
-        let kernel = k.mx_quant[rule as usize][self.element.index()].filter(|_| S::IS_F32);
+        let kernel = k.mx_quant[rule as usize][self.element.index()];
+        let backend = self.backend.unwrap_or_else(Backend::active);
         let full_bytes = self.element.row_bytes(full * BLOCK);
         for r in 0..shape.rows {
             let row = &src[r * shape.stride..r * shape.stride + shape.cols];
@@ -357,27 +378,47 @@ impl Mx {
             let s = &mut scales[r * nblocks..(r + 1) * nblocks];
             match kernel {
                 Some(f) if full > 0 => {
-                    // SAFETY: `S` is f32 (the kernel is only taken when `S::IS_F32`), and
-                    // `row` holds `cols` ≥ `32 · full` of them; `d` holds `row_bytes(cols)`
-                    // ≥ `row_bytes(32 · full)` bytes and `s` `nblocks` ≥ `full` bytes;
-                    // `check_backend` returned this table only if its backend runs here.
-                    unsafe {
-                        f(
-                            row.as_ptr().cast(),
-                            full,
-                            d.as_mut_ptr().cast(),
-                            s.as_mut_ptr().cast(),
-                        )
-                    };
-                    quantize_row(
-                        self.element,
-                        rule,
-                        &row[full * BLOCK..],
-                        &mut d[full_bytes..],
-                        &mut s[full..],
-                    );
+                    if S::IS_F32 {
+                        // SAFETY: `S` is f32 and `row` holds `cols` ≥ `32 · full` of them;
+                        // `d` holds `row_bytes(cols)` ≥ `row_bytes(32 · full)` bytes and `s`
+                        // `nblocks` ≥ `full` bytes; `check_backend` returned this table
+                        // only if its backend runs here.
+                        unsafe {
+                            f(
+                                row.as_ptr().cast(),
+                                full,
+                                d.as_mut_ptr().cast(),
+                                s.as_mut_ptr().cast(),
+                            )
+                        };
+                    } else {
+                        // BF16/F16 values widen to f32 exactly, so the f32 kernel sees the
+                        // values the specification quantizes: the same amax, scale and codes.
+                        let mut b = 0;
+                        each_f32_step(backend, &row[..full * BLOCK], |bits, n| {
+                            let at = self.element.row_bytes(b * BLOCK);
+                            // SAFETY: `bits` holds `32 · n` f32 values (blocks b..b + n of
+                            // the row); `d` holds `row_bytes(32 · full)` bytes, of which
+                            // blocks b..b + n take `row_bytes(32 · n)` from `at`, and `s`
+                            // `full` ≥ b + n scale bytes; the table's backend runs here.
+                            unsafe {
+                                f(
+                                    bits.as_ptr().cast(),
+                                    n,
+                                    d[at..].as_mut_ptr().cast(),
+                                    s[b..].as_mut_ptr().cast(),
+                                )
+                            };
+                            b += n;
+                        });
+                    }
+                    let tail = &row[full * BLOCK..];
+                    if !tail.is_empty() {
+                        quantize_short_block(f, backend, tail, &mut d[full_bytes..], &mut s[full]);
+                    }
                 }
-                _ => quantize_row(self.element, rule, row, d, s),
+                Some(f) => quantize_short_block(f, backend, row, d, &mut s[0]),
+                None => quantize_row(self.element, rule, row, d, s),
             }
         }
         Ok(())
@@ -418,7 +459,11 @@ impl Mx {
             return Ok(());
         }
         if !self.is_plain() {
-            self.dequantize_generic(data, scales, shape, dst, self.dequant_kernel::<D>(k));
+            let bridge = self
+                .ggml_bridge_rule()
+                .and_then(|_| k.mx_dequant[E2M1][D::KIND as usize]);
+            let kernel = self.dequant_kernel::<D>(k);
+            self.dequantize_generic(data, scales, shape, dst, kernel, bridge);
             return Ok(());
         }
         let row_bytes = self.element.row_bytes(shape.cols);
@@ -430,15 +475,33 @@ impl Mx {
             let s = &scales[r * nblocks..(r + 1) * nblocks];
             let out = &mut dst[r * shape.stride..r * shape.stride + shape.cols];
             let done = match kernel {
-                Some(f) if full > 0 => {
-                    // SAFETY: `codes` holds `row_bytes(cols)` ≥ `row_bytes(32 · full)`
-                    // bytes, `s` holds `nblocks` ≥ `full` scales and `out` holds `cols` ≥
-                    // `32 · full` values of `D`, the type this slot was registered for;
-                    // `check_backend` returned this table only if its backend runs here.
-                    unsafe { f(codes.as_ptr(), s.as_ptr(), full, out.as_mut_ptr().cast()) };
-                    full
+                Some(f) => {
+                    if full > 0 {
+                        // SAFETY: `codes` holds `row_bytes(cols)` ≥ `row_bytes(32 · full)`
+                        // bytes, `s` holds `nblocks` ≥ `full` scales and `out` holds `cols`
+                        // ≥ `32 · full` values of `D`, the type this slot was registered
+                        // for; `check_backend` returned this table only if its backend runs
+                        // here.
+                        unsafe { f(codes.as_ptr(), s.as_ptr(), full, out.as_mut_ptr().cast()) };
+                    }
+                    let n = shape.cols - full * BLOCK;
+                    if n > 0 {
+                        // The short last block through the kernel: its codes padded with
+                        // zeros to a whole block in a stack buffer, its `n` values copied out.
+                        let at = self.element.row_bytes(full * BLOCK);
+                        let mut c = [0u8; BLOCK];
+                        let nb = self.element.row_bytes(n);
+                        c[..nb].copy_from_slice(&codes[at..at + nb]);
+                        let mut tmp = [MaybeUninit::<D>::uninit(); BLOCK];
+                        // SAFETY: `c` holds a whole block's codes (32 bytes ≥ 16 for E2M1),
+                        // `s[full]` is its scale byte, `tmp` takes 32 values of `D`, the
+                        // slot's destination type; the backend runs here, as above.
+                        unsafe { f(c.as_ptr(), s[full..].as_ptr(), 1, tmp.as_mut_ptr().cast()) };
+                        out[full * BLOCK..].copy_from_slice(&tmp[..n]);
+                    }
+                    nblocks
                 }
-                _ => 0,
+                None => 0,
             };
             for (b, &sb) in s.iter().enumerate().skip(done) {
                 let lo = b * BLOCK;
@@ -483,14 +546,40 @@ impl Mx {
         data: &mut [MaybeUninit<u8>],
         scales: &mut [MaybeUninit<u8>],
         kernel: Option<MxProfileQuantFn>,
+        bridge: Option<MxQuantFn>,
     ) {
         let nblocks = shape.cols.div_ceil(BLOCK);
         let row_bytes = self.data_len(Shape::vector(shape.cols)).unwrap_or(0);
         let full = shape.cols / BLOCK;
+        let backend = self.backend.unwrap_or_else(Backend::active);
         for r in 0..shape.rows {
             let row = &src[r * shape.stride..][..shape.cols];
-            let done = match kernel {
-                Some(f) if full > 0 => {
+            let done = match (kernel, bridge) {
+                (None, Some(f)) if full > 0 => {
+                    // `Ocp`/`Ceil` in the ggml layout: the planar kernel into stack
+                    // buffers, each block then repacked (the same codes and scale byte).
+                    let out = &mut data[r * row_bytes..][..full * GGML_BLOCK];
+                    let mut b = 0;
+                    each_f32_step(backend, &row[..full * BLOCK], |bits, n| {
+                        let mut codes = [0u8; STEP * BLOCK / 2];
+                        let mut sc = [0u8; STEP];
+                        // SAFETY: `bits` holds `32 · n` f32 values and the stack buffers
+                        // `16 · n` code bytes and `n` scale bytes (`n ≤ STEP`); the table's
+                        // backend runs here (`check_backend`).
+                        unsafe { f(bits.as_ptr().cast(), n, codes.as_mut_ptr(), sc.as_mut_ptr()) };
+                        for j in 0..n {
+                            let o = &mut out[(b + j) * GGML_BLOCK..][..GGML_BLOCK];
+                            put(&mut o[0], sc[j]);
+                            let g = planar_to_ggml16(codes[16 * j..][..16].try_into().unwrap());
+                            for (slot, &x) in o[1..].iter_mut().zip(&g) {
+                                put(slot, x);
+                            }
+                        }
+                        b += n;
+                    });
+                    full
+                }
+                (Some(f), _) if full > 0 => {
                     let d = data[r * row_bytes..].as_mut_ptr().cast::<u8>();
                     let s = match self.layout {
                         MxLayout::Planar => scales[r * nblocks..].as_mut_ptr().cast::<u8>(),
@@ -564,14 +653,36 @@ impl Mx {
         shape: Shape,
         dst: &mut [MaybeUninit<D>],
         kernel: Option<MxProfileDequantFn>,
+        bridge: Option<MxDequantFn>,
     ) {
         let nblocks = shape.cols.div_ceil(BLOCK);
         let row_bytes = self.data_len(Shape::vector(shape.cols)).unwrap_or(0);
         let full = shape.cols / BLOCK;
         for r in 0..shape.rows {
             let out = &mut dst[r * shape.stride..][..shape.cols];
-            let done = match kernel {
-                Some(f) if full > 0 => {
+            let done = match (kernel, bridge) {
+                (None, Some(f)) if full > 0 => {
+                    // `Ocp`/`Ceil` in the ggml layout: each step of blocks repacked into
+                    // planar stack buffers, then the planar kernel into `out`.
+                    let g = &data[r * row_bytes..][..full * GGML_BLOCK];
+                    for (step, blocks) in g.chunks(STEP * GGML_BLOCK).enumerate() {
+                        let n = blocks.len() / GGML_BLOCK;
+                        let mut codes = [0u8; STEP * BLOCK / 2];
+                        let mut sc = [0u8; STEP];
+                        for (j, blk) in blocks.chunks_exact(GGML_BLOCK).enumerate() {
+                            sc[j] = blk[0];
+                            let p = ggml16_to_planar(blk[1..].try_into().unwrap());
+                            codes[16 * j..][..16].copy_from_slice(&p);
+                        }
+                        let o = &mut out[step * STEP * BLOCK..][..n * BLOCK];
+                        // SAFETY: the stack buffers hold `16 · n` code bytes and `n` scales,
+                        // `o` holds `32 · n` values of `D`, the slot's destination type; the
+                        // table's backend runs here (`check_backend`).
+                        unsafe { f(codes.as_ptr(), sc.as_ptr(), n, o.as_mut_ptr().cast()) };
+                    }
+                    full
+                }
+                (Some(f), _) if full > 0 => {
                     let s = match self.layout {
                         MxLayout::Planar => scales[r * nblocks..].as_ptr(),
                         MxLayout::Ggml => core::ptr::null(),
@@ -637,6 +748,88 @@ impl Mx {
     }
 }
 
+/// Blocks per step of the paths that stage values or codes on the stack (16 blocks: 2 KiB
+/// of f32 values, in L1).
+const STEP: usize = 16;
+
+/// The E2M1 slot index of the MX tables.
+const E2M1: usize = MxElement::E2M1.index();
+
+/// Calls `f(bits, n)` for each step of at most [`STEP`] blocks of `src` (whole blocks):
+/// `bits` holds their f32 bits, the exact widening on `backend` (a copy for f32).
+fn each_f32_step<S: BlockSource>(backend: Backend, src: &[S], mut f: impl FnMut(&[u32], usize)) {
+    let mut buf = [0u32; STEP * BLOCK];
+    for chunk in src.chunks(STEP * BLOCK) {
+        let bits = &mut buf[..chunk.len()];
+        S::f32_bits_of(backend, chunk, bits);
+        f(bits, chunk.len() / BLOCK);
+    }
+}
+
+/// Quantizes one short block (`src`, fewer than 32 values) with the whole-block kernel `f`:
+/// its values zero-padded to a block in a stack buffer. The padding changes neither the
+/// block's `amax` (zeros are the smallest magnitudes) nor, so, its scale or the other codes;
+/// it quantizes to code 0, the specification's filler nibble of an odd E2M1 tail. The
+/// codes of the `src.len()` values are copied to `codes`, the scale byte to `scale`.
+fn quantize_short_block<S: BlockSource>(
+    f: MxQuantFn,
+    backend: Backend,
+    src: &[S],
+    codes: &mut [MaybeUninit<u8>],
+    scale: &mut MaybeUninit<u8>,
+) {
+    let mut bits = [0u32; BLOCK];
+    S::f32_bits_of(backend, src, &mut bits[..src.len()]);
+    let mut c = [0u8; BLOCK];
+    let mut sc = 0u8;
+    // SAFETY: `bits` holds a whole block of f32 values, `c` 32 code bytes (16 for E2M1) and
+    // `sc` the scale byte; the caller took `f` from the table of a backend that runs here.
+    unsafe { f(bits.as_ptr().cast(), 1, c.as_mut_ptr(), &mut sc) };
+    for (slot, &x) in codes.iter_mut().zip(&c) {
+        put(slot, x);
+    }
+    put(scale, sc);
+}
+
+/// Spreads the 16 nibbles of `x` (nibble `i` at bits `4i`) to the low nibbles of 16 bytes
+/// (nibble `i` at bits `8i`): each step moves the upper half of every field up by the
+/// field's width, and the mask keeps both halves apart, until the fields are 4 bits wide.
+fn spread_nibbles(x: u64) -> u128 {
+    let mut x = x as u128;
+    x = (x | (x << 32)) & 0x0000_0000_FFFF_FFFF_0000_0000_FFFF_FFFF;
+    x = (x | (x << 16)) & 0x0000_FFFF_0000_FFFF_0000_FFFF_0000_FFFF;
+    x = (x | (x << 8)) & 0x00FF_00FF_00FF_00FF_00FF_00FF_00FF_00FF;
+    (x | (x << 4)) & 0x0F0F_0F0F_0F0F_0F0F_0F0F_0F0F_0F0F_0F0F
+}
+
+/// The inverse of [`spread_nibbles`] (`x` has zero high nibbles): the same steps in reverse,
+/// each closing the gap between the halves of every field.
+fn gather_nibbles(x: u128) -> u64 {
+    let mut x = x;
+    x = (x | (x >> 4)) & 0x00FF_00FF_00FF_00FF_00FF_00FF_00FF_00FF;
+    x = (x | (x >> 8)) & 0x0000_FFFF_0000_FFFF_0000_FFFF_0000_FFFF;
+    x = (x | (x >> 16)) & 0x0000_0000_FFFF_FFFF_0000_0000_FFFF_FFFF;
+    (x | (x >> 32)) as u64
+}
+
+/// One block's 16 code bytes, planar (element `i` in nibble `i` of the bytes read as one
+/// little-endian number) to ggml (element `j` in the low nibble of byte `j`, `j + 16` in
+/// its high nibble). Elements 0..15 are the low 8 planar bytes, 16..31 the high 8.
+fn planar_to_ggml16(p: [u8; 16]) -> [u8; 16] {
+    let x = u128::from_le_bytes(p);
+    let lo = spread_nibbles(x as u64);
+    let hi = spread_nibbles((x >> 64) as u64);
+    (lo | (hi << 4)).to_le_bytes()
+}
+
+/// The inverse of [`planar_to_ggml16`].
+fn ggml16_to_planar(g: [u8; 16]) -> [u8; 16] {
+    let x = u128::from_le_bytes(g);
+    let lo = gather_nibbles(x & 0x0F0F_0F0F_0F0F_0F0F_0F0F_0F0F_0F0F_0F0F) as u128;
+    let hi = gather_nibbles((x >> 4) & 0x0F0F_0F0F_0F0F_0F0F_0F0F_0F0F_0F0F_0F0F) as u128;
+    (lo | (hi << 64)).to_le_bytes()
+}
+
 /// Repacks MXFP4 from the planar layout (gpt-oss/Hugging Face `*_blocks` bytes, element
 /// `2j` in the low nibble of byte `j`, and `*_scales` bytes) into ggml `block_mxfp4`s
 /// (17 bytes: the scale, then elements `j` / `j + 16` in the low / high nibbles of byte
@@ -666,11 +859,8 @@ pub fn mxfp4_planar_to_ggml(blocks: &[u8], scales: &[u8], out: &mut [u8]) -> Res
         .zip(scales)
         .zip(out.chunks_mut(GGML_BLOCK))
     {
-        let code = |i: usize| (b[i / 2] >> (4 * (i & 1))) & 0xF;
         o[0] = s;
-        for j in 0..16 {
-            o[1 + j] = code(j) | (code(j + 16) << 4);
-        }
+        o[1..].copy_from_slice(&planar_to_ggml16(b.try_into().unwrap()));
     }
     Ok(())
 }
@@ -695,16 +885,7 @@ pub fn mxfp4_ggml_to_planar(
         .zip(blocks.chunks_mut(16))
     {
         *s = g[0];
-        let code = |i: usize| {
-            if i < 16 {
-                g[1 + i] & 0xF
-            } else {
-                g[1 + i - 16] >> 4
-            }
-        };
-        for (j, o) in b.iter_mut().enumerate() {
-            *o = code(2 * j) | (code(2 * j + 1) << 4);
-        }
+        b.copy_from_slice(&ggml16_to_planar(g[1..].try_into().unwrap()));
     }
     Ok(())
 }

@@ -11,7 +11,8 @@ pub use super::spec::nvfp4::NvProfile;
 pub(super) use super::spec::nvfp4::SIX_448;
 use super::spec::nvfp4::{BLOCK, Ctx, GGML_BYTES, GGML_VALUES, dequantize_block};
 use super::{BlockDest, BlockSource, Shape, as_uninit, checked_mul, expect_len, put, soft};
-use crate::{Backend, Error};
+use crate::arch::Isa;
+use crate::{Backend, Error, KernelInfo};
 
 /// Where NVFP4 codes and scales live.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -127,6 +128,61 @@ impl Nvfp4 {
     fn check(&self, shape: Shape, data: usize, scales: usize) -> Result<(), Error> {
         expect_len("data", self.data_len(shape)?, data)?;
         expect_len("scales", self.scales_len(shape)?, scales)
+    }
+
+    /// Which kernel [`quantize`](Self::quantize) runs for `S` sources on this format's
+    /// backend (the one given to [`on`](Self::on), else [`Backend::active`]): its
+    /// instruction set and vector width, as [`Backend::kernel`] reports them for the element
+    /// conversions, or `scalar` where the specification runs every block (the `Ggml`
+    /// profile, which gguf does not quantize, and every path on `Backend::Scalar`). A row's
+    /// short last block, and every block under a tensor scale the kernel does not serve,
+    /// run the specification whatever the kernel.
+    ///
+    /// ```
+    /// use vcvt::{BF16, Backend};
+    /// use vcvt::block::Nvfp4;
+    ///
+    /// let info = Nvfp4::new().on(Backend::Scalar).quantize_kernel::<BF16>();
+    /// assert_eq!(info.to_string(), "scalar");
+    /// // On an AVX-512 machine: "avx512 (512-bit)".
+    /// println!("{}", Nvfp4::new().quantize_kernel::<f32>());
+    /// ```
+    pub fn quantize_kernel<S: BlockSource>(&self) -> KernelInfo {
+        let t = dispatch::table(self.backend.unwrap_or_else(Backend::active));
+        let slot = match self.profile {
+            NvProfile::Ggml => None,
+            p => t.nv_quant[p as usize][self.layout as usize][S::KIND as usize],
+        };
+        KernelInfo::of(
+            if slot.is_some() {
+                t.generic_isa
+            } else {
+                Isa::Scalar
+            },
+            1,
+        )
+    }
+
+    /// Which kernel [`dequantize`](Self::dequantize) runs for `D` destinations, as
+    /// [`quantize_kernel`](Self::quantize_kernel) says for quantization.
+    ///
+    /// ```
+    /// use vcvt::{Backend, F16};
+    /// use vcvt::block::Nvfp4;
+    ///
+    /// assert_eq!(Nvfp4::new().on(Backend::Scalar).dequantize_kernel::<F16>().bits, 0);
+    /// ```
+    pub fn dequantize_kernel<D: BlockDest>(&self) -> KernelInfo {
+        let t = dispatch::table(self.backend.unwrap_or_else(Backend::active));
+        let slot = t.nv_dequant[self.profile as usize][self.layout as usize][D::KIND as usize];
+        KernelInfo::of(
+            if slot.is_some() {
+                t.generic_isa
+            } else {
+                Isa::Scalar
+            },
+            1,
+        )
     }
 
     /// Quantizes `src` into packed codes and E4M3 block scales, and returns the tensor

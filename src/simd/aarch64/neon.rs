@@ -741,7 +741,7 @@ pub(crate) const fn fill_block(t: &mut BlockKernels) {
     mx::fill::<Blocks>(t);
     // The MX `Ggml` and `Mlx` profiles and the ggml layout.
     fill_block_profiles(t);
-    t.profiles_isa = Isa::Neon;
+    t.generic_isa = Isa::Neon;
     // Block FP8, `amax` and the fused scaled building blocks.
     block_kernels::fill_amax(t);
     block_kernels::fill_block_new(t);

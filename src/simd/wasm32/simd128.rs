@@ -665,7 +665,7 @@ pub(crate) const fn fill_block(t: &mut BlockKernels) {
     mx::fill::<Blocks>(t);
     // The MX `Ggml` and `Mlx` profiles and the ggml layout.
     fill_block_profiles(t);
-    t.profiles_isa = Isa::Simd128;
+    t.generic_isa = Isa::Simd128;
     // Block FP8, `amax` and the fused scaled building blocks.
     block_kernels::fill_block(t);
     t.fp8_dequant_isa = [Isa::Simd128; 3];

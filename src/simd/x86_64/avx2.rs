@@ -722,7 +722,7 @@ crate::simd::generic::block::instances::block_instances!(
 /// faster here).
 pub(crate) const fn fill_block(t: &mut BlockKernels) {
     fill_block_profiles(t);
-    t.profiles_isa = Isa::Avx2;
+    t.generic_isa = Isa::Avx2;
     block_kernels::fill_block_new(t);
     // NVFP4: every profile, layout and type.
     nvfp4::nv_fill!(t, nv_dq, nv_q);
