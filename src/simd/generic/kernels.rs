@@ -93,15 +93,6 @@ pub(crate) struct F64;
 pub(crate) struct Half;
 /// BF16 elements.
 pub(crate) struct Brain;
-/// BF16 elements from sources whose every value is a finite BF16 value or NaN: the fp8 formats
-/// but E5M2, fp6, fp4 and E8M0 (at most 3 fraction bits, exponents inside BF16's, which shares
-/// f32's), whose widenings leave the low 16 bits of the f32 bits zero and every NaN quiet.
-/// For those the BF16 code is the high half of the f32 bits: the rounding [`Brain`] would
-/// apply cannot change anything, no overflow policy has anything to do (no infinities: under
-/// `Saturate` an E5M2 infinity would have to become ±MAX), and
-/// [`NanPolicy::Preserve`](crate::NanPolicy::Preserve)'s quiet bit is already set. Only for
-/// direct narrow → BF16 kernels (which implement `Preserve`).
-pub(crate) struct BrainExact;
 /// One code of the IEEE-like format `F` per byte.
 pub(crate) struct Code<F>(core::marker::PhantomData<F>);
 /// Two F4E2M1 codes per byte (`F4E2M1x2`). (The wasm32 `simd128` table does not use it
@@ -295,26 +286,6 @@ impl Dst for Brain {
     }
     #[inline(always)]
     unsafe fn put<V: Vector>(_: &lanes::Bf16<V>, v: V, p: *mut u8, n: usize) {
-        // SAFETY: forwarded contract.
-        unsafe { v.store_u16(p, n) }
-    }
-}
-
-impl Dst for BrainExact {
-    type Ctx<V: Vector> = ();
-    #[inline(always)]
-    fn offset(i: usize) -> usize {
-        2 * i
-    }
-    #[inline(always)]
-    unsafe fn ctx<V: Vector>(_: Policy) {}
-    #[inline(always)]
-    unsafe fn encode<V: Vector>(_: &(), v: V) -> V {
-        // SAFETY: forwarded contract. The low half is zero for these sources (type docs).
-        unsafe { v.shr(16) }
-    }
-    #[inline(always)]
-    unsafe fn put<V: Vector>(_: &(), v: V, p: *mut u8, n: usize) {
         // SAFETY: forwarded contract.
         unsafe { v.store_u16(p, n) }
     }

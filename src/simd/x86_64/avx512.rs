@@ -509,7 +509,7 @@ use crate::options::Policy;
 use crate::simd::generic::block::mx;
 use crate::simd::generic::block::nvfp4;
 use crate::simd::generic::kernels::{
-    Brain, BrainExact, Code, Dst, E8m0, E8m0Hi, F32, F64, F64Hi, F64Odd, Half, Packed, RoundTrip,
+    Brain, Code, Dst, E8m0, E8m0Hi, F32, F64, F64Hi, F64Odd, Half, Packed, RoundTrip,
     RoundTripBf16, RoundTripE8m0, RoundTripF16, Src, run,
 };
 
@@ -587,17 +587,6 @@ pub(crate) const fn fill(t: &mut Kernels) {
     t.set_direct::<BF16, F8E8M0>(k::<Brain, E8m0>);
 
     t.set_direct::<BF16, F16>(k::<Brain, Half>);
-
-    // The narrow formats without infinities → BF16: the high half of the widened f32 bits
-    // (exact). Not E5M2 (nor F16): `Saturate` turns their infinities into ±MAX.
-    t.set_direct::<F8E4M3, BF16>(k::<Code<F8E4M3>, BrainExact>);
-    t.set_direct::<F8E4M3FNUZ, BF16>(k::<Code<F8E4M3FNUZ>, BrainExact>);
-    t.set_direct::<F8E5M2FNUZ, BF16>(k::<Code<F8E5M2FNUZ>, BrainExact>);
-    t.set_direct::<F6E2M3, BF16>(k::<Code<F6E2M3>, BrainExact>);
-    t.set_direct::<F6E3M2, BF16>(k::<Code<F6E3M2>, BrainExact>);
-    t.set_direct::<F4E2M1, BF16>(k::<Code<F4E2M1>, BrainExact>);
-    t.set_direct::<F4E2M1x2, BF16>(k::<Packed, BrainExact>);
-    t.set_direct::<F8E8M0, BF16>(k::<E8m0, BrainExact>);
 
     t.set_round_trip::<F8E8M0>(k::<F32, RoundTripE8m0>);
     t.set_round_trip::<F16>(k::<F32, RoundTripF16>);
