@@ -120,7 +120,50 @@ const fn tables(fmt: u8, wide64: bool) -> Tables {
     t
 }
 
+/// F16 bits of an f32 value that F16 holds exactly and as a normal number (every non-zero
+/// finite E4M3 value: 2^-9 ≤ |x| ≤ 448, at most 4 significant bits), or of zero, or the
+/// quiet NaN (`0x7FC00000` → `0x7E00`, what vcvt's f32 → F16 narrowing keeps of it). The
+/// sign is clear (magnitudes only).
+const fn f16_of_exact(f32_bits: u32) -> u16 {
+    if f32_bits == 0 {
+        0
+    } else if f32_bits == 0x7FC0_0000 {
+        0x7E00
+    } else {
+        let exp = (f32_bits >> 23) as i32 - 127;
+        assert!(-14 <= exp && exp <= 15, "a normal F16 exponent");
+        assert!(f32_bits & 0x1FFF == 0, "at most 10 fraction bits");
+        (((exp + 15) as u16) << 10) | ((f32_bits >> 13) & 0x3FF) as u16
+    }
+}
+
+/// The 16-bit tables of F8E4M3 → BF16 (`f16 == false`: the top half of the f32 bits, which
+/// every E4M3 value, NaN included, leaves zero below) or → F16.
+const fn tables16(f16: bool) -> Tables {
+    let mut t = Tables {
+        lo: [0; 128],
+        hi: [0; 128],
+    };
+    let mut m = 0;
+    while m < 128 {
+        let w = wide_bits(E4M3, m as u32, false) as u32;
+        assert!(w & 0xFFFF == 0, "exact in BF16");
+        let v = if f16 {
+            f16_of_exact(w)
+        } else {
+            (w >> 16) as u16
+        };
+        assert!(v >> 15 == 0, "magnitudes have a clear sign bit");
+        t.lo[m] = v as u8;
+        t.hi[m] = (v >> 8) as u8;
+        m += 1;
+    }
+    t
+}
+
 static E4M3_F32: Tables = tables(E4M3, false);
+static E4M3_BF16: Tables = tables16(false);
+static E4M3_F16: Tables = tables16(true);
 static E4M3_F64: Tables = tables(E4M3, true);
 static E5M2_F64: Tables = tables(E5M2, true);
 
@@ -197,6 +240,7 @@ const fn order(n: usize) -> [u8; 64] {
 #[repr(C, align(64))]
 struct Idx([u8; 64]);
 
+static ORDER_16: Idx = Idx(order(1));
 static ORDER_F32: Idx = Idx(order(2));
 static ORDER_F64: Idx = Idx(order(4));
 
@@ -311,6 +355,78 @@ unsafe fn widen_fp8<const FMT: u8, const WIDE64: bool, const NT: bool>(
     }
 }
 
+/// The two table registers of one 128-byte table.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
+fn load_lut16(t: &'static Tables) -> Lut {
+    // SAFETY: each load reads 64 bytes inside a 128-byte array of the static `t`.
+    unsafe {
+        Lut {
+            lo0: _mm512_loadu_si512(t.lo.as_ptr().cast()),
+            lo1: _mm512_loadu_si512(t.lo.as_ptr().add(64).cast()),
+            hi0: _mm512_loadu_si512(t.hi.as_ptr().cast()),
+            hi1: _mm512_loadu_si512(t.hi.as_ptr().add(64).cast()),
+        }
+    }
+}
+
+/// Converts `len` F8E4M3 codes to 16-bit codes (BF16 when `!F16`, else F16) by table: every
+/// E4M3 value is exact in both, so the result is the value itself, the one rounding of the
+/// two-pass route changing nothing, and no overflow policy has anything to do (E4M3's
+/// largest, 448, is finite in both); the NaN codes give what `NanPolicy::Preserve` keeps of
+/// the widened NaN (`0x7FC0` / `0x7E00` with the sign), the other policies run the
+/// two-pass route with its NaN patch (`Kernels::set_direct`). `order(1)` puts the words in
+/// element order: the first unpack gives elements 0..32, the second 32..64.
+///
+/// # Safety
+/// [`crate::arch::RawKernel`] contract, the CPU has this backend's features, and `dst` is
+/// 64-byte aligned when `NT`.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
+unsafe fn e4m3_to_16<const F16: bool, const NT: bool>(src: *const u8, dst: *mut u8, len: usize) {
+    let t = load_lut16(if F16 { &E4M3_F16 } else { &E4M3_BF16 });
+    // SAFETY: a 64-byte load of a static 64-byte array.
+    let ord = unsafe { _mm512_loadu_si512(ORDER_16.0.as_ptr().cast()) };
+    let end = src.wrapping_add(len);
+    let mut i = 0;
+    while len - i >= BLOCK {
+        avx512::prefetch_ahead(src.wrapping_add(i), end, BLOCK);
+        // SAFETY: elements i..i+64 are in bounds of both slices (len - i >= 64): a 64-byte
+        // load, and 128 bytes of stores at element i.
+        unsafe {
+            let (w0, w1) = words(t, ord, _mm512_loadu_si512(src.add(i).cast()));
+            avx512::store512::<NT>(dst.add(2 * i), w0);
+            avx512::store512::<NT>(dst.add(2 * i + 64), w1);
+        }
+        i += BLOCK;
+    }
+    let n = len - i;
+    if n == 0 {
+        return;
+    }
+    // Fewer than 64 codes left: lane k of the mask enables element i + k.
+    let k: __mmask64 = (1u64 << n) - 1;
+    // SAFETY: the masked load reads bytes i..i+n of the source only; each masked store
+    // writes only the elements i + k (k < n) that its mask bits enable, all inside `dst`.
+    unsafe {
+        let (w0, w1) = words(t, ord, _mm512_maskz_loadu_epi8(k, src.add(i).cast()));
+        let d = dst.cast::<i16>().add(i);
+        _mm512_mask_storeu_epi16(d, k as __mmask32, w0);
+        if n > 32 {
+            _mm512_mask_storeu_epi16(d.add(32), (k >> 32) as __mmask32, w1);
+        }
+    }
+}
+
+/// Table entry: F8E4M3 → BF16 (`F16 == false`) or → F16, one pass ([`e4m3_to_16`]).
+///
+/// # Safety
+/// As for [`entry_widen_fp8`].
+unsafe fn entry_e4m3_to_16<const F16: bool>(src: *const u8, dst: *mut u8, len: usize, _o: Policy) {
+    // SAFETY: forwarded contract; the features are present (see `entry_widen_fp8`);
+    // `run_split` passes NT = true only for a destination part that starts 64-byte aligned.
+    unsafe { run_split!(e4m3_to_16[F16](src, dst, len, 1, 2)) }
+}
+
 /// Table entry: fp8 format `FMT` to f32 (`WIDE64 == false`) or f64.
 ///
 /// # Safety
@@ -336,4 +452,7 @@ pub(super) const fn set(t: &mut Kernels) {
     t.set::<crate::F8E4M3, f32>(entry_widen_fp8::<E4M3, false>);
     t.set::<crate::F8E4M3, f64>(entry_widen_fp8::<E4M3, true>);
     t.set::<crate::F8E5M2, f64>(entry_widen_fp8::<E5M2, true>);
+    // F8E4M3 → BF16 and → F16 in one pass, by table (`e4m3_to_16`).
+    t.set_direct::<crate::F8E4M3, crate::BF16>(entry_e4m3_to_16::<false>);
+    t.set_direct::<crate::F8E4M3, crate::F16>(entry_e4m3_to_16::<true>);
 }
