@@ -23,6 +23,7 @@ const fn avx2_table() -> Kernels {
     // replace (README, "Every pair at its tier's width").
     avx2_direct::set(&mut t);
     avx2::set(&mut t);
+    generic::avx2::fill_round_trips(&mut t);
     t
 }
 

@@ -404,23 +404,23 @@ impl Dst for E8m0Hi {
 
 impl<F: Format> Dst for RoundTrip<F> {
     const NEEDS_RN: bool = true;
-    type Ctx<V: Vector> = lanes::Narrow<V>;
+    type Ctx<V: Vector> = lanes::RoundTrip<V>;
     #[inline(always)]
     fn offset(i: usize) -> usize {
         4 * i
     }
     #[inline(always)]
-    unsafe fn ctx<V: Vector>(p: Policy) -> lanes::Narrow<V> {
+    unsafe fn ctx<V: Vector>(p: Policy) -> lanes::RoundTrip<V> {
         // SAFETY: forwarded contract.
-        unsafe { lanes::Narrow::new::<F>(p) }
+        unsafe { lanes::RoundTrip::new::<F>(p) }
     }
     #[inline(always)]
-    unsafe fn encode<V: Vector>(c: &lanes::Narrow<V>, v: V) -> V {
+    unsafe fn encode<V: Vector>(c: &lanes::RoundTrip<V>, v: V) -> V {
         // SAFETY: forwarded contract.
-        unsafe { lanes::widen::<V, F>(lanes::narrow::<V, F>(v, c)) }
+        unsafe { lanes::round_trip::<V, F>(v, c) }
     }
     #[inline(always)]
-    unsafe fn put<V: Vector>(_: &lanes::Narrow<V>, v: V, p: *mut u8, n: usize) {
+    unsafe fn put<V: Vector>(_: &lanes::RoundTrip<V>, v: V, p: *mut u8, n: usize) {
         // SAFETY: forwarded contract.
         unsafe { v.store_u32(p, n) }
     }
@@ -485,7 +485,7 @@ impl Dst for RoundTripBf16 {
     #[inline(always)]
     unsafe fn encode<V: Vector>(c: &lanes::Bf16<V>, v: V) -> V {
         // SAFETY: forwarded contract.
-        unsafe { lanes::bf16(v, c).shl(16) }
+        unsafe { lanes::bf16_round_trip(v, c) }
     }
     #[inline(always)]
     unsafe fn put<V: Vector>(_: &lanes::Bf16<V>, v: V, p: *mut u8, n: usize) {

@@ -263,6 +263,100 @@ pub(crate) unsafe fn narrow_by<V: Vector, F: Format, const SCALED: bool>(x: V, c
     }
 }
 
+/// Per-call constants of [`round_trip`] for format `F` under one policy.
+#[derive(Clone, Copy)]
+pub(crate) struct RoundTrip<V> {
+    n: Narrow<V>,
+    /// f32 bits of a positive NaN's round trip, and what a negative one adds (0 or the sign).
+    nan: V,
+    nan_sign: V,
+    /// f32 bits of a positive overflow's round trip (the widened overflow code), and what a
+    /// negative one adds.
+    ovf: V,
+    ovf_sign: V,
+    /// Whether the overflow code is not a finite value (E4M3's NaN, E5M2's Inf, fnuz's NaN
+    /// under `NonSaturating`); under `Saturate`, and for fp6/fp4, `cap` is MAX's value.
+    special_ovf: bool,
+}
+
+impl<V: Vector> RoundTrip<V> {
+    /// The constants for format `F` under `p`: [`Narrow::new`]'s, and the round trips of a
+    /// NaN and of an overflow from the codec itself (each depends on the sign only).
+    ///
+    /// # Safety
+    /// The CPU has `V`'s features.
+    #[inline(always)]
+    pub(crate) unsafe fn new<F: Format>(p: Policy) -> RoundTrip<V> {
+        let back = |x: u32| F::widen32(F::narrow32(x, p) & F::CODE_MASK);
+        let (nan, nan_neg) = (back(0x7FC0_0000), back(0xFFC0_0000));
+        let (ovf, ovf_neg) = (back(0x7F80_0000), back(0xFF80_0000));
+        assert!(matches!(nan ^ nan_neg, 0 | 0x8000_0000));
+        assert!(matches!(ovf ^ ovf_neg, 0 | 0x8000_0000));
+        let cap_code = match p.overflow {
+            Overflow::Saturate => F::MAX,
+            Overflow::NonSaturating => F::OVERFLOW_NONSAT,
+        };
+        // SAFETY: the caller's guarantee.
+        unsafe {
+            RoundTrip {
+                n: Narrow::new::<F>(p),
+                nan: V::splat(nan),
+                nan_sign: V::splat(nan ^ nan_neg),
+                ovf: V::splat(ovf),
+                ovf_sign: V::splat(ovf ^ ovf_neg),
+                special_ovf: cap_code != F::MAX,
+            }
+        }
+    }
+}
+
+/// Lanes of f32 bits rounded once to format `F` and widened back: `widen(narrow(x))` bit for
+/// bit, without the codes. [`narrow`]'s steps up to `s = fma(t, K, a)` round the clamped
+/// magnitude `a` to the target's quantum `t · 2^-MAN_BITS`; then `t · K` is exact and normal
+/// (`t` a power of two at least `2^emin ≥ 2^-15`, `K` normal), and `s − t · K` is the rounded
+/// magnitude itself, exactly: `s` lies in `[t · K, 2 · t · K]` (`t · K ≥ 2^20 · t` dwarfs `a <
+/// 2t · 2^emax`), so Sterbenz's lemma makes the difference exact, and both operands and the
+/// result are normal f32 or zero (the result is a multiple of the format's smallest subnormal,
+/// `≥ 2^-17`), so neither the rounding mode, FTZ nor DAZ can change the product or the
+/// difference. The result is then the value of the code `narrow` computes: the sign ORed in
+/// (fnuz formats have no −0: a zero stays `+0`); a rounded magnitude equal to `cap` is the
+/// overflow code, which under `NonSaturating` is not finite for E4M3, E5M2 and fnuz (the
+/// codec's round trip of an infinity is selected instead); NaN lanes take the codec's round
+/// trip of a NaN of their sign (fp6 and fp4 have none: their NaN lanes were clamped to
+/// `±MAX`, as `narrow` does).
+///
+/// # Safety
+/// The CPU has `V`'s features, and the float environment is the one [`Vector::fma_rne`]
+/// needs.
+#[inline(always)]
+pub(crate) unsafe fn round_trip<V: Vector, F: Format>(x: V, c: &RoundTrip<V>) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
+        let n = &c.n;
+        let abs = x.and(V::splat(0x7FFF_FFFF));
+        let a = abs.min_u32(n.cap);
+        let t = a.and(V::splat(0x7F80_0000)).max_u32(n.min_normal);
+        let s = V::fma_rne(t, n.k, a);
+        let r = s.sub_ieee(t.mul_exact_f32(n.k));
+        let sign = V::splat(0x8000_0000);
+        let out = if F::NEG_ZERO {
+            r.or_and(x, sign)
+        } else {
+            V::select(r.eq(V::splat(0)), r, r.or_and(x, sign))
+        };
+        let out = if c.special_ovf {
+            V::select_or_and(r.eq(n.cap), c.ovf, x, c.ovf_sign, out)
+        } else {
+            out
+        };
+        if matches!(F::NAN, NanKind::None) {
+            return out;
+        }
+        let is_nan = abs.gt_i32(V::splat(0x7F80_0000));
+        V::select_or_and(is_nan, c.nan, x, c.nan_sign, out)
+    }
+}
+
 /// Lanes holding codes of `F` (an IEEE-like signed format; bits above its width ignored)
 /// widened to f32 bits, exactly. See the module docs.
 ///
@@ -474,6 +568,25 @@ impl<V: Vector> Bf16<V> {
                 nan_or: V::splat(or),
             }
         }
+    }
+}
+
+/// [`bf16`] widened back (`bf16(x, c) << 16`) with one shift instead of five: the rounding
+/// sum is masked to its high half in place rather than shifted down and up, and the NaN
+/// lanes' kept bits and quiet bit are taken where they already sit. The same bits.
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn bf16_round_trip<V: Vector>(x: V, c: &Bf16<V>) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched. (`shl` of the constants folds.)
+    unsafe {
+        let abs = x.and(V::splat(0x7FFF_FFFF));
+        let y = abs.min_u32(c.clamp).or_and(x, V::splat(0x8000_0000));
+        let lsb = y.shr(16).and(V::splat(1));
+        let r = y.add(V::splat(0x7FFF)).add(lsb).and(V::splat(0xFFFF_0000));
+        let nan = c.nan_or.shl(16).or_and(x, c.nan_keep.shl(16));
+        V::select(abs.gt_i32(V::splat(0x7F80_0000)), nan, r)
     }
 }
 

@@ -573,6 +573,21 @@ unsafe fn k<S: Src, D: Dst>(src: *const u8, dst: *mut u8, len: usize, p: Policy)
     }
 }
 
+/// Gives the `Avx2` table the generic fused round trips (`lanes::round_trip`, which rounds in
+/// registers without forming codes) of E4M3, E5M2, both fnuz formats, both fp6 formats and
+/// E2M1, in place of two passes of the hand-written kernels.
+pub(crate) const fn fill_round_trips(t: &mut Kernels) {
+    use crate::simd::generic::kernels::F32;
+    use crate::{F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ};
+    t.set_round_trip::<F8E4M3>(k::<F32, RoundTrip<F8E4M3>>);
+    t.set_round_trip::<F8E5M2>(k::<F32, RoundTrip<F8E5M2>>);
+    t.set_round_trip::<F8E4M3FNUZ>(k::<F32, RoundTrip<F8E4M3FNUZ>>);
+    t.set_round_trip::<F8E5M2FNUZ>(k::<F32, RoundTrip<F8E5M2FNUZ>>);
+    t.set_round_trip::<F6E2M3>(k::<F32, RoundTrip<F6E2M3>>);
+    t.set_round_trip::<F6E3M2>(k::<F32, RoundTrip<F6E3M2>>);
+    t.set_round_trip::<F4E2M1>(k::<F32, RoundTrip<F4E2M1>>);
+}
+
 /// Gives the `Avx2` table the generic kernels: f64 to the formats added after the first four,
 /// the narrow ↔ narrow pairs in one pass (which ran two passes through a buffer) and the
 /// fused round trips of the formats without one. The f32 pairs keep their hand-written AVX2

@@ -560,6 +560,8 @@ pub(crate) const fn fill(t: &mut Kernels) {
     // start against 3.5 and 3.0 fused).
     narrowings!(t, F8E4M3);
     narrowings!(t, F8E5M2);
+    t.set_round_trip::<F8E4M3>(k::<F32, RoundTrip<F8E4M3>>);
+    t.set_round_trip::<F8E5M2>(k::<F32, RoundTrip<F8E5M2>>);
     t.set_round_trip::<F8E4M3FNUZ>(k::<F32, RoundTrip<F8E4M3FNUZ>>);
     t.set_round_trip::<F8E5M2FNUZ>(k::<F32, RoundTrip<F8E5M2FNUZ>>);
     t.set_round_trip::<F6E2M3>(k::<F32, RoundTrip<F6E2M3>>);
