@@ -580,6 +580,69 @@ pub(super) unsafe fn narrow_f32<const FMT: u8, const SAT: bool, const NT: bool>(
     }
 }
 
+/// Narrows `len` F16 (`SRC == F16`) or BF16 (`SRC == BF16`) values to F8E4M3/F8E5M2
+/// (`FMT`) in one pass, the 64-element blocks with streaming stores when `NT`: [`widen16`]
+/// (exact: `VCVTPH2PS`, or the BF16 bits moved up) feeds the hand-written f32 narrowing of
+/// [`narrow_f32`] in registers. Every F16 and BF16 value is exactly an f32, so the one
+/// rounding is the narrowing's, from the source value, as the two-pass route computes it,
+/// under the overflow policy (`SAT`) and `NanPolicy::Preserve` (the sign and the NaN code);
+/// neither step reads MXCSR's rounding, and F16 subnormals widen to normal f32.
+///
+/// # Safety
+/// [`RawKernel`](crate::arch::RawKernel) contract, the CPU has this backend's features, and
+/// `dst` is 64-byte aligned when `NT`.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn fp8_from_16<const SRC: u8, const FMT: u8, const SAT: bool, const NT: bool>(
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+) {
+    let mut i = 0;
+    let end = src.wrapping_add(2 * len);
+    while len - i >= BLOCK {
+        prefetch_ahead(src.wrapping_add(2 * i), end, BLOCK * 2);
+        // SAFETY: elements i..i+64 are in bounds of both slices (len - i >= 64): four
+        // 32-byte loads (128 bytes of 2-byte values), one 64-byte store.
+        unsafe {
+            let p = src.add(2 * i);
+            let x = [0, 1, 2, 3].map(|j| widen16::<SRC>(_mm256_loadu_si256(p.add(32 * j).cast())));
+            store512::<NT>(dst.add(i), fp8x64_from_f32::<FMT, SAT>(x));
+        }
+        i += BLOCK;
+    }
+    while i < len {
+        let k = mask16((len - i).min(STEP));
+        // SAFETY: the mask covers elements i..min(i+16, len) only; the rest are not accessed.
+        unsafe {
+            let h = _mm256_maskz_loadu_epi16(k, src.add(2 * i).cast());
+            store_tail::<FMT>(dst.add(i), k, narrow16::<FMT, SAT>(widen16::<SRC>(h)));
+        }
+        i += STEP;
+    }
+}
+
+/// Table entry: F16 or BF16 (`SRC`) to F8E4M3 or F8E5M2 (`FMT`), one pass
+/// ([`fp8_from_16`]).
+///
+/// # Safety
+/// As [`entry_narrow_f32`].
+unsafe fn entry_fp8_from_16<const SRC: u8, const FMT: u8>(
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+    o: Policy,
+) {
+    // SAFETY: as in `entry_narrow_f32`.
+    unsafe {
+        match o.overflow {
+            Overflow::Saturate => run_split!(fp8_from_16[SRC, FMT, true](src, dst, len, 2, 1)),
+            Overflow::NonSaturating => {
+                run_split!(fp8_from_16[SRC, FMT, false](src, dst, len, 2, 1))
+            }
+        }
+    }
+}
+
 /// Narrows `len` f64 to format `FMT` with a single rounding, the 64-element blocks with
 /// streaming stores when `NT`.
 ///
@@ -1014,4 +1077,9 @@ pub(super) const fn set(t: &mut Kernels) {
     t.set::<f::BF16, f64>(entry_widen::<BF16, true>);
     t.set::<f::F8E4M3, f64>(entry_widen::<E4M3, true>);
     t.set::<f::F8E5M2, f64>(entry_widen::<E5M2, true>);
+    // F16/BF16 → F8E4M3/F8E5M2 in one pass through the hand-written f32 narrowing.
+    t.set_direct::<f::F16, f::F8E4M3>(entry_fp8_from_16::<F16, E4M3>);
+    t.set_direct::<f::BF16, f::F8E4M3>(entry_fp8_from_16::<BF16, E4M3>);
+    t.set_direct::<f::F16, f::F8E5M2>(entry_fp8_from_16::<F16, E5M2>);
+    t.set_direct::<f::BF16, f::F8E5M2>(entry_fp8_from_16::<BF16, E5M2>);
 }
