@@ -179,6 +179,11 @@ pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: Bl
     if !ok {
         return false;
     }
+    if V::WORD_LOOKUP && V::LANES == 16 && D::KIND != DestKind::F32 {
+        // SAFETY: forwarded (the caller's guarantee); `m` is the multiplier checked above.
+        unsafe { dequantize_pairs::<V, P, L, D>(a, m) };
+        return true;
+    }
     let l = V::LANES;
     let size = size_of::<D>();
     // SAFETY: `V`'s features (the caller's guarantee); the table accesses are in bounds
@@ -188,25 +193,7 @@ pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: Bl
         let mv = V::splat(m);
         for i in (0..256).step_by(l) {
             let s = V::load_u8(IOTA.as_ptr().add(i), l);
-            let f = if P == GGML {
-                // ggml's UE4M3: bytes 0x00 and 0x7F are zero; otherwise bit 7 is ignored and
-                // the rest is E4M3's value, but for 0xFF, whose exponent 15 and fraction 7
-                // are finite: 480.
-                let e = s.and(V::splat(0x7F));
-                let u = lanes::widen::<V, F8E4M3>(e);
-                let u = V::select(e.eq(V::splat(0x7F)), V::splat(0x43F0_0000), u);
-                let u = V::select(s.eq(V::splat(0x7F)), V::splat(0), u);
-                u.mul_ieee(mv)
-            } else {
-                let f = lanes::widen::<V, F8E4M3>(s).mul_ieee(mv);
-                // NaN (an E4M3 NaN code) or ±Inf: the specification's.
-                V::select(
-                    f.and(V::splat(ABS)).gt_i32(V::splat(INF - 1)),
-                    V::splat(BAD),
-                    f,
-                )
-            };
-            f.store_u32(table.as_mut_ptr().add(i).cast(), l);
+            multipliers::<V, P>(s, mv).store_u32(table.as_mut_ptr().add(i).cast(), l);
         }
         let bf = lanes::Bf16::<V>::new(TO_DEST);
         // With a register table lookup, and enough blocks to pay for it, the encoded
@@ -230,17 +217,7 @@ pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: Bl
                 let out = row.add(b * BLOCK * size);
                 let f = table[s8 as usize];
                 if f == BAD {
-                    let mut c = [0u8; BLOCK];
-                    for j in 0..BLOCK / 2 {
-                        let byte = *codes.add(j);
-                        if L == PLANAR {
-                            (c[2 * j], c[2 * j + 1]) = (byte & 0xF, byte >> 4);
-                        } else {
-                            (c[j], c[j + 8]) = (byte & 0xF, byte >> 4);
-                        }
-                    }
-                    let o = core::slice::from_raw_parts_mut(out.cast::<MaybeUninit<D>>(), BLOCK);
-                    spec::dequantize_block(profile(P), s8, &c, g, o);
+                    spec_block::<P, L, D>(codes, s8, g, out);
                     continue;
                 }
                 let mut cs = [V::splat(0); 4];
@@ -282,6 +259,279 @@ pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: Bl
         }
     }
     true
+}
+
+/// The multipliers `f` of the scale bytes in the lanes of `s` (`m` splat in `mv`), or
+/// [`BAD`] for those whose blocks the specification must run (see [`dequantize`]).
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+unsafe fn multipliers<V: Vector, const P: usize>(s: V, mv: V) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
+        if P == GGML {
+            // ggml's UE4M3: bytes 0x00 and 0x7F are zero; otherwise bit 7 is ignored and
+            // the rest is E4M3's value, but for 0xFF, whose exponent 15 and fraction 7
+            // are finite: 480.
+            let e = s.and(V::splat(0x7F));
+            let u = lanes::widen::<V, F8E4M3>(e);
+            let u = V::select(e.eq(V::splat(0x7F)), V::splat(0x43F0_0000), u);
+            let u = V::select(s.eq(V::splat(0x7F)), V::splat(0), u);
+            u.mul_ieee(mv)
+        } else {
+            let f = lanes::widen::<V, F8E4M3>(s).mul_ieee(mv);
+            // NaN (an E4M3 NaN code) or ±Inf: the specification's.
+            V::select(
+                f.and(V::splat(ABS)).gt_i32(V::splat(INF - 1)),
+                V::splat(BAD),
+                f,
+            )
+        }
+    }
+}
+
+/// The E2M1 magnitudes of codes 0..=7 as f32 bits, twice: the products of one pair of
+/// blocks in [`dequantize_pairs`].
+static MAGS2: [u32; 16] = [
+    0,
+    0x3F00_0000,
+    0x3F80_0000,
+    0x3FC0_0000,
+    0x4000_0000,
+    0x4040_0000,
+    0x4080_0000,
+    0x40C0_0000,
+    0,
+    0x3F00_0000,
+    0x3F80_0000,
+    0x3FC0_0000,
+    0x4000_0000,
+    0x4040_0000,
+    0x4080_0000,
+    0x40C0_0000,
+];
+
+/// Lanes `[0; 8] ++ [1; 8]`: the lane indices that spread the multipliers of blocks 0 and 1
+/// of a group over the lanes of their magnitudes (plus 2 per pair).
+static PAIR_LANES: [u32; 16] = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1];
+
+/// The word indices that turn 16 lanes of encoded products (lane `8k + j`: magnitude `j` of
+/// block `k`, its code in the high word with `HI`, else the low word) into the two blocks'
+/// 16-word tables in code order: word `16k + c` takes lane `8k + (c & 7)`.
+const fn pair_table_index(hi: bool) -> [u16; 32] {
+    let mut t = [0u16; 32];
+    let mut w = 0;
+    while w < 32 {
+        t[w] = (2 * (8 * (w / 16) + (w & 7)) + hi as usize) as u16;
+        w += 1;
+    }
+    t
+}
+static PAIR_INDEX_HI: [u16; 32] = pair_table_index(true);
+static PAIR_INDEX_LO: [u16; 32] = pair_table_index(false);
+
+/// The sign bits of the negative codes 8..=15 (`0x8000` in their words of both tables); with
+/// `ggml`, code 8 keeps the sign of code 0 (ggml reads `−0` as `+0`).
+const fn pair_signs(ggml: bool) -> [u16; 32] {
+    let mut t = [0u16; 32];
+    let mut w = 0;
+    while w < 32 {
+        if w & 8 != 0 && !(ggml && w & 7 == 0) {
+            t[w] = 0x8000;
+        }
+        w += 1;
+    }
+    t
+}
+static PAIR_SIGNS: [u16; 32] = pair_signs(false);
+static PAIR_SIGNS_GGML: [u16; 32] = pair_signs(true);
+
+/// One block by the specification (its `f` is [`BAD`]).
+///
+/// # Safety
+/// `codes` holds the block's 8 code bytes in layout `L`, `out` is valid for 16 `D`.
+#[inline(always)]
+unsafe fn spec_block<const P: usize, const L: usize, D: BlockDest>(
+    codes: *const u8,
+    s8: u8,
+    g: u32,
+    out: *mut u8,
+) {
+    let mut c = [0u8; BLOCK];
+    // SAFETY: the caller's guarantee.
+    unsafe {
+        for j in 0..BLOCK / 2 {
+            let byte = *codes.add(j);
+            if L == PLANAR {
+                (c[2 * j], c[2 * j + 1]) = (byte & 0xF, byte >> 4);
+            } else {
+                (c[j], c[j + 8]) = (byte & 0xF, byte >> 4);
+            }
+        }
+        let o = core::slice::from_raw_parts_mut(out.cast::<MaybeUninit<D>>(), BLOCK);
+        spec::dequantize_block(profile(P), s8, &c, g, o);
+    }
+}
+
+/// One block with a finite multiplier `f`, a vector of codes at a time: `D(f32(fp4 · f))`
+/// (`Ggml` reads code 8 as code 0).
+///
+/// # Safety
+/// `codes` holds the block's 8 code bytes in layout `L`, `out` is valid for 16 `D`; the
+/// CPU has `V`'s features and the kernels' FP environment is loaded.
+#[inline(always)]
+unsafe fn direct_block<V: Vector, const P: usize, const L: usize, D: BlockDest>(
+    codes: *const u8,
+    f: u32,
+    out: *mut u8,
+    bf: &lanes::Bf16<V>,
+) {
+    let l = V::LANES;
+    let size = size_of::<D>();
+    // SAFETY: the caller's guarantee; vector `j` covers values `j · l ..` + l of the 16.
+    unsafe {
+        let mut cs = [V::splat(0); 4];
+        if L == PLANAR {
+            for (j, c) in cs.iter_mut().enumerate().take(BLOCK / l) {
+                *c = V::load_nibbles(codes.add(j * l / 2), l);
+            }
+        } else {
+            cs = V::load_nibbles_split(codes);
+        }
+        let fv = V::splat(f);
+        for (j, &c) in cs.iter().enumerate().take(BLOCK / l) {
+            let c = if P == GGML {
+                V::select(c.eq(V::splat(8)), V::splat(0), c)
+            } else {
+                c
+            };
+            let y = lanes::widen::<V, F4E2M1>(c).mul_ieee(fv);
+            store_dst::<V, D>(y, out.add(j * l * size), l, bf);
+        }
+    }
+}
+
+/// [`dequantize`] to BF16 or F16 on a 16-lane vector with a native word permute
+/// ([`Vector::WORD_LOOKUP`]): no per-call table, two blocks per vector.
+///
+/// Per row, up to 16 blocks at a time: their scale bytes in the lanes of one vector and
+/// their multipliers `f` computed there ([`multipliers`], the same operations as the
+/// per-call table of the other path). Then per pair of blocks `(A, B)`:
+///
+/// * one permute spreads `f_A` over lanes 0..8 and `f_B` over lanes 8..16, and one IEEE
+///   product by [`MAGS2`] gives `f32(m_j · f)` for the eight E2M1 magnitudes `m_j`: the
+///   specification's `soft::mul(fp4, f)` for the positive codes `j` (the same operands,
+///   rounded to nearest even with subnormals kept under the kernels' FP environment, as
+///   [`dequantize`] argues; `f` is finite, so no product is NaN and an overflow is the
+///   IEEE ±Inf `soft::mul` gives too);
+/// * each product is encoded for `D`: BF16 by the integer rounding of [`lanes::bf16`]
+///   without its clamp (`TO_DEST` does not saturate) and without its NaN select (no lane is
+///   NaN), leaving the code in the high word (`x + 0x7FFF + lsb`, whose high word is
+///   `lanes::bf16`'s result before its shift); F16 by [`Vector::f16_codes`], the
+///   narrowing [`store_dst`] stores;
+/// * one word permute places the 8 codes of each block in words `16k + c` for `c < 8` and
+///   again for `c + 8`, and one XOR flips the sign of the second copies: the negative
+///   codes' products are exactly the negated positive ones (`(−m) · f` rounds to
+///   `−f32(m · f)`, round-to-nearest-even being symmetric; `−0 · f = −(0 · f)`), and both
+///   encodings negate by their sign bit. `Ggml` keeps code 8 equal to code 0, as the
+///   specification reads it;
+/// * the 32 codes of the two blocks become word indices `c + 16k`
+///   ([`Vector::load_nibble_words`]) and one word permute looks all 32 results up.
+///
+/// So every stored word is what the per-value path (`direct_block`) stores. A block whose
+/// `f` is [`BAD`] gets garbage from the pair first and is then rewritten by the
+/// specification; the last block of an odd group runs `direct_block`.
+///
+/// # Safety
+/// As for [`dequantize`], with `m` its multiplier (finite for `ModelOpt` and `Mlx`, `g`
+/// for `Ggml`) and `V::LANES == 16`.
+#[inline(always)]
+unsafe fn dequantize_pairs<V: Vector, const P: usize, const L: usize, D: BlockDest>(
+    a: &NvRows,
+    m: u32,
+) {
+    debug_assert!(V::LANES == 16 && D::KIND != DestKind::F32);
+    let size = size_of::<D>();
+    // SAFETY: `V`'s features (the caller's guarantee); every block access is inside the
+    // ranges `a` describes (blocks `b0 .. b0 + nb` of row `r`), the constants hold 16 lanes.
+    unsafe {
+        let mv = V::splat(m);
+        let bf = lanes::Bf16::<V>::new(TO_DEST);
+        let mag2 = V::load_u32(MAGS2.as_ptr().cast(), 16);
+        let lanes0 = V::load_u32(PAIR_LANES.as_ptr().cast(), 16);
+        let hi = D::KIND == DestKind::Bf16;
+        let widx = V::load_u32(
+            if hi { &PAIR_INDEX_HI } else { &PAIR_INDEX_LO }
+                .as_ptr()
+                .cast(),
+            16,
+        );
+        let signs = V::load_u32(
+            if P == GGML {
+                &PAIR_SIGNS_GGML
+            } else {
+                &PAIR_SIGNS
+            }
+            .as_ptr()
+            .cast(),
+            16,
+        );
+        for r in 0..a.rows {
+            let row = a.values.add(r * a.values_stride);
+            let mut b0 = 0;
+            while b0 < a.blocks {
+                let nb = 16.min(a.blocks - b0);
+                let s = if L == PLANAR {
+                    V::load_u8(a.scales.add(r * a.scales_stride + b0), nb)
+                } else {
+                    let mut sb = [0u8; 16];
+                    for (i, x) in sb.iter_mut().enumerate().take(nb) {
+                        *x = *block_at::<L>(a, r, b0 + i).1;
+                    }
+                    V::load_u8(sb.as_ptr(), nb)
+                };
+                let f = multipliers::<V, P>(s, mv);
+                let fs = [f; 4];
+                let mut idx = lanes0;
+                for i in 0..nb / 2 {
+                    let b = b0 + 2 * i;
+                    let fp = V::lookup16(&fs, idx);
+                    idx = idx.add(V::splat(2));
+                    let y = mag2.mul_ieee(fp);
+                    let e = if hi {
+                        y.add(V::splat(0x7FFF)).add(y.shr(16).and(V::splat(1)))
+                    } else {
+                        y.f16_codes()
+                    };
+                    let t = widx.lookup_words(e).xor(signs);
+                    let codes = block_at::<L>(a, r, b).0;
+                    let c = if L == PLANAR {
+                        V::load_nibble_words::<false>(codes)
+                    } else {
+                        V::load_nibble_words::<true>(codes)
+                    };
+                    c.lookup_words(t).store_u32(row.add(b * BLOCK * size), 16);
+                }
+                let bad = V::select(f.eq(V::splat(BAD)), V::splat(1), V::splat(0));
+                if nb % 2 == 1 || bad.reduce_max_u32() != 0 {
+                    let mut fa = [0u32; 16];
+                    f.store_u32(fa.as_mut_ptr().cast(), 16);
+                    for (i, &fi) in fa.iter().enumerate().take(nb) {
+                        let b = b0 + i;
+                        let (codes, sp) = block_at::<L>(a, r, b);
+                        let out = row.add(b * BLOCK * size);
+                        if fi == BAD {
+                            spec_block::<P, L, D>(codes, *sp, a.g, out);
+                        } else if i == nb - 1 && nb % 2 == 1 {
+                            direct_block::<V, P, L, D>(codes, fi, out, &bf);
+                        }
+                    }
+                }
+                b0 += nb;
+            }
+        }
+    }
 }
 
 /// Blocks from which a dequantization builds the per-call table of encoded results (256
