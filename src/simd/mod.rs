@@ -149,9 +149,7 @@ pub(crate) trait Vector: Copy {
             Self::load_u32(ix.as_ptr().cast(), Self::LANES)
         }
     }
-    /// The `2 · LANES` FP4 codes of `LANES` bytes at `p` as 16-bit words, each plus 16 times
-    /// the number of the 16-code block it belongs to (word `i` gets `16 · (i / 16)`), for
-    /// [`lookup_words`](Self::lookup_words) in a table of one 16-word row per block. Without
+    /// The `2 · LANES` FP4 codes of `LANES` bytes at `p` as 16-bit words. Without
     /// `SPLIT`, code `2j` is the low nibble of byte `j` and code `2j + 1` its high nibble
     /// (the planar layout); with `SPLIT`, the bytes are ggml `block_nvfp4` sub-blocks of 8
     /// bytes (see [`load_nibbles_split`](Self::load_nibbles_split); `LANES >= 8`).
@@ -169,8 +167,8 @@ pub(crate) trait Vector: Copy {
                 } else {
                     (2 * j, 2 * j + 1)
                 };
-                w[lo] = (byte & 0xF) + (lo / 16 * 16) as u16;
-                w[hi] = (byte >> 4) + (hi / 16 * 16) as u16;
+                w[lo] = byte & 0xF;
+                w[hi] = byte >> 4;
             }
             Self::load_u32(w.as_ptr().cast(), l)
         }

@@ -205,30 +205,24 @@ impl Vector for V512 {
         unsafe {
             let x = _mm_loadu_si128(p.cast());
             if SPLIT {
-                // Sub-block 0's low nibbles, its high nibbles, then sub-block 1's (plus 16),
-                // as bytes, then widened to words.
+                // Sub-block 0's low nibbles, its high nibbles, then sub-block 1's, as bytes,
+                // then widened to words.
                 let m = _mm_set1_epi8(0xF);
                 let lo = _mm_and_si128(x, m);
                 let hi = _mm_and_si128(_mm_srli_epi16::<4>(x), m);
                 let a = _mm_unpacklo_epi64(lo, hi);
-                let b = _mm_or_si128(_mm_unpackhi_epi64(lo, hi), _mm_set1_epi8(16));
+                let b = _mm_unpackhi_epi64(lo, hi);
                 let ab = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(a), b);
                 V512(_mm512_cvtepu8_epi16(ab))
             } else {
                 // Byte j in dword j: `b | b << 12` has its low nibble in bits 0..3 and its
                 // high nibble in bits 16..19, which the mask keeps (ternary-logic table
-                // (A | B) & C); dwords 8.. (words 16..) then get 16 in both words.
+                // (A | B) & C).
                 let b = _mm512_cvtepu8_epi32(x);
-                let v = _mm512_ternarylogic_epi32::<0xA8>(
+                V512(_mm512_ternarylogic_epi32::<0xA8>(
                     b,
                     _mm512_slli_epi32::<12>(b),
                     _mm512_set1_epi32(0x000F_000F),
-                );
-                V512(_mm512_mask_add_epi32(
-                    v,
-                    0xFF00,
-                    v,
-                    _mm512_set1_epi32(0x0010_0010),
                 ))
             }
         }

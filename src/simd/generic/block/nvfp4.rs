@@ -312,40 +312,21 @@ static MAGS2: [u32; 16] = [
     0x40C0_0000,
 ];
 
-/// Lanes `[0; 8] ++ [1; 8]`: the lane indices that spread the multipliers of blocks 0 and 1
-/// of a group over the lanes of their magnitudes (plus 2 per pair).
-static PAIR_LANES: [u32; 16] = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1];
-
-/// The word indices that turn 16 lanes of encoded products (lane `8k + j`: magnitude `j` of
-/// block `k`, its code in the high word with `HI`, else the low word) into the two blocks'
-/// 16-word tables in code order: word `16k + c` takes lane `8k + (c & 7)`.
-const fn pair_table_index(hi: bool) -> [u16; 32] {
-    let mut t = [0u16; 32];
-    let mut w = 0;
-    while w < 32 {
-        t[w] = (2 * (8 * (w / 16) + (w & 7)) + hi as usize) as u16;
-        w += 1;
+/// The word bases of the two blocks' results in a pair's table (lanes 0..8 of the products
+/// are block A's, lanes 8..16 block B's, two words a lane): `16 · k`, plus 1 where the
+/// encoded result is the lane's high word (BF16), as both words of every lane.
+const fn pair_bases(hi: bool) -> [u32; 16] {
+    let mut t = [0u32; 16];
+    let mut i = 0;
+    while i < 16 {
+        let w = (16 * (i / 8) + hi as usize) as u32;
+        t[i] = w | w << 16;
+        i += 1;
     }
     t
 }
-static PAIR_INDEX_HI: [u16; 32] = pair_table_index(true);
-static PAIR_INDEX_LO: [u16; 32] = pair_table_index(false);
-
-/// The sign bits of the negative codes 8..=15 (`0x8000` in their words of both tables); with
-/// `ggml`, code 8 keeps the sign of code 0 (ggml reads `−0` as `+0`).
-const fn pair_signs(ggml: bool) -> [u16; 32] {
-    let mut t = [0u16; 32];
-    let mut w = 0;
-    while w < 32 {
-        if w & 8 != 0 && !(ggml && w & 7 == 0) {
-            t[w] = 0x8000;
-        }
-        w += 1;
-    }
-    t
-}
-static PAIR_SIGNS: [u16; 32] = pair_signs(false);
-static PAIR_SIGNS_GGML: [u16; 32] = pair_signs(true);
+static PAIR_BASES_HI: [u32; 16] = pair_bases(true);
+static PAIR_BASES_LO: [u32; 16] = pair_bases(false);
 
 /// One block by the specification (its `f` is [`BAD`]).
 ///
@@ -417,30 +398,29 @@ unsafe fn direct_block<V: Vector, const P: usize, const L: usize, D: BlockDest>(
 ///
 /// Per row, up to 16 blocks at a time: their scale bytes in the lanes of one vector and
 /// their multipliers `f` computed there ([`multipliers`], the same operations as the
-/// per-call table of the other path). Then per pair of blocks `(A, B)`:
+/// per-call table of the other path), kept in a stack array. Then per pair of blocks
+/// `(A, B)`:
 ///
-/// * one permute spreads `f_A` over lanes 0..8 and `f_B` over lanes 8..16, and one IEEE
-///   product by [`MAGS2`] gives `f32(m_j · f)` for the eight E2M1 magnitudes `m_j`: the
-///   specification's `soft::mul(fp4, f)` for the positive codes `j` (the same operands,
-///   rounded to nearest even with subnormals kept under the kernels' FP environment, as
-///   [`dequantize`] argues; `f` is finite, so no product is NaN and an overflow is the
-///   IEEE ±Inf `soft::mul` gives too);
-/// * each product is encoded for `D`: BF16 by the integer rounding of [`lanes::bf16`]
+/// * `f_A` in lanes 0..8 and `f_B` in lanes 8..16 (two broadcasts), and one IEEE product
+///   by [`MAGS2`]: `f32(m_j · f)` for the eight E2M1 magnitudes `m_j`, the specification's
+///   `soft::mul(fp4, f)` for the positive codes `j` (the same operands, rounded to nearest
+///   even with subnormals kept under the kernels' FP environment, as [`dequantize`]
+///   argues; `f` is finite, so no product is NaN, and an overflow is the IEEE ±Inf that
+///   `soft::mul` gives too);
+/// * each product encoded for `D`: BF16 by the integer rounding of [`lanes::bf16`]
 ///   without its clamp (`TO_DEST` does not saturate) and without its NaN select (no lane is
 ///   NaN), leaving the code in the high word (`x + 0x7FFF + lsb`, whose high word is
 ///   `lanes::bf16`'s result before its shift); F16 by [`Vector::f16_codes`], the
-///   narrowing [`store_dst`] stores;
-/// * one word permute places the 8 codes of each block in words `16k + c` for `c < 8` and
-///   again for `c + 8`, and one XOR flips the sign of the second copies: the negative
-///   codes' products are exactly the negated positive ones (`(−m) · f` rounds to
-///   `−f32(m · f)`, round-to-nearest-even being symmetric; `−0 · f = −(0 · f)`), and both
-///   encodings negate by their sign bit. `Ggml` keeps code 8 equal to code 0, as the
-///   specification reads it;
-/// * the 32 codes of the two blocks become word indices `c + 16k`
-///   ([`Vector::load_nibble_words`]) and one word permute looks all 32 results up.
+///   narrowing [`store_dst`] stores, in the low word. These 16 lanes are the table;
+/// * the 32 codes `c` of the two blocks as words ([`Vector::load_nibble_words`]), each
+///   looked up at word `2 · (c & 7)` of its block's half (plus 1 for BF16's high word),
+///   then its sign bit flipped for the negative codes `c >= 8`: `(−m) · f` rounds to
+///   `−f32(m · f)` (round to nearest even is symmetric; `−0 · f = −(0 · f)`), and both
+///   encodings negate by their sign bit 15 alone. `Ggml` reads code 8 as code 0, so its
+///   flip skips code 8 (magnitude 0).
 ///
 /// So every stored word is what the per-value path (`direct_block`) stores. A block whose
-/// `f` is [`BAD`] gets garbage from the pair first and is then rewritten by the
+/// `f` is [`BAD`] gets garbage from its pair first and is then rewritten by the
 /// specification; the last block of an odd group runs `direct_block`.
 ///
 /// # Safety
@@ -454,29 +434,21 @@ unsafe fn dequantize_pairs<V: Vector, const P: usize, const L: usize, D: BlockDe
     debug_assert!(V::LANES == 16 && D::KIND != DestKind::F32);
     let size = size_of::<D>();
     // SAFETY: `V`'s features (the caller's guarantee); every block access is inside the
-    // ranges `a` describes (blocks `b0 .. b0 + nb` of row `r`), the constants hold 16 lanes.
+    // ranges `a` describes (blocks `b0 .. b0 + nb` of row `r`), the constants hold 16 lanes
+    // and `fa` the 16 multipliers of a group.
     unsafe {
         let mv = V::splat(m);
         let bf = lanes::Bf16::<V>::new(TO_DEST);
         let mag2 = V::load_u32(MAGS2.as_ptr().cast(), 16);
-        let lanes0 = V::load_u32(PAIR_LANES.as_ptr().cast(), 16);
         let hi = D::KIND == DestKind::Bf16;
-        let widx = V::load_u32(
-            if hi { &PAIR_INDEX_HI } else { &PAIR_INDEX_LO }
+        let bases = V::load_u32(
+            if hi { &PAIR_BASES_HI } else { &PAIR_BASES_LO }
                 .as_ptr()
                 .cast(),
             16,
         );
-        let signs = V::load_u32(
-            if P == GGML {
-                &PAIR_SIGNS_GGML
-            } else {
-                &PAIR_SIGNS
-            }
-            .as_ptr()
-            .cast(),
-            16,
-        );
+        // Lanes 8..16: block B's.
+        let upper = V::load_u32(IOTA_U32.as_ptr().cast(), 16).gt_i32(V::splat(7));
         for r in 0..a.rows {
             let row = a.values.add(r * a.values_stride);
             let mut b0 = 0;
@@ -491,32 +463,43 @@ unsafe fn dequantize_pairs<V: Vector, const P: usize, const L: usize, D: BlockDe
                     }
                     V::load_u8(sb.as_ptr(), nb)
                 };
-                let f = multipliers::<V, P>(s, mv);
-                let fs = [f; 4];
-                let mut idx = lanes0;
+                let mut fa = [0u32; 16];
+                multipliers::<V, P>(s, mv).store_u32(fa.as_mut_ptr().cast(), 16);
+                let mut any_bad = false;
                 for i in 0..nb / 2 {
                     let b = b0 + 2 * i;
-                    let fp = V::lookup16(&fs, idx);
-                    idx = idx.add(V::splat(2));
+                    let (f0, f1) = (fa[2 * i], fa[2 * i + 1]);
+                    any_bad |= (f0 == BAD) | (f1 == BAD);
+                    let fp = V::select(upper, V::splat(f1), V::splat(f0));
                     let y = mag2.mul_ieee(fp);
-                    let e = if hi {
+                    let t = if hi {
                         y.add(V::splat(0x7FFF)).add(y.shr(16).and(V::splat(1)))
                     } else {
                         y.f16_codes()
                     };
-                    let t = widx.lookup_words(e).xor(signs);
                     let codes = block_at::<L>(a, r, b).0;
-                    let c = if L == PLANAR {
+                    let w = if L == PLANAR {
                         V::load_nibble_words::<false>(codes)
                     } else {
                         V::load_nibble_words::<true>(codes)
                     };
-                    c.lookup_words(t).store_u32(row.add(b * BLOCK * size), 16);
+                    // Word index `2 · (c & 7)` plus the block's base; the sign bit of `c`
+                    // (bit 3) moved to bit 15 of its word.
+                    let idx = w.shl(1).and(V::splat(0x000E_000E)).or(bases);
+                    let neg = if P == GGML {
+                        // Not for magnitude 0: bit 3 of `(c & 7) + 7` is set for 1..=7.
+                        w.and(w.and(V::splat(0x0007_0007)).add(V::splat(0x0007_0007)))
+                    } else {
+                        w
+                    };
+                    let v = idx.lookup_words(t);
+                    let v = v.xor(neg.shl(12).and(V::splat(0x8000_8000)));
+                    v.store_u32(row.add(b * BLOCK * size), 16);
                 }
-                let bad = V::select(f.eq(V::splat(BAD)), V::splat(1), V::splat(0));
-                if nb % 2 == 1 || bad.reduce_max_u32() != 0 {
-                    let mut fa = [0u32; 16];
-                    f.store_u32(fa.as_mut_ptr().cast(), 16);
+                if nb % 2 == 1 {
+                    any_bad |= fa[nb - 1] == BAD;
+                }
+                if nb % 2 == 1 || any_bad {
                     for (i, &fi) in fa.iter().enumerate().take(nb) {
                         let b = b0 + i;
                         let (codes, sp) = block_at::<L>(a, r, b);
@@ -533,6 +516,9 @@ unsafe fn dequantize_pairs<V: Vector, const P: usize, const L: usize, D: BlockDe
         }
     }
 }
+
+/// Lane numbers 0..16.
+static IOTA_U32: [u32; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
 
 /// Blocks from which a dequantization builds the per-call table of encoded results (256
 /// vectors of work, against one per block).
