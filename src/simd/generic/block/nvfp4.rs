@@ -398,10 +398,9 @@ unsafe fn direct_block<V: Vector, const P: usize, const L: usize, D: BlockDest>(
 ///
 /// Per row, up to 16 blocks at a time: their scale bytes in the lanes of one vector and
 /// their multipliers `f` computed there ([`multipliers`], the same operations as the
-/// per-call table of the other path), kept in a stack array. Then per pair of blocks
-/// `(A, B)`:
+/// per-call table of the other path). Then per pair of blocks `(A, B)`:
 ///
-/// * `f_A` in lanes 0..8 and `f_B` in lanes 8..16 (two broadcasts), and one IEEE product
+/// * `f_A` in lanes 0..8 and `f_B` in lanes 8..16 (one lane permute), and one IEEE product
 ///   by [`MAGS2`]: `f32(m_j · f)` for the eight E2M1 magnitudes `m_j`, the specification's
 ///   `soft::mul(fp4, f)` for the positive codes `j` (the same operands, rounded to nearest
 ///   even with subnormals kept under the kernels' FP environment, as [`dequantize`]
@@ -434,8 +433,8 @@ unsafe fn dequantize_pairs<V: Vector, const P: usize, const L: usize, D: BlockDe
     debug_assert!(V::LANES == 16 && D::KIND != DestKind::F32);
     let size = size_of::<D>();
     // SAFETY: `V`'s features (the caller's guarantee); every block access is inside the
-    // ranges `a` describes (blocks `b0 .. b0 + nb` of row `r`), the constants hold 16 lanes
-    // and `fa` the 16 multipliers of a group.
+    // ranges `a` describes (blocks `b0 .. b0 + nb` of row `r`), the constants and `fa`
+    // hold 16 lanes.
     unsafe {
         let mv = V::splat(m);
         let bf = lanes::Bf16::<V>::new(TO_DEST);
@@ -447,30 +446,47 @@ unsafe fn dequantize_pairs<V: Vector, const P: usize, const L: usize, D: BlockDe
                 .cast(),
             16,
         );
-        // Lanes 8..16: block B's.
-        let upper = V::load_u32(IOTA_U32.as_ptr().cast(), 16).gt_i32(V::splat(7));
+        let mut table = [0u32; 256];
+        if L != PLANAR {
+            for i in (0..256).step_by(16) {
+                let s = V::load_u8(IOTA.as_ptr().add(i), 16);
+                multipliers::<V, P>(s, mv).store_u32(table.as_mut_ptr().add(i).cast(), 16);
+            }
+        }
+        // `[0; 8] ++ [1; 8]`: the lanes of the first pair's multipliers (plus 2 a pair).
+        let lanes01 = V::load_u32(IOTA_U32.as_ptr().cast(), 16).shr(3);
+        let upper = lanes01.eq(V::splat(1));
         for r in 0..a.rows {
             let row = a.values.add(r * a.values_stride);
             let mut b0 = 0;
             while b0 < a.blocks {
                 let nb = 16.min(a.blocks - b0);
-                let s = if L == PLANAR {
-                    V::load_u8(a.scales.add(r * a.scales_stride + b0), nb)
+                // Planar: the multipliers of the group in lanes, spread to each pair by a
+                // lane permute. The ggml layout's scale bytes are 4 to a 36-byte block:
+                // each pair's two multipliers from the per-call table, broadcast.
+                let f = if L == PLANAR {
+                    let s = V::load_u8(a.scales.add(r * a.scales_stride + b0), nb);
+                    multipliers::<V, P>(s, mv)
                 } else {
-                    let mut sb = [0u8; 16];
-                    for (i, x) in sb.iter_mut().enumerate().take(nb) {
-                        *x = *block_at::<L>(a, r, b0 + i).1;
-                    }
-                    V::load_u8(sb.as_ptr(), nb)
+                    V::splat(0)
                 };
-                let mut fa = [0u32; 16];
-                multipliers::<V, P>(s, mv).store_u32(fa.as_mut_ptr().cast(), 16);
+                let fs = [f; 4];
+                let mut pair = lanes01;
                 let mut any_bad = false;
                 for i in 0..nb / 2 {
                     let b = b0 + 2 * i;
-                    let (f0, f1) = (fa[2 * i], fa[2 * i + 1]);
-                    any_bad |= (f0 == BAD) | (f1 == BAD);
-                    let fp = V::select(upper, V::splat(f1), V::splat(f0));
+                    let fp = if L == PLANAR {
+                        let fp = V::lookup16(&fs, pair);
+                        pair = pair.add(V::splat(2));
+                        fp
+                    } else {
+                        let f0 = table[*block_at::<L>(a, r, b).1 as usize];
+                        let f1 = table[*block_at::<L>(a, r, b + 1).1 as usize];
+                        if P != GGML {
+                            any_bad |= (f0 == BAD) | (f1 == BAD);
+                        }
+                        V::select(upper, V::splat(f1), V::splat(f0))
+                    };
                     let y = mag2.mul_ieee(fp);
                     let t = if hi {
                         y.add(V::splat(0x7FFF)).add(y.shr(16).and(V::splat(1)))
@@ -496,13 +512,18 @@ unsafe fn dequantize_pairs<V: Vector, const P: usize, const L: usize, D: BlockDe
                     let v = v.xor(neg.shl(12).and(V::splat(0x8000_8000)));
                     v.store_u32(row.add(b * BLOCK * size), 16);
                 }
-                if nb % 2 == 1 {
-                    any_bad |= fa[nb - 1] == BAD;
+                if L == PLANAR {
+                    // Lanes past `nb` hold the multiplier of scale byte 0 (finite).
+                    let bad = V::select(f.eq(V::splat(BAD)), V::splat(1), V::splat(0));
+                    any_bad = bad.reduce_max_u32() != 0;
                 }
                 if nb % 2 == 1 || any_bad {
+                    let mut fa = [0u32; 16];
+                    f.store_u32(fa.as_mut_ptr().cast(), 16);
                     for (i, &fi) in fa.iter().enumerate().take(nb) {
                         let b = b0 + i;
                         let (codes, sp) = block_at::<L>(a, r, b);
+                        let fi = if L == PLANAR { fi } else { table[*sp as usize] };
                         let out = row.add(b * BLOCK * size);
                         if fi == BAD {
                             spec_block::<P, L, D>(codes, *sp, a.g, out);
