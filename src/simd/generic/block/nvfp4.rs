@@ -199,7 +199,21 @@ pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: Bl
         // With a register table lookup, and enough blocks to pay for it, the encoded
         // results of all 16 codes under every scale byte (16 KiB), then one lookup per
         // vector of codes.
-        let lut = V::FAST_LOOKUP16 && a.rows * a.blocks >= LUT_MIN_BLOCKS;
+        // (For f32 the 16 products of each block are computed in place instead, below.)
+        let lut =
+            V::FAST_LOOKUP16 && D::KIND != DestKind::F32 && a.rows * a.blocks >= LUT_MIN_BLOCKS;
+        // The E2M1 values of codes 0..16 as f32 bits (`Ggml`: code 8 as code 0), for the
+        // f32 products.
+        let mut fp4 = [V::splat(0); 4];
+        for (j, v) in fp4.iter_mut().enumerate().take(BLOCK / l) {
+            let c = V::load_u8(IOTA.as_ptr().add(j * l), l);
+            let c = if P == GGML {
+                V::select(c.eq(V::splat(8)), V::splat(0), c)
+            } else {
+                c
+            };
+            *v = lanes::widen::<V, F4E2M1>(c);
+        }
         // (Uninitialised: only the entries of the served scale bytes are written and read.)
         let mut enc = [const { MaybeUninit::<[u32; BLOCK]>::uninit() }; 256];
         if lut {
@@ -227,6 +241,20 @@ pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: Bl
                     }
                 } else {
                     cs = V::load_nibbles_split(codes);
+                }
+                if V::FAST_LOOKUP16 && D::KIND == DestKind::F32 {
+                    // The block's 16 results `f32(fp4(k) · f)`, the very products the
+                    // per-value path below computes for the codes `k` (the same IEEE
+                    // operation on the same operands), then one lookup per vector of codes.
+                    let fv = V::splat(f);
+                    let mut t = [V::splat(0); 4];
+                    for (t, &e) in t.iter_mut().zip(&fp4).take(BLOCK / l) {
+                        *t = e.mul_ieee(fv);
+                    }
+                    for (j, &c) in cs.iter().enumerate().take(BLOCK / l) {
+                        V::lookup16(&t, c).store_u32(out.add(j * l * size), l);
+                    }
+                    continue;
                 }
                 if lut {
                     // Written above: `table[s8]` is not `BAD`.
