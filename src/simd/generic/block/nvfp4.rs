@@ -154,6 +154,15 @@ unsafe fn store_dst<V: Vector, D: BlockDest>(y: V, p: *mut u8, n: usize, bf: &la
 /// their blocks run the specification. A tensor scale that is NaN or infinite leaves the
 /// whole call to it.
 ///
+/// Where the results are computed: on a vector with a native word permute
+/// ([`Vector::WORD_LOOKUP`], AVX-512) BF16 and F16 run [`dequantize_pairs`] (the
+/// multipliers of 16 blocks in lanes, two blocks' results per permute, no per-call table
+/// for the planar layout); with a register lookup ([`Vector::FAST_LOOKUP16`]) f32 computes
+/// each block's 16 products `f32(fp4(k) · f)` and looks the codes up in them; BF16 and F16
+/// on AVX2 look up a per-call table of the 16 encoded results of every scale byte (16 KiB)
+/// when the call has enough blocks; the rest multiplies value by value. Every path stores
+/// `D(f32(fp4 · f))` for the same `f` and the same product.
+///
 /// `Ggml` multiplies in f64 in the specification (`ue4m3 · g`, exact, then `e2m1 · d`
 /// rounded once to `D`). For a tensor scale `g = ±2^e`, `|e| <= 100` (llama.cpp passes 1.0),
 /// `ue4m3 · g` is an exact normal f32 (or zero) and `e2m1 · (ue4m3 · g)` has at most 6
