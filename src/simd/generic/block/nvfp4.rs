@@ -760,43 +760,6 @@ unsafe fn mlx_codes<V: Vector>(wq: V, big: bool, c: &Consts<V>) -> V {
     }
 }
 
-/// Lane `i` of the result: the unsigned maximum of the 16 lanes of `v[i]` (a 16-lane
-/// vector with a register lookup). Exact, as any order of taking maxima is: four halving
-/// steps, each pairing vectors `x = v[2i]` and `y = v[2i + 1]` and, with `h` the half
-/// width (8, 4, 2, 1), keeping in the lanes without bit `h` the maxima of `x`'s lanes `L`
-/// and `L ^ h`, and in those with it `y`'s: `max(select(bit h, y, x), swap_h(select(bit h,
-/// x, y)))`. Step `k` puts bit `k` of the block number in lane bit `3 − k`, so a last
-/// lookup puts block `i` in lane `i`.
-///
-/// # Safety
-/// The CPU has `V`'s features; `V::LANES == 16` and `V::FAST_LOOKUP16`.
-#[inline(always)]
-unsafe fn max_lanes16<V: Vector>(mut v: [V; 16]) -> V {
-    // SAFETY: the caller's guarantee; the constant holds 16 lanes.
-    unsafe {
-        let lane = V::load_u32(IOTA_U32.as_ptr().cast(), 16);
-        let (mut n, mut h) = (16, 8);
-        while h >= 1 {
-            let bit = lane.and(V::splat(h)).eq(V::splat(h));
-            let swap = lane.xor(V::splat(h));
-            for i in 0..n / 2 {
-                let (x, y) = (v[2 * i], v[2 * i + 1]);
-                let a = V::select(bit, y, x);
-                let b = V::select(bit, x, y);
-                v[i] = a.max_u32(V::lookup16(&[b; 4], swap));
-            }
-            n /= 2;
-            h /= 2;
-        }
-        // Lane `L` holds block `bitrev4(L)`; `bitrev4` is its own inverse.
-        let rev = V::load_u32(BITREV4.as_ptr().cast(), 16);
-        V::lookup16(&[v[0]; 4], rev)
-    }
-}
-
-/// The 4-bit reversal of the lane numbers 0..16.
-static BITREV4: [u32; 16] = [0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15];
-
 /// Quantizes the whole blocks of `a` (values of type `S`) under profile `P` (`ModelOpt` or
 /// `Mlx`) and layout `L`, or returns `false` when the tensor scale is not one it serves.
 ///
@@ -841,27 +804,17 @@ pub(crate) unsafe fn quantize<V: Vector, const P: usize, const L: usize, S: Bloc
             let mut b0 = 0;
             while b0 < a.blocks {
                 let nb = l.min(a.blocks - b0);
-                let amax = if V::FAST_LOOKUP16 && l == 16 {
-                    // One vector per block (the others zero), reduced 16 at a time.
-                    let mut vs = [V::splat(0); 16];
-                    for (i, v) in vs.iter_mut().enumerate().take(nb) {
-                        let x = load_src::<V, S>(row.add((b0 + i) * BLOCK * size), l);
-                        *v = x.and(V::splat(ABS));
+                let mut am = [0u32; 16];
+                for (i, m) in am.iter_mut().enumerate().take(nb) {
+                    let p = row.add((b0 + i) * BLOCK * size);
+                    let mut v = V::splat(0);
+                    for j in 0..per {
+                        let x = load_src::<V, S>(p.add(j * l * size), l);
+                        v = v.max_u32(x.and(V::splat(ABS)));
                     }
-                    max_lanes16(vs)
-                } else {
-                    let mut am = [0u32; 16];
-                    for (i, m) in am.iter_mut().enumerate().take(nb) {
-                        let p = row.add((b0 + i) * BLOCK * size);
-                        let mut v = V::splat(0);
-                        for j in 0..per {
-                            let x = load_src::<V, S>(p.add(j * l * size), l);
-                            v = v.max_u32(x.and(V::splat(ABS)));
-                        }
-                        *m = v.reduce_max_u32();
-                    }
-                    V::load_u32(am.as_ptr().cast(), nb)
-                };
+                    *m = v.reduce_max_u32();
+                }
+                let amax = V::load_u32(am.as_ptr().cast(), nb);
                 let (s8, d) = scales::<V, P, S>(amax, &c);
                 let mut den = [0u32; 16];
                 d.store_u32(den.as_mut_ptr().cast(), nb);
