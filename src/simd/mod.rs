@@ -120,6 +120,70 @@ pub(crate) trait Vector: Copy {
             Self::load_u32(ix.as_ptr().cast(), Self::LANES)
         }
     }
+    /// Lane-wise `self ^ b`. The default is `(self | b) − (self & b)` (exact: the OR is the
+    /// XOR plus the AND, with no carry out of any bit); AVX-512 overrides it with `VPXORD`.
+    #[inline(always)]
+    unsafe fn xor(self, b: Self) -> Self {
+        // SAFETY: the caller's guarantee.
+        unsafe { self.or(b).sub(self.and(b)) }
+    }
+    /// Whether [`load_nibble_words`](Self::load_nibble_words) and
+    /// [`lookup_words`](Self::lookup_words) are native (one load-and-widen and one permute
+    /// of the whole register's 16-bit words): the NVFP4 dequantization then looks up two
+    /// blocks' 16-bit results per vector. Only AVX-512 (`VPERMW`) sets it; the defaults
+    /// below go through memory and serve the other vectors' tests of the contract only.
+    const WORD_LOOKUP: bool = false;
+    /// Table lookup of all `2 · LANES` 16-bit words: every word of `self` holds an index
+    /// below `2 · LANES` and is replaced by word `index` of `t` (words in little-endian
+    /// order). AVX-512 `VPERMW`.
+    #[inline(always)]
+    unsafe fn lookup_words(self, t: Self) -> Self {
+        // SAFETY: the caller's guarantee; the buffers hold 2 · LANES <= 32 words.
+        unsafe {
+            let (mut ix, mut tab) = ([0u16; 32], [0u16; 32]);
+            self.store_u32(ix.as_mut_ptr().cast(), Self::LANES);
+            t.store_u32(tab.as_mut_ptr().cast(), Self::LANES);
+            for x in ix.iter_mut().take(2 * Self::LANES) {
+                *x = tab[*x as usize % (2 * Self::LANES)];
+            }
+            Self::load_u32(ix.as_ptr().cast(), Self::LANES)
+        }
+    }
+    /// The `2 · LANES` FP4 codes of `LANES` bytes at `p` as 16-bit words. Without
+    /// `SPLIT`, code `2j` is the low nibble of byte `j` and code `2j + 1` its high nibble
+    /// (the planar layout); with `SPLIT`, the bytes are ggml `block_nvfp4` sub-blocks of 8
+    /// bytes (see [`load_nibbles_split`](Self::load_nibbles_split); `LANES >= 8`).
+    #[inline(always)]
+    unsafe fn load_nibble_words<const SPLIT: bool>(p: *const u8) -> Self {
+        // SAFETY: the caller's guarantee (`LANES` bytes at `p`); the buffers hold
+        // 2 · LANES <= 32 words.
+        unsafe {
+            let l = Self::LANES;
+            let mut w = [0u16; 32];
+            for j in 0..l {
+                let byte = *p.add(j) as u16;
+                let (lo, hi) = if SPLIT {
+                    (j / 8 * 16 + j % 8, j / 8 * 16 + j % 8 + 8)
+                } else {
+                    (2 * j, 2 * j + 1)
+                };
+                w[lo] = byte & 0xF;
+                w[hi] = byte >> 4;
+            }
+            Self::load_u32(w.as_ptr().cast(), l)
+        }
+    }
+    /// Lanes of f32 bits rounded to F16 codes (as [`store_f16`](Self::store_f16) without
+    /// saturation stores them), zero-extended.
+    #[inline(always)]
+    unsafe fn f16_codes(self) -> Self {
+        // SAFETY: the caller's guarantee; the buffer holds LANES <= 16 codes.
+        unsafe {
+            let mut h = [0u16; 16];
+            self.store_f16(h.as_mut_ptr().cast(), Self::LANES, false);
+            Self::load_u16(h.as_ptr().cast(), Self::LANES)
+        }
+    }
     /// Lanes where `self == b`.
     unsafe fn eq(self, b: Self) -> Self::Mask;
     /// Lanes where `self > b` as signed 32-bit integers.

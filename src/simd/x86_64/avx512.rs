@@ -188,6 +188,51 @@ impl Vector for V512 {
         unsafe { V512(_mm512_permutexvar_epi32(idx.0, t[0].0)) }
     }
     #[inline(always)]
+    unsafe fn xor(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe { V512(_mm512_xor_si512(self.0, b.0)) }
+    }
+    const WORD_LOOKUP: bool = true;
+    #[inline(always)]
+    unsafe fn lookup_words(self, t: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). `VPERMW` reads the low 5
+        // bits of each index word, which are the whole index (below 32).
+        unsafe { V512(_mm512_permutexvar_epi16(self.0, t.0)) }
+    }
+    #[inline(always)]
+    unsafe fn load_nibble_words<const SPLIT: bool>(p: *const u8) -> Self {
+        // SAFETY: the caller has the features and vouches for the 16 bytes at `p`.
+        unsafe {
+            let x = _mm_loadu_si128(p.cast());
+            if SPLIT {
+                // Sub-block 0's low nibbles, its high nibbles, then sub-block 1's, as bytes,
+                // then widened to words.
+                let m = _mm_set1_epi8(0xF);
+                let lo = _mm_and_si128(x, m);
+                let hi = _mm_and_si128(_mm_srli_epi16::<4>(x), m);
+                let a = _mm_unpacklo_epi64(lo, hi);
+                let b = _mm_unpackhi_epi64(lo, hi);
+                let ab = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(a), b);
+                V512(_mm512_cvtepu8_epi16(ab))
+            } else {
+                // Byte j in dword j: `b | b << 12` has its low nibble in bits 0..3 and its
+                // high nibble in bits 16..19, which the mask keeps (ternary-logic table
+                // (A | B) & C).
+                let b = _mm512_cvtepu8_epi32(x);
+                V512(_mm512_ternarylogic_epi32::<0xA8>(
+                    b,
+                    _mm512_slli_epi32::<12>(b),
+                    _mm512_set1_epi32(0x000F_000F),
+                ))
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn f16_codes(self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe { V512(_mm512_cvtepu16_epi32(to_f16(self.0, false))) }
+    }
+    #[inline(always)]
     unsafe fn eq(self, b: Self) -> __mmask16 {
         // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { _mm512_cmpeq_epi32_mask(self.0, b.0) }

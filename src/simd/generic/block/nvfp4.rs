@@ -154,6 +154,15 @@ unsafe fn store_dst<V: Vector, D: BlockDest>(y: V, p: *mut u8, n: usize, bf: &la
 /// their blocks run the specification. A tensor scale that is NaN or infinite leaves the
 /// whole call to it.
 ///
+/// Where the results are computed: on a vector with a native word permute
+/// ([`Vector::WORD_LOOKUP`], AVX-512) BF16 and F16 run [`dequantize_pairs`] (the
+/// multipliers of 16 blocks in lanes, two blocks' results per permute, no per-call table
+/// for the planar layout); with a register lookup ([`Vector::FAST_LOOKUP16`]) f32 computes
+/// each block's 16 products `f32(fp4(k) · f)` and looks the codes up in them; BF16 and F16
+/// on AVX2 look up a per-call table of the 16 encoded results of every scale byte (16 KiB)
+/// when the call has enough blocks; the rest multiplies value by value. Every path stores
+/// `D(f32(fp4 · f))` for the same `f` and the same product.
+///
 /// `Ggml` multiplies in f64 in the specification (`ue4m3 · g`, exact, then `e2m1 · d`
 /// rounded once to `D`). For a tensor scale `g = ±2^e`, `|e| <= 100` (llama.cpp passes 1.0),
 /// `ue4m3 · g` is an exact normal f32 (or zero) and `e2m1 · (ue4m3 · g)` has at most 6
@@ -179,6 +188,11 @@ pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: Bl
     if !ok {
         return false;
     }
+    if V::WORD_LOOKUP && V::LANES == 16 && D::KIND != DestKind::F32 {
+        // SAFETY: forwarded (the caller's guarantee); `m` is the multiplier checked above.
+        unsafe { dequantize_pairs::<V, P, L, D>(a, m) };
+        return true;
+    }
     let l = V::LANES;
     let size = size_of::<D>();
     // SAFETY: `V`'s features (the caller's guarantee); the table accesses are in bounds
@@ -188,31 +202,27 @@ pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: Bl
         let mv = V::splat(m);
         for i in (0..256).step_by(l) {
             let s = V::load_u8(IOTA.as_ptr().add(i), l);
-            let f = if P == GGML {
-                // ggml's UE4M3: bytes 0x00 and 0x7F are zero; otherwise bit 7 is ignored and
-                // the rest is E4M3's value, but for 0xFF, whose exponent 15 and fraction 7
-                // are finite: 480.
-                let e = s.and(V::splat(0x7F));
-                let u = lanes::widen::<V, F8E4M3>(e);
-                let u = V::select(e.eq(V::splat(0x7F)), V::splat(0x43F0_0000), u);
-                let u = V::select(s.eq(V::splat(0x7F)), V::splat(0), u);
-                u.mul_ieee(mv)
-            } else {
-                let f = lanes::widen::<V, F8E4M3>(s).mul_ieee(mv);
-                // NaN (an E4M3 NaN code) or ±Inf: the specification's.
-                V::select(
-                    f.and(V::splat(ABS)).gt_i32(V::splat(INF - 1)),
-                    V::splat(BAD),
-                    f,
-                )
-            };
-            f.store_u32(table.as_mut_ptr().add(i).cast(), l);
+            multipliers::<V, P>(s, mv).store_u32(table.as_mut_ptr().add(i).cast(), l);
         }
         let bf = lanes::Bf16::<V>::new(TO_DEST);
         // With a register table lookup, and enough blocks to pay for it, the encoded
         // results of all 16 codes under every scale byte (16 KiB), then one lookup per
         // vector of codes.
-        let lut = V::FAST_LOOKUP16 && a.rows * a.blocks >= LUT_MIN_BLOCKS;
+        // (For f32 the 16 products of each block are computed in place instead, below.)
+        let lut =
+            V::FAST_LOOKUP16 && D::KIND != DestKind::F32 && a.rows * a.blocks >= LUT_MIN_BLOCKS;
+        // The E2M1 values of codes 0..16 as f32 bits (`Ggml`: code 8 as code 0), for the
+        // f32 products.
+        let mut fp4 = [V::splat(0); 4];
+        for (j, v) in fp4.iter_mut().enumerate().take(BLOCK / l) {
+            let c = V::load_u8(IOTA.as_ptr().add(j * l), l);
+            let c = if P == GGML {
+                V::select(c.eq(V::splat(8)), V::splat(0), c)
+            } else {
+                c
+            };
+            *v = lanes::widen::<V, F4E2M1>(c);
+        }
         // (Uninitialised: only the entries of the served scale bytes are written and read.)
         let mut enc = [const { MaybeUninit::<[u32; BLOCK]>::uninit() }; 256];
         if lut {
@@ -230,17 +240,7 @@ pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: Bl
                 let out = row.add(b * BLOCK * size);
                 let f = table[s8 as usize];
                 if f == BAD {
-                    let mut c = [0u8; BLOCK];
-                    for j in 0..BLOCK / 2 {
-                        let byte = *codes.add(j);
-                        if L == PLANAR {
-                            (c[2 * j], c[2 * j + 1]) = (byte & 0xF, byte >> 4);
-                        } else {
-                            (c[j], c[j + 8]) = (byte & 0xF, byte >> 4);
-                        }
-                    }
-                    let o = core::slice::from_raw_parts_mut(out.cast::<MaybeUninit<D>>(), BLOCK);
-                    spec::dequantize_block(profile(P), s8, &c, g, o);
+                    spec_block::<P, L, D>(codes, s8, g, out);
                     continue;
                 }
                 let mut cs = [V::splat(0); 4];
@@ -250,6 +250,20 @@ pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: Bl
                     }
                 } else {
                     cs = V::load_nibbles_split(codes);
+                }
+                if V::FAST_LOOKUP16 && D::KIND == DestKind::F32 {
+                    // The block's 16 results `f32(fp4(k) · f)`, the very products the
+                    // per-value path below computes for the codes `k` (the same IEEE
+                    // operation on the same operands), then one lookup per vector of codes.
+                    let fv = V::splat(f);
+                    let mut t = [V::splat(0); 4];
+                    for (t, &e) in t.iter_mut().zip(&fp4).take(BLOCK / l) {
+                        *t = e.mul_ieee(fv);
+                    }
+                    for (j, &c) in cs.iter().enumerate().take(BLOCK / l) {
+                        V::lookup16(&t, c).store_u32(out.add(j * l * size), l);
+                    }
+                    continue;
                 }
                 if lut {
                     // Written above: `table[s8]` is not `BAD`.
@@ -283,6 +297,286 @@ pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: Bl
     }
     true
 }
+
+/// The multipliers `f` of the scale bytes in the lanes of `s` (`m` splat in `mv`), or
+/// [`BAD`] for those whose blocks the specification must run (see [`dequantize`]).
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+unsafe fn multipliers<V: Vector, const P: usize>(s: V, mv: V) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
+        if P == GGML {
+            // ggml's UE4M3: bytes 0x00 and 0x7F are zero; otherwise bit 7 is ignored and
+            // the rest is E4M3's value, but for 0xFF, whose exponent 15 and fraction 7
+            // are finite: 480.
+            let e = s.and(V::splat(0x7F));
+            let u = lanes::widen::<V, F8E4M3>(e);
+            let u = V::select(e.eq(V::splat(0x7F)), V::splat(0x43F0_0000), u);
+            let u = V::select(s.eq(V::splat(0x7F)), V::splat(0), u);
+            u.mul_ieee(mv)
+        } else {
+            let f = lanes::widen::<V, F8E4M3>(s).mul_ieee(mv);
+            // NaN (an E4M3 NaN code) or ±Inf: the specification's.
+            V::select(
+                f.and(V::splat(ABS)).gt_i32(V::splat(INF - 1)),
+                V::splat(BAD),
+                f,
+            )
+        }
+    }
+}
+
+/// The E2M1 magnitudes of codes 0..=7 as f32 bits, twice: the products of one pair of
+/// blocks in [`dequantize_pairs`].
+static MAGS2: [u32; 16] = [
+    0,
+    0x3F00_0000,
+    0x3F80_0000,
+    0x3FC0_0000,
+    0x4000_0000,
+    0x4040_0000,
+    0x4080_0000,
+    0x40C0_0000,
+    0,
+    0x3F00_0000,
+    0x3F80_0000,
+    0x3FC0_0000,
+    0x4000_0000,
+    0x4040_0000,
+    0x4080_0000,
+    0x40C0_0000,
+];
+
+/// The word bases of the two blocks' results in a pair's table (lanes 0..8 of the products
+/// are block A's, lanes 8..16 block B's, two words a lane): `16 · k`, plus 1 where the
+/// encoded result is the lane's high word (BF16), as both words of every lane.
+const fn pair_bases(hi: bool) -> [u32; 16] {
+    let mut t = [0u32; 16];
+    let mut i = 0;
+    while i < 16 {
+        let w = (16 * (i / 8) + hi as usize) as u32;
+        t[i] = w | w << 16;
+        i += 1;
+    }
+    t
+}
+static PAIR_BASES_HI: [u32; 16] = pair_bases(true);
+static PAIR_BASES_LO: [u32; 16] = pair_bases(false);
+
+/// One block by the specification (its `f` is [`BAD`]).
+///
+/// # Safety
+/// `codes` holds the block's 8 code bytes in layout `L`, `out` is valid for 16 `D`.
+#[inline(always)]
+unsafe fn spec_block<const P: usize, const L: usize, D: BlockDest>(
+    codes: *const u8,
+    s8: u8,
+    g: u32,
+    out: *mut u8,
+) {
+    let mut c = [0u8; BLOCK];
+    // SAFETY: the caller's guarantee.
+    unsafe {
+        for j in 0..BLOCK / 2 {
+            let byte = *codes.add(j);
+            if L == PLANAR {
+                (c[2 * j], c[2 * j + 1]) = (byte & 0xF, byte >> 4);
+            } else {
+                (c[j], c[j + 8]) = (byte & 0xF, byte >> 4);
+            }
+        }
+        let o = core::slice::from_raw_parts_mut(out.cast::<MaybeUninit<D>>(), BLOCK);
+        spec::dequantize_block(profile(P), s8, &c, g, o);
+    }
+}
+
+/// One block with a finite multiplier `f`, a vector of codes at a time: `D(f32(fp4 · f))`
+/// (`Ggml` reads code 8 as code 0).
+///
+/// # Safety
+/// `codes` holds the block's 8 code bytes in layout `L`, `out` is valid for 16 `D`; the
+/// CPU has `V`'s features and the kernels' FP environment is loaded.
+#[inline(always)]
+unsafe fn direct_block<V: Vector, const P: usize, const L: usize, D: BlockDest>(
+    codes: *const u8,
+    f: u32,
+    out: *mut u8,
+    bf: &lanes::Bf16<V>,
+) {
+    let l = V::LANES;
+    let size = size_of::<D>();
+    // SAFETY: the caller's guarantee; vector `j` covers values `j · l ..` + l of the 16.
+    unsafe {
+        let mut cs = [V::splat(0); 4];
+        if L == PLANAR {
+            for (j, c) in cs.iter_mut().enumerate().take(BLOCK / l) {
+                *c = V::load_nibbles(codes.add(j * l / 2), l);
+            }
+        } else {
+            cs = V::load_nibbles_split(codes);
+        }
+        let fv = V::splat(f);
+        for (j, &c) in cs.iter().enumerate().take(BLOCK / l) {
+            let c = if P == GGML {
+                V::select(c.eq(V::splat(8)), V::splat(0), c)
+            } else {
+                c
+            };
+            let y = lanes::widen::<V, F4E2M1>(c).mul_ieee(fv);
+            store_dst::<V, D>(y, out.add(j * l * size), l, bf);
+        }
+    }
+}
+
+/// [`dequantize`] to BF16 or F16 on a 16-lane vector with a native word permute
+/// ([`Vector::WORD_LOOKUP`]): no per-call table, two blocks per vector.
+///
+/// Per row, up to 16 blocks at a time: their scale bytes in the lanes of one vector and
+/// their multipliers `f` computed there ([`multipliers`], the same operations as the
+/// per-call table of the other path). Then per pair of blocks `(A, B)`:
+///
+/// * `f_A` in lanes 0..8 and `f_B` in lanes 8..16 (one lane permute), and one IEEE product
+///   by [`MAGS2`]: `f32(m_j · f)` for the eight E2M1 magnitudes `m_j`, the specification's
+///   `soft::mul(fp4, f)` for the positive codes `j` (the same operands, rounded to nearest
+///   even with subnormals kept under the kernels' FP environment, as [`dequantize`]
+///   argues; `f` is finite, so no product is NaN, and an overflow is the IEEE ±Inf that
+///   `soft::mul` gives too);
+/// * each product encoded for `D`: BF16 by the integer rounding of [`lanes::bf16`]
+///   without its clamp (`TO_DEST` does not saturate) and without its NaN select (no lane is
+///   NaN), leaving the code in the high word (`x + 0x7FFF + lsb`, whose high word is
+///   `lanes::bf16`'s result before its shift); F16 by [`Vector::f16_codes`], the
+///   narrowing [`store_dst`] stores, in the low word. These 16 lanes are the table;
+/// * the 32 codes `c` of the two blocks as words ([`Vector::load_nibble_words`]), each
+///   looked up at word `2 · (c & 7)` of its block's half (plus 1 for BF16's high word),
+///   then its sign bit flipped for the negative codes `c >= 8`: `(−m) · f` rounds to
+///   `−f32(m · f)` (round to nearest even is symmetric; `−0 · f = −(0 · f)`), and both
+///   encodings negate by their sign bit 15 alone. `Ggml` reads code 8 as code 0, so its
+///   flip skips code 8 (magnitude 0).
+///
+/// So every stored word is what the per-value path (`direct_block`) stores. A block whose
+/// `f` is [`BAD`] gets garbage from its pair first and is then rewritten by the
+/// specification; the last block of an odd group runs `direct_block`.
+///
+/// # Safety
+/// As for [`dequantize`], with `m` its multiplier (finite for `ModelOpt` and `Mlx`, `g`
+/// for `Ggml`) and `V::LANES == 16`.
+#[inline(always)]
+unsafe fn dequantize_pairs<V: Vector, const P: usize, const L: usize, D: BlockDest>(
+    a: &NvRows,
+    m: u32,
+) {
+    debug_assert!(V::LANES == 16 && D::KIND != DestKind::F32);
+    let size = size_of::<D>();
+    // SAFETY: `V`'s features (the caller's guarantee); every block access is inside the
+    // ranges `a` describes (blocks `b0 .. b0 + nb` of row `r`), the constants and `fa`
+    // hold 16 lanes.
+    unsafe {
+        let mv = V::splat(m);
+        let bf = lanes::Bf16::<V>::new(TO_DEST);
+        let mag2 = V::load_u32(MAGS2.as_ptr().cast(), 16);
+        let hi = D::KIND == DestKind::Bf16;
+        let bases = V::load_u32(
+            if hi { &PAIR_BASES_HI } else { &PAIR_BASES_LO }
+                .as_ptr()
+                .cast(),
+            16,
+        );
+        let mut table = [0u32; 256];
+        if L != PLANAR {
+            for i in (0..256).step_by(16) {
+                let s = V::load_u8(IOTA.as_ptr().add(i), 16);
+                multipliers::<V, P>(s, mv).store_u32(table.as_mut_ptr().add(i).cast(), 16);
+            }
+        }
+        // `[0; 8] ++ [1; 8]`: the lanes of the first pair's multipliers (plus 2 a pair).
+        let lanes01 = V::load_u32(IOTA_U32.as_ptr().cast(), 16).shr(3);
+        let upper = lanes01.eq(V::splat(1));
+        for r in 0..a.rows {
+            let row = a.values.add(r * a.values_stride);
+            let mut b0 = 0;
+            while b0 < a.blocks {
+                let nb = 16.min(a.blocks - b0);
+                // Planar: the multipliers of the group in lanes, spread to each pair by a
+                // lane permute. The ggml layout's scale bytes are 4 to a 36-byte block:
+                // each pair's two multipliers from the per-call table, broadcast.
+                let f = if L == PLANAR {
+                    let s = V::load_u8(a.scales.add(r * a.scales_stride + b0), nb);
+                    multipliers::<V, P>(s, mv)
+                } else {
+                    V::splat(0)
+                };
+                let fs = [f; 4];
+                let mut pair = lanes01;
+                let mut any_bad = false;
+                for i in 0..nb / 2 {
+                    let b = b0 + 2 * i;
+                    let fp = if L == PLANAR {
+                        let fp = V::lookup16(&fs, pair);
+                        pair = pair.add(V::splat(2));
+                        fp
+                    } else {
+                        let f0 = table[*block_at::<L>(a, r, b).1 as usize];
+                        let f1 = table[*block_at::<L>(a, r, b + 1).1 as usize];
+                        if P != GGML {
+                            any_bad |= (f0 == BAD) | (f1 == BAD);
+                        }
+                        V::select(upper, V::splat(f1), V::splat(f0))
+                    };
+                    let y = mag2.mul_ieee(fp);
+                    let t = if hi {
+                        y.add(V::splat(0x7FFF)).add(y.shr(16).and(V::splat(1)))
+                    } else {
+                        y.f16_codes()
+                    };
+                    let codes = block_at::<L>(a, r, b).0;
+                    let w = if L == PLANAR {
+                        V::load_nibble_words::<false>(codes)
+                    } else {
+                        V::load_nibble_words::<true>(codes)
+                    };
+                    // Word index `2 · (c & 7)` plus the block's base; the sign bit of `c`
+                    // (bit 3) moved to bit 15 of its word.
+                    let idx = w.shl(1).and(V::splat(0x000E_000E)).or(bases);
+                    let neg = if P == GGML {
+                        // Not for magnitude 0: bit 3 of `(c & 7) + 7` is set for 1..=7.
+                        w.and(w.and(V::splat(0x0007_0007)).add(V::splat(0x0007_0007)))
+                    } else {
+                        w
+                    };
+                    let v = idx.lookup_words(t);
+                    let v = v.xor(neg.shl(12).and(V::splat(0x8000_8000)));
+                    v.store_u32(row.add(b * BLOCK * size), 16);
+                }
+                if L == PLANAR {
+                    // Lanes past `nb` hold the multiplier of scale byte 0 (finite).
+                    let bad = V::select(f.eq(V::splat(BAD)), V::splat(1), V::splat(0));
+                    any_bad = bad.reduce_max_u32() != 0;
+                }
+                if nb % 2 == 1 || any_bad {
+                    let mut fa = [0u32; 16];
+                    f.store_u32(fa.as_mut_ptr().cast(), 16);
+                    for (i, &fi) in fa.iter().enumerate().take(nb) {
+                        let b = b0 + i;
+                        let (codes, sp) = block_at::<L>(a, r, b);
+                        let fi = if L == PLANAR { fi } else { table[*sp as usize] };
+                        let out = row.add(b * BLOCK * size);
+                        if fi == BAD {
+                            spec_block::<P, L, D>(codes, *sp, a.g, out);
+                        } else if i == nb - 1 && nb % 2 == 1 {
+                            direct_block::<V, P, L, D>(codes, fi, out, &bf);
+                        }
+                    }
+                }
+                b0 += nb;
+            }
+        }
+    }
+}
+
+/// Lane numbers 0..16.
+static IOTA_U32: [u32; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
 
 /// Blocks from which a dequantization builds the per-call table of encoded results (256
 /// vectors of work, against one per block).
