@@ -152,15 +152,20 @@ fn nvfp4_dequantize_every_scale_and_code() {
     for profile in PROFILES {
         for layout in LAYOUTS {
             let nv = Nvfp4::new().profile(profile).layout(layout);
-            // Planar: a short last block and a stride; ggml: whole 64-value blocks.
+            // Planar: a short last block and a stride, and rows whose whole blocks leave an
+            // odd group (3, and 16 + 5: the AVX-512 kernel converts blocks in pairs, the odd
+            // one alone); ggml: whole 64-value blocks (20 per row: a group of 16 and one of 4).
             let shapes = match layout {
-                NvLayout::Planar => [
+                NvLayout::Planar => vec![
                     Shape::matrix(256, 512 + 5).with_stride(530),
                     Shape::matrix(3, 16),
+                    Shape::matrix(41, 3 * 16 + 7).with_stride(60),
+                    Shape::matrix(9, 21 * 16),
                 ],
-                _ => [
+                _ => vec![
                     Shape::matrix(256, 512).with_stride(520),
                     Shape::matrix(2, 64),
+                    Shape::matrix(7, 5 * 64),
                 ],
             };
             for shape in shapes {
