@@ -294,15 +294,7 @@ fn load_lut<const FMT: u8, const WIDE64: bool>() -> Lut {
         (E4M3, true) => &E4M3_F64,
         _ => &E5M2_F64,
     };
-    // SAFETY: each load reads 64 bytes inside a 128-byte array of the static `t`.
-    unsafe {
-        Lut {
-            lo0: _mm512_loadu_si512(t.lo.as_ptr().cast()),
-            lo1: _mm512_loadu_si512(t.lo.as_ptr().add(64).cast()),
-            hi0: _mm512_loadu_si512(t.hi.as_ptr().cast()),
-            hi1: _mm512_loadu_si512(t.hi.as_ptr().add(64).cast()),
-        }
-    }
+    load_tables(t)
 }
 
 /// The low and high bytes of the top 16 bits of the widened values of 64 codes, the code's
@@ -463,10 +455,10 @@ unsafe fn widen_fp8<const FMT: u8, const WIDE64: bool, const NT: bool>(
     }
 }
 
-/// The two table registers of one 128-byte table.
+/// The four table registers of `t` (its low-byte and high-byte tables, two each).
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
-fn load_lut16(t: &'static Tables) -> Lut {
+fn load_tables(t: &'static Tables) -> Lut {
     // SAFETY: each load reads 64 bytes inside a 128-byte array of the static `t`.
     unsafe {
         Lut {
@@ -520,7 +512,7 @@ fn words16(t: Lut, p: &Tables16, ord: __m512i, c: __m512i) -> (__m512i, __m512i)
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
 unsafe fn to16<const K: u8, const NT: bool>(src: *const u8, dst: *mut u8, len: usize) {
     let p = pair16(K);
-    let t = load_lut16(&p.t);
+    let t = load_tables(&p.t);
     // SAFETY: a 64-byte load of a static 64-byte array.
     let ord = unsafe { _mm512_loadu_si512(ORDER_16.0.as_ptr().cast()) };
     let end = src.wrapping_add(len);
