@@ -43,6 +43,14 @@ fn child() {
         Converter::<f32, F16>::new(Options::new()).backend().name(),
         expect
     );
+    // The block row handles likewise.
+    let mxfp4 = vcvt::block::Mx::new(vcvt::block::MxElement::E2M1);
+    assert_eq!(mxfp4.rows::<f32>(64).unwrap().backend().name(), expect);
+    for b in Backend::available() {
+        assert_eq!(mxfp4.on(b).rows::<f32>(64).unwrap().backend(), b);
+        let fp8 = vcvt::block::BlockFp8::deepseek().on(b);
+        assert_eq!(fp8.rows::<F16>(64).unwrap().backend(), b);
+    }
     for b in Backend::available() {
         let c = Converter::<f32, F16>::on(b, Options::new()).unwrap();
         let mut out = [F16::ZERO; 2];

@@ -30,6 +30,17 @@ pub(crate) fn active() -> &'static BlockKernels {
     table(Backend::active())
 }
 
+/// The chosen backend (the active one when `None`), or the error saying that it cannot run
+/// here.
+#[inline]
+pub(crate) fn resolve(backend: Option<Backend>) -> Result<Backend, Error> {
+    match backend {
+        Some(b) if !b.is_available() => Err(Error::BackendUnavailable { backend: b }),
+        Some(b) => Ok(b),
+        None => Ok(Backend::active()),
+    }
+}
+
 /// The table of the chosen backend (the active one when `None`), or the error saying that
 /// it cannot run here.
 pub(crate) fn check_backend(backend: Option<Backend>) -> Result<&'static BlockKernels, Error> {

@@ -194,13 +194,27 @@ impl BlockFp8 {
     ) -> Result<(), Error> {
         self.check(shape, data.len(), scale_inv.len())?;
         expect_len("dst", shape.len(), dst.len())?;
-        let k = dispatch::check_backend(self.backend)?;
-        if shape.is_empty() {
-            // Nothing to convert (and rows of zero columns must not be sliced).
-            return Ok(());
+        let backend = dispatch::resolve(self.backend)?;
+        if !shape.is_empty() {
+            // (Rows of zero columns must not be sliced.)
+            self.dequantize_checked(backend, data, scale_inv, shape, dst);
         }
-        let kernel = k.fp8_dequant[D::KIND as usize];
-        let (_, tiles_per_row) = self.tiles(shape)?;
+        Ok(())
+    }
+
+    /// [`dequantize_uninit`](Self::dequantize_uninit) after its checks: `shape` is valid
+    /// and not empty, the tiles are not empty, every buffer has the length it needs, and
+    /// `backend` runs here.
+    pub(super) fn dequantize_checked<D: BlockDest>(
+        &self,
+        backend: Backend,
+        data: &[u8],
+        scale_inv: &[u8],
+        shape: Shape,
+        dst: &mut [MaybeUninit<D>],
+    ) {
+        let kernel = dispatch::table(backend).fp8_dequant[D::KIND as usize];
+        let tiles_per_row = shape.cols().div_ceil(self.tile_cols);
         let cols = shape.cols();
         for r in 0..shape.rows() {
             let codes = &data[r * cols..(r + 1) * cols];
@@ -231,7 +245,6 @@ impl BlockFp8 {
                 dequantize_run(&codes[lo..hi], s, &mut out[lo..hi]);
             }
         }
-        Ok(())
     }
 
     /// Quantizes `src` into E4M3 codes `data` and f32 tile scales `scale_inv`

@@ -56,6 +56,7 @@ mod mx;
 mod nvfp4;
 #[cfg(feature = "rayon")]
 mod par;
+mod rows;
 mod scaled;
 pub(crate) mod soft;
 pub(crate) mod spec;
@@ -65,6 +66,7 @@ use core::mem::MaybeUninit;
 pub use fp8::{BlockFp8, Fp8Profile};
 pub use mx::{Mx, MxLayout, MxProfile, mxfp4_ggml_to_planar, mxfp4_planar_to_ggml};
 pub use nvfp4::{NvLayout, NvProfile, Nvfp4};
+pub use rows::{Fp8Rows, MxRows};
 pub use scaled::{
     amax, amax_blocks, amax_on, dequantize_scaled, dequantize_scaled_on, narrow_scaled,
     narrow_scaled_on,

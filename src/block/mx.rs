@@ -349,18 +349,32 @@ impl Mx {
     ) -> Result<(), Error> {
         self.check(shape, data.len(), scales.len())?;
         expect_len("src", shape.len(), src.len())?;
-        let k = dispatch::check_backend(self.backend)?;
-        if shape.is_empty() {
-            // Nothing to convert (and rows of zero columns must not be sliced).
-            return Ok(());
+        let backend = dispatch::resolve(self.backend)?;
+        if !shape.is_empty() {
+            // (Rows of zero columns must not be sliced.)
+            self.quantize_checked(backend, src, shape, data, scales);
         }
+        Ok(())
+    }
+
+    /// [`quantize_uninit`](Self::quantize_uninit) after its checks: `shape` is valid and not
+    /// empty, every buffer has the length it needs, and `backend` runs here.
+    pub(super) fn quantize_checked<S: BlockSource>(
+        &self,
+        backend: Backend,
+        src: &[S],
+        shape: Shape,
+        data: &mut [MaybeUninit<u8>],
+        scales: &mut [MaybeUninit<u8>],
+    ) {
+        let k = dispatch::table(backend);
         if !self.is_plain() {
             let bridge = self
                 .ggml_bridge_rule()
                 .and_then(|r| k.mx_quant[r as usize][E2M1]);
             let kernel = self.quant_kernel::<S>(k);
-            self.quantize_generic(src, shape, data, scales, kernel, bridge);
-            return Ok(());
+            self.quantize_generic(backend, src, shape, data, scales, kernel, bridge);
+            return;
         }
         let rule = match self.profile {
             MxProfile::Ocp => MxRule::Ocp,
@@ -370,7 +384,6 @@ impl Mx {
         let nblocks = shape.cols.div_ceil(BLOCK);
         let full = shape.cols / BLOCK;
         let kernel = k.mx_quant[rule as usize][self.element.index()];
-        let backend = self.backend.unwrap_or_else(Backend::active);
         let full_bytes = self.element.row_bytes(full * BLOCK);
         for r in 0..shape.rows {
             let row = &src[r * shape.stride..r * shape.stride + shape.cols];
@@ -421,7 +434,6 @@ impl Mx {
                 None => quantize_row(self.element, rule, row, d, s),
             }
         }
-        Ok(())
     }
 
     /// Dequantizes element codes `data` and scale bytes `scales` into `dst`
@@ -453,63 +465,108 @@ impl Mx {
     ) -> Result<(), Error> {
         self.check(shape, data.len(), scales.len())?;
         expect_len("dst", shape.len(), dst.len())?;
-        let k = dispatch::check_backend(self.backend)?;
-        if shape.is_empty() {
-            // Nothing to convert (and rows of zero columns must not be sliced).
-            return Ok(());
+        let backend = dispatch::resolve(self.backend)?;
+        if !shape.is_empty() {
+            // (Rows of zero columns must not be sliced.)
+            self.dequantize_checked(backend, data, scales, shape, dst);
         }
+        Ok(())
+    }
+
+    /// [`dequantize_uninit`](Self::dequantize_uninit) after its checks: `shape` is valid and
+    /// not empty, every buffer has the length it needs, and `backend` runs here.
+    pub(super) fn dequantize_checked<D: BlockDest>(
+        &self,
+        backend: Backend,
+        data: &[u8],
+        scales: &[u8],
+        shape: Shape,
+        dst: &mut [MaybeUninit<D>],
+    ) {
+        let k = dispatch::table(backend);
         if !self.is_plain() {
             let bridge = self
                 .ggml_bridge_rule()
                 .and_then(|_| k.mx_dequant[E2M1][D::KIND as usize]);
             let kernel = self.dequant_kernel::<D>(k);
             self.dequantize_generic(data, scales, shape, dst, kernel, bridge);
-            return Ok(());
+            return;
         }
         let row_bytes = self.element.row_bytes(shape.cols);
         let nblocks = shape.cols.div_ceil(BLOCK);
-        let full = shape.cols / BLOCK;
         let kernel = k.mx_dequant[self.element.index()][D::KIND as usize];
         for r in 0..shape.rows {
             let codes = &data[r * row_bytes..(r + 1) * row_bytes];
             let s = &scales[r * nblocks..(r + 1) * nblocks];
             let out = &mut dst[r * shape.stride..r * shape.stride + shape.cols];
-            let done = match kernel {
-                Some(f) => {
-                    if full > 0 {
-                        // SAFETY: `codes` holds `row_bytes(cols)` ≥ `row_bytes(32 · full)`
-                        // bytes, `s` holds `nblocks` ≥ `full` scales and `out` holds `cols`
-                        // ≥ `32 · full` values of `D`, the type this slot was registered
-                        // for; `check_backend` returned this table only if its backend runs
-                        // here.
-                        unsafe { f(codes.as_ptr(), s.as_ptr(), full, out.as_mut_ptr().cast()) };
+            match kernel {
+                // SAFETY: `kernel` is this table's slot for this element and `D`, and
+                // `check_backend`/`resolve` accepted the table's backend, so it runs here.
+                Some(f) => unsafe { self.dequantize_plain_row(f, codes, s, out) },
+                None => {
+                    for (b, &sb) in s.iter().enumerate() {
+                        let lo = b * BLOCK;
+                        let hi = (lo + BLOCK).min(shape.cols);
+                        dequantize_block(self.element, codes, lo, sb, &mut out[lo..hi]);
                     }
-                    let n = shape.cols - full * BLOCK;
-                    if n > 0 {
-                        // The short last block through the kernel: its codes padded with
-                        // zeros to a whole block in a stack buffer, its `n` values copied out.
-                        let at = self.element.row_bytes(full * BLOCK);
-                        let mut c = [0u8; BLOCK];
-                        let nb = self.element.row_bytes(n);
-                        c[..nb].copy_from_slice(&codes[at..at + nb]);
-                        let mut tmp = [MaybeUninit::<D>::uninit(); BLOCK];
-                        // SAFETY: `c` holds a whole block's codes (32 bytes ≥ 16 for E2M1),
-                        // `s[full]` is its scale byte, `tmp` takes 32 values of `D`, the
-                        // slot's destination type; the backend runs here, as above.
-                        unsafe { f(c.as_ptr(), s[full..].as_ptr(), 1, tmp.as_mut_ptr().cast()) };
-                        out[full * BLOCK..].copy_from_slice(&tmp[..n]);
-                    }
-                    nblocks
                 }
-                None => 0,
-            };
-            for (b, &sb) in s.iter().enumerate().skip(done) {
-                let lo = b * BLOCK;
-                let hi = (lo + BLOCK).min(shape.cols);
-                dequantize_block(self.element, codes, lo, sb, &mut out[lo..hi]);
             }
         }
-        Ok(())
+    }
+
+    /// The kernel of [`dequantize_plain_row`](Self::dequantize_plain_row) for `D` on
+    /// `backend`, if this format takes the plain path and the backend has one.
+    pub(super) fn plain_dequant_kernel<D: BlockDest>(
+        &self,
+        backend: Backend,
+    ) -> Option<MxDequantFn> {
+        if self.is_plain() {
+            dispatch::table(backend).mx_dequant[self.element.index()][D::KIND as usize]
+        } else {
+            None
+        }
+    }
+
+    /// One row of the plain path (planar, `Ocp`/`Ceil`) through kernel `f`: the whole
+    /// blocks in place, the short last block through a zero-padded stack copy.
+    ///
+    /// # Safety
+    /// `f` is the `mx_dequant` slot of this element and `D` in the table of a backend that
+    /// runs here; `codes` holds `row_bytes(out.len())` bytes and `s` one scale per block of
+    /// `out` (a short last block included).
+    #[inline]
+    pub(super) unsafe fn dequantize_plain_row<D: BlockDest>(
+        &self,
+        f: MxDequantFn,
+        codes: &[u8],
+        s: &[u8],
+        out: &mut [MaybeUninit<D>],
+    ) {
+        let cols = out.len();
+        let full = cols / BLOCK;
+        if full > 0 {
+            assert!(codes.len() >= self.element.row_bytes(full * BLOCK) && s.len() >= full);
+            // SAFETY: `codes` holds ≥ `row_bytes(32 · full)` bytes and `s` ≥ `full` scales
+            // (asserted), `out` holds `cols` ≥ `32 · full` values of `D`, the type this slot
+            // was registered for; the backend runs here (this function's contract).
+            unsafe { f(codes.as_ptr(), s.as_ptr(), full, out.as_mut_ptr().cast()) };
+        }
+        let n = cols - full * BLOCK;
+        if n > 0 {
+            // The short last block through the kernel: its codes padded with zeros to a
+            // whole block in a stack buffer, its `n` values copied out.
+            let at = self.element.row_bytes(full * BLOCK);
+            let mut c = [0u8; BLOCK];
+            let nb = self.element.row_bytes(n);
+            c[..nb].copy_from_slice(&codes[at..at + nb]);
+            let sb = [s[full]];
+            let mut tmp = [MaybeUninit::<D>::uninit(); BLOCK];
+            // SAFETY: `c` holds a whole block's codes (32 bytes ≥ 16 for E2M1), `sb` its
+            // scale byte, `tmp` takes 32 values of `D`, the slot's destination type; the
+            // backend runs here, as above.
+            unsafe { f(c.as_ptr(), sb.as_ptr(), 1, tmp.as_mut_ptr().cast()) };
+            out[full * BLOCK..].copy_from_slice(&tmp[..n]);
+        }
     }
 
     /// The `Ggml`/`Mlx` kernel slot of `k` for this format and source `S`, if any.
@@ -539,8 +596,10 @@ impl Mx {
     /// The path of the other profiles and layouts: per row, the whole blocks through
     /// `kernel` (if any), then per remaining block the scale and the 32 codes, stored as
     /// the layout says.
+    #[allow(clippy::too_many_arguments)]
     fn quantize_generic<S: BlockSource>(
         &self,
+        backend: Backend,
         src: &[S],
         shape: Shape,
         data: &mut [MaybeUninit<u8>],
@@ -551,7 +610,6 @@ impl Mx {
         let nblocks = shape.cols.div_ceil(BLOCK);
         let row_bytes = self.data_len(Shape::vector(shape.cols)).unwrap_or(0);
         let full = shape.cols / BLOCK;
-        let backend = self.backend.unwrap_or_else(Backend::active);
         for r in 0..shape.rows {
             let row = &src[r * shape.stride..][..shape.cols];
             let done = match (kernel, bridge) {
