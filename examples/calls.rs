@@ -31,7 +31,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use half::slice::HalfFloatSliceExt as _;
-use vcvt::block::{Mx, MxElement, Shape};
+use vcvt::block::{BlockFp8, Fp8Rows, Mx, MxElement, MxRows, Shape};
 use vcvt::{BF16, Backend, ConvertTo, Converter, Element, F4E2M1, F8E4M3, F16, Options};
 
 const TOTAL: usize = 8 * 1024;
@@ -54,6 +54,44 @@ impl Rng {
         let e = ((r >> 8) % 25) as i32 - 12;
         let s = if r & 1 == 0 { 1.0 } else { -1.0 };
         s * m * 2f32.powi(e)
+    }
+}
+
+/// The floor of a call dispatched at run time: f32 → F16 by one masked `VCVTPS2PH` per 16
+/// values, in a function called through a pointer (as any runtime-dispatched library must
+/// call its kernel), with no length check and no options. Its rate at 16 values bounds
+/// what a short call of any such library keeps on this machine.
+#[cfg(target_arch = "x86_64")]
+mod bare {
+    use std::arch::x86_64::*;
+
+    pub type Kernel = unsafe fn(*const f32, *mut u16, usize);
+
+    /// The kernel, if this CPU has AVX-512 F/BW/VL (and F16C).
+    pub fn kernel() -> Option<Kernel> {
+        let ok = is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512vl")
+            && is_x86_feature_detected!("f16c");
+        ok.then_some(f32_to_f16 as Kernel)
+    }
+
+    /// # Safety
+    /// `src` readable for `len` f32, `dst` writable for `len` u16; the CPU has the features.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,f16c")]
+    unsafe fn f32_to_f16(src: *const f32, dst: *mut u16, len: usize) {
+        let mut i = 0;
+        while i < len {
+            let k = (((1u32 << (len - i).min(16)) - 1) & 0xFFFF) as u16;
+            // SAFETY: the mask covers elements i..min(i + 16, len), inside both buffers
+            // (the caller's contract); the features are enabled on this function.
+            unsafe {
+                let x = _mm512_maskz_loadu_ps(k, src.add(i));
+                let h = _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x);
+                _mm256_mask_storeu_epi16(dst.add(i).cast(), k, h);
+            }
+            i += 16;
+        }
     }
 }
 
@@ -222,7 +260,31 @@ fn main() {
             d.convert_from_f32_slice(black_box(s));
         }
     });
-    results.push(time_pair("f32 -> F16", vec![a, b, Some(h)], rounds));
+    #[cfg(target_arch = "x86_64")]
+    let bare_run: Option<Run> = bare::kernel().map(|k| {
+        let (f32s, d_f16) = (&f32s, &d_f16);
+        check("f32 -> f16 bare", f32s, |s: &[f32], d: &mut [F16]| {
+            // SAFETY: `s` and `d` hold the same number of values; `kernel` returned `k`
+            // only if this CPU has its features.
+            unsafe { k(s.as_ptr(), d.as_mut_ptr().cast(), s.len()) }
+        });
+        let k = black_box(k);
+        Box::new(move |len| {
+            let mut d = d_f16.borrow_mut();
+            for (s, d) in f32s.chunks(len).zip(d.chunks_mut(len)) {
+                let s = black_box(s);
+                // SAFETY: as above (`chunks` gives equal lengths).
+                unsafe { k(s.as_ptr(), d.as_mut_ptr().cast(), s.len()) }
+            }
+        }) as Run
+    });
+    #[cfg(not(target_arch = "x86_64"))]
+    let bare_run: Option<Run> = None;
+    results.push(time_pair(
+        "f32 -> F16",
+        vec![a, b, Some(h), bare_run],
+        rounds,
+    ));
 
     let [a, b] = vcvt_runs::<f32, BF16>("f32 -> bf16", &f32s, &d_bf16);
     let h: Run = Box::new(|len| {
@@ -231,13 +293,13 @@ fn main() {
             d.convert_from_f32_slice(black_box(s));
         }
     });
-    results.push(time_pair("f32 -> BF16", vec![a, b, Some(h)], rounds));
+    results.push(time_pair("f32 -> BF16", vec![a, b, Some(h), None], rounds));
 
     let [a, b] = vcvt_runs::<f32, F8E4M3>("f32 -> e4m3", &f32s, &d_e4m3);
-    results.push(time_pair("f32 -> F8E4M3", vec![a, b, None], rounds));
+    results.push(time_pair("f32 -> F8E4M3", vec![a, b, None, None], rounds));
 
     let [a, b] = vcvt_runs::<F8E4M3, BF16>("e4m3 -> bf16", &e4m3s, &d_bf16);
-    results.push(time_pair("F8E4M3 -> BF16", vec![a, b, None], rounds));
+    results.push(time_pair("F8E4M3 -> BF16", vec![a, b, None, None], rounds));
 
     let [a, b] = vcvt_runs::<F16, f32>("f16 -> f32", &f16s, &d_f32);
     let h: Run = Box::new(|len| {
@@ -246,7 +308,7 @@ fn main() {
             black_box(s).convert_to_f32_slice(d);
         }
     });
-    results.push(time_pair("F16 -> f32", vec![a, b, Some(h)], rounds));
+    results.push(time_pair("F16 -> f32", vec![a, b, Some(h), None], rounds));
 
     // MXFP4 rows: packed codes (2 per byte) and one scale byte per 32 values of each row.
     let codes: Vec<u8> = (0..TOTAL / 2).map(|_| rng.next() as u8).collect();
@@ -287,6 +349,51 @@ fn main() {
             }
         }
     }
+    let to_bf16 = Converter::<F4E2M1, BF16>::new(Options::new());
+    check("e2m1 -> bf16 free", &fp4, |s, d: &mut [BF16]| {
+        vcvt::convert_slice(s, d)
+    });
+    check("e2m1 -> bf16 handle", &fp4, |s, d: &mut [BF16]| {
+        to_bf16.convert(s, d)
+    });
+    let fp4_free: Run = Box::new(|len| {
+        let mut d = d_bf16.borrow_mut();
+        for (s, d) in fp4.chunks(len).zip(d.chunks_mut(len)) {
+            vcvt::convert_slice(black_box(s), d);
+        }
+    });
+    let fp4_handle: Run = Box::new(|len| {
+        let mut d = d_bf16.borrow_mut();
+        for (s, d) in fp4.chunks(len).zip(d.chunks_mut(len)) {
+            to_bf16.convert(black_box(s), d);
+        }
+    });
+    results.push(time_pair(
+        "F4E2M1 -> BF16",
+        vec![Some(fp4_free), Some(fp4_handle), None, None],
+        rounds,
+    ));
+
+    // The row handles, checked like the free function above.
+    let mx_rows: Vec<MxRows<BF16>> = LENGTHS.iter().map(|&l| mx.rows(l).unwrap()).collect();
+    {
+        let mut row = vec![BF16::ZERO; TOTAL];
+        let mut whole = vec![BF16::ZERO; TOTAL];
+        for (li, len) in LENGTHS.into_iter().enumerate() {
+            let mxs = Mx::new(MxElement::E2M1).on(Backend::Scalar);
+            for ((c, s), at) in rows(len) {
+                mxs.dequantize(c, s, Shape::vector(len), &mut whole[at..at + len])
+                    .unwrap();
+                mx_rows[li]
+                    .dequantize(c, s, &mut row[at..at + len])
+                    .unwrap();
+            }
+            if whole != row {
+                eprintln!("MISMATCH: MxRows rows of {len} differ from Scalar");
+                std::process::exit(1);
+            }
+        }
+    }
     let block_rows: Run = Box::new(|len| {
         let mut d = d_bf16.borrow_mut();
         for ((c, s), at) in rows(len) {
@@ -294,38 +401,95 @@ fn main() {
                 .unwrap();
         }
     });
-    let to_bf16 = Converter::<F4E2M1, BF16>::new(Options::new());
-    let elements: Run = Box::new(|len| {
+    let block_handle: Run = Box::new(|len| {
+        let h = mx_rows[LENGTHS.iter().position(|&l| l == len).unwrap()];
         let mut d = d_bf16.borrow_mut();
-        for (s, d) in fp4.chunks(len).zip(d.chunks_mut(len)) {
-            to_bf16.convert(black_box(s), d);
+        for ((c, s), at) in rows(len) {
+            h.dequantize(black_box(c), s, &mut d[at..at + len]).unwrap();
         }
     });
     results.push(time_pair(
-        "MXFP4 rows -> BF16 (free: Mx::dequantize per row; handle: F4E2M1 -> BF16 calls)",
-        vec![Some(block_rows), Some(elements), None],
+        "MXFP4 rows -> BF16",
+        vec![Some(block_rows), Some(block_handle), None, None],
+        rounds,
+    ));
+
+    // Block FP8 (DeepSeek, 128 × 128 tiles): one matrix row of `len` E4M3 codes per call,
+    // with the `len.div_ceil(128)` f32 scales of its tile row.
+    let fp8 = BlockFp8::deepseek();
+    let tile_scales: Vec<u8> = (0..TOTAL / 128)
+        .flat_map(|i| (0.5f32 + (i % 7) as f32 * 0.125).to_le_bytes())
+        .collect();
+    let fp8_rows = |len: usize| {
+        e4m3s
+            .chunks(len)
+            .zip(tile_scales.chunks(4 * len.div_ceil(128)))
+            .zip((0..TOTAL / len).map(move |r| r * len))
+    };
+    let fp8_handles: Vec<Fp8Rows<BF16>> = LENGTHS.iter().map(|&l| fp8.rows(l).unwrap()).collect();
+    {
+        let mut row = vec![BF16::ZERO; TOTAL];
+        let mut whole = vec![BF16::ZERO; TOTAL];
+        for (li, len) in LENGTHS.into_iter().enumerate() {
+            for ((c, s), at) in fp8_rows(len) {
+                let c = bytemuck::cast_slice(c);
+                fp8.on(Backend::Scalar)
+                    .dequantize(c, s, Shape::vector(len), &mut whole[at..at + len])
+                    .unwrap();
+                fp8_handles[li]
+                    .dequantize(c, s, &mut row[at..at + len])
+                    .unwrap();
+            }
+            if whole != row {
+                eprintln!("MISMATCH: Fp8Rows rows of {len} differ from Scalar");
+                std::process::exit(1);
+            }
+        }
+    }
+    let fp8_free: Run = Box::new(|len| {
+        let mut d = d_bf16.borrow_mut();
+        for ((c, s), at) in fp8_rows(len) {
+            let c = bytemuck::cast_slice(black_box(c));
+            fp8.dequantize(c, s, Shape::vector(len), &mut d[at..at + len])
+                .unwrap();
+        }
+    });
+    let fp8_handle: Run = Box::new(|len| {
+        let h = fp8_handles[LENGTHS.iter().position(|&l| l == len).unwrap()];
+        let mut d = d_bf16.borrow_mut();
+        for ((c, s), at) in fp8_rows(len) {
+            let c = bytemuck::cast_slice(black_box(c));
+            h.dequantize(c, s, &mut d[at..at + len]).unwrap();
+        }
+    });
+    results.push(time_pair(
+        "block FP8 rows -> BF16",
+        vec![Some(fp8_free), Some(fp8_handle), None, None],
         rounds,
     ));
 
     println!();
     println!(
-        "| pair | call length | free el/ns | handle el/ns | half el/ns | free ÷ free at 1 Ki | handle ÷ handle at 1 Ki | free ÷ half |"
+        "| pair | call length | free el/ns | handle el/ns | half el/ns | bare el/ns | free ÷ free at 1 Ki | handle ÷ handle at 1 Ki | bare ÷ free at 1 Ki | free ÷ half |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let opt = |v: Option<f64>| v.map_or("–".to_string(), |x| format!("{x:.2}"));
     for r in &results {
         let free = r.rates[0].unwrap();
         let handle = r.rates[1].unwrap();
-        let half = r.rates[2];
+        let (half, bare) = (r.rates[2], r.rates[3]);
         for (li, len) in LENGTHS.iter().enumerate() {
-            let h = half.map_or("–".to_string(), |h| format!("{:.2}", h[li]));
-            let fh = half.map_or("–".to_string(), |h| format!("{:.2}", free[li] / h[li]));
             println!(
-                "| {} | {len} | {:.2} | {:.2} | {h} | {:.2} | {:.2} | {fh} |",
+                "| {} | {len} | {:.2} | {:.2} | {} | {} | {:.2} | {:.2} | {} | {} |",
                 r.name,
                 free[li],
                 handle[li],
+                opt(half.map(|h| h[li])),
+                opt(bare.map(|b| b[li])),
                 free[li] / free[3],
                 handle[li] / handle[3],
+                opt(bare.map(|b| b[li] / free[3])),
+                opt(half.map(|h| free[li] / h[li])),
             );
         }
     }

@@ -626,6 +626,7 @@ unsafe fn fp8_from_16<const SRC: u8, const FMT: u8, const SAT: bool, const NT: b
 ///
 /// # Safety
 /// As [`entry_narrow_f32`].
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 unsafe fn entry_fp8_from_16<const SRC: u8, const FMT: u8>(
     src: *const u8,
     dst: *mut u8,
@@ -948,24 +949,27 @@ unsafe fn store_wide_full<const FMT: u8, const WIDE64: bool, const NT: bool>(
 // ---------------------------------------------------------------------------------------
 
 /// Runs `kernel::<C.., NT>` over a conversion (invoked as `run_split!(kernel[C..](src, dst,
-/// len, source size, destination size))`): with ordinary stores when the conversion is
-/// below the streaming threshold, else through [`run_split_cold`]. The test is one relaxed
-/// load, a multiply and a compare, and the common path ends in a tail call, so that short
-/// calls pay no more than that.
+/// len, source size, destination size))`): with ordinary stores when the conversion is at
+/// most one 64-value block or below the streaming threshold, else through
+/// [`run_split_cold`]. A short call pays one compare (it never streams: a conversion of one
+/// block has at most one aligned block to stream); a longer one a relaxed load, a multiply
+/// and a compare. The table entries that invoke this carry their kernel's target features,
+/// so that the kernel is inlined into them and a call is one indirect call.
 macro_rules! run_split {
     ($kernel:ident[$($c:tt),*]($src:expr, $dst:expr, $len:expr, $ssize:expr, $dsize:expr)) => {{
         let (src, dst, len): (*const u8, *mut u8, usize) = ($src, $dst, $len);
         // Before the threshold is known this reads 0, which sends the call down the cold
         // path, where it is computed.
-        if len.saturating_mul($ssize + $dsize) < super::stream_min_bytes_cached() {
+        if len <= BLOCK || len.saturating_mul($ssize + $dsize) < super::stream_min_bytes_cached() {
             $kernel::<$($c,)* false>(src, dst, len)
         } else {
+            // The two sizes in one argument, so that all six fit in registers and the
+            // call can be a tail call (no stack frame on the common path).
             run_split_cold(
                 src,
                 dst,
                 len,
-                $ssize,
-                $dsize,
+                ($ssize) | (($dsize) << 8),
                 $kernel::<$($c,)* false>,
                 $kernel::<$($c,)* true>,
             )
@@ -991,11 +995,12 @@ pub(super) unsafe fn run_split_cold(
     src: *const u8,
     dst: *mut u8,
     len: usize,
-    ssize: usize,
-    dsize: usize,
+    sizes: usize,
     normal: Kernel,
     streaming: Kernel,
 ) {
+    // Source element size in the low byte, destination size in the next (`run_split`).
+    let (ssize, dsize) = (sizes & 0xFF, sizes >> 8);
     // SAFETY: the two parts are consecutive and together cover the conversion; the second
     // starts 64-byte aligned in the destination, as `streaming` requires. SFENCE is SSE,
     // which every x86-64 CPU has.
@@ -1016,6 +1021,7 @@ pub(super) unsafe fn run_split_cold(
 /// # Safety
 /// [`RawKernel`](crate::arch::RawKernel): in particular the CPU has AVX-512 F/BW/VL/DQ, AVX2, FMA and F16C, which
 /// the dispatcher checks (`avx512_available`) before handing out this table.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 unsafe fn entry_narrow_f32<const FMT: u8>(src: *const u8, dst: *mut u8, len: usize, o: Policy) {
     let ds = narrow_size(FMT);
     // SAFETY: forwarded contract; the features are present (see above); `run_split` passes
@@ -1032,6 +1038,7 @@ unsafe fn entry_narrow_f32<const FMT: u8>(src: *const u8, dst: *mut u8, len: usi
 ///
 /// # Safety
 /// As [`entry_narrow_f32`].
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 unsafe fn entry_narrow_f64<const FMT: u8>(src: *const u8, dst: *mut u8, len: usize, o: Policy) {
     let ds = narrow_size(FMT);
     // SAFETY: as in `entry_narrow_f32`.
@@ -1047,6 +1054,7 @@ unsafe fn entry_narrow_f64<const FMT: u8>(src: *const u8, dst: *mut u8, len: usi
 ///
 /// # Safety
 /// As [`entry_narrow_f32`].
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 unsafe fn entry_widen<const FMT: u8, const WIDE64: bool>(
     src: *const u8,
     dst: *mut u8,

@@ -115,6 +115,7 @@ unsafe fn narrow_f32_bf16<const SAT: bool, const NT: bool>(
 /// [`crate::arch::RawKernel`]: in particular the CPU has AVX-512 F/BW/VL/DQ, AVX512_BF16,
 /// AVX512_VBMI, AVX2, FMA and F16C, which the dispatcher checks (`avx512_bf16_available`)
 /// before handing out this table.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx2,fma,f16c")]
 unsafe fn entry_f32_to_bf16(src: *const u8, dst: *mut u8, len: usize, o: Policy) {
     // SAFETY: forwarded contract; the features are present (see above); `run_split` passes
     // NT = true only for a destination part that starts 64-byte aligned.

@@ -550,6 +550,7 @@ unsafe fn to16<const K: u8, const NT: bool>(src: *const u8, dst: *mut u8, len: u
 ///
 /// # Safety
 /// As for [`entry_widen_fp8`].
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
 unsafe fn entry_to16<const K: u8>(src: *const u8, dst: *mut u8, len: usize, _o: Policy) {
     // SAFETY: forwarded contract; the features are present (see `entry_widen_fp8`);
     // `run_split` passes NT = true only for a destination part that starts 64-byte aligned.
@@ -562,6 +563,7 @@ unsafe fn entry_to16<const K: u8>(src: *const u8, dst: *mut u8, len: usize, _o: 
 /// [`crate::arch::RawKernel`]: in particular the CPU has AVX-512 F/BW/VL/DQ, AVX512_VBMI,
 /// AVX2, FMA and F16C, which the dispatcher checks (`avx512_vbmi_available`) before handing
 /// out this table.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
 unsafe fn entry_widen_fp8<const FMT: u8, const WIDE64: bool>(
     src: *const u8,
     dst: *mut u8,
