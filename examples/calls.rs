@@ -6,18 +6,28 @@
 //! cargo run --release --example calls -- --rounds 21  # more rounds, steadier medians
 //! ```
 //!
-//! For f32 → F16, f32 → BF16, f32 → F8E4M3, F8E4M3 → BF16 and F16 → f32, a buffer of 8 Ki
-//! values (cache-resident) is converted as consecutive calls of 16, 64, 256 and 1024 values,
-//! on the active backend, by three contenders:
+//! For f32 → F16, f32 → BF16, f32 → F8E4M3, F8E4M3 → BF16, F16 → f32 and F4E2M1 → BF16, a
+//! buffer of 8 Ki values (cache-resident) is converted as consecutive calls of 16, 64, 256
+//! and 1024 values, on the active backend, by up to four contenders:
 //!
 //! * `free`: `vcvt::convert_slice` per call;
 //! * `handle`: one [`vcvt::Converter`] made before the loop, `convert` per call;
-//! * `half`: the `half` crate's slice conversion per call (f32 ↔ F16, f32 → BF16).
+//! * `half`: the `half` crate's slice conversion per call (f32 ↔ F16, f32 → BF16);
+//! * `bare` (f32 → F16, on a CPU with AVX-512): one masked `VCVTPS2PH` per 16 values in a
+//!   function called through a pointer, with no checks: the floor of any library that
+//!   picks its kernel at run time. `bare ÷ free at 1 Ki` is the most of vcvt's long-call
+//!   rate that such a call could keep.
 //!
-//! and one block row per call: MXFP4 → BF16 with `Mx::dequantize` on one row of `len` values
-//! (`Shape::vector(len)`, one scale byte per 32 values; a 16-value row is one short block) in
-//! the `free` column, beside F4E2M1 → BF16 element calls of the same length in the `handle`
-//! column (the element conversion it should cost no more than per call).
+//! and two block formats, one row per call:
+//!
+//! * MXFP4 → BF16: `free` is `Mx::dequantize` on `Shape::vector(len)` (one scale byte per 32
+//!   values; a 16-value row is one short block), `handle` an [`MxRows`] made per length;
+//! * block FP8 → BF16 (DeepSeek 128 × 128 tiles): one matrix row of `len` E4M3 codes with
+//!   its tile row's `len.div_ceil(128)` f32 scales, `BlockFp8::dequantize` against an
+//!   [`Fp8Rows`].
+//!
+//! Compare the block rows' `handle` column with the element conversions of the same codes
+//! (F4E2M1 → BF16, F8E4M3 → BF16): what a row costs beyond an element call of its length.
 //!
 //! Each round times one batch of every contender at every length, one after the other (so
 //! that all see the same machine load), each batch repeating the whole buffer for at least

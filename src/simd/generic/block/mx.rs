@@ -167,7 +167,34 @@ unsafe fn dequant_spec<E: Element, D: Dest>(c: *const u8, s: u8, d: *mut u8) {
     unsafe { ptr::copy_nonoverlapping(out.as_ptr().cast::<u8>(), d, BLOCK * D::SIZE) };
 }
 
-/// MX dequantization of `blocks` whole blocks (the `MxDequantFn` body).
+/// The blocks of a row whose scale byte the SIMD loop of [`dequant`] leaves to the
+/// specification (outside `LO..=HI` and not `0xFF`), each through [`dequant_spec`].
+///
+/// # Safety
+/// As for [`dequant`].
+#[cold]
+#[inline(never)]
+unsafe fn dequant_spec_blocks<E: Element, D: Dest>(
+    codes: *const u8,
+    scales: *const u8,
+    blocks: usize,
+    dst: *mut u8,
+) {
+    for b in 0..blocks {
+        // SAFETY: b < blocks: scale b, the block's code bytes and values are inside the
+        // caller's ranges.
+        unsafe {
+            let s = scales.add(b).read();
+            if !(E::LO..=E::HI).contains(&s) && s != 0xFF {
+                dequant_spec::<E, D>(codes.add(b * E::BYTES), s, dst.add(b * BLOCK * D::SIZE));
+            }
+        }
+    }
+}
+
+/// MX dequantization of `blocks` whole blocks (the `MxDequantFn` body). The loop calls no
+/// function (so that a call of a few blocks pays no register saves): the blocks whose scale
+/// needs the specification are skipped, then written by [`dequant_spec_blocks`] after it.
 ///
 /// # Safety
 /// The `MxDequantFn` contract for element `E` and destination `D`; the CPU has `V`'s
@@ -179,6 +206,7 @@ pub(crate) unsafe fn dequant<V: Vector, E: Element, D: Dest>(
     blocks: usize,
     dst: *mut u8,
 ) {
+    let mut skipped = false;
     for b in 0..blocks {
         // SAFETY: b < blocks, so scale b, code bytes b · BYTES.. + BYTES and values
         // 32b..32b + 32 are inside the caller's ranges; every vector below covers LANES of
@@ -211,9 +239,13 @@ pub(crate) unsafe fn dequant<V: Vector, E: Element, D: Dest>(
                     i += V::LANES;
                 }
             } else {
-                dequant_spec::<E, D>(c, s, d);
+                skipped = true;
             }
         }
+    }
+    if skipped {
+        // SAFETY: the same ranges, forwarded.
+        unsafe { dequant_spec_blocks::<E, D>(codes, scales, blocks, dst) };
     }
 }
 
@@ -228,8 +260,9 @@ const E2M1_BF16: [u16; 16] = [
 /// [`E2M1_BF16`]: `(s − 127) << 7` added to the exponent field of the 14 non-zero codes
 /// (fields 126..=129, which stay in 1..=254 for `s` in `LO..=HI`, so the product is exact and
 /// no carry or borrow leaves the field). One row more than the 256 scale bytes, so that the
-/// 64-byte table loads of the widest ISA stay inside the array. 8 KiB.
-static E2M1_BF16_SCALED: [[u16; 16]; 257] = {
+/// 64-byte table loads of the widest ISA stay inside the array. 8 KiB, 64-byte aligned, so
+/// that a row (32 bytes) never straddles two cache lines.
+static E2M1_BF16_SCALED: Aligned64<[[u16; 16]; 257]> = Aligned64({
     let mut t = [[0u16; 16]; 257];
     let mut s = <F4E2M1 as Element>::LO as usize;
     while s <= <F4E2M1 as Element>::HI as usize {
@@ -246,7 +279,11 @@ static E2M1_BF16_SCALED: [[u16; 16]; 257] = {
         s += 1;
     }
     t
-};
+});
+
+/// A value aligned to 64 bytes (a cache line).
+#[repr(C, align(64))]
+struct Aligned64<T>(T);
 
 /// One E2M1 block with a scale byte in `LO..=HI` dequantized to BF16 by a table lookup:
 /// each packed byte becomes one lane whose 16-bit halves hold its two nibbles in value order
@@ -262,15 +299,15 @@ unsafe fn e2m1_bf16_block<V: Vector>(c: *const u8, s: u8, d: *mut u8) {
     // The table's second vector for the ISAs of fewer than 16 words per vector.
     let second = if 4 * V::LANES < 32 { 4 * V::LANES } else { 0 };
     // SAFETY: the caller's guarantee; row `s ≤ 252` starts 32 · s bytes into the 257 · 32-byte
-    // table, and each load reads 4 · LANES ≤ 64 bytes from offset 0 or `second` < 32 of it,
-    // inside the table; the input and output accesses stay inside the block's 16 code bytes
+    // table, and each load reads 4 · min(LANES, 8) ≤ 32 bytes from offset 0 or `second` < 32
+    // of it (16 + 16 bytes for 4 lanes), inside the row; the input and output accesses stay inside the block's 16 code bytes
     // and 64 output bytes (4 per byte).
     unsafe {
-        let row = E2M1_BF16_SCALED.as_ptr().add(s as usize).cast::<u8>();
-        let t = [
-            V::load_u32(row, V::LANES),
-            V::load_u32(row.add(second), V::LANES),
-        ];
+        let row = E2M1_BF16_SCALED.0.as_ptr().add(s as usize).cast::<u8>();
+        // The row's 32 bytes only (8 lanes of a wider vector: the indices are below 16), so
+        // that the load stays inside one cache line.
+        let n = V::LANES.min(8);
+        let t = [V::load_u32(row, n), V::load_u32(row.add(second), n)];
         let mut i = 0;
         while i < BLOCK / 2 {
             let b = V::load_u8(c.add(i), V::LANES);
@@ -496,7 +533,10 @@ mod tests {
             for (c, o) in out.iter().enumerate() {
                 // SAFETY: `dequantize_block` initialised every value.
                 let bits = unsafe { o.assume_init() }.to_bits();
-                assert_eq!(E2M1_BF16_SCALED[s as usize][c], bits, "scale {s}, code {c}");
+                assert_eq!(
+                    E2M1_BF16_SCALED.0[s as usize][c], bits,
+                    "scale {s}, code {c}"
+                );
             }
         }
     }
