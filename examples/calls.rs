@@ -503,4 +503,36 @@ fn main() {
             );
         }
     }
+
+    // The cost of a call split into a fixed part and a part per value: the least-squares
+    // line through the nanoseconds per call at 64, 256 and 1024 values (16 is left out: a
+    // call of less than one vector, or a short MX block, takes other paths).
+    println!();
+    println!(
+        "| pair | free: ns per call + ns per value | handle: ns per call + ns per value | half: ns per call + ns per value |"
+    );
+    println!("|---|---:|---:|---:|");
+    let fit = |rates: [f64; 4]| {
+        let pts: Vec<(f64, f64)> = LENGTHS[1..]
+            .iter()
+            .zip(&rates[1..])
+            .map(|(&l, &r)| (l as f64, l as f64 / r))
+            .collect();
+        let n = pts.len() as f64;
+        let (sx, sy) = pts.iter().fold((0.0, 0.0), |(a, b), (x, y)| (a + x, b + y));
+        let (mx, my) = (sx / n, sy / n);
+        let sxy: f64 = pts.iter().map(|(x, y)| (x - mx) * (y - my)).sum();
+        let sxx: f64 = pts.iter().map(|(x, _)| (x - mx) * (x - mx)).sum();
+        let b = sxy / sxx;
+        format!("{:.1} + {:.4}", my - b * mx, b)
+    };
+    for r in &results {
+        println!(
+            "| {} | {} | {} | {} |",
+            r.name,
+            fit(r.rates[0].unwrap()),
+            fit(r.rates[1].unwrap()),
+            r.rates[2].map_or("–".to_string(), fit),
+        );
+    }
 }

@@ -177,10 +177,23 @@ impl<T: BlockDest> MxRows<T> {
         expect_len("scales", self.scales_len, scales.len())?;
         expect_len("dst", self.cols, dst.len())?;
         match self.dequant {
-            // SAFETY: `dequant` is the plain path's slot for this element and `T` in the
-            // table of `self.backend`, which `resolve` found available when the handle was
-            // made (a CPU's features do not go away); the lengths are the row's (checked
-            // above).
+            // A row of whole blocks: the kernel alone.
+            Some(f) if self.cols.is_multiple_of(32) => {
+                // SAFETY: `dequant` is the plain path's slot for this element and `T` in the
+                // table of `self.backend`, which `resolve` found available when the handle
+                // was made (a CPU's features do not go away); the row's `cols / 32` blocks
+                // have their `data_len` code bytes, `scales_len` scale bytes and `cols`
+                // values (the lengths checked above), as the slot's contract asks.
+                unsafe {
+                    f(
+                        data.as_ptr(),
+                        scales.as_ptr(),
+                        self.cols / 32,
+                        dst.as_mut_ptr().cast(),
+                    )
+                }
+            }
+            // SAFETY: as above; `dequantize_plain_row` also takes the short last block.
             Some(f) => unsafe { self.mx.dequantize_plain_row(f, data, scales, dst) },
             None if self.cols != 0 => {
                 let shape = Shape::vector(self.cols);
