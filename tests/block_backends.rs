@@ -214,6 +214,15 @@ fn fp8_scales() -> Vec<u32> {
         0x3A80_0000,
         0x7B80_0000, // 2^120: 256 · scale overflows
         0x7B7F_FFFF, // just below
+        // Products on a rounding tie of the destination: 1 + 2^-8 and 1 + 3 · 2^-8 put
+        // f32(1.0) · s half-way between two BF16 values (even and odd kept bit), 1 + 2^-11
+        // and 1 + 3 · 2^-11 half-way between two F16 values; negative too.
+        0x3F80_8000,
+        0x3F81_8000,
+        0xBF81_8000,
+        0x3F80_1000,
+        0x3F80_3000,
+        0xBF80_3000,
     ];
     // Every power of two, both signs (2^-149 .. 2^127), and one ulp around some.
     for e in 0..=254u32 {

@@ -20,10 +20,12 @@ const fn avx2_table() -> BlockKernels {
     t
 }
 
-/// The AVX-512 tiers: `Avx2`'s, with the generic 512-bit block kernels on top.
+/// The AVX-512 tiers: `Avx2`'s, with the generic 512-bit block kernels on top, and block FP8
+/// dequantization to BF16/F16 by a table per tile (`simd/x86_64/avx512_fp8.rs`).
 const fn avx512_table() -> BlockKernels {
     let mut t = avx2_table();
     generic::avx512::fill_block(&mut t);
+    generic::avx512_fp8::set(&mut t);
     t
 }
 

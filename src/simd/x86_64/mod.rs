@@ -6,6 +6,7 @@
 #[allow(dead_code)]
 pub(crate) mod avx2;
 pub(crate) mod avx512;
+pub(crate) mod avx512_fp8;
 
 /// The current MXCSR.
 #[inline]

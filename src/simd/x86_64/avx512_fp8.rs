@@ -1,0 +1,226 @@
+//! Block FP8 dequantization to BF16 and F16 on the AVX-512 tiers by a table per tile: the
+//! result of every E4M3 magnitude under the tile's scale, computed once per tile and looked
+//! up with `VPERMT2W`, instead of the arithmetic of the generic kernel on every value.
+//!
+//! **The table.** For a tile scale `s` (f32 bits) whose exponent field lies in `10..=134`
+//! (the generic kernel's `E4m3Product` range), entry `m` (`0..128`) is
+//! `round_D(f32(e4m3(m)) · s)`: the exact f32 value of magnitude `m` ([`E4M3_MAG`]; the
+//! canonical NaN `0x7FC00000` for `0x7F`), multiplied by `s` with `VMULPS {rn-sae}` (one
+//! rounding to nearest even; both operands are normal or zero and the product of a non-zero
+//! magnitude lies in `[2^-126, 2^17)`, so neither MXCSR's rounding nor FTZ/DAZ can act, and a
+//! NaN entry stays `0x7FC00000`), then rounded to the destination: BF16 by adding `0x7FFF`
+//! plus the kept half's lowest bit and keeping the top half (nearest even; `0x7FC00000`
+//! gives `0x7FC0`), F16 by `VCVTPS2PH` with its rounding in the immediate. That is
+//! DeepSeek's order (`f32(e4m3) · scale_inv` in f32, then one rounding), the specification's
+//! `dequantize_run`.
+//!
+//! **The sign.** `f32(-x) · s = -(f32(x) · s)` exactly (rounding to nearest even is
+//! symmetric), and both roundings to BF16/F16 are symmetric too, so a code with its sign bit
+//! set takes its magnitude's entry with the sign bit of the result flipped (the table already
+//! carries `s`'s sign, and `±0 · s` the sign the product has). The NaN entry has a clear sign
+//! bit (the NaN operand's, which `VMULPS` returns quieted), so a NaN code gives
+//! `0x7FC0 | sign` (BF16) or `0x7E00 | sign` (F16): what the specification writes.
+//!
+//! **Tiles outside that range**, and tiles narrower than one vector (a table costs about as
+//! much as 32 values done directly), run the generic kernel for that tile.
+
+use core::arch::x86_64::*;
+
+use super::avx512::V512;
+use crate::arch::Isa;
+use crate::block::DestKind;
+use crate::block::kernels::BlockKernels;
+use crate::simd::generic::block::fp8;
+use crate::simd::generic::kernels::{Brain, Half};
+
+/// The f32 bits of the E4M3 magnitudes `0..128` (`0x7F`: the canonical NaN), computed at
+/// compile time from the format's layout (4 exponent bits, bias 7, 3 fraction bits;
+/// subnormals `f · 2^-9`), 64-byte aligned for the loads.
+static E4M3_MAG: Aligned64<[u32; 128]> = Aligned64({
+    let mut t = [0u32; 128];
+    let mut m = 0;
+    while m < 128 {
+        let (e, f) = ((m >> 3) as u32, (m & 7) as u32);
+        t[m] = if m == 0x7F {
+            0x7FC0_0000
+        } else if e > 0 {
+            // (1 + f/8) · 2^(e − 7): f32 exponent field e − 7 + 127.
+            ((e + 120) << 23) | (f << 20)
+        } else if f == 0 {
+            0
+        } else {
+            // f · 2^-9 with f in 1..8: the leading bit at position p, so 1.x · 2^(p − 9).
+            let p = 31 - f.leading_zeros();
+            ((p + 118) << 23) | ((f << (23 - p)) & 0x007F_FFFF)
+        };
+        m += 1;
+    }
+    t
+});
+
+/// A value aligned to 64 bytes.
+#[repr(C, align(64))]
+struct Aligned64<T>(T);
+
+/// The destinations of the table kernel.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum To {
+    Bf16,
+    F16,
+}
+
+/// Entries `16j..16j + 16` of the table: 16 words in the low half of the vector's dwords
+/// (BF16) or in its low 256 bits (F16).
+///
+/// # Safety
+/// `j < 8`; the CPU has AVX-512 F/BW and F16C.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn products<const TO: u8>(s: __m512, j: usize) -> __m512i {
+    // SAFETY: entries 16j..16j + 16 of the 128-entry static (j < 8): 64 bytes in bounds.
+    let x = unsafe { _mm512_loadu_ps(E4M3_MAG.0.as_ptr().add(16 * j).cast()) };
+    let p = _mm512_mul_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x, s);
+    let p = _mm512_castps_si512(p);
+    if TO == To::Bf16 as u8 {
+        // Nearest even to the top half: + 0x7FFF + the kept half's lowest bit.
+        let lsb = _mm512_and_si512(_mm512_srli_epi32::<16>(p), _mm512_set1_epi32(1));
+        let r = _mm512_add_epi32(_mm512_add_epi32(p, _mm512_set1_epi32(0x7FFF)), lsb);
+        _mm512_srli_epi32::<16>(r)
+    } else {
+        let h = _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(
+            _mm512_castsi512_ps(p),
+        );
+        _mm512_castsi256_si512(h)
+    }
+}
+
+/// The 128-entry table of scale `s` as four vectors of 32 words (entries 0..32, 32..64,
+/// 64..96, 96..128).
+///
+/// # Safety
+/// The CPU has AVX-512 F/BW and F16C.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn table<const TO: u8>(s: f32) -> [__m512i; 4] {
+    let s = _mm512_set1_ps(s);
+    // Word indices of the low halves of 32 dwords of two vectors (BF16).
+    let even = _mm512_set_epi16(
+        62, 60, 58, 56, 54, 52, 50, 48, 46, 44, 42, 40, 38, 36, 34, 32, 30, 28, 26, 24, 22, 20, 18,
+        16, 14, 12, 10, 8, 6, 4, 2, 0,
+    );
+    core::array::from_fn(|k| {
+        // SAFETY: j = 2k, 2k + 1 < 8; the features are this function's.
+        let (a, b) = unsafe { (products::<TO>(s, 2 * k), products::<TO>(s, 2 * k + 1)) };
+        if TO == To::Bf16 as u8 {
+            _mm512_permutex2var_epi16(a, even, b)
+        } else {
+            _mm512_inserti64x4::<1>(a, _mm512_castsi512_si256(b))
+        }
+    })
+}
+
+/// The results of 32 codes (one per word of `c`, zero-extended) from table `t`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+fn lookup(t: &[__m512i; 4], c: __m512i) -> __m512i {
+    // VPERMT2W reads the index's low 6 bits (bit 5 picks the second table), so each pair
+    // covers 64 magnitudes; bit 6 picks the pair and bit 7 is the sign.
+    let lo = _mm512_permutex2var_epi16(t[0], c, t[1]);
+    let hi = _mm512_permutex2var_epi16(t[2], c, t[3]);
+    let upper = _mm512_test_epi16_mask(c, _mm512_set1_epi16(0x40));
+    let r = _mm512_mask_blend_epi16(upper, lo, hi);
+    // r ^ ((c << 8) & 0x8000): the code's sign flips the result's (ternary logic A ^ (B & C)).
+    _mm512_ternarylogic_epi32::<0x78>(r, _mm512_slli_epi16::<8>(c), _mm512_set1_epi16(i16::MIN))
+}
+
+/// One tile's run of a row, `len >= 32` codes, by the table of scale `s`.
+///
+/// # Safety
+/// `codes` readable for `len` bytes, `dst` writable for `len` two-byte values; the CPU has
+/// the `Avx512` tier's features.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn tile<const TO: u8>(codes: *const u8, s: f32, len: usize, dst: *mut u8) {
+    // SAFETY: the features are this function's.
+    let t = unsafe { table::<TO>(s) };
+    let mut i = 0;
+    while len - i >= 32 {
+        // SAFETY: codes i..i + 32 and values i..i + 32 (64 bytes) are inside the run.
+        unsafe {
+            let c = _mm512_cvtepu8_epi16(_mm256_loadu_si256(codes.add(i).cast()));
+            _mm512_storeu_si512(dst.add(2 * i).cast(), lookup(&t, c));
+        }
+        i += 32;
+    }
+    let n = len - i;
+    if n > 0 {
+        let k: __mmask32 = (1u32 << n) - 1;
+        // SAFETY: the masks enable codes and values i..i + n only (n < 32), inside the run;
+        // masked-off lanes are not accessed.
+        unsafe {
+            let c = _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(k, codes.add(i).cast()));
+            _mm512_mask_storeu_epi16(dst.add(2 * i).cast(), k, lookup(&t, c));
+        }
+    }
+}
+
+/// The `fp8_dequant` slot for BF16 (`TO == To::Bf16`) or F16: each tile of the row by its
+/// table when its scale allows, else by the generic kernel.
+///
+/// # Safety
+/// The `Fp8DequantFn` contract; the table holding this is chosen only when
+/// `avx512_available` found the `Avx512` tier's features.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn dequant_row<const TO: u8>(
+    codes: *const u8,
+    scales: *const u8,
+    tile_cols: usize,
+    cols: usize,
+    dst: *mut u8,
+) {
+    let (mut c0, mut t) = (0, 0);
+    while c0 < cols {
+        let w = tile_cols.min(cols - c0);
+        // SAFETY: tile t < cols.div_ceil(tile_cols): its 4 scale bytes are readable.
+        let s = u32::from_le_bytes(unsafe { scales.add(4 * t).cast::<[u8; 4]>().read_unaligned() });
+        let field = (s >> 23) & 0xFF;
+        // SAFETY: codes and values c0..c0 + w are inside the row (the caller's ranges); the
+        // features are this function's.
+        unsafe {
+            let (c, d) = (codes.add(c0), dst.add(2 * c0));
+            if w >= 32 && (10..=134).contains(&field) {
+                tile::<TO>(c, f32::from_bits(s), w, d);
+            } else if TO == To::Bf16 as u8 {
+                // One tile as a row of one tile: the generic kernel with this tile's scale.
+                fp8::dequantize_row::<V512, Brain>(c, scales.add(4 * t), w, w, d);
+            } else {
+                fp8::dequantize_row::<V512, Half>(c, scales.add(4 * t), w, w, d);
+            }
+        }
+        c0 += w;
+        t += 1;
+    }
+}
+
+/// Sets the BF16 and F16 `fp8_dequant` slots of an AVX-512 table to the table kernel (the
+/// f32 slot keeps the kernel below it). Measured in the README's block FP8 section.
+pub(crate) const fn set(t: &mut BlockKernels) {
+    let (b, h) = (DestKind::Bf16 as usize, DestKind::F16 as usize);
+    t.fp8_dequant[b] = Some(dequant_row::<{ To::Bf16 as u8 }>);
+    t.fp8_dequant[h] = Some(dequant_row::<{ To::F16 as u8 }>);
+    t.fp8_dequant_isa[b] = Isa::Avx512;
+    t.fp8_dequant_isa[h] = Isa::Avx512;
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every magnitude's f32 equals the codec's widening of the code (the NaN: the
+    /// canonical NaN the widening gives).
+    #[test]
+    fn magnitudes_are_the_widening() {
+        for m in 0..128u32 {
+            let want = crate::codec::widen_f32::<crate::F8E4M3>(m);
+            assert_eq!(super::E4M3_MAG.0[m as usize], want, "magnitude {m:#x}");
+        }
+    }
+}
