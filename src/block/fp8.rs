@@ -213,9 +213,39 @@ impl BlockFp8 {
         shape: Shape,
         dst: &mut [MaybeUninit<D>],
     ) {
-        let kernel = dispatch::table(backend).fp8_dequant[D::KIND as usize];
+        let table = dispatch::table(backend);
+        let kernel = table.fp8_dequant[D::KIND as usize];
         let tiles_per_row = shape.cols().div_ceil(self.tile_cols);
         let cols = shape.cols();
+        if let Some(band) = table.fp8_dequant_band[D::KIND as usize] {
+            // One call per band of rows that share a tile row's scales.
+            let mut r0 = 0;
+            while r0 < shape.rows() {
+                let rows = self.tile_rows.min(shape.rows() - r0);
+                let tile_row = r0 / self.tile_rows;
+                let scales = &scale_inv[4 * tile_row * tiles_per_row..][..4 * tiles_per_row];
+                let codes = &data[r0 * cols..(r0 + rows) * cols];
+                let out = &mut dst[r0 * shape.stride()..(r0 + rows - 1) * shape.stride() + cols];
+                // SAFETY: `codes` holds the band's `rows · cols` bytes, `scales` its tile
+                // row's `4 · ⌈cols / tile_cols⌉` bytes, `out` its rows of `cols` values of
+                // `D` (the slot's type), `stride` values apart and not overlapping
+                // (`stride ≥ cols`, checked by `Shape::check`); `tile_cols > 0` and
+                // `rows ≥ 1`; `backend` runs here (the caller's contract).
+                unsafe {
+                    band(
+                        codes.as_ptr(),
+                        scales.as_ptr(),
+                        self.tile_cols,
+                        cols,
+                        rows,
+                        shape.stride() * core::mem::size_of::<D>(),
+                        out.as_mut_ptr().cast(),
+                    )
+                };
+                r0 += rows;
+            }
+            return;
+        }
         for r in 0..shape.rows() {
             let codes = &data[r * cols..(r + 1) * cols];
             let out = &mut dst[r * shape.stride()..r * shape.stride() + cols];

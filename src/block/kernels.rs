@@ -39,6 +39,24 @@ pub(crate) type MxQuantFn =
 pub(crate) type Fp8DequantFn =
     unsafe fn(codes: *const u8, scales: *const u8, tile_cols: usize, cols: usize, dst: *mut u8);
 
+/// Block FP8 dequantization of `rows` rows that share their tiles' scales (one band of a
+/// tile row): row `r`'s codes at `codes + r · cols`, its values at `dst + r · dst_stride`
+/// bytes, otherwise as [`Fp8DequantFn`] for each row. A kernel that prepares something per
+/// tile (a table) prepares it once for the band.
+///
+/// # Safety
+/// As [`Fp8DequantFn`] for each of the `rows` rows (`rows ≥ 1`), and the rows' values do not
+/// overlap.
+pub(crate) type Fp8DequantBandFn = unsafe fn(
+    codes: *const u8,
+    scales: *const u8,
+    tile_cols: usize,
+    cols: usize,
+    rows: usize,
+    dst_stride: usize,
+    dst: *mut u8,
+);
+
 /// The largest `code & ABS` of `n` codes of the slot's source type (`f32`, BF16 or F16
 /// bits): the integer maximum that `amax` turns into a magnitude.
 ///
@@ -174,6 +192,9 @@ pub(crate) struct BlockKernels {
     pub(crate) mx_quant: [[Option<MxQuantFn>; 5]; 2],
     /// `[destination]`.
     pub(crate) fp8_dequant: [Option<Fp8DequantFn>; 3],
+    /// `[destination]`: the band form, where a backend has one (used for whole matrices;
+    /// the row form serves the rest).
+    pub(crate) fp8_dequant_band: [Option<Fp8DequantBandFn>; 3],
     /// The instruction set (and so the vector width) of each `mx_dequant` kernel, what the
     /// public introspection (`Mx::dequantize_kernel`) reports; `Isa::Scalar` for an empty
     /// slot.
@@ -223,6 +244,7 @@ impl BlockKernels {
             mx_dequant: [[None; 3]; 5],
             mx_quant: [[None; 5]; 2],
             fp8_dequant: [None; 3],
+            fp8_dequant_band: [None; 3],
             amax: [None; 3],
             products: None,
             nv_dequant: [[[None; 3]; 2]; 3],

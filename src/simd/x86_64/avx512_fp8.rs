@@ -133,22 +133,20 @@ fn lookup(t: &[__m512i; 4], c: __m512i) -> __m512i {
     _mm512_ternarylogic_epi32::<0x78>(r, _mm512_slli_epi16::<8>(c), _mm512_set1_epi16(i16::MIN))
 }
 
-/// One tile's run of a row, `len >= 32` codes, by the table of scale `s`.
+/// One tile's run of a row, `len >= 1` codes, by table `t`.
 ///
 /// # Safety
 /// `codes` readable for `len` bytes, `dst` writable for `len` two-byte values; the CPU has
 /// the `Avx512` tier's features.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-unsafe fn tile<const TO: u8>(codes: *const u8, s: f32, len: usize, dst: *mut u8) {
-    // SAFETY: the features are this function's.
-    let t = unsafe { table::<TO>(s) };
+unsafe fn run(t: &[__m512i; 4], codes: *const u8, len: usize, dst: *mut u8) {
     let mut i = 0;
     while len - i >= 32 {
         // SAFETY: codes i..i + 32 and values i..i + 32 (64 bytes) are inside the run.
         unsafe {
             let c = _mm512_cvtepu8_epi16(_mm256_loadu_si256(codes.add(i).cast()));
-            _mm512_storeu_si512(dst.add(2 * i).cast(), lookup(&t, c));
+            _mm512_storeu_si512(dst.add(2 * i).cast(), lookup(t, c));
         }
         i += 32;
     }
@@ -159,17 +157,93 @@ unsafe fn tile<const TO: u8>(codes: *const u8, s: f32, len: usize, dst: *mut u8)
         // masked-off lanes are not accessed.
         unsafe {
             let c = _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(k, codes.add(i).cast()));
-            _mm512_mask_storeu_epi16(dst.add(2 * i).cast(), k, lookup(&t, c));
+            _mm512_mask_storeu_epi16(dst.add(2 * i).cast(), k, lookup(t, c));
         }
     }
 }
 
-/// The `fp8_dequant` slot for BF16 (`TO == To::Bf16`) or F16: each tile of the row by its
-/// table when its scale allows, else by the generic kernel.
+/// Whether tile scale `s` (f32 bits) and a tile width `w` take the table: the exponent
+/// field in `10..=134` (see the module docs) and at least one vector of codes.
+#[inline]
+fn by_table(s: u32, w: usize) -> bool {
+    w >= 32 && (10..=134).contains(&((s >> 23) & 0xFF))
+}
+
+/// One tile of one row by the generic kernel (a row of one tile, with this tile's scale).
 ///
 /// # Safety
-/// The `Fp8DequantFn` contract; the table holding this is chosen only when
+/// `codes` readable for `w` bytes, `scale` for 4, `dst` writable for `w` two-byte values;
+/// the CPU has the `Avx512` tier's features.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn generic<const TO: u8>(codes: *const u8, scale: *const u8, w: usize, dst: *mut u8) {
+    // SAFETY: forwarded; the generic kernel at 512 bits needs these features and no FP
+    // environment (its products carry their rounding).
+    unsafe {
+        if TO == To::Bf16 as u8 {
+            fp8::dequantize_row::<V512, Brain>(codes, scale, w, w, dst)
+        } else {
+            fp8::dequantize_row::<V512, Half>(codes, scale, w, w, dst)
+        }
+    }
+}
+
+/// The `fp8_dequant_band` slot for BF16 (`TO == To::Bf16`) or F16: tile by tile, the table
+/// of a tile whose scale allows it is made once and serves the tile in every row of the
+/// band; the other tiles run the generic kernel row by row.
+///
+/// # Safety
+/// The `Fp8DequantBandFn` contract; the table holding this is chosen only when
 /// `avx512_available` found the `Avx512` tier's features.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn dequant_band<const TO: u8>(
+    codes: *const u8,
+    scales: *const u8,
+    tile_cols: usize,
+    cols: usize,
+    rows: usize,
+    dst_stride: usize,
+    dst: *mut u8,
+) {
+    let (mut c0, mut t) = (0, 0);
+    while c0 < cols {
+        let w = tile_cols.min(cols - c0);
+        // SAFETY: tile t < cols.div_ceil(tile_cols): its 4 scale bytes are readable.
+        let s = u32::from_le_bytes(unsafe { scales.add(4 * t).cast::<[u8; 4]>().read_unaligned() });
+        // Row r < rows has codes r · cols + c0.. + w and values at r · dst_stride + 2 · c0..
+        // (w two-byte values) inside the caller's ranges.
+        if by_table(s, w) {
+            // SAFETY: the features are this function's.
+            let tab = unsafe { table::<TO>(f32::from_bits(s)) };
+            for r in 0..rows {
+                let (c, d) = (
+                    codes.wrapping_add(r * cols + c0),
+                    dst.wrapping_add(r * dst_stride + 2 * c0),
+                );
+                // SAFETY: row r's run of this tile, inside the caller's ranges (above); the
+                // features are this function's.
+                unsafe { run(&tab, c, w, d) };
+            }
+        } else {
+            for r in 0..rows {
+                let (c, d) = (
+                    codes.wrapping_add(r * cols + c0),
+                    dst.wrapping_add(r * dst_stride + 2 * c0),
+                );
+                // SAFETY: as above; the tile's scale is the 4 bytes at `scales + 4t`, inside
+                // the caller's scales.
+                unsafe { generic::<TO>(c, scales.add(4 * t), w, d) };
+            }
+        }
+        c0 += w;
+        t += 1;
+    }
+}
+
+/// The `fp8_dequant` slot (one row): the band form with one row.
+///
+/// # Safety
+/// The `Fp8DequantFn` contract; as [`dequant_band`].
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 unsafe fn dequant_row<const TO: u8>(
     codes: *const u8,
@@ -178,36 +252,18 @@ unsafe fn dequant_row<const TO: u8>(
     cols: usize,
     dst: *mut u8,
 ) {
-    let (mut c0, mut t) = (0, 0);
-    while c0 < cols {
-        let w = tile_cols.min(cols - c0);
-        // SAFETY: tile t < cols.div_ceil(tile_cols): its 4 scale bytes are readable.
-        let s = u32::from_le_bytes(unsafe { scales.add(4 * t).cast::<[u8; 4]>().read_unaligned() });
-        let field = (s >> 23) & 0xFF;
-        // SAFETY: codes and values c0..c0 + w are inside the row (the caller's ranges); the
-        // features are this function's.
-        unsafe {
-            let (c, d) = (codes.add(c0), dst.add(2 * c0));
-            if w >= 32 && (10..=134).contains(&field) {
-                tile::<TO>(c, f32::from_bits(s), w, d);
-            } else if TO == To::Bf16 as u8 {
-                // One tile as a row of one tile: the generic kernel with this tile's scale.
-                fp8::dequantize_row::<V512, Brain>(c, scales.add(4 * t), w, w, d);
-            } else {
-                fp8::dequantize_row::<V512, Half>(c, scales.add(4 * t), w, w, d);
-            }
-        }
-        c0 += w;
-        t += 1;
-    }
+    // SAFETY: one row is a band of one row (the stride is never used).
+    unsafe { dequant_band::<TO>(codes, scales, tile_cols, cols, 1, 0, dst) }
 }
 
-/// Sets the BF16 and F16 `fp8_dequant` slots of an AVX-512 table to the table kernel (the
-/// f32 slot keeps the kernel below it). Measured in the README's block FP8 section.
+/// Sets the BF16 and F16 `fp8_dequant` and `fp8_dequant_band` slots of an AVX-512 table to
+/// the table kernel (the f32 slot keeps the kernel below it). Measured in the README's block FP8 section.
 pub(crate) const fn set(t: &mut BlockKernels) {
     let (b, h) = (DestKind::Bf16 as usize, DestKind::F16 as usize);
     t.fp8_dequant[b] = Some(dequant_row::<{ To::Bf16 as u8 }>);
     t.fp8_dequant[h] = Some(dequant_row::<{ To::F16 as u8 }>);
+    t.fp8_dequant_band[b] = Some(dequant_band::<{ To::Bf16 as u8 }>);
+    t.fp8_dequant_band[h] = Some(dequant_band::<{ To::F16 as u8 }>);
     t.fp8_dequant_isa[b] = Isa::Avx512;
     t.fp8_dequant_isa[h] = Isa::Avx512;
 }
