@@ -731,8 +731,9 @@ impl mx::Inst for Blocks {
 /// MXFP8 → BF16 0.96–1.01× (within noise); the other elements and destinations run the same
 /// code paths and were not timed one by one. Also the `Ggml` and `Mlx` profiles, `amax`, block
 /// FP8 quantization and the fused scaled building blocks at 512 bits. Block FP8
-/// dequantization keeps the hand-written AVX2 kernel, which measured as fast or faster than
-/// the generic one at 512 bits (`cargo bench --bench block -- fp8_scaled_8x4096`, six runs
+/// dequantization is not set here: to BF16/F16 the table kernel of `avx512_fp8.rs` serves it
+/// (`block_tables.rs` sets it on top), and to f32 the hand-written AVX2 kernel, which
+/// measured as fast or faster than the generic one at 512 bits (`cargo bench --bench block -- fp8_scaled_8x4096`, six runs
 /// under load: medians 0.44 against 0.41 el/ns; README, "Block FP8 and the scaled building
 /// blocks on every tier").
 pub(crate) const fn fill_block(t: &mut BlockKernels) {
