@@ -139,7 +139,9 @@ fn mx_dequantize_rows<T: BlockDest + Pod>(
         // The uninit form, into the same kind of row.
         let mut slots = vec![std::mem::MaybeUninit::<T>::new(T::zeroed()); off + cols + 4];
         for s in slots.iter_mut() {
-            s.write(bytemuck::cast_slice::<u8, T>(&[CANARY; 4][..size_of::<T>()])[0]);
+            s.write(bytemuck::pod_read_unaligned::<T>(
+                &[CANARY; 4][..size_of::<T>()],
+            ));
         }
         row.dequantize_uninit(
             &codes[r * dl..][..dl],
