@@ -218,7 +218,17 @@ impl BlockFp8 {
         let tiles_per_row = shape.cols().div_ceil(self.tile_cols);
         let cols = shape.cols();
         if let Some(band) = table.fp8_dequant_band[D::KIND as usize] {
-            // One call per band of rows that share a tile row's scales.
+            // One call per band of rows that share a tile row's scales. The destination
+            // stride in bytes is used only between rows: a band of one row passes 0, since a
+            // one-row shape may have any stride (even one whose byte count overflows); with
+            // two rows or more, `dst` holds more than `stride` values, so it fits.
+            let dst_stride = |rows: usize| {
+                if rows > 1 {
+                    shape.stride() * core::mem::size_of::<D>()
+                } else {
+                    0
+                }
+            };
             let mut r0 = 0;
             while r0 < shape.rows() {
                 let rows = self.tile_rows.min(shape.rows() - r0);
@@ -238,7 +248,7 @@ impl BlockFp8 {
                         self.tile_cols,
                         cols,
                         rows,
-                        shape.stride() * core::mem::size_of::<D>(),
+                        dst_stride(rows),
                         out.as_mut_ptr().cast(),
                     )
                 };
