@@ -1,10 +1,10 @@
-//! The aarch64 backends' block-kernel table (`src/block/kernels.rs`), composed in one place:
-//! the hand-written NEON block kernels, with the block kernels of the width-generic layer
-//! (`simd/aarch64/neon.rs`, `fill_block`) on top: the MX `Ocp`/`Ceil` slots, at the same
-//! 128-bit width, so that one algorithm serves every tier. They were tested under qemu
-//! (`.ci/aarch64.sh`) but not timed on aarch64 hardware (none was available); the hand-written
-//! MX kernels of `neon_block.rs` stay in the table's base, and removing the `fill_block` line
-//! brings them back if hardware shows them faster.
+//! The aarch64 backends' block-kernel table (`src/block/kernels.rs`), composed in one place,
+//! in the order every tier follows: the width-generic layer's block kernels at 128 bits
+//! (`simd/aarch64/neon.rs`, `fill_block`) for every slot they serve, then the one
+//! hand-written override, block FP8 dequantization (`neon_block.rs`).
+//!
+//! The generic MX kernels replaced hand-written NEON ones; neither was timed on aarch64
+//! hardware (none was available), both passed the same tests under qemu (`.ci/aarch64.sh`).
 
 use super::neon_block;
 use crate::arch::Isa;
@@ -13,9 +13,9 @@ use crate::simd::aarch64::neon;
 
 const fn neon_table() -> BlockKernels {
     let mut t = BlockKernels::empty();
+    neon::fill_block(&mut t);
     neon_block::set(&mut t);
     t.tag_filled(Isa::Neon);
-    neon::fill_block(&mut t);
     t
 }
 

@@ -971,33 +971,6 @@ unsafe fn mx_quant_scalar<E: MxElem>(rule: MxRule, x: *const u8, c: *mut u8, sca
     }
 }
 
-/// The scale byte of a block with largest magnitude bits `amax`: `mx::scale_byte`, with
-/// the `Ceil` rule's f32 division replaced by integer arithmetic for normal quotients.
-///
-/// For `amax` with exponent field `ea ≥ emax + 2` and fraction `fa`, and `max = M · 2^emax`
-/// (`1 ≤ M < 2`, fraction field `fm`), the quotient is `amax / max = r · 2^q` with
-/// `r = A / M` (A the significand of amax) in `(1/2, 2)` and `q = ea − 127 − emax ≥ −125`,
-/// so its f32 rounding `d = RN(r) · 2^q` is a normal number (`RN` at 24 bits). `Ceil` wants
-/// the smallest `2^(b − 127) ≥ d`: `b = q + 127` when `RN(r) ≤ 1` and `q + 128` when
-/// `RN(r) > 1` (then `RN(r) < 2`, as `r < 2/1.5`). `RN(r) > 1` exactly when `r > 1 + 2^-24`
-/// (the midpoint to the next f32 above 1; at the midpoint itself the tie goes to the even
-/// 1), i.e. `A − M > M · 2^-24`. In units of 2^-23, `A − M` is the integer `fa − fm` and
-/// `M · 2^-24` lies in `[1/2, 1)`, so this is `fa > fm`. Hence
-/// `b = ea − emax + [fa > fm]`, which is `((amax + 0x7FFFFF − fm) >> 23) − emax` (the
-/// carry out of the fraction is the comparison), clamped to 254. Smaller `amax` (tiny
-/// blocks, where `d` may be subnormal) and NaN/Inf go to `mx::scale_byte`.
-#[inline(always)]
-fn scale_byte<const CEIL: bool>(element: MxElement, amax: u32) -> u8 {
-    let emax = element.emax() as u32;
-    if CEIL && amax < 0x7F80_0000 && amax >> 23 >= emax + 2 {
-        let fm = element.max().to_bits() & 0x007F_FFFF;
-        (((amax + (0x007F_FFFF - fm)) >> 23) - emax).min(254) as u8
-    } else {
-        let rule = if CEIL { MxRule::Ceil } else { MxRule::Ocp };
-        spec::mx_scale_byte(element, rule, amax)
-    }
-}
-
 /// Lowest and highest scale byte of the SIMD quantization path (module docs).
 const Q_LO: u8 = 18;
 const Q_HI: u8 = 254;
@@ -1038,7 +1011,7 @@ unsafe fn mx_quant<E: QuantElem, const CEIL: bool, const RN: bool>(
             let a = x.map(|v| _mm256_and_si256(v, abs));
             // The magnitudes' unsigned maximum orders them as values, NaN above +Inf.
             let m = _mm256_max_epu32(_mm256_max_epu32(a[0], a[1]), _mm256_max_epu32(a[2], a[3]));
-            *slot = scale_byte::<CEIL>(E::ELEMENT, hmax_epu32(m));
+            *slot = spec::mx_scale_byte_fast::<CEIL>(E::ELEMENT, hmax_epu32(m));
         }
         for (j, &s) in sbuf[..n].iter().enumerate() {
             // SAFETY: block b = start + j < blocks: values 32b..32b + 32 (128 bytes), code

@@ -13,8 +13,8 @@ pub(crate) mod nvfp4;
 // specification.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub(crate) use fp8::dequantize_run as fp8_dequantize_run;
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[cfg(target_arch = "x86_64")]
 pub(crate) use mx::{
     dequantize_block as mx_dequantize_block, quantize_row as mx_quantize_row,
-    scale_byte as mx_scale_byte,
+    scale_byte_fast as mx_scale_byte_fast,
 };

@@ -331,6 +331,36 @@ pub(crate) fn scale_byte(element: MxElement, rule: MxRule, amax: u32) -> u8 {
     }
 }
 
+/// [`scale_byte`] with the `Ceil` rule's f32 division replaced by integer arithmetic where
+/// the quotient is normal: the one formula every SIMD block kernel uses. The result is the
+/// same byte (the proof below; this module's test checks it against the division for every
+/// element and exponent and the fractions around each step).
+///
+/// For `amax` with exponent field `ea ≥ emax + 2` and fraction `fa`, and `max = M · 2^emax`
+/// (`1 ≤ M < 2`, fraction field `fm`), the quotient is `amax / max = r · 2^q` with
+/// `r = A / M` (A the significand of amax) in `(1/2, 2)` and `q = ea − 127 − emax ≥ −125`,
+/// so its f32 rounding `d = RN(r) · 2^q` is a normal number (`RN` at 24 bits). `Ceil` wants
+/// the smallest `2^(b − 127) ≥ d`: `b = q + 127` when `RN(r) ≤ 1` and `q + 128` when
+/// `RN(r) > 1` (then `RN(r) < 2`, as `r < 2/1.5`). `RN(r) > 1` exactly when `r > 1 + 2^-24`
+/// (the midpoint to the next f32 above 1; at the midpoint itself the tie goes to the even
+/// 1), i.e. `A − M > M · 2^-24`. In units of 2^-23, `A − M` is the integer `fa − fm` and
+/// `M · 2^-24` lies in `[1/2, 1)`, so this is `fa > fm`. Hence
+/// `b = ea − emax + [fa > fm]`, which is `((amax + 0x7FFFFF − fm) >> 23) − emax` (the
+/// carry out of the fraction is the comparison), clamped to 254. Smaller `amax` (tiny
+/// blocks, where `d` may be subnormal), NaN and Inf go to [`scale_byte`], and so does
+/// `Ocp` (`CEIL == false`), which is integer already.
+#[inline(always)]
+pub(crate) fn scale_byte_fast<const CEIL: bool>(element: MxElement, amax: u32) -> u8 {
+    let emax = element.emax() as u32;
+    if CEIL && amax < 0x7F80_0000 && amax >> 23 >= emax + 2 {
+        let fm = element.max().to_bits() & 0x007F_FFFF;
+        (((amax + (0x007F_FFFF - fm)) >> 23) - emax).min(254) as u8
+    } else {
+        let rule = if CEIL { MxRule::Ceil } else { MxRule::Ocp };
+        scale_byte(element, rule, amax)
+    }
+}
+
 /// The smallest E8M0 byte `b ≤ 254` with `2^(b − 127) ≥ d` (f32 bits of a finite `d ≥ 0`).
 #[inline(always)]
 pub(crate) fn ceil_pow2_byte(d: u32) -> u8 {
@@ -506,5 +536,54 @@ pub(crate) fn dequantize_block<D: BlockDest>(
     }
     for (i, o) in out.iter_mut().enumerate() {
         put(o, value(code_at(element, codes, lo + i)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MxElement, MxRule, scale_byte, scale_byte_fast};
+
+    /// The integer `Ceil` formula against the specification's f32 division, for every
+    /// element, every exponent field and the fractions around the element maximum's
+    /// fraction (where the byte steps), plus a stride through the rest; `Ocp`, NaN and Inf
+    /// pass through unchanged.
+    #[test]
+    fn scale_byte_fast_is_the_division() {
+        let elements = [
+            MxElement::E4M3,
+            MxElement::E5M2,
+            MxElement::E2M3,
+            MxElement::E3M2,
+            MxElement::E2M1,
+        ];
+        for e in elements {
+            let fm = e.max().to_bits() & 0x007F_FFFF;
+            let near =
+                (0..3).flat_map(|d| [fm.wrapping_sub(d) & 0x007F_FFFF, (fm + d) & 0x007F_FFFF]);
+            let fracs = [0, 1, 0x007F_FFFF, 0x0040_0000]
+                .into_iter()
+                .chain(near)
+                .chain((0..0x0080_0000).step_by(4099));
+            for ea in 0..=255u32 {
+                for f in fracs.clone() {
+                    let amax = (ea << 23) | f;
+                    let amax = if ea == 255 && f != 0 {
+                        0x7FC0_0000
+                    } else {
+                        amax
+                    };
+                    assert_eq!(
+                        scale_byte_fast::<true>(e, amax),
+                        scale_byte(e, MxRule::Ceil, amax),
+                        "{e:?} amax {amax:#x}"
+                    );
+                    assert_eq!(
+                        scale_byte_fast::<false>(e, amax),
+                        scale_byte(e, MxRule::Ocp, amax),
+                        "{e:?} amax {amax:#x}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -730,12 +730,11 @@ impl mx::Inst for Blocks {
     }
 }
 
-/// Sets the block-kernel slots (`src/block/kernels.rs`) that this instantiation serves on
-/// top of the hand-written NEON block kernels: the MX `Ocp`/`Ceil` dequantization and
-/// quantization of every element instead of the hand-written ones (the same 128-bit width;
-/// one algorithm for every tier), the `Ggml` and `Mlx` profiles, `amax` (the scalar loop
-/// before), block FP8 quantization and the fused scaled building blocks. Block FP8
-/// dequantization keeps the hand-written kernel (not timed against the generic one on
+/// Sets the block-kernel slots (`src/block/kernels.rs`) that this instantiation serves:
+/// the MX `Ocp`/`Ceil` dequantization and quantization of every element, the `Ggml` and
+/// `Mlx` profiles, `amax`, block FP8 quantization, NVFP4 and the fused scaled building
+/// blocks. Block FP8 dequantization is left to the hand-written override that
+/// `arch/aarch64/block_tables.rs` sets after this (not timed against the generic one on
 /// aarch64 hardware; qemu timings mean nothing).
 pub(crate) const fn fill_block(t: &mut BlockKernels) {
     mx::fill::<Blocks>(t);

@@ -1,5 +1,6 @@
-//! **The element kernels are not registered in the `Avx2` table** (the NVFP4 block kernels at
-//! the end of this file are, in the `Avx2` block table): on the Zen 4 VM (2026-12-03) these kernels measured
+//! **Of the element kernels, only the fused round trips are registered in the `Avx2` table**
+//! ([`fill_round_trips`]; the block kernels at the end of this file serve the slots the
+//! hand-written block kernels leave empty): on the Zen 4 VM (2026-12-03) the others measured
 //! slower than the hand-written AVX2 kernels and the two-pass routes they would replace (for
 //! example F8E4M3FNUZ → BF16 2.2 el/ns against 5.8, f64 → F6E2M3 1.3 against 3.3; README,
 //! "Every pair at its tier's width"), so the table does not call [`fill`]. The instantiation

@@ -1,8 +1,8 @@
 //! The x86-64 implementations of [`Vector`](super::Vector), their kernel instantiations,
 //! and the MXCSR access they share with the hand-written kernels.
 
-// Its element kernels are not registered in any table (see its module docs); its block
-// kernels (NVFP4) are, in the `Avx2` block table.
+// Of its element kernels only the fused round trips are registered (see its module docs);
+// its block kernels serve the slots the hand-written AVX2 block kernels leave empty.
 #[allow(dead_code)]
 pub(crate) mod avx2;
 pub(crate) mod avx512;

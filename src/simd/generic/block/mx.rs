@@ -28,7 +28,7 @@
 //! # Quantization
 //!
 //! Per block: `amax` is the unsigned maximum of the magnitude bits (NaN above `+Inf`, as
-//! `amax_bits` orders them), the scale byte [`scale_byte`], one per 32 values. Scale `0xFF`
+//! `amax_bits` orders them), the scale byte [`spec::scale_byte_fast`], one per 32 values. Scale `0xFF`
 //! (a NaN or infinity in the block) writes zero codes. For the scale bytes `Q_LO..=Q_HI`
 //! the codes are the element narrowing [`lanes::narrow`] (`Saturate`, the specification's
 //! `SAT`) run with the constants of [`Narrow::scaled`]: the fused multiply-add method moved
@@ -319,27 +319,6 @@ unsafe fn e2m1_bf16_block<V: Vector>(c: *const u8, s: u8, d: *mut u8) {
     }
 }
 
-/// The scale byte of a block with largest magnitude bits `amax`: `spec::scale_byte`, with
-/// the `Ceil` rule's f32 division replaced by integer arithmetic for normal quotients (the
-/// argument of `arch/x86_64/avx2_block.rs`, `scale_byte`: for `amax` with exponent field
-/// `ea ≥ emax + 2` and fraction `fa`, and the element maximum's fraction `fm`, the
-/// correctly rounded quotient exceeds the power of two `2^(ea − 127 − emax)` exactly when
-/// `fa > fm`, so the byte is `ea − emax + [fa > fm]`, which the carry of
-/// `amax + 0x7FFFFF − fm` out of the fraction computes), clamped to 254. Smaller `amax`
-/// (tiny blocks, whose quotient may be subnormal), NaN and Inf go to `spec::scale_byte`,
-/// and so does `Ocp`, which is integer already.
-#[inline(always)]
-fn scale_byte<const CEIL: bool>(element: MxElement, amax: u32) -> u8 {
-    let emax = element.emax() as u32;
-    if CEIL && amax < 0x7F80_0000 && amax >> 23 >= emax + 2 {
-        let fm = element.max().to_bits() & 0x007F_FFFF;
-        (((amax + (0x007F_FFFF - fm)) >> 23) - emax).min(254) as u8
-    } else {
-        let rule = if CEIL { MxRule::Ceil } else { MxRule::Ocp };
-        spec::scale_byte(element, rule, amax)
-    }
-}
-
 /// One block by the specification's `quantize_row`, through stack buffers (the source need
 /// not be aligned for f32).
 ///
@@ -401,7 +380,7 @@ pub(crate) unsafe fn quant<V: Vector, E: Element, const CEIL: bool>(
                     i += V::LANES;
                 }
                 // The magnitudes' unsigned maximum orders them as values, NaN above +Inf.
-                *slot = scale_byte::<CEIL>(E::ELEMENT, m.reduce_max_u32());
+                *slot = spec::scale_byte_fast::<CEIL>(E::ELEMENT, m.reduce_max_u32());
             }
         }
         for (j, &s) in sbuf[..n].iter().enumerate() {
