@@ -171,7 +171,15 @@
 //! runnable here makes the first conversion panic with a message that says so. Without
 //! `std`, the choice comes from the target features enabled at compile time.
 //! [`Backend::is_simd`] says which pairs a backend runs with SIMD code; the others run the
-//! Scalar kernel there, with the same bits.
+//! Scalar kernel there, with the same bits. [`Backend::kernel`] says which kernel (instruction
+//! set, vector width, passes) serves a pair.
+//!
+//! Large conversions: on the AVX-512 backends, a conversion that moves (source plus
+//! destination bytes) at least three quarters of the last-level cache size that CPUID
+//! reports, or 32 MiB if it reports none, writes its destination with streaming
+//! (non-temporal) stores, as `memcpy` does for large copies. With `std`, `VCVT_STREAM_MIN_BYTES=<bytes>` sets that
+//! threshold for the process (`0`: stream whenever an aligned block exists; a huge value:
+//! never).
 //!
 //! # Features
 //!
