@@ -274,7 +274,7 @@ pub use par::*;
 pub use slice::*;
 pub use text::Exact;
 
-/// Compiles and runs the README's Rust example as a doctest, so the front page cannot rot.
+/// Compiles and runs the README's Rust examples as doctests, so the front page cannot rot.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
