@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Times gguf 0.19's numpy MXFP4 implementation on the data sizes of benches/block.rs, so that
-its rate can be put beside vcvt's (README "Performance" of the block formats).
+its rate can be put beside vcvt's (docs/performance.md, "Block-scaled formats").
 
 What it measures: `gguf.quants.dequantize(blocks, MXFP4)` (ggml `block_mxfp4` bytes -> a new
 float32 array) and `gguf.quants.quantize(f32 array, MXFP4)`, the whole call, median of N runs,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The small checkpoints of the README's vcvt-st examples, written into DIR:
+"""The small checkpoints of the vcvt-st examples (vcvt-st/README.md), written into DIR:
 
     python3 scripts/st_demo.py DIR
 

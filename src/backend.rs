@@ -66,7 +66,8 @@ pub enum Backend {
     ))]
     Portable,
     /// wasm32 with the `simd128` feature enabled at compile time
-    /// (`-C target-feature=+simd128`): the `portable` kernels, vectorised to WebAssembly
+    /// (`-C target-feature=+simd128`): the width-generic kernels at 128 bits and, for the
+    /// pairs where they measured faster, the `portable` kernels vectorised to WebAssembly
     /// SIMD by the compiler. WebAssembly has no run-time feature detection, so this tier
     /// exists only in builds for SIMD-capable engines. Name: `simd128`.
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]

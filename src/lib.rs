@@ -69,15 +69,33 @@
 //!
 //! Details:
 //! * Overflow is decided on the rounded value: for E4M3, 464 rounds to 448 and only values
-//!   above 464 overflow; for F16, 65520 (the tie above 65504) overflows.
+//!   above 464 overflow; for F16, 65520 (the tie above 65504) overflows; for E4M3FNUZ, 248
+//!   (the tie above 240) overflows.
 //! * f64 sources are rounded once. `65520 − 2^-30` gives `F16::MAX`, not +Inf as it would
 //!   through a plain f32 rounding.
-//! * Signed zero is kept. Results do not depend on MXCSR/FPCR (flush-to-zero, DAZ, rounding
-//!   mode): no kernel reads them.
+//! * Signed zero is kept (except by the fnuz formats, which have none). Results do not
+//!   depend on MXCSR/FPCR (flush-to-zero, DAZ, rounding mode).
 //! * Overflow policy: see [`Overflow`]; choose one per call with [`Options`].
-//! * Deliberate differences from ml_dtypes 0.6: fp6/fp4 NaN, E8M0 just above 2^-127 (the
-//!   nearest power of two is 2^-127) and f64 sources, which ml_dtypes rounds through f32;
-//!   see [`F8E8M0`] and the README.
+//!   [`Overflow::Saturate`] is the OCP saturating mode (CUDA's `satfinite`);
+//!   [`Overflow::NonSaturating`] is IEEE 754 and what ml_dtypes and PyTorch do.
+//! * Narrow → narrow pairs (every format to and from [`F16`] and [`BF16`]) round once: the
+//!   source value is exact in f32 and is rounded to the destination under the
+//!   destination's policies, exactly as going through an `f32` slice would.
+//!
+//! Where vcvt deliberately differs from ml_dtypes 0.6 (each difference is checked row by row
+//! against ml_dtypes' own outputs in the test suite):
+//! * fp6/fp4 NaN: ml_dtypes writes a zero of the opposite sign, vcvt ±MAX with the NaN's
+//!   sign (torchao writes 1.5, ggml +0, MLX +6, Triton ±6; vcvt follows Triton's MX
+//!   quantizer, the reference of gpt-oss, Hugging Face and vLLM).
+//! * E8M0 for f32 inputs in (2^-127, 1.5·2^-127): ml_dtypes and PyTorch give `0x01`, but the
+//!   nearest power of two is 2^-127, `0x00`.
+//! * E8M0 for positive f64 inputs below f32's range: ml_dtypes gives `0xFF` (through an f32
+//!   zero), vcvt `0x00`.
+//! * Every f64 input that is not an f32, which ml_dtypes rounds twice (f64 → f32 → format):
+//!   E4M3FNUZ `247.99999999999997` is NaN in ml_dtypes, 240 in vcvt.
+//!
+//! PyTorch's E8M0 gives `0x00` for ±0 and ignores the sign; vcvt gives `0xFF` (see
+//! [`F8E8M0`]).
 //!
 //! # API
 //!
@@ -153,7 +171,15 @@
 //! runnable here makes the first conversion panic with a message that says so. Without
 //! `std`, the choice comes from the target features enabled at compile time.
 //! [`Backend::is_simd`] says which pairs a backend runs with SIMD code; the others run the
-//! Scalar kernel there, with the same bits.
+//! Scalar kernel there, with the same bits. [`Backend::kernel`] says which kernel (instruction
+//! set, vector width, passes) serves a pair.
+//!
+//! Large conversions: on the AVX-512 backends, a conversion that moves (source plus
+//! destination bytes) at least three quarters of the last-level cache size that CPUID
+//! reports, or 32 MiB if it reports none, writes its destination with streaming
+//! (non-temporal) stores, as `memcpy` does for large copies. With `std`, `VCVT_STREAM_MIN_BYTES=<bytes>` sets that
+//! threshold for the process (`0`: stream whenever an aligned block exists; a huge value:
+//! never).
 //!
 //! # Features
 //!
@@ -183,15 +209,10 @@
 //!
 //! # Where things live
 //!
-//! One file per format under `src/format/` holds its definition (the constants of its
-//! `Format` impl: field widths, bias, largest code, Inf, NaN kind, negative zero, default
-//! overflow) and its public type; `src/codec.rs` is the generic scalar codec written against
-//! those constants (the specification); the registry in `src/format/mod.rs` (one line per
-//! format) generates the element and pair impls, the kernel-table indices and the Scalar
-//! table; `src/arch/<arch>/` holds the SIMD backends, each a copy of the Scalar table with
-//! the pairs it has kernels for replaced. Adding a format is its file, one registry line,
-//! its rows in the contract tables and its definition in the tests' oracle; SIMD kernels are
-//! a separate step per backend.
+//! How the crate is built (the scalar specification, the width-generic vector layer, the
+//! hand-written kernels, the per-backend tables), how to add a format or an instruction
+//! set, and what each test proves: `docs/architecture.md` and `docs/testing.md` in the
+//! repository. Measurements: `docs/performance.md`.
 #![no_std]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(missing_docs)]
@@ -253,7 +274,7 @@ pub use par::*;
 pub use slice::*;
 pub use text::Exact;
 
-/// Compiles and runs the README's Rust example as a doctest, so the front page cannot rot.
+/// Compiles and runs the README's Rust examples as doctests, so the front page cannot rot.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

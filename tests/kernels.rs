@@ -57,7 +57,7 @@ fn all_kernels(b: Backend) -> Vec<(String, KernelInfo)> {
 /// The pairs the AVX-512 tiers serve below 512 bits or in two passes, with the kernel they
 /// run and why: in each case the generic 512-bit kernel measured slower than this one on the
 /// Zen 4 VM (`throughput --full --size 1024 --backend avx512-bf16,avx2`, medians of three runs,
-/// el/ns; README "Every pair at its tier's width"), so the table keeps it. `avx2` is not
+/// el/ns; docs/performance.md, "Every pair at 1 Ki elements"), so the table keeps it. `avx2` is not
 /// checked: its generic one-pass kernels measured slower than its hand-written kernels and
 /// two-pass routes, so the `Avx2` table does not register them.
 const AVX512_EXCEPTIONS: &[(&str, &str, &str)] = &[

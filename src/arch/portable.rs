@@ -53,7 +53,7 @@
 //!
 //! A pair gets a portable kernel only where it measured faster than the Scalar kernel
 //! (`cargo run --release --example throughput -- --size 1024`, `portable` or `simd128`
-//! against `scalar`; README.md gives the ratios); the others keep the Scalar kernel.
+//! against `scalar`; docs/performance.md has the `simd128` ratios); the others keep the Scalar kernel.
 //! The narrowing kernels implement [`NanPolicy::Preserve`](crate::NanPolicy::Preserve);
 //! the other NaN policies are patched in by the dispatcher, as for every SIMD backend.
 

@@ -1,7 +1,7 @@
 //! The wasm32 `simd128` backend's kernel table, composed in one place: the portable
 //! kernels (`portable.rs`, vectorised by the compiler) that measured faster than Scalar,
 //! then the generic kernels of `simd/wasm32/simd128.rs` on top, for the pairs where they
-//! measured faster than what ran before them (README.md, "WebAssembly").
+//! measured faster than what ran before them (docs/performance.md, "WebAssembly `simd128`").
 
 use super::{Isa, Kernels, portable};
 use crate::block::kernels::BlockKernels;

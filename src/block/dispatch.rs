@@ -1,5 +1,5 @@
 //! Which block-kernel table serves a backend. The API files of `src/block/` ask here; the
-//! tables themselves live with their kernels (`src/arch/<arch>/*_block.rs`).
+//! tables themselves are composed in `src/arch/<arch>/block_tables.rs` and `src/arch/wasm32.rs`.
 
 use super::kernels::BlockKernels;
 use crate::{Backend, Error};

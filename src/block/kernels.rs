@@ -2,8 +2,9 @@
 //! `src/block/`, each bound to produce exactly the scalar loop's bits.
 //!
 //! A table has one optional slot per (operation, element, destination). An empty slot means
-//! the scalar loop runs; a SIMD backend fills the slots it has kernels for
-//! (`src/arch/<arch>/*_block.rs`). Every slot handles whole blocks only; the scalar loop
+//! the scalar loop runs; a SIMD backend fills the slots it has kernels for (hand-written in
+//! `src/arch/<arch>/*_block.rs`, generic in `src/simd/generic/block/`, composed per backend in
+//! `src/arch/<arch>/block_tables.rs`). Every slot handles whole blocks only; the scalar loop
 //! finishes a short last block of a row. This file holds only the slot types: which table
 //! serves a backend is `dispatch.rs`'s business, so the kernels can depend on this file and
 //! on the specification (`spec/`) without depending on the API that calls them.

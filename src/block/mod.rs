@@ -40,6 +40,28 @@
 //! [`Fp8Profile`]) names one such rule set; each is documented with the reference it
 //! reproduces and is tested against that reference's own code on committed vectors.
 //!
+//! | scheme | profile | scale rule | elements | reference |
+//! |---|---|---|---|---|
+//! | MX (all 5 elements) | [`MxProfile::Ceil`] (default) | smallest `2^k ≥ amax / max` (f32 division) | nearest even, saturated | torchao RCEIL, Triton `ROUND_UP` (gpt-oss, Hugging Face, vLLM), cuBLAS |
+//! | MX | [`MxProfile::Ocp`] | `floor(log2 amax) − emax` from the exponent bits | nearest even, saturated | OCP MX v1.0 §6.3, torchao FLOOR |
+//! | MXFP4 | [`MxProfile::Ggml`] | `floor(log2f(amax)) − 2`, f32 `log2` | nearest, ties toward zero, `−0` → `+0` | gguf 0.19 `MXFP4` |
+//! | MXFP4, MXFP8 | [`MxProfile::Mlx`] | smallest `2^k ≥ amax / max` in the source dtype | MLX's argmin (fp4), saturating E4M3 | mlx 0.32.4 `mx.quantize` |
+//! | NVFP4 | [`NvProfile::ModelOpt`] (default) | tensor scale `amax / 2688`, E4M3 block scales | nearest even | NVIDIA ModelOpt `NVFP4QTensor` |
+//! | NVFP4 | [`NvProfile::Mlx`] | MLX's `global_scale` rule | MLX's argmin | mlx 0.32.4 `mode="nvfp4"` |
+//! | NVFP4 | [`NvProfile::Ggml`] | UE4M3 scales, no tensor scale | – | gguf 0.19 `NVFP4` (dequantization) |
+//! | block FP8 | [`Fp8Profile::DeepSeek`] (default), [`Fp8Profile::Ue8m0`] | `max(amax, 1e-4) / 448` (or the next power of two) | nearest even, saturated | DeepSeek-V3 `inference/kernel.py` |
+//!
+//! Layouts: planar codes and scales (safetensors, torchao, ModelOpt, MLX's `uint32` words
+//! read as little-endian bytes), ggml's `block_mxfp4` and `block_nvfp4` ([`MxLayout`],
+//! [`NvLayout`]), DeepSeek's tiles; [`mxfp4_planar_to_ggml`] and [`mxfp4_ggml_to_planar`]
+//! repack MXFP4 losslessly. The building blocks are public too: [`amax`], [`amax_blocks`],
+//! [`narrow_scaled`] (`narrow(x · s)`, one rounding of the exact product),
+//! [`dequantize_scaled`] and [`Mx::scale_byte`] (a profile's scale rule alone). For loops
+//! that convert one row per call, [`Mx::rows`] and [`BlockFp8::rows`] resolve the format,
+//! row width, value type and backend once. Which kernel serves a path on a backend:
+//! [`Mx::quantize_kernel`], [`Mx::dequantize_kernel`] and the same methods of [`Nvfp4`] and
+//! [`BlockFp8`].
+//!
 //! # Exactness
 //!
 //! Dequantizing MX to f32 is exact: an element has at most 4 significant bits and the scale

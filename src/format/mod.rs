@@ -20,7 +20,7 @@
 //! 1. Write `src/format/<name>.rs`: the `narrow_type!` (and `signed_consts!` for a signed
 //!    format), its `Format` impl, docs with its contract row and an example.
 //! 2. Add its line to the registry below (the next index) and its row to the contract tables
-//!    (README.md, `src/lib.rs`).
+//!    (`src/lib.rs`).
 //! 3. Give `tests/common/mod.rs` its definition (a `FormatDef`, from the standard, not from
 //!    the codec) and add it to the lists of the exhaustive, specials, tails and fuzz tests.
 //! 4. Only if a backend should have a kernel for it: write the kernel in that backend's

@@ -91,7 +91,8 @@ pub(crate) fn avx512_bf16_available() -> bool {
 }
 
 /// The environment variable that sets the size (source plus destination bytes) from which
-/// the AVX-512 kernels write their destination with streaming stores (see the README).
+/// the AVX-512 kernels write their destination with streaming stores (see the crate docs,
+/// "Backends").
 #[cfg(feature = "std")]
 const STREAM_ENV_VAR: &str = "VCVT_STREAM_MIN_BYTES";
 

@@ -20,7 +20,7 @@ const fn avx2_table() -> Kernels {
     avx2_small::set(&mut t);
     // The generic AVX2 kernels (`generic::avx2::fill`) are not registered: on the Zen 4 VM they
     // measured slower than these hand-written kernels and than the two-pass routes they would
-    // replace (README, "Every pair at its tier's width").
+    // replace (docs/performance.md, "Every pair at 1 Ki elements").
     avx2_direct::set(&mut t);
     avx2::set(&mut t);
     generic::avx2::fill_round_trips(&mut t);

@@ -514,7 +514,7 @@ unsafe fn k<S: Src, D: Dst>(src: *const u8, dst: *mut u8, len: usize, p: Policy)
 /// Gives the `simd128` table the generic kernels of the pairs where they measured faster
 /// than what ran before (the portable kernel, the Scalar kernel, or two passes through a
 /// buffer): `examples/throughput.rs --size 1024` built for wasm32-wasip1 with and without
-/// them, run alternately under wasmtime, medians (README.md, "WebAssembly"). Within the
+/// them, run alternately under wasmtime, medians (docs/performance.md, "WebAssembly `simd128`"). Within the
 /// noise of the shared machine (under 1.1x), or slower, and so left as they were:
 /// E4M3, E4M3FNUZ and E5M2FNUZ → f32 (portable), F4E2M1 and E8M0 → f32 and E8M0 → f64
 /// (Scalar), E4M3, E5M2, E4M3FNUZ and E5M2FNUZ → BF16, F16 → E4M3 and F16 → E8M0 (two

@@ -2,8 +2,8 @@
 //! ([`fill_round_trips`]; the block kernels at the end of this file serve the slots the
 //! hand-written block kernels leave empty): on the Zen 4 VM (2026-12-03) the others measured
 //! slower than the hand-written AVX2 kernels and the two-pass routes they would replace (for
-//! example F8E4M3FNUZ → BF16 2.2 el/ns against 5.8, f64 → F6E2M3 1.3 against 3.3; README,
-//! "Every pair at its tier's width"), so the table does not call [`fill`]. The instantiation
+//! example F8E4M3FNUZ → BF16 2.2 el/ns against 5.8, f64 → F6E2M3 1.3 against 3.3; docs/performance.md,
+//! "Every pair at 1 Ki elements"), so the table does not call [`fill`]. The instantiation
 //! was proven by the every-backend tests while it was registered, and is kept for a CPU where
 //! it wins; `#[allow(dead_code)]` marks it. The same holds for its MX block kernels
 //! ([`fill_block`]): MXFP4 → BF16 1.0–1.25 against 1.9–2.1 Gelem/s for the hand-written

@@ -582,7 +582,7 @@ macro_rules! narrowings {
 
 /// Fills `t` with this ISA's generic kernels where they measured faster than what the tier ran
 /// before (`throughput --full --size 1024 --backend avx512-bf16,avx2`, medians of three runs
-/// on the Zen 4 VM; README "Every pair at its tier's width"): every narrowing of the formats
+/// on the Zen 4 VM; docs/performance.md, "Every pair at 1 Ki elements"): every narrowing of the formats
 /// added after the first four (f32, f64, F16 and BF16 sources), F16/BF16 → F8E4M3/F8E5M2 in
 /// one pass, the fused round trips but E4M3's and E5M2's, the fnuz and E8M0 widenings to f32 (E8M0 to
 /// f64 too), and the fnuz, fp6, E4M3 and E8M0 → F16 pairs. The other pairs keep the AVX2
@@ -725,16 +725,16 @@ impl mx::Inst for Blocks {
 /// Sets the block-kernel slots (`src/block/kernels.rs`) that this instantiation serves
 /// instead of the table below it (the hand-written 256-bit AVX2 kernels): every MX
 /// `Ocp`/`Ceil` dequantization and quantization. Measured (`cargo bench --bench block --
-/// '8x4096/.*-(avx512-bf16|avx2)$'`, two runs under load; README "MX `Ceil`/`Ocp` at 8 × 4096
-/// values"): MXFP4 → BF16 1.65–1.85× and f32 → MXFP4 `Ceil` 1.1–1.75× the AVX2 kernels,
+/// '8x4096/.*-(avx512-bf16|avx2)$'`, two runs under load; docs/performance.md, "Block paths under
+/// load"): MXFP4 → BF16 1.65–1.85× and f32 → MXFP4 `Ceil` 1.1–1.75× the AVX2 kernels,
 /// MXFP8 → BF16 0.96–1.01× (within noise); the other elements and destinations run the same
 /// code paths and were not timed one by one. Also the `Ggml` and `Mlx` profiles, `amax`, block
 /// FP8 quantization and the fused scaled building blocks at 512 bits. Block FP8
 /// dequantization is not set here: to BF16/F16 the table kernel of `avx512_fp8.rs` serves it
 /// (`block_tables.rs` sets it on top), and to f32 the hand-written AVX2 kernel, which
 /// measured as fast or faster than the generic one at 512 bits (`cargo bench --bench block -- fp8_scaled_8x4096`, six runs
-/// under load: medians 0.44 against 0.41 el/ns; README, "Block FP8 and the scaled building
-/// blocks on every tier").
+/// under load: medians 0.44 against 0.41 el/ns; docs/performance.md, "Block paths under
+/// load").
 pub(crate) const fn fill_block(t: &mut BlockKernels) {
     mx::fill::<Blocks>(t);
     // The MX `Ggml` and `Mlx` profiles and the ggml layout.

@@ -260,7 +260,8 @@ unsafe fn dequant_row<const TO: u8>(
 }
 
 /// Sets the BF16 and F16 `fp8_dequant` and `fp8_dequant_band` slots of an AVX-512 table to
-/// the table kernel (the f32 slot keeps the kernel below it). Measured in the README's block FP8 section.
+/// the table kernel (the f32 slot keeps the kernel below it). Measured in docs/performance.md,
+/// "Block paths".
 pub(crate) const fn set(t: &mut BlockKernels) {
     let (b, h) = (DestKind::Bf16 as usize, DestKind::F16 as usize);
     t.fp8_dequant[b] = Some(dequant_row::<{ To::Bf16 as u8 }>);
