@@ -123,51 +123,127 @@ pub(crate) fn overlaps(a: *const u8, la: usize, b: *const u8, lb: usize) -> bool
 
 // --- the pair table ------------------------------------------------------------------------
 
-/// Converts `n` values from `src` to `dst` (lengths, pointers and backend already checked).
-type ConvFn = unsafe fn(*const u8, *mut u8, usize, Options, Option<Backend>) -> Result<(), Error>;
+/// The whole of [`vcvt_convert`] for one pair, after the dtypes: options, sizes, pointers,
+/// then the conversion. Typed, so that sizes and alignments are constants.
+type ConvFn = unsafe fn(*const u8, *mut u8, usize, *const vcvt_options) -> c_int;
 
 /// Values per chunk on the unaligned path (even, so that packed chunks start on a byte).
 const CHUNK: usize = 256;
 
 /// # Safety
-/// `src` is valid for reading the `n` values' source elements (`n.div_ceil(2)` bytes when
-/// `SP`), `dst` for writing the destination's (`n.div_ceil(2)` when `DP`), neither NULL, the
-/// two ranges do not overlap, and `backend`, if given, is available.
+/// As for [`vcvt_convert`], for this pair.
 unsafe fn conv<S: ConvertTo<D>, D: Element, const SP: bool, const DP: bool>(
     src: *const u8,
     dst: *mut u8,
     n: usize,
-    options: Options,
-    backend: Option<Backend>,
-) -> Result<(), Error> {
+    options: *const vcvt_options,
+) -> c_int {
+    const F: &str = "vcvt_convert";
+    let (opts, backend) = match parse_options(options, F) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    // Bytes of each side; no object is larger than isize::MAX bytes.
     let sl = if SP { n.div_ceil(2) } else { n };
     let dl = if DP { n.div_ceil(2) } else { n };
-    if (src as usize).is_multiple_of(align_of::<S>())
-        && (dst as usize).is_multiple_of(align_of::<D>())
-    {
+    let max = isize::MAX as usize / size_of::<S>().max(size_of::<D>());
+    if n > max {
+        return pair_too_big::<S, D>(n);
+    }
+    let (sb, db) = (sl * size_of::<S>(), dl * size_of::<D>());
+    if n == 0 {
+        return VCVT_OK;
+    }
+    if src.is_null() {
+        return null(F, "src", n);
+    }
+    if dst.is_null() {
+        return null(F, "dst", n);
+    }
+    if overlaps(src, sb, dst, db) {
+        return overlap(sb, db);
+    }
+    let aligned = (src as usize).is_multiple_of(align_of::<S>())
+        && (dst as usize).is_multiple_of(align_of::<D>());
+    // The closure returns the code itself: a `Result` written by the panic guard's frame
+    // and read back here would be a narrow store followed by a wide load (a store-forwarding
+    // stall that cost about 10 ns a call).
+    guard(|| {
+        if !aligned {
+            // SAFETY: the buffers hold `sb` and `db` bytes (the caller's contract), are not
+            // NULL and do not overlap; the backend is available (`resolve`).
+            let r = unsafe { conv_unaligned::<S, D, SP, DP>(src, dst, n, opts, backend) };
+            return code_of(r);
+        }
         // SAFETY: aligned, not NULL, valid for `sl` source elements (initialised: the
-        // caller's data) and `dl` destination elements, not overlapping (the caller's
-        // guarantee); every bit pattern is a value of these plain-bits types.
+        // caller's data) and `dl` destination elements, not overlapping (checked above, per
+        // the caller's contract); every bit pattern is a value of these plain-bits types.
         let s = unsafe { core::slice::from_raw_parts(src.cast::<S>(), sl) };
-        return match backend {
+        match backend {
             None => {
                 // SAFETY: as above; the destination may be uninitialised memory, which
                 // `MaybeUninit` allows.
                 let d =
                     unsafe { core::slice::from_raw_parts_mut(dst.cast::<MaybeUninit<D>>(), dl) };
                 // Cannot panic: `sl` and `dl` are the lengths of `n` values of the pair.
-                vcvt_rs::convert_slice_uninit_with(s, d, options);
-                Ok(())
+                vcvt_rs::convert_slice_uninit_with(s, d, opts);
+                VCVT_OK
             }
             Some(b) => {
                 // SAFETY: as above. (`convert_slice_on` takes an initialised destination;
                 // it only writes it, so C memory that was never written is not read.)
                 let d = unsafe { core::slice::from_raw_parts_mut(dst.cast::<D>(), dl) };
-                vcvt_rs::convert_slice_on(b, s, d, options)
+                code_of(vcvt_rs::convert_slice_on(b, s, d, opts))
             }
-        };
+        }
+    })
+}
+
+#[inline(always)]
+fn code_of(r: Result<(), Error>) -> c_int {
+    match r {
+        Ok(()) => VCVT_OK,
+        Err(e) => from_error("vcvt_convert", e),
     }
-    // Unaligned: a chunk at a time through aligned stack buffers, by byte copies.
+}
+
+#[cold]
+#[inline(never)]
+fn pair_too_big<S: Element, D: Element>(n: usize) -> c_int {
+    fail(
+        VCVT_E_OVERFLOW,
+        format_args!(
+            "vcvt_convert: {n} values of {}-byte and {}-byte elements exceed the largest object",
+            size_of::<S>(),
+            size_of::<D>()
+        ),
+    )
+}
+
+#[cold]
+#[inline(never)]
+fn overlap(sb: usize, db: usize) -> c_int {
+    fail(
+        VCVT_E_OVERLAP,
+        format_args!("vcvt_convert: the {sb} source bytes and the {db} destination bytes overlap"),
+    )
+}
+
+/// [`conv`] for buffers at addresses not aligned for their element type: a chunk at a time
+/// through aligned stack buffers, by byte copies. Out of line, so that the 4 KiB of buffers
+/// are not in the frame of the aligned path.
+///
+/// # Safety
+/// As for [`conv`].
+#[cold]
+#[inline(never)]
+unsafe fn conv_unaligned<S: ConvertTo<D>, D: Element, const SP: bool, const DP: bool>(
+    src: *const u8,
+    dst: *mut u8,
+    n: usize,
+    options: Options,
+    backend: Option<Backend>,
+) -> Result<(), Error> {
     let mut sbuf = [0u64; CHUNK];
     let mut dbuf = [0u64; CHUNK];
     let mut i = 0;
@@ -184,7 +260,7 @@ unsafe fn conv<S: ConvertTo<D>, D: Element, const SP: bool, const DP: bool>(
             (i * size_of::<D>(), m)
         };
         let (sb, db) = (s_len * size_of::<S>(), d_len * size_of::<D>());
-        // SAFETY: bytes `s_off .. s_off + sb` lie inside the source's `sl · size_of::<S>()`
+        // SAFETY: bytes `s_off .. s_off + sb` lie inside the source's bytes
         // bytes (chunk `i .. i + m` of the `n` values; a packed chunk starts at an even value
         // `i`), and `sb ≤ 8 · CHUNK`, the buffer's size; the buffers are locals, distinct
         // from the caller's memory; u64 storage is aligned for every element type.
@@ -196,7 +272,7 @@ unsafe fn conv<S: ConvertTo<D>, D: Element, const SP: bool, const DP: bool>(
             )
         };
         run(s, d, options, backend)?;
-        // SAFETY: bytes `d_off .. d_off + db` lie inside the destination's `dl ·
+        // SAFETY: bytes `d_off .. d_off + db` lie inside the destination's
         // size_of::<D>()` bytes, as for the source; `db ≤ 8 · CHUNK`.
         unsafe { core::ptr::copy_nonoverlapping(dbuf.as_ptr().cast::<u8>(), dst.add(d_off), db) };
         i += m;
@@ -287,63 +363,24 @@ pub unsafe extern "C" fn vcvt_convert(
     n: usize,
     options: *const vcvt_options,
 ) -> c_int {
-    // SAFETY: forwarded from this function's contract.
-    guard(|| unsafe { convert(src.cast(), src_dtype, dst.cast(), dst_dtype, n, options) })
+    let f = match (dtype_index(src_dtype), dtype_index(dst_dtype)) {
+        (Some(si), Some(di)) => match CONVERT[si][di] {
+            Some(f) => f,
+            None => return unsupported_pair(si, di),
+        },
+        _ => return bad_dtypes(src_dtype, dst_dtype),
+    };
+    // SAFETY: `f` is the pair's function; its contract is this function's.
+    unsafe { f(src.cast(), dst.cast(), n, options) }
 }
 
-/// The body of [`vcvt_convert`].
-///
-/// # Safety
-/// As for [`vcvt_convert`].
-#[inline(always)]
-unsafe fn convert(
-    src: *const u8,
-    src_dtype: c_int,
-    dst: *mut u8,
-    dst_dtype: c_int,
-    n: usize,
-    options: *const vcvt_options,
-) -> c_int {
-    const F: &str = "vcvt_convert";
-    let Some(si) = dtype_index(src_dtype) else {
-        return bad_dtype(F, "src_dtype", src_dtype);
-    };
-    let Some(di) = dtype_index(dst_dtype) else {
-        return bad_dtype(F, "dst_dtype", dst_dtype);
-    };
-    let Some(f) = CONVERT[si][di] else {
-        return unsupported_pair(si, di);
-    };
-    let (opts, backend) = match parse_options(options, F) {
-        Ok(o) => o,
-        Err(code) => return code,
-    };
-    let Some(sb) = bytes_of(si, n) else {
-        return too_big(F, n, si);
-    };
-    let Some(db) = bytes_of(di, n) else {
-        return too_big(F, n, di);
-    };
-    if n == 0 {
-        return VCVT_OK;
-    }
-    if src.is_null() {
-        return null(F, "src", n);
-    }
-    if dst.is_null() {
-        return null(F, "dst", n);
-    }
-    if overlaps(src, sb, dst, db) {
-        return fail(
-            VCVT_E_OVERLAP,
-            format_args!("{F}: the {sb} source bytes and the {db} destination bytes overlap"),
-        );
-    }
-    // SAFETY: `f` is the pair's function; the buffers hold `sb` and `db` bytes (the caller's
-    // contract), are not NULL and do not overlap; `resolve` returned an available backend.
-    match unsafe { f(src, dst, n, opts, backend) } {
-        Ok(()) => VCVT_OK,
-        Err(e) => from_error(F, e),
+#[cold]
+#[inline(never)]
+fn bad_dtypes(src_dtype: c_int, dst_dtype: c_int) -> c_int {
+    if dtype_index(src_dtype).is_none() {
+        bad_dtype("vcvt_convert", "src_dtype", src_dtype)
+    } else {
+        bad_dtype("vcvt_convert", "dst_dtype", dst_dtype)
     }
 }
 

@@ -144,18 +144,27 @@ pub(crate) fn from_error(func: &str, e: Error) -> c_int {
 /// Runs `f`, turning a panic into [`VCVT_E_INTERNAL`] so that nothing unwinds into C.
 #[inline(always)]
 pub(crate) fn guard(f: impl FnOnce() -> c_int) -> c_int {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(code) => code,
-        Err(p) => {
-            let what = p
-                .downcast_ref::<&str>()
-                .copied()
-                .or_else(|| p.downcast_ref::<String>().map(String::as_str))
-                .unwrap_or("(no message)");
-            fail(
-                VCVT_E_INTERNAL,
-                format_args!("vcvt: internal error: {what}"),
-            )
-        }
+    match guard_result(f) {
+        Ok(code) | Err(code) => code,
     }
+}
+
+/// Runs `f`; a panic becomes `Err(VCVT_E_INTERNAL)` (message recorded).
+#[inline(always)]
+pub(crate) fn guard_result<R>(f: impl FnOnce() -> R) -> Result<R, c_int> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|p| panicked(&*p))
+}
+
+#[cold]
+#[inline(never)]
+fn panicked(p: &(dyn core::any::Any + Send)) -> c_int {
+    let what = p
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| p.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)");
+    fail(
+        VCVT_E_INTERNAL,
+        format_args!("vcvt: internal error: {what}"),
+    )
 }
