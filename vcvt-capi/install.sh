@@ -11,8 +11,8 @@
 #   LIBDIR/pkgconfig/vcvt.pc
 #   LIBDIR/cmake/vcvt/vcvtConfig.cmake, vcvtConfigVersion.cmake
 #
-# Needs cargo (Rust 1.89 or newer), a C toolchain's linker and POSIX sh. Linux and the BSDs;
-# the `cargo cinstall` of cargo-c also works (optional metadata in Cargo.toml).
+# Needs cargo (Rust 1.89 or newer), a C toolchain's linker and POSIX sh. Writes ELF shared
+# library names (Linux, the BSDs); tested on Linux x86-64 (Debian 12).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 PREFIX=${1:-${PREFIX:-/usr/local}}
@@ -45,9 +45,11 @@ ln -sf "$soname" "$LIBDIR/libvcvt.so"
 install -m 644 "$out/libvcvt.a" "$LIBDIR/libvcvt.a"
 
 # The CMake package finds the prefix from its own location: LIBDIR/cmake/vcvt/../.. is
-# LIBDIR; the prefix is LIBDIR/<this> (".." for PREFIX/lib).
-libdir_to_prefix=$(python3 -c 'import os,sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' \
-    "$PREFIX" "$LIBDIR" 2>/dev/null || echo ..)
+# LIBDIR, and the prefix is LIBDIR/.. for PREFIX/lib (relocatable), else its absolute path.
+case $LIBDIR in
+"$PREFIX"/*) libdir_to_prefix=$(echo "${LIBDIR#"$PREFIX"/}" | sed 's|[^/][^/]*|..|g') ;;
+*) libdir_to_prefix=$PREFIX ;;
+esac
 
 subst() {
     sed -e "s|@PREFIX@|$PREFIX|g" -e "s|@LIBDIR@|$LIBDIR|g" -e "s|@VERSION@|$version|g" \
