@@ -334,8 +334,9 @@ unsafe fn store<T: Copy>(
     if v.try_reserve_exact(len).is_err() {
         return Err(Err(nomem(f, len * size_of::<T>())));
     }
-    // SAFETY: `MaybeUninit` values need no initialisation; the capacity is `len`.
-    unsafe { v.set_len(len) };
+    // Zeroed (a valid value of every element type), so that the scaled functions, which take
+    // an initialised destination, may view it as one.
+    v.resize(len, MaybeUninit::zeroed());
     run(&mut v).map_err(Ok)?;
     // SAFETY: `run` succeeded, so it initialised every value of the buffer (the block
     // functions initialise the whole tight shape); `p` holds `len` values' bytes, distinct
@@ -906,11 +907,11 @@ unsafe fn narrow_fn<S: BlockSource, D: ScaledCode>(
 ) -> Result<(), Result<Error, c_int>> {
     // SAFETY: forwarded from this function's contract.
     let s = unsafe { load::<S>(src, n, f) }.map_err(Err)?;
-    // SAFETY: forwarded. (`narrow_scaled` takes an initialised destination and only writes
-    // it.)
+    // SAFETY: forwarded. The slots are the caller's buffer (memory the C program owns) or a
+    // zeroed heap buffer; `narrow_scaled` takes them as an initialised destination of
+    // plain-bits codes and only writes them.
     unsafe {
         store::<D>(dst, n, f, |o| {
-            // The codes are plain bits: view the uninitialised slots as codes to be written.
             let o = &mut *(o as *mut [MaybeUninit<D>] as *mut [D]);
             vcvt_rs::block::narrow_scaled(&s, scale, o)
         })

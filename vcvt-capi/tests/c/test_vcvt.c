@@ -1020,7 +1020,46 @@ static void test_threads(void) {
     }
 }
 
+/* Run as a child with VCVT_BACKEND set: an unusable value is an error code for the calls
+ * that use the automatic backend (never a panic or an abort), and pinned backends still run;
+ * a usable value is the active backend. */
+static int env_child(const char *value) {
+    float x[4] = {1, 2, 3, 4};
+    int want = vcvt_backend_from_name(value);
+    if (want < 0) {
+        fill();
+        int rc = vcvt_convert(x, VCVT_F32, canary, VCVT_F16, 4, NULL);
+        CHECK(rc == VCVT_E_BACKEND_ENV, "VCVT_BACKEND=%s: vcvt_convert %d", value, rc);
+        CHECK(untouched(), "VCVT_BACKEND=%s: wrote into the output", value);
+        CHECK(strstr(vcvt_last_error_message(), "VCVT_BACKEND") != NULL, "message %s",
+              vcvt_last_error_message());
+        CHECK(vcvt_backend_active() == VCVT_E_BACKEND_ENV, "VCVT_BACKEND=%s: active", value);
+        vcvt_mx mx = {VCVT_MX_E2M1, 0, 0, VCVT_BACKEND_AUTO};
+        size_t len;
+        CHECK(vcvt_mx_data_len(mx, 1, 32, &len) == VCVT_E_BACKEND_ENV, "mx with AUTO");
+        vcvt_options o = {0, 0, VCVT_BACKEND_SCALAR};
+        CHECK(vcvt_convert(x, VCVT_F32, canary, VCVT_F16, 4, &o) == VCVT_OK, "pinned scalar");
+    } else {
+        CHECK(vcvt_backend_active() == want, "VCVT_BACKEND=%s: active %d", value,
+              vcvt_backend_active());
+        CHECK(vcvt_convert(x, VCVT_F32, canary, VCVT_F16, 4, NULL) == VCVT_OK, "convert");
+    }
+    printf("VCVT_BACKEND=%s: %ld checks, %ld failures\n", value, checks, failures);
+    return failures ? 1 : 0;
+}
+
+static void test_env(const char *self) {
+    static const char *values[] = {"sse9", "scalar"};
+    for (int i = 0; i < 2; i++) {
+        char cmd[8192];
+        snprintf(cmd, sizeof cmd, "VCVT_BACKEND=%s '%s' --env-child %s", values[i], self, values[i]);
+        int st = system(cmd);
+        CHECK(st == 0, "child with VCVT_BACKEND=%s exited with status %d", values[i], st);
+    }
+}
+
 int main(int argc, char **argv) {
+    if (argc == 3 && !strcmp(argv[1], "--env-child")) return env_child(argv[2]);
     if (argc != 2) {
         fprintf(stderr, "usage: %s <repo>/tests/data\n", argv[0]);
         return 2;
@@ -1040,6 +1079,7 @@ int main(int argc, char **argv) {
     test_errors();
     test_round_trip_and_scaled();
     test_threads();
+    test_env(argv[0]);
 
     printf("%ld checks, %ld failures\n", checks, failures);
     return failures ? 1 : 0;
