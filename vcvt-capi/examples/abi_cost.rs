@@ -72,6 +72,63 @@ fn measure(samples: usize, mut rust: impl FnMut(), mut c: impl FnMut()) -> (f64,
     (median(&mut r), median(&mut k))
 }
 
+/// One row of the table: `S -> D` over `src`, the Rust call against `vcvt_convert` through
+/// `convert`, both reading the same source and writing the same destination (so that the
+/// buffers' addresses, and their 4 KiB aliasing, are the same for both).
+#[allow(clippy::too_many_arguments)]
+fn pair<S: vcvt_rs::ConvertTo<D>, D: vcvt_rs::Element + Default>(
+    name: &str,
+    samples: usize,
+    convert: ConvertFn,
+    src: &[S],
+    c_src: c_int,
+    c_dst: c_int,
+    options: Option<(vcvt_rs::Options, vcvt::vcvt_options)>,
+) {
+    let n = src.len();
+    let mut dst = vec![D::default(); n];
+    let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());
+    let (ropts, copts) = match options {
+        Some((r, c)) => (r, Some(c)),
+        None => (vcvt_rs::Options::new(), None),
+    };
+    let copts_ptr = copts
+        .as_ref()
+        .map_or(std::ptr::null(), |o| o as *const vcvt::vcvt_options);
+    let rust = || {
+        // SAFETY: `sp` and `dp` point to `n` values of `S` and `D` in `src` and `dst`, which
+        // outlive the closure and are accessed only through these pointers meanwhile.
+        let (s, d) = unsafe {
+            (
+                std::slice::from_raw_parts(black_box(sp), n),
+                std::slice::from_raw_parts_mut(black_box(dp), n),
+            )
+        };
+        if options.is_some() {
+            vcvt_rs::convert_slice_with(s, d, ropts);
+        } else {
+            vcvt_rs::convert_slice(s, d);
+        }
+    };
+    let c = || {
+        // SAFETY: as above; the C function reads `n` values at `sp` and writes `n` at `dp`.
+        let rc = unsafe {
+            convert(
+                black_box(sp.cast()),
+                c_src,
+                black_box(dp.cast()),
+                c_dst,
+                n,
+                black_box(copts_ptr),
+            )
+        };
+        debug_assert_eq!(rc, 0);
+    };
+    let (r, k) = measure(samples, rust, c);
+    println!("{name:<22} {n:>6} {r:>10.2} {k:>10.2} {:>8.3}", k / r);
+    drop(dst);
+}
+
 fn main() {
     let mut samples = 301;
     let args: Vec<String> = std::env::args().collect();
@@ -91,110 +148,33 @@ fn main() {
         "pair", "n", "Rust ns", "C ns", "C/Rust"
     );
     for &n in &[64usize, 1024] {
-        let src: Vec<f32> = (0..n).map(|i| (i as f32 - 31.5) * 0.173).collect();
-        let wide: Vec<f32> = src.clone();
-        // Each contender writes its own buffer.
-        let (mut h, mut h2) = (vec![F16::ZERO; n], vec![F16::ZERO; n]);
-        let (mut b, mut b2) = (vec![BF16::ZERO; n], vec![BF16::ZERO; n]);
-        let (mut e, mut e2) = (vec![F8E4M3::ZERO; n], vec![F8E4M3::ZERO; n]);
-        let (mut back, mut back2) = (vec![0f32; n], vec![0f32; n]);
-        vcvt_rs::convert_slice(&src, &mut h);
-        let hsrc = h.clone();
-
-        let row = |name: &str, rust: &mut dyn FnMut(), c: &mut dyn FnMut()| {
-            let (r, k) = measure(samples, rust, c);
-            println!("{name:<22} {n:>6} {r:>10.2} {k:>10.2} {:>8.3}", k / r);
-        };
-        row(
-            "f32 -> f16",
-            &mut || vcvt_rs::convert_slice(black_box(&wide[..]), black_box(&mut h[..])),
-            &mut || {
-                // SAFETY: `wide` holds n f32, `h` room for n f16; distinct buffers.
-                let rc = unsafe {
-                    convert(
-                        black_box(wide.as_ptr().cast()),
-                        vcvt::VCVT_F32,
-                        black_box(h2.as_mut_ptr().cast()),
-                        vcvt::VCVT_F16,
-                        n,
-                        std::ptr::null(),
-                    )
-                };
-                debug_assert_eq!(rc, 0);
+        let wide: Vec<f32> = (0..n).map(|i| (i as f32 - 31.5) * 0.173).collect();
+        let half: Vec<F16> = vcvt_rs::convert_to_vec(&wide);
+        let (f32_, f16_, bf16_, e4m3) = (
+            vcvt::VCVT_F32,
+            vcvt::VCVT_F16,
+            vcvt::VCVT_BF16,
+            vcvt::VCVT_F8E4M3,
+        );
+        pair::<f32, F16>("f32 -> f16", samples, convert, &wide, f32_, f16_, None);
+        pair::<f32, BF16>("f32 -> bf16", samples, convert, &wide, f32_, bf16_, None);
+        pair::<F16, f32>("f16 -> f32", samples, convert, &half, f16_, f32_, None);
+        pair::<f32, F8E4M3>("f32 -> f8e4m3", samples, convert, &wide, f32_, e4m3, None);
+        let sat = (
+            vcvt_rs::Options::new().overflow(vcvt_rs::Overflow::Saturate),
+            vcvt::vcvt_options {
+                overflow: vcvt::VCVT_OVERFLOW_SATURATE,
+                ..Default::default()
             },
         );
-        row(
-            "f32 -> bf16",
-            &mut || vcvt_rs::convert_slice(black_box(&wide[..]), black_box(&mut b[..])),
-            &mut || {
-                // SAFETY: as above, n bf16.
-                unsafe {
-                    convert(
-                        black_box(wide.as_ptr().cast()),
-                        vcvt::VCVT_F32,
-                        black_box(b2.as_mut_ptr().cast()),
-                        vcvt::VCVT_BF16,
-                        n,
-                        std::ptr::null(),
-                    )
-                };
-            },
-        );
-        row(
-            "f16 -> f32",
-            &mut || vcvt_rs::convert_slice(black_box(&hsrc[..]), black_box(&mut back[..])),
-            &mut || {
-                // SAFETY: `hsrc` holds n f16, `back` room for n f32.
-                unsafe {
-                    convert(
-                        black_box(hsrc.as_ptr().cast()),
-                        vcvt::VCVT_F16,
-                        black_box(back2.as_mut_ptr().cast()),
-                        vcvt::VCVT_F32,
-                        n,
-                        std::ptr::null(),
-                    )
-                };
-            },
-        );
-        row(
-            "f32 -> f8e4m3",
-            &mut || vcvt_rs::convert_slice(black_box(&wide[..]), black_box(&mut e[..])),
-            &mut || {
-                // SAFETY: `wide` holds n f32, `e` room for n bytes.
-                unsafe {
-                    convert(
-                        black_box(wide.as_ptr().cast()),
-                        vcvt::VCVT_F32,
-                        black_box(e2.as_mut_ptr().cast()),
-                        vcvt::VCVT_F8E4M3,
-                        n,
-                        std::ptr::null(),
-                    )
-                };
-            },
-        );
-        let opts = vcvt::vcvt_options {
-            overflow: vcvt::VCVT_OVERFLOW_SATURATE,
-            ..Default::default()
-        };
-        let ropts = vcvt_rs::Options::new().overflow(vcvt_rs::Overflow::Saturate);
-        row(
+        pair::<f32, F16>(
             "f32 -> f16, options",
-            &mut || vcvt_rs::convert_slice_with(black_box(&wide[..]), black_box(&mut h[..]), ropts),
-            &mut || {
-                // SAFETY: as for f32 -> f16; `opts` is a live vcvt_options.
-                unsafe {
-                    convert(
-                        black_box(wide.as_ptr().cast()),
-                        vcvt::VCVT_F32,
-                        black_box(h2.as_mut_ptr().cast()),
-                        vcvt::VCVT_F16,
-                        n,
-                        black_box(&opts),
-                    )
-                };
-            },
+            samples,
+            convert,
+            &wide,
+            f32_,
+            f16_,
+            Some(sat),
         );
     }
 }
