@@ -18,8 +18,9 @@
  *     store them (on little-endian hosts simply a float array).
  *   - Input and output buffers of one call must not overlap (VCVT_E_OVERLAP).
  *   - Thread-safe: no function keeps state between calls except the backend choice, made
- *     once per process, and each thread's last error message. No function unwinds, aborts
- *     or prints.
+ *     once per process, and each thread's last error message. No function unwinds into
+ *     the caller: an internal error (a Rust panic; none is expected) is caught and returned
+ *     as VCVT_E_INTERNAL, after Rust's panic hook has printed it to stderr.
  *   - Enumeration arguments and fields are checked (VCVT_E_DTYPE / VCVT_E_INVALID); the
  *     enums are int-sized (do not build with -fshort-enums).
  */
