@@ -992,6 +992,16 @@ static void test_round_trip_and_scaled(void) {
     int same = 1;
     for (int i = 0; i < N; i++) same &= w[i] == y[i] * 4.0f;
     CHECK(same, "dequantize_scaled differs from the exact product");
+    /* The same at odd addresses (the block functions copy an unaligned wide side through the
+     * heap). */
+    uint8_t xs[N * 4 + 1], ws[N * 4 + 1], cs[N + 1];
+    memcpy(xs + 1, x, sizeof x);
+    CHECK(vcvt_narrow_scaled(xs + 1, VCVT_F32, 0.25f, cs + 1, VCVT_F8E4M3, N) == 0, "odd narrow");
+    CHECK(!memcmp(cs + 1, a, N), "narrow_scaled at odd addresses");
+    memset(ws, 0xA5, sizeof ws);
+    CHECK(vcvt_dequantize_scaled(cs + 1, VCVT_F8E4M3, 4.0f, ws + 1, VCVT_F32, N) == 0, "odd deq");
+    CHECK(!memcmp(ws + 1, w, sizeof w) && ws[0] == 0xA5, "dequantize_scaled at odd addresses");
+    CHECK(vcvt_amax(xs + 1, VCVT_F32, N, &m) == 0 && m == want, "amax at an odd address");
 }
 
 typedef struct {
