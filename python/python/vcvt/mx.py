@@ -44,7 +44,8 @@ def quantize(a, format="mxfp4", *, profile="ceil", layout="planar", threads=None
     library refuses (e.g. the ggml layout with cols not a multiple of 32)."""
     threads = check_threads(threads)
     a, kind, rows, cols = block_source(a)
-    rb, rs = _lens(format, profile, layout, 1, cols)
+    nd, ns = _lens(format, profile, layout, rows, cols)  # checks the real shape
+    rb, rs = (nd // rows, ns // rows) if rows else _lens(format, profile, layout, 1, cols)
     lead = a.shape[:-1]
     data = np.empty(lead + (rb,), np.uint8)
     scales = np.empty(lead + (rs,), np.uint8)

@@ -33,7 +33,8 @@ def quantize(a, *, profile="modelopt", layout="planar", tensor_scale=None, threa
     the profile's: ModelOpt ``amax(a) / 2688``)."""
     threads = check_threads(threads)
     a, kind, rows, cols = block_source(a)
-    rb, rs = _vcvt.nv_lens(profile, layout, 1, cols)
+    nd, ns = _vcvt.nv_lens(profile, layout, rows, cols)  # checks the real shape
+    rb, rs = (nd // rows, ns // rows) if rows else _vcvt.nv_lens(profile, layout, 1, cols)
     lead = a.shape[:-1]
     data = np.empty(lead + (rb,), np.uint8)
     scales = np.empty(lead + (rs,), np.uint8)
