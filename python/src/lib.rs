@@ -12,10 +12,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use numpy::npyffi::{NPY_ARRAY_ALIGNED, NPY_ARRAY_WRITEABLE};
-use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyType;
 
 use vcvt::block::{
     BlockDest, BlockFp8, BlockSource, Fp8Profile, Mx, MxElement, MxLayout, MxProfile, NvLayout,
@@ -139,6 +139,33 @@ fn pool(n: usize) -> Result<Arc<rayon::ThreadPool>, String> {
     Ok(p)
 }
 
+/// The leading fields of numpy's `PyArrayObject` (`PyArrayObject_fields` in numpy's
+/// `ndarraytypes.h`): numpy's public C ABI, the same in numpy 1.x and 2.x, read here as
+/// numpy's own accessor macros (`PyArray_DATA`, `PyArray_NDIM`, `PyArray_DIMS`,
+/// `PyArray_FLAGS`) read it.
+#[repr(C)]
+struct ArrayFields {
+    ob_base: pyo3::ffi::PyObject,
+    data: *mut std::ffi::c_char,
+    nd: std::ffi::c_int,
+    dimensions: *const isize,
+    strides: *const isize,
+    base: *mut pyo3::ffi::PyObject,
+    descr: *mut pyo3::ffi::PyObject,
+    flags: std::ffi::c_int,
+}
+
+/// numpy's array flags (`NPY_ARRAY_*`).
+const NPY_ARRAY_C_CONTIGUOUS: std::ffi::c_int = 0x0001;
+const NPY_ARRAY_ALIGNED: std::ffi::c_int = 0x0100;
+const NPY_ARRAY_WRITEABLE: std::ffi::c_int = 0x0400;
+
+/// `numpy.ndarray`, imported once.
+fn ndarray_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    static NDARRAY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    NDARRAY.import(py, "numpy", "ndarray")
+}
+
 /// A checked view of a C-contiguous, aligned numpy array's memory: its address, element
 /// count and element size. Valid while the array object it came from is alive and not
 /// resized (numpy refuses to resize an array that others reference).
@@ -151,35 +178,47 @@ struct Mem {
 
 impl Mem {
     /// Checks array `a` (called `what` in errors) and returns its memory.
-    fn of(
-        a: &Bound<'_, PyUntypedArray>,
-        what: &str,
-        itemsize: usize,
-        write: bool,
-    ) -> PyResult<Mem> {
-        let got = a.dtype().itemsize();
+    fn of(a: &Bound<'_, PyAny>, what: &str, itemsize: usize, write: bool) -> PyResult<Mem> {
+        let py = a.py();
+        if !a.is_instance(ndarray_type(py)?)? {
+            return Err(PyTypeError::new_err(format!(
+                "{what} must be a numpy array, not {}",
+                a.get_type().name()?
+            )));
+        }
+        let got: usize = a.getattr(pyo3::intern!(py, "itemsize"))?.extract()?;
         if got != itemsize {
             return Err(PyTypeError::new_err(format!(
                 "{what} has {got}-byte elements (dtype {}); {itemsize}-byte elements are needed",
-                a.dtype()
+                a.getattr(pyo3::intern!(py, "dtype"))?
             )));
         }
-        if !a.is_c_contiguous() {
+        // SAFETY: `a` is an instance of `numpy.ndarray` (checked above), whose object memory
+        // starts with `PyArrayObject_fields` (`ArrayFields` declares its leading fields);
+        // `a` is alive for this call. `dimensions` holds `nd` sizes (numpy's invariant).
+        let (flags, data, dims) = unsafe {
+            let p = a.as_ptr().cast::<ArrayFields>();
+            let nd = usize::try_from((*p).nd).unwrap_or(0);
+            let dims = if nd == 0 {
+                &[][..]
+            } else {
+                std::slice::from_raw_parts((*p).dimensions, nd)
+            };
+            ((*p).flags, (*p).data as usize, dims)
+        };
+        if flags & NPY_ARRAY_C_CONTIGUOUS == 0 {
             return Err(PyValueError::new_err(format!("{what} is not C-contiguous")));
         }
-        // SAFETY: `as_array_ptr` is the `PyArrayObject` of the live array `a`; reading its
-        // `flags` and `data` fields is what numpy's own accessor macros do.
-        let (flags, data) = unsafe {
-            let p = a.as_array_ptr();
-            ((*p).fields.flags, (*p).fields.data as usize)
-        };
         if flags & NPY_ARRAY_ALIGNED == 0 || data % itemsize.min(8) != 0 {
             return Err(PyValueError::new_err(format!("{what} is not aligned")));
         }
         if write && flags & NPY_ARRAY_WRITEABLE == 0 {
             return Err(PyValueError::new_err(format!("{what} is read-only")));
         }
-        let len = a.shape().iter().product::<usize>();
+        let len = dims
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?))
+            .ok_or_else(|| PyValueError::new_err(format!("{what} has an invalid shape")))?;
         Ok(Mem {
             addr: data,
             len,
@@ -280,24 +319,56 @@ fn lib_err(e: vcvt::Error) -> PyErr {
 
 // --- element conversions ------------------------------------------------------------------
 
-type ConvFn = fn(Mem, Mem, Options, bool);
+type ConvFn = fn(Mem, Mem, Options);
 
-/// Converts `src` to `dst` (lengths already checked), in parallel when asked.
+/// Converts `src` to `dst` on the calling thread (lengths already checked).
 fn conv<S: ConvertTo<D> + bytemuck::Pod, D: Element + bytemuck::Pod>(
     src: Mem,
     dst: Mem,
     opts: Options,
-    parallel: bool,
 ) {
     // SAFETY: `convert` checked both arrays for `S`'s and `D`'s sizes (the format table's
     // item sizes are those of the element types, whose alignment is at most their size),
-    // checked that they do not overlap, and holds references to both for this call.
+    // checked that they do not overlap, and holds references to both for this call; the
+    // parallel split hands each call disjoint sub-ranges of them.
     let (s, d) = unsafe { (src.slice::<S>(), dst.slice_mut::<D>()) };
-    if parallel {
-        vcvt::par_convert_slice_with(s, d, opts);
-    } else {
-        vcvt::convert_slice_with(s, d, opts);
+    vcvt::convert_slice_with(s, d, opts);
+}
+
+/// Runs `f` over `src` -> `dst` (pair `s -> d`, lengths checked), split into chunks of
+/// `vcvt::PAR_CHUNK` values on the current rayon pool when `parallel`. The split is done
+/// here, once for every pair, so the per-pair code stays serial (and small); every value is
+/// converted on its own, so where a chunk ends cannot change a result.
+fn run_conv(f: ConvFn, s: Fmt, d: Fmt, src: Mem, dst: Mem, opts: Options, parallel: bool) {
+    use rayon::prelude::*;
+    let values = if s == Fmt::E2M1x2 { dst.len } else { src.len };
+    if !parallel || values < vcvt::PAR_MIN_VALUES {
+        return f(src, dst, opts);
     }
+    // An even chunk length: a packed side splits between bytes.
+    const CHUNK: usize = vcvt::PAR_CHUNK;
+    let chunks = values.div_ceil(CHUNK);
+    let at = |m: Mem, packed: bool, v: usize| {
+        if v == values {
+            m.len
+        } else if packed {
+            v / 2
+        } else {
+            v
+        }
+    };
+    let sub = |m: Mem, lo: usize, hi: usize| Mem {
+        addr: m.addr + lo * m.itemsize,
+        len: hi - lo,
+        itemsize: m.itemsize,
+    };
+    (0..chunks).into_par_iter().for_each(|k| {
+        let (lo, hi) = (k * CHUNK, ((k + 1) * CHUNK).min(values));
+        let (sp, dp) = (s == Fmt::E2M1x2, d == Fmt::E2M1x2);
+        let sm = sub(src, at(src, sp, lo), at(src, sp, hi));
+        let dm = sub(dst, at(dst, dp, lo), at(dst, dp, hi));
+        f(sm, dm, opts);
+    });
 }
 
 /// The conversion of pair `s -> d`, or `None` if the library has no such pair.
@@ -366,8 +437,8 @@ fn convert(
     py: Python<'_>,
     src_format: &str,
     dst_format: &str,
-    src: &Bound<'_, PyUntypedArray>,
-    dst: &Bound<'_, PyUntypedArray>,
+    src: &Bound<'_, PyAny>,
+    dst: &Bound<'_, PyAny>,
     overflow: Option<&str>,
     nan: Option<&str>,
     threads: Option<usize>,
@@ -401,13 +472,14 @@ fn convert(
         )));
     }
     check_disjoint(&[(&sm, "the source array", &dm, "out")])?;
-    let small = sm.len < vcvt::PAR_MIN_VALUES;
+    let small = sm.len.max(dm.len) < vcvt::PAR_MIN_VALUES;
     py.detach(|| {
         if small {
-            f(sm, dm, opts, false);
+            // Serial whatever `threads` says: no pool is entered for a short array.
+            f(sm, dm, opts);
             Ok(())
         } else {
-            threads.run(|par| f(sm, dm, opts, par))
+            threads.run(|par| run_conv(f, s, d, sm, dm, opts, par))
         }
     })
     .map_err(PyValueError::new_err)
@@ -449,7 +521,7 @@ where
 #[pyo3(signature = (x, format, overflow=None, nan=None, threads=None))]
 fn round_trip_inplace(
     py: Python<'_>,
-    x: &Bound<'_, PyUntypedArray>,
+    x: &Bound<'_, PyAny>,
     format: &str,
     overflow: Option<&str>,
     nan: Option<&str>,
@@ -458,12 +530,17 @@ fn round_trip_inplace(
     let f = Fmt::parse(format)?;
     let opts = options(overflow, nan)?;
     let threads = Threads::from_arg(threads)?;
-    let wide64 = match x.dtype().itemsize() {
+    let itemsize: usize = if x.is_instance(ndarray_type(py)?)? {
+        x.getattr(pyo3::intern!(py, "itemsize"))?.extract()?
+    } else {
+        0
+    };
+    let wide64 = match itemsize {
         8 => true,
         4 => false,
         n => {
             return Err(PyTypeError::new_err(format!(
-                "round_trip needs a float32 or float64 array, not {n}-byte elements"
+                "round_trip needs a float32 or float64 numpy array ({n}-byte elements given)"
             )));
         }
     };
@@ -696,11 +773,11 @@ fn block_quantize(
     py: Python<'_>,
     scheme: Scheme,
     src_kind: &str,
-    src: &Bound<'_, PyUntypedArray>,
+    src: &Bound<'_, PyAny>,
     rows: usize,
     cols: usize,
-    data: &Bound<'_, PyUntypedArray>,
-    scales: &Bound<'_, PyUntypedArray>,
+    data: &Bound<'_, PyAny>,
+    scales: &Bound<'_, PyAny>,
     threads: Option<usize>,
 ) -> PyResult<f32> {
     let kind = Wide::parse(src_kind)?;
@@ -738,12 +815,12 @@ fn block_quantize(
 fn block_dequantize(
     py: Python<'_>,
     scheme: Scheme,
-    data: &Bound<'_, PyUntypedArray>,
-    scales: &Bound<'_, PyUntypedArray>,
+    data: &Bound<'_, PyAny>,
+    scales: &Bound<'_, PyAny>,
     rows: usize,
     cols: usize,
     dst_kind: &str,
-    dst: &Bound<'_, PyUntypedArray>,
+    dst: &Bound<'_, PyAny>,
     threads: Option<usize>,
 ) -> PyResult<()> {
     let kind = Wide::parse(dst_kind)?;
@@ -800,11 +877,11 @@ fn mx_quantize(
     profile: &str,
     layout: &str,
     src_kind: &str,
-    src: &Bound<'_, PyUntypedArray>,
+    src: &Bound<'_, PyAny>,
     rows: usize,
     cols: usize,
-    data: &Bound<'_, PyUntypedArray>,
-    scales: &Bound<'_, PyUntypedArray>,
+    data: &Bound<'_, PyAny>,
+    scales: &Bound<'_, PyAny>,
     threads: Option<usize>,
 ) -> PyResult<()> {
     let s = Scheme::Mx(mx_of(format, profile, layout)?);
@@ -820,12 +897,12 @@ fn mx_dequantize(
     format: &str,
     profile: &str,
     layout: &str,
-    data: &Bound<'_, PyUntypedArray>,
-    scales: &Bound<'_, PyUntypedArray>,
+    data: &Bound<'_, PyAny>,
+    scales: &Bound<'_, PyAny>,
     rows: usize,
     cols: usize,
     dst_kind: &str,
-    dst: &Bound<'_, PyUntypedArray>,
+    dst: &Bound<'_, PyAny>,
     threads: Option<usize>,
 ) -> PyResult<()> {
     let s = Scheme::Mx(mx_of(format, profile, layout)?);
@@ -856,11 +933,11 @@ fn nv_quantize(
     profile: &str,
     layout: &str,
     src_kind: &str,
-    src: &Bound<'_, PyUntypedArray>,
+    src: &Bound<'_, PyAny>,
     rows: usize,
     cols: usize,
-    data: &Bound<'_, PyUntypedArray>,
-    scales: &Bound<'_, PyUntypedArray>,
+    data: &Bound<'_, PyAny>,
+    scales: &Bound<'_, PyAny>,
     tensor_scale: Option<f32>,
     threads: Option<usize>,
 ) -> PyResult<f32> {
@@ -877,13 +954,13 @@ fn nv_dequantize(
     py: Python<'_>,
     profile: &str,
     layout: &str,
-    data: &Bound<'_, PyUntypedArray>,
-    scales: &Bound<'_, PyUntypedArray>,
+    data: &Bound<'_, PyAny>,
+    scales: &Bound<'_, PyAny>,
     tensor_scale: f32,
     rows: usize,
     cols: usize,
     dst_kind: &str,
-    dst: &Bound<'_, PyUntypedArray>,
+    dst: &Bound<'_, PyAny>,
     threads: Option<usize>,
 ) -> PyResult<()> {
     let s = Scheme::Nv(nv_of(profile, layout)?, Some(tensor_scale));
@@ -915,11 +992,11 @@ fn fp8_quantize(
     tile_cols: usize,
     profile: &str,
     src_kind: &str,
-    src: &Bound<'_, PyUntypedArray>,
+    src: &Bound<'_, PyAny>,
     rows: usize,
     cols: usize,
-    data: &Bound<'_, PyUntypedArray>,
-    scale_inv: &Bound<'_, PyUntypedArray>,
+    data: &Bound<'_, PyAny>,
+    scale_inv: &Bound<'_, PyAny>,
     threads: Option<usize>,
 ) -> PyResult<()> {
     let s = Scheme::Fp8(fp8_of(tile_rows, tile_cols, profile)?);
@@ -935,12 +1012,12 @@ fn fp8_dequantize(
     py: Python<'_>,
     tile_rows: usize,
     tile_cols: usize,
-    data: &Bound<'_, PyUntypedArray>,
-    scale_inv: &Bound<'_, PyUntypedArray>,
+    data: &Bound<'_, PyAny>,
+    scale_inv: &Bound<'_, PyAny>,
     rows: usize,
     cols: usize,
     dst_kind: &str,
-    dst: &Bound<'_, PyUntypedArray>,
+    dst: &Bound<'_, PyAny>,
     threads: Option<usize>,
 ) -> PyResult<()> {
     let s = Scheme::Fp8(fp8_of(tile_rows, tile_cols, "deepseek")?);
