@@ -18,12 +18,15 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 python3 -m venv --system-site-packages "$WORK/venv"
 PY="$WORK/venv/bin/python"
-"$PY" -m pip install -q "maturin==1.9.4" "pytest==8.4.2" "dask[array]==2025.11.0"
+"$PY" -m pip install -q "pytest==8.4.2" "dask[array]==2025.11.0"
+# Into the venv itself even where the system Python has it (`python -m maturin` runs the
+# venv's `maturin` script).
+"$PY" -m pip install -q --ignore-installed "maturin==1.9.4"
 echo "venv and pip installs: $((SECONDS - START)) s"
 
 T0=$SECONDS
 # The release profile, as users get it (the extension's own build dominates this step).
-"$WORK/venv/bin/maturin" build --release --manifest-path python/Cargo.toml \
+"$PY" -m maturin build --release --manifest-path python/Cargo.toml \
     --interpreter "$PY" --out "$WORK/wheels"
 echo "maturin build --release: $((SECONDS - T0)) s"
 

@@ -50,7 +50,8 @@ def all_codes(name):
 
 def finite_values(name):
     """Every finite value of the format, sorted, without duplicates (as float64)."""
-    v = all_codes(name).view(dt(name)).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        v = all_codes(name).view(dt(name)).astype(np.float64)
     return np.unique(v[np.isfinite(v)])
 
 
@@ -140,11 +141,10 @@ def test_16bit_codes_to_8bit(hub, leaf):
     check_narrow(x.astype(np.float32), leaf, got, ref)
 
 
-@pytest.mark.parametrize("hub", ["float16", "bfloat16"])
-@pytest.mark.parametrize("src", HUB_LEAVES + ["float16", "bfloat16"])
+@pytest.mark.parametrize(
+    "hub,src", [(h, s) for h in ("float16", "bfloat16") for s in HUB_LEAVES + ["float16", "bfloat16"] if s != h]
+)
 def test_8bit_codes_to_16bit(hub, src):
-    if src == hub:
-        pytest.skip("not a pair")
     x = all_codes(src).view(dt(src))
     with np.errstate(all="ignore"):
         ref = x.astype(dt(hub)).view(np.uint16)
@@ -211,7 +211,8 @@ def random64():
     # float64 values that are float32 values: ml_dtypes' f64 path (through float32) is exact
     # on them, so every code must match.
     bits = rng.integers(0, 1 << 32, N, dtype=np.uint64).astype(np.uint32)
-    return np.concatenate([bits.view(np.float32), specials32()]).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        return np.concatenate([bits.view(np.float32), specials32()]).astype(np.float64)
 
 
 @pytest.mark.parametrize("name", NARROW)
@@ -224,7 +225,8 @@ def correct_code(x: float, name: str):
     computed with exact fractions (only for in-range finite ``x``)."""
     v = finite_values(name)
     codes = all_codes(name)
-    vals = codes.view(dt(name)).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        vals = codes.view(dt(name)).astype(np.float64)
     fx = Fraction(float(x))
     i = int(np.searchsorted(v, x))
     cands = [v[j] for j in (i - 1, i) if 0 <= j < len(v)]
@@ -278,7 +280,9 @@ def test_saturate_is_ml_dtypes_of_clipped(name):
 
 def test_float16_overflow_default_is_ieee():
     x = np.array([65504.0, 65519.0, 65520.0, 1e9, -np.inf], np.float32)
-    assert np.array_equal(vcvt.astype(x, np.float16).view(np.uint16), x.astype(np.float16).view(np.uint16))
+    with np.errstate(over="ignore"):
+        want = x.astype(np.float16)
+    assert np.array_equal(vcvt.astype(x, np.float16).view(np.uint16), want.view(np.uint16))
     sat = vcvt.astype(x, np.float16, overflow="saturate")
     assert np.array_equal(sat, np.array([65504, 65504, 65504, 65504, -65504], np.float16))
 
