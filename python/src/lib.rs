@@ -177,8 +177,21 @@ struct Mem {
 }
 
 impl Mem {
-    /// Checks array `a` (called `what` in errors) and returns its memory.
+    /// Checks array `a` (called `what` in errors) and returns its memory; a layout this
+    /// module cannot read in place (not C-contiguous, or unaligned) is an error.
     fn of(a: &Bound<'_, PyAny>, what: &str, itemsize: usize, write: bool) -> PyResult<Mem> {
+        Mem::probe(a, what, itemsize, write)?
+            .ok_or_else(|| PyValueError::new_err(format!("{what} is not C-contiguous and aligned")))
+    }
+
+    /// As [`of`](Self::of), but `Ok(None)` for a layout this module cannot read in place
+    /// (not C-contiguous, or unaligned), which the Python side handles with a copy.
+    fn probe(
+        a: &Bound<'_, PyAny>,
+        what: &str,
+        itemsize: usize,
+        write: bool,
+    ) -> PyResult<Option<Mem>> {
         let py = a.py();
         if !a.is_instance(ndarray_type(py)?)? {
             return Err(PyTypeError::new_err(format!(
@@ -206,24 +219,24 @@ impl Mem {
             };
             ((*p).flags, (*p).data as usize, dims)
         };
-        if flags & NPY_ARRAY_C_CONTIGUOUS == 0 {
-            return Err(PyValueError::new_err(format!("{what} is not C-contiguous")));
-        }
-        if flags & NPY_ARRAY_ALIGNED == 0 || data % itemsize.min(8) != 0 {
-            return Err(PyValueError::new_err(format!("{what} is not aligned")));
-        }
         if write && flags & NPY_ARRAY_WRITEABLE == 0 {
             return Err(PyValueError::new_err(format!("{what} is read-only")));
+        }
+        if flags & NPY_ARRAY_C_CONTIGUOUS == 0
+            || flags & NPY_ARRAY_ALIGNED == 0
+            || data % itemsize.min(8) != 0
+        {
+            return Ok(None);
         }
         let len = dims
             .iter()
             .try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?))
             .ok_or_else(|| PyValueError::new_err(format!("{what} has an invalid shape")))?;
-        Ok(Mem {
+        Ok(Some(Mem {
             addr: data,
             len,
             itemsize,
-        })
+        }))
     }
 
     fn bytes(&self) -> usize {
@@ -427,9 +440,15 @@ fn dst_len(s: Fmt, d: Fmt, n: usize) -> usize {
     }
 }
 
+/// Arrays shorter than this convert without releasing the GIL (releasing and taking it back
+/// costs more than converting them).
+const DETACH_MIN: usize = 1 << 14;
+
 /// `convert(src_format, dst_format, src, dst, overflow=None, nan=None, threads=None)`:
-/// converts C-contiguous array `src` (holding `src_format` elements) into C-contiguous,
-/// writeable array `dst`. Everything is checked before anything is written.
+/// converts array `src` (holding `src_format` elements) into writeable array `dst`.
+/// Returns 0 when done; 1 (nothing written) when `src` is not C-contiguous and aligned; 2
+/// (nothing written) when `dst` is not C-contiguous and aligned or shares memory with `src`.
+/// Every other problem raises `TypeError`/`ValueError` before anything is written.
 #[pyfunction]
 #[pyo3(signature = (src_format, dst_format, src, dst, overflow=None, nan=None, threads=None))]
 #[allow(clippy::too_many_arguments)]
@@ -442,7 +461,7 @@ fn convert(
     overflow: Option<&str>,
     nan: Option<&str>,
     threads: Option<usize>,
-) -> PyResult<()> {
+) -> PyResult<u8> {
     let (s, d) = (Fmt::parse(src_format)?, Fmt::parse(dst_format)?);
     let f = pair(s, d).ok_or_else(|| {
         PyTypeError::new_err(format!(
@@ -454,8 +473,12 @@ fn convert(
     })?;
     let opts = options(overflow, nan)?;
     let threads = Threads::from_arg(threads)?;
-    let sm = Mem::of(src, "the source array", s.itemsize(), false)?;
-    let dm = Mem::of(dst, "out", d.itemsize(), true)?;
+    let Some(sm) = Mem::probe(src, "the source array", s.itemsize(), false)? else {
+        return Ok(1);
+    };
+    let Some(dm) = Mem::probe(dst, "out", d.itemsize(), true)? else {
+        return Ok(2);
+    };
     let need = dst_len(s, d, sm.len);
     let ok = match (s, d) {
         // A packed source of n bytes fills 2n values, or 2n - 1 (the last high nibble spare).
@@ -471,10 +494,16 @@ fn convert(
             d.name()
         )));
     }
-    check_disjoint(&[(&sm, "the source array", &dm, "out")])?;
-    let small = sm.len.max(dm.len) < vcvt::PAR_MIN_VALUES;
+    if sm.overlaps(&dm) {
+        return Ok(2);
+    }
+    let n = sm.len.max(dm.len);
+    if n < DETACH_MIN {
+        f(sm, dm, opts);
+        return Ok(0);
+    }
     py.detach(|| {
-        if small {
+        if n < vcvt::PAR_MIN_VALUES {
             // Serial whatever `threads` says: no pool is entered for a short array.
             f(sm, dm, opts);
             Ok(())
@@ -482,7 +511,8 @@ fn convert(
             threads.run(|par| run_conv(f, s, d, sm, dm, opts, par))
         }
     })
-    .map_err(PyValueError::new_err)
+    .map_err(PyValueError::new_err)?;
+    Ok(0)
 }
 
 fn round_trip_as<F>(x: Mem, opts: Options, wide64: bool, parallel: bool)

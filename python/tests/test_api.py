@@ -175,18 +175,24 @@ def test_source_errors():
 
 
 def test_native_checks_too(x):
-    # The native layer refuses what the Python layer would never pass it.
+    # The native layer refuses what the Python layer would never pass it, and reports the
+    # layouts it cannot use in place (1: the source, 2: out) without writing anything.
     from vcvt import _vcvt
 
     out = np.zeros(x.size, np.uint16)
-    with pytest.raises(ValueError, match="C-contiguous"):
-        _vcvt.convert("float32", "bfloat16", x[:, ::2], out)
+    assert _vcvt.convert("float32", "bfloat16", x[:, ::2], out) == 1
+    assert _vcvt.convert("float32", "bfloat16", x.reshape(-1), out[::-1]) == 2
+    assert _vcvt.convert("bfloat16", "float16", out, out) == 2
     with pytest.raises(ValueError, match="elements"):
         _vcvt.convert("float32", "bfloat16", x, out[:-1])
     with pytest.raises(TypeError, match="2-byte"):
         _vcvt.convert("float32", "bfloat16", x, np.zeros(x.size, np.uint8))
-    with pytest.raises(ValueError, match="share memory"):
-        _vcvt.convert("bfloat16", "float16", out, out)
+    with pytest.raises(TypeError, match="numpy array"):
+        _vcvt.convert("float32", "bfloat16", x, bytearray(2 * x.size))
+    ro = np.zeros(x.size, np.uint16)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        _vcvt.convert("float32", "bfloat16", x, ro)
     assert not np.any(out)
 
 

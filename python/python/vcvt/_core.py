@@ -207,6 +207,38 @@ def _out_shape(shape: tuple, s: str, d: str) -> tuple:
     return shape
 
 
+# (source dtype, requested dtype) -> (source format, destination format, result dtype), for
+# the calls that need no src_dtype and involve no packed format.
+_fast: dict = {}
+
+
+def _resolve(a_dtype, dtype):
+    s = source_format_of_dtype(a_dtype)
+    d = format_name(dtype)
+    check_pair(s, d)
+    return s, d, result_dtype(d)
+
+
+def source_format_of_dtype(dt):
+    f = _format_of_dtype(dt)
+    if f is None:
+        if dt in (_UINT[1], _UINT[2]):
+            raise TypeError(
+                f"a {dt} array holds raw codes: say which format with src_dtype= "
+                "(e.g. src_dtype='float8_e4m3fn')"
+            )
+        raise TypeError(f"vcvt does not convert arrays of dtype {dt}; use one of {', '.join(FORMATS)}")
+    return f
+
+
+def check_pair(s, d):
+    if (s, d) not in _PAIRS:
+        raise TypeError(
+            f"vcvt has no conversion from {s} to {d} (pairs: float32/float64 <-> every narrow "
+            "format, float16/bfloat16 <-> every other narrow format)"
+        )
+
+
 def astype(a, dtype, *, overflow=None, nan=None, out=None, threads=None, src_dtype=None):
     """Converts array ``a`` to ``dtype``, rounding once (nearest, ties to even), exactly as
     the vcvt library does on every CPU.
@@ -256,16 +288,33 @@ def astype(a, dtype, *, overflow=None, nan=None, out=None, threads=None, src_dty
 
     The GIL is released while converting.
     """
+    if threads is not None:
+        threads = check_threads(threads)
+    if src_dtype is None and type(a) is np.ndarray:
+        key = (a.dtype, dtype)
+        try:
+            s, d, rdt = _fast[key]
+        except KeyError:
+            s, d, rdt = _resolve(a.dtype, dtype)
+            if "float4_e2m1fn_x2" in (s, d):
+                return _astype_slow(a, s, d, overflow, nan, out, threads)
+            _fast[key] = (s, d, rdt)
+        except TypeError:  # an unhashable dtype argument
+            return _astype_slow(a, source_format(a, None), format_name(dtype), overflow, nan, out, threads)
+        if out is None:
+            res = np.empty(a.shape, rdt)
+            if _vcvt.convert(s, d, a, res, overflow, nan, threads) == 1:
+                _vcvt.convert(s, d, contiguous(a), res, overflow, nan, threads)
+            return res
+        return _into(a, s, d, a.shape, overflow, nan, out, threads)
     if not isinstance(a, np.ndarray):
         a = np.asarray(a)
-    s = source_format(a, src_dtype)
-    d = format_name(dtype)
-    if (s, d) not in _PAIRS:
-        raise TypeError(
-            f"vcvt has no conversion from {s} to {d} (pairs: float32/float64 <-> every narrow "
-            "format, float16/bfloat16 <-> every other narrow format)"
-        )
-    threads = check_options(overflow, nan, threads)
+    return _astype_slow(a, source_format(a, src_dtype), format_name(dtype), overflow, nan, out, threads)
+
+
+def _astype_slow(a, s, d, overflow, nan, out, threads):
+    check_pair(s, d)
+    check_options(overflow, nan, threads)
     shape = _out_shape(a.shape, s, d)
     if d == "float4_e2m1fn_x2" and a.ndim > 1 and a.shape[-1] % 2 == 1:
         # Each row packs on its own: an odd row gets a zero value, a zero high nibble.
@@ -275,8 +324,22 @@ def astype(a, dtype, *, overflow=None, nan=None, out=None, threads=None, src_dty
         res = np.empty(shape, result_dtype(d))
         _vcvt.convert(s, d, a, res, overflow, nan, threads)
         return res
+    return _into(a, s, d, shape, overflow, nan, out, threads)
+
+
+def _into(a, s, d, shape, overflow, nan, out, threads):
+    """Converts into the caller's ``out``: in place when it is C-contiguous, aligned and apart
+    from ``a``; otherwise through a temporary that is then copied in. Checked first."""
     out_ok(out, d, shape)
-    return write_into(out, (a,), lambda t: _vcvt.convert(s, d, a, t, overflow, nan, threads))
+    r = _vcvt.convert(s, d, a, out, overflow, nan, threads)
+    if r == 1:
+        a = contiguous(a)
+        r = _vcvt.convert(s, d, a, out, overflow, nan, threads)
+    if r == 2:
+        tmp = np.empty(out.shape, out.dtype)
+        _vcvt.convert(s, d, a, tmp, overflow, nan, threads)
+        np.copyto(out, tmp)
+    return out
 
 
 def round_trip(a, dtype, *, overflow=None, nan=None, threads=None):
