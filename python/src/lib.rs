@@ -113,8 +113,17 @@ impl Threads {
     }
 
     /// Runs `f` with `parallel` true unless serial, inside the pool the count asks for.
+    ///
+    /// In a process forked after this module first ran parallel work (multiprocessing's
+    /// `fork` start method, as dask and Ray workers may use), the pools' threads did not
+    /// survive the fork and work sent to them would never run: such a process converts on
+    /// its calling thread instead.
     fn run<R: Send>(self, f: impl FnOnce(bool) -> R + Send) -> Result<R, String> {
+        static POOL_PID: OnceLock<u32> = OnceLock::new();
+        let forked = matches!(self, Threads::Global | Threads::Pool(_))
+            && *POOL_PID.get_or_init(std::process::id) != std::process::id();
         match self {
+            _ if forked => Ok(f(false)),
             Threads::Serial => Ok(f(false)),
             Threads::Global => Ok(f(true)),
             Threads::Pool(n) => Ok(pool(n)?.install(|| f(true))),

@@ -314,3 +314,31 @@ print(e.tolist(), b.tolist(), vcvt.astype(e, "float32", src_dtype="float8_e4m3fn
     b = x.astype(BF16).view(np.uint16).tolist()
     assert r.stdout.split("] [")[0] + "]" == str(e)
     assert r.stdout.strip() == f"{e} {b} {[1.0, -2.5, 448.0]}"
+
+
+def _child_convert(q):
+    big = np.arange(1 << 20, dtype=np.float32) / 3
+    q.put(vcvt.astype(big, "bfloat16").tobytes())
+
+
+def test_forked_child_after_parallel_work():
+    # The parent has run parallel work (the pool's threads exist); a forked child, where
+    # those threads do not, still converts (on its own thread) and gets the same bits.
+    import multiprocessing as mp
+
+    if "fork" not in mp.get_all_start_methods():
+        pytest.skip("no fork start method here")
+    big = np.arange(1 << 20, dtype=np.float32) / 3
+    want = vcvt.astype(big, "bfloat16").tobytes()  # parallel: 1 Mi values
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_child_convert, args=(q,))
+    p.start()
+    try:
+        got = q.get(timeout=60)
+        p.join(timeout=60)
+    finally:
+        if p.is_alive():
+            p.kill()
+    assert p.exitcode == 0
+    assert got == want
