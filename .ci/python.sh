@@ -13,6 +13,10 @@ START=$SECONDS
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore
 
 python3 -m pip install -q "ml_dtypes==0.6.0" "numpy==2.4.6" "gguf==0.19.0" "mlx[cpu]==0.32.4"
+# Debian's python3 needs python3-venv for `-m venv` (.ci/run's installs step has it).
+if ! python3 -c "import ensurepip, venv" 2>/dev/null; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-venv
+fi
 
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT

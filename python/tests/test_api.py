@@ -214,6 +214,8 @@ def test_packed_fp4():
     one = x.astype(ml_dtypes.float4_e2m1fn).view(np.uint8)
     assert p[:, 0].tolist() == (one[:, 0] | (one[:, 1] << 4)).tolist()
     assert p[:, 1].tolist() == one[:, 2].tolist()  # odd count: the high nibble is 0
+    with pytest.raises(ValueError, match="at least one axis"):
+        vcvt.astype(np.float32(1.0), "float4_e2m1fn_x2")
     back = vcvt.astype(p, np.float32, src_dtype="float4_e2m1fn_x2")
     assert back.shape == (2, 4)
     same(np.ascontiguousarray(back[:, :3]), one.view(ml_dtypes.float4_e2m1fn).astype(np.float32))
