@@ -80,6 +80,13 @@ def test_non_contiguous_source(x, view):
     same(vcvt.astype(a, "float8_e4m3fn", overflow="nonsaturating"), ref(a, E4M3))
 
 
+def test_byte_swapped_source(x):
+    be = x.astype(">f4")
+    same(vcvt.astype(be, "bfloat16"), ref(x, BF16))
+    codes = ref(x, BF16).view(np.uint16).astype(">u2")
+    same(vcvt.astype(codes, np.float32, src_dtype="bfloat16"), ref(x, BF16).astype(np.float32))
+
+
 def test_unaligned_source():
     buf = np.zeros(4 * 100 + 1, np.uint8)
     a = buf[1:].view(np.float32)

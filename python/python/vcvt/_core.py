@@ -295,6 +295,10 @@ def astype(a, dtype, *, overflow=None, nan=None, out=None, threads=None, src_dty
         try:
             s, d, rdt = _fast[key]
         except KeyError:
+            if not a.dtype.isnative:
+                # Byte-swapped data (e.g. big-endian '>f4'): swapped to native order first.
+                a = a.astype(a.dtype.newbyteorder("="))
+                return astype(a, dtype, overflow=overflow, nan=nan, out=out, threads=threads)
             s, d, rdt = _resolve(a.dtype, dtype)
             if "float4_e2m1fn_x2" in (s, d):
                 return _astype_slow(a, s, d, overflow, nan, out, threads)
@@ -309,6 +313,8 @@ def astype(a, dtype, *, overflow=None, nan=None, out=None, threads=None, src_dty
         return _into(a, s, d, a.shape, overflow, nan, out, threads)
     if not isinstance(a, np.ndarray):
         a = np.asarray(a)
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
     return _astype_slow(a, source_format(a, src_dtype), format_name(dtype), overflow, nan, out, threads)
 
 
