@@ -85,6 +85,12 @@ def test_byte_swapped_source(x):
     same(vcvt.astype(be, "bfloat16"), ref(x, BF16))
     codes = ref(x, BF16).view(np.uint16).astype(">u2")
     same(vcvt.astype(codes, np.float32, src_dtype="bfloat16"), ref(x, BF16).astype(np.float32))
+    out = np.zeros(x.shape, ">f2")
+    with pytest.raises(TypeError, match="dtype"):
+        vcvt.astype(x, "float16", out=out)
+    assert not np.any(out)
+    h = x.astype(np.float16)
+    assert [c.tobytes() for c in vcvt.mx.quantize(h.astype(">f2"))] == [c.tobytes() for c in vcvt.mx.quantize(h)]
 
 
 def test_unaligned_source():

@@ -14,6 +14,8 @@ def block_source(a):
     ``(rows, cols)``: rows are every axis but the last, blocks run along the last."""
     if not isinstance(a, np.ndarray):
         a = np.asarray(a)
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
     try:
         kind = format_name(a.dtype)
     except TypeError:

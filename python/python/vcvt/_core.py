@@ -62,7 +62,9 @@ def _format_of_dtype(dt: np.dtype):
     except KeyError:
         pass
     f = _NUMPY_FORMATS.get(dt)
-    if f is None and dt.name in _NARROW and dt.itemsize == _ITEMSIZE[dt.name] and dt.kind in "Vf":
+    if not dt.isnative:
+        f = None  # byte-swapped: not what the kernels read or write
+    elif f is None and dt.name in _NARROW and dt.itemsize == _ITEMSIZE[dt.name] and dt.kind in "Vf":
         # An ml_dtypes dtype (or one named like it with the same size).
         f = dt.name
     _dtype_cache[dt] = f
