@@ -55,8 +55,9 @@ use std::time::{Duration, Instant};
 use half::slice::HalfFloatSliceExt as _;
 use vcvt::block::{Mx, MxElement, Shape};
 use vcvt::{
-    BF16, Backend, ConvertTo, Element, F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ,
-    F8E5M2, F8E5M2FNUZ, F8E8M0, F16, KernelInfo, Options, Overflow,
+    BF16, Backend, ConvertTo, Element, F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E3M4, F8E4M3,
+    F8E4M3B11FNUZ, F8E4M3FNUZ, F8E4M3IEEE, F8E5M2, F8E5M2FNUZ, F8E5M3FNU, F8E8M0, F16, KernelInfo,
+    Options, Overflow,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -223,6 +224,10 @@ narrow_elem!(F6E2M3, "f6e2m3", u8, 1 << 6);
 narrow_elem!(F6E3M2, "f6e3m2", u8, 1 << 6);
 narrow_elem!(F4E2M1, "f4e2m1", u8, 1 << 4);
 narrow_elem!(F8E8M0, "f8e8m0", u8, 1 << 8, no_subnormals);
+narrow_elem!(F8E3M4, "f8e3m4", u8, 1 << 8);
+narrow_elem!(F8E4M3IEEE, "f8e4m3ieee", u8, 1 << 8);
+narrow_elem!(F8E4M3B11FNUZ, "f8e4m3b11fnuz", u8, 1 << 8);
+narrow_elem!(F8E5M3FNU, "f8e5m3fnu", u8, 1 << 8);
 
 // ---------------------------------------------------------------------------------------
 // Random inputs.
@@ -827,6 +832,21 @@ fn all_pairs(cfg: &Config, phase: &mut Phase) {
     round_trip_row::<F6E2M3>(cfg, phase, 82);
     round_trip_row::<F6E3M2>(cfg, phase, 83);
     round_trip_row::<F8E8M0>(cfg, phase, 84);
+    // The formats after the first eleven: every pair, seeds from 101 on.
+    macro_rules! all_of {
+        ($($t:ty: $seed:literal),*) => {$(
+            narrow_pair::<f32, $t>(cfg, phase, $seed);
+            narrow_pair::<f64, $t>(cfg, phase, $seed + 1);
+            widen_pair::<$t, f32>(cfg, phase, $seed + 2);
+            widen_pair::<$t, f64>(cfg, phase, $seed + 3);
+            via_pair::<$t, F16>(cfg, phase, $seed + 4);
+            via_pair::<$t, BF16>(cfg, phase, $seed + 5);
+            via_pair::<F16, $t>(cfg, phase, $seed + 6);
+            via_pair::<BF16, $t>(cfg, phase, $seed + 7);
+            round_trip_row::<$t>(cfg, phase, $seed + 8);
+        )*};
+    }
+    all_of!(F8E3M4: 101, F8E4M3IEEE: 111, F8E4M3B11FNUZ: 121, F8E5M3FNU: 131);
 }
 
 /// The mark after a table cell: `s` when backend `b` runs the Scalar kernel for the pair,
@@ -883,16 +903,54 @@ fn print_kernel_widths(cfg: &Config) {
             )*};
         }
         wide!(
-            F16, BF16, F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F4E2M1x2,
-            F8E8M0
+            F16,
+            BF16,
+            F8E4M3,
+            F8E5M2,
+            F8E4M3FNUZ,
+            F8E5M2FNUZ,
+            F6E2M3,
+            F6E3M2,
+            F4E2M1,
+            F4E2M1x2,
+            F8E8M0,
+            F8E3M4,
+            F8E4M3IEEE,
+            F8E4M3B11FNUZ,
+            F8E5M3FNU
         );
         note("F16 -> BF16".into(), b.kernel::<F16, BF16>());
         note("BF16 -> F16".into(), b.kernel::<BF16, F16>());
         leaf!(
-            F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F4E2M1x2, F8E8M0
+            F8E4M3,
+            F8E5M2,
+            F8E4M3FNUZ,
+            F8E5M2FNUZ,
+            F6E2M3,
+            F6E3M2,
+            F4E2M1,
+            F4E2M1x2,
+            F8E8M0,
+            F8E3M4,
+            F8E4M3IEEE,
+            F8E4M3B11FNUZ,
+            F8E5M3FNU
         );
         round_trip!(
-            F16, BF16, F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F8E8M0
+            F16,
+            BF16,
+            F8E4M3,
+            F8E5M2,
+            F8E4M3FNUZ,
+            F8E5M2FNUZ,
+            F6E2M3,
+            F6E3M2,
+            F4E2M1,
+            F8E8M0,
+            F8E3M4,
+            F8E4M3IEEE,
+            F8E4M3B11FNUZ,
+            F8E5M3FNU
         );
         println!(
             "  {b} ({}-bit): {} of {total} at its own width in one pass; {}",
@@ -941,8 +999,22 @@ fn print_simd_pairs(cfg: &Config) {
     println!("SIMD pairs (f32/f64 to and from each format); 's' in a table = Scalar kernel:");
     for &b in cfg.backends.iter().filter(|&&b| b != Backend::Scalar) {
         let (simd, scalar, n, total) = pairs!(
-            b, F16, BF16, F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F4E2M1x2,
-            F8E8M0
+            b,
+            F16,
+            BF16,
+            F8E4M3,
+            F8E5M2,
+            F8E4M3FNUZ,
+            F8E5M2FNUZ,
+            F6E2M3,
+            F6E3M2,
+            F4E2M1,
+            F4E2M1x2,
+            F8E8M0,
+            F8E3M4,
+            F8E4M3IEEE,
+            F8E4M3B11FNUZ,
+            F8E5M3FNU
         );
         println!(
             "  {b}: SIMD for {} ({n} of {total} pairs); Scalar kernel for {}",

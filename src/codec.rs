@@ -268,11 +268,37 @@ pub(crate) fn widen_f32<F: Format>(c: u32) -> u32 {
     F::widen32(c & F::CODE_MASK)
 }
 
-/// The generic narrowing of f32 bits for an IEEE-like signed format.
+/// The code of a negative, non-NaN source in an unsigned format (`SIGNED == false`, with a
+/// fraction: F8E5M3FNU): `-0` is `+0`, every other negative value (down to the smallest
+/// subnormal, and −Inf) has no code and gives the format's NaN, whatever the policy
+/// (ml_dtypes does the same; the NaN policy is about NaN sources). An unsigned format
+/// without a NaN code would need a rule of its own: the assertion keeps one from slipping in.
+#[inline(always)]
+fn unsigned_negative<F: Format + ?Sized>(zero: bool) -> u32 {
+    match F::NAN {
+        NanKind::Fixed { code, .. } => {
+            if zero {
+                0
+            } else {
+                code
+            }
+        }
+        NanKind::Ieee | NanKind::None => panic!("an unsigned format needs a fixed NaN code"),
+    }
+}
+
+/// The generic narrowing of f32 bits for an IEEE-like signed or unsigned format.
 #[inline(always)]
 fn ieee_narrow_f32<F: Format + ?Sized>(x: u32, p: Policy) -> u32 {
-    let sign = (x >> 31) << (F::BITS - 1);
     let a = x & 0x7FFF_FFFF;
+    if !F::SIGNED && x >> 31 != 0 && a <= 0x7F80_0000 {
+        return unsigned_negative::<F>(a == 0);
+    }
+    let sign = if F::SIGNED {
+        (x >> 31) << (F::BITS - 1)
+    } else {
+        0
+    };
     if a >= 0x7F80_0000 {
         return if a > 0x7F80_0000 {
             nan_code::<F>(sign, F::nan_from_f32(a), p.nan)
@@ -295,11 +321,18 @@ fn ieee_narrow_f32<F: Format + ?Sized>(x: u32, p: Policy) -> u32 {
     finish::<F>(sign, mag, p.overflow)
 }
 
-/// The generic narrowing of f64 bits (one rounding) for an IEEE-like signed format.
+/// The generic narrowing of f64 bits (one rounding) for an IEEE-like format.
 #[inline(always)]
 fn ieee_narrow_f64<F: Format + ?Sized>(x: u64, p: Policy) -> u32 {
-    let sign = ((x >> 63) as u32) << (F::BITS - 1);
     let a = x & 0x7FFF_FFFF_FFFF_FFFF;
+    if !F::SIGNED && x >> 63 != 0 && a <= 0x7FF0_0000_0000_0000 {
+        return unsigned_negative::<F>(a == 0);
+    }
+    let sign = if F::SIGNED {
+        ((x >> 63) as u32) << (F::BITS - 1)
+    } else {
+        0
+    };
     if a >= 0x7FF0_0000_0000_0000 {
         return if a > 0x7FF0_0000_0000_0000 {
             nan_code::<F>(sign, F::nan_from_f64(a), p.nan)
@@ -322,7 +355,7 @@ fn ieee_narrow_f64<F: Format + ?Sized>(x: u64, p: Policy) -> u32 {
     finish::<F>(sign, mag, p.overflow)
 }
 
-/// The generic widening of a code (high bits masked off) for an IEEE-like signed format.
+/// The generic widening of a code (high bits masked off) for an IEEE-like format.
 #[inline(always)]
 fn ieee_widen_f32<F: Format + ?Sized>(c: u32) -> u32 {
     if F::is_nan_code(c) {

@@ -2,7 +2,9 @@
 //! machine-learning inference: IEEE binary16 ([`F16`]), bfloat16 ([`BF16`]), the OCP fp8
 //! formats E4M3 ([`F8E4M3`]) and E5M2 ([`F8E5M2`]), the fnuz fp8 formats ([`F8E4M3FNUZ`],
 //! [`F8E5M2FNUZ`]), the MX element formats FP6 ([`F6E2M3`], [`F6E3M2`]) and FP4 ([`F4E2M1`],
-//! and [`F4E2M1x2`] with two values per byte), and the MX scale format E8M0 ([`F8E8M0`]).
+//! and [`F4E2M1x2`] with two values per byte), the MX scale format E8M0 ([`F8E8M0`]), and
+//! the other fp8 formats of ml_dtypes: E3M4 ([`F8E3M4`]), IEEE-style E4M3 ([`F8E4M3IEEE`]),
+//! E4M3 with bias 11 ([`F8E4M3B11FNUZ`]) and the unsigned E5M3 ([`F8E5M3FNU`]).
 //!
 //! ```
 //! use vcvt::{BF16, F16};
@@ -61,6 +63,20 @@
 //! | NaN source → (`Preserve`) | `0x80` | `0x80` | ±MAX (no NaN code) | ±MAX | ±MAX | `0xFF` |
 //! | unused high bits | – | – | ignored when widening, zero when narrowing | same | same | – |
 //! | NaN → f32 | `0xFFC00000` (the code's sign bit is set) | same | – | – | – | `0x7FC00000` |
+//!
+//! | | F8E3M4 | F8E4M3IEEE | F8E4M3B11FNUZ | F8E5M3FNU |
+//! |---|---|---|---|---|
+//! | elsewhere | `float8_e3m4` | `float8_e4m3` | `float8_e4m3b11fnuz` | `float8_e5m3fnu`, LLVM UE5M3 |
+//! | layout, bias | 1.3.4, 3 | 1.4.3, 7 | 1.4.3, **11** | **0**.5.3, 15 (no sign) |
+//! | range | ±15.5 (`0x6F`) | ±240 (`0x77`) | ±30 (`0x7F`) | 0 to 114688 (`0xFE`) |
+//! | specials | ±Inf (`0x70`), NaN as IEEE | ±Inf (`0x78`), NaN as IEEE | NaN = `0x80` only; no Inf; **no −0** | NaN = `0xFF` only; no Inf, no sign |
+//! | narrowing | nearest, ties to even, once | same | same | same |
+//! | default overflow | `Saturate` | `Saturate` | `Saturate` | `Saturate` |
+//! | overflow, `Saturate` / `NonSaturating` | ±15.5 / ±Inf | ±240 / ±Inf | ±30 / `0x80` | `0xFE` / `0xFF` |
+//! | ±Inf source | as overflow | as overflow | as overflow | +Inf as overflow, −Inf `0xFF` |
+//! | zero, negative source | sign kept | sign kept | ±0 → `+0` | −0 → `0x00`; every other negative value (−Inf included) → `0xFF` |
+//! | NaN source → (`Preserve`) | `0x78 \| sign` | `0x7C \| sign` | `0x80` | `0xFF` |
+//! | NaN → f32 | `0x7FC00000 \| sign` | `0x7FC00000 \| sign` | `0xFFC00000` | `0x7FC00000` |
 //!
 //! The NaN policy ([`NanPolicy`], chosen per call with [`Options::nan`]) decides what a NaN
 //! source becomes; its docs have the table. fp6 and fp4 have no NaN code: a NaN becomes ±MAX
@@ -265,9 +281,8 @@ pub use backend::{BackendEnvError, ENV_VAR};
 pub use converter::Converter;
 pub use element::{ConvertTo, Element};
 pub use error::{Error, ParseBackendError};
-pub use format::{
-    BF16, F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, F16,
-};
+// Every format's type, one per registry line (`src/format/mod.rs`).
+pub use format::*;
 pub use options::{NanPolicy, Options, Overflow};
 #[cfg(feature = "rayon")]
 pub use par::*;

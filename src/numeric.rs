@@ -21,7 +21,8 @@
 //! assert_eq!(F16::from_str_radix("0.1", 10).unwrap(), F16::from_f64(0.1));
 //! ```
 //!
-//! E8M0 (no sign, no zero) has only `Bounded`, `NumCast`, `ToPrimitive` and `FromPrimitive`.
+//! E8M0 (no sign, no zero) and E5M3FNU (no sign) have only `Bounded`, `NumCast`,
+//! `ToPrimitive` and `FromPrimitive`.
 //!
 //! # `FloatCore`
 //!
@@ -55,7 +56,10 @@
 use num_traits::float::FloatCore;
 use num_traits::{Bounded, FromPrimitive, Num, NumCast, One, ToPrimitive, Zero};
 
-use crate::{BF16, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, F16};
+use crate::{
+    BF16, F4E2M1, F6E2M3, F6E3M2, F8E3M4, F8E4M3, F8E4M3B11FNUZ, F8E4M3FNUZ, F8E4M3IEEE, F8E5M2,
+    F8E5M2FNUZ, F8E5M3FNU, F8E8M0, F16,
+};
 
 /// `x` as an `f64` rounded to odd at 53 bits: exact below 2^53, and otherwise carrying a
 /// sticky last bit, so that rounding it again to 11 bits or fewer gives the correctly
@@ -153,6 +157,10 @@ common! {
     F6E3M2, F6E3M2::MIN;
     F4E2M1, F4E2M1::MIN;
     F8E8M0, F8E8M0::MIN_POSITIVE;
+    F8E3M4, F8E3M4::MIN;
+    F8E4M3IEEE, F8E4M3IEEE::MIN;
+    F8E4M3B11FNUZ, F8E4M3B11FNUZ::MIN;
+    F8E5M3FNU, F8E5M3FNU::ZERO;
 }
 
 macro_rules! signed {
@@ -219,7 +227,18 @@ macro_rules! arith {
 }
 
 signed!(
-    F16, BF16, F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1
+    F16,
+    BF16,
+    F8E4M3,
+    F8E5M2,
+    F8E4M3FNUZ,
+    F8E5M2FNUZ,
+    F6E2M3,
+    F6E3M2,
+    F4E2M1,
+    F8E3M4,
+    F8E4M3IEEE,
+    F8E4M3B11FNUZ
 );
 
 /// `a` rounded toward zero to an integer, for `0 <= a < 2^52` (exact).

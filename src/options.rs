@@ -38,10 +38,10 @@ pub enum Overflow {
 /// What narrowing does with a NaN source. Widening ignores it: a NaN code always widens as
 /// its format's contract row says.
 ///
-/// | policy | F16, BF16 | F8E4M3, F8E5M2 | F8E4M3FNUZ, F8E5M2FNUZ | F8E8M0 | F6E2M3, F6E3M2, F4E2M1 |
+/// | policy | F16, BF16 | F8E4M3, F8E5M2, F8E3M4, F8E4M3IEEE | F8E4M3FNUZ, F8E5M2FNUZ, F8E4M3B11FNUZ | F8E8M0, F8E5M3FNU | F6E2M3, F6E3M2, F4E2M1 |
 /// |---|---|---|---|---|---|
-/// | `Preserve` (default) | sign, top payload bits, quiet bit | `0x7F`/`0x7E` with the sign | `0x80` | `0xFF` | ±MAX (no NaN code) |
-/// | `Canonical` | `0x7E00`/`0x7FC0` with the sign | `0x7F`/`0x7E` with the sign | `0x80` | `0xFF` | ±MAX |
+/// | `Preserve` (default) | sign, top payload bits, quiet bit | `0x7F`/`0x7E`/`0x78`/`0x7C` with the sign | `0x80` | `0xFF` | ±MAX (no NaN code) |
+/// | `Canonical` | `0x7E00`/`0x7FC0` with the sign | the same as `Preserve` | `0x80` | `0xFF` | ±MAX |
 /// | `ToMax` | ±MAX | ±MAX | ±MAX | MAX (`0xFE`) | ±MAX |
 ///
 /// The sign of a result is the sign bit of the NaN source, where the format has a sign.

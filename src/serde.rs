@@ -32,7 +32,7 @@ use core::marker::PhantomData;
 use ::serde::de::{self, Deserializer, Visitor};
 use ::serde::{Deserialize, Serialize, Serializer};
 
-use crate::{BF16, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, F16};
+use crate::*;
 
 /// Serializes an element as its exact `f32` value (for `#[serde(serialize_with)]`).
 pub fn serialize_as_f32<T, S>(x: &T, serializer: S) -> Result<S::Ok, S::Error>
@@ -117,15 +117,16 @@ macro_rules! serde_impls {
     )*};
 }
 
-serde_impls!(
-    F16(u16),
-    BF16(u16),
-    F8E4M3(u8),
-    F8E5M2(u8),
-    F8E4M3FNUZ(u8),
-    F8E5M2FNUZ(u8),
-    F6E2M3(u8),
-    F6E3M2(u8),
-    F4E2M1(u8),
-    F8E8M0(u8)
-);
+/// The registry's lines (`src/format/mod.rs`) turned into `serde_impls!`: every format but
+/// the packed `F4E2M1x2` (two values per byte, no single value to write), with its bits type.
+macro_rules! serde_registry {
+    ($($index:literal => $name:ident in $module:ident, $kind:ident, $role:ident;)*) => {$(
+        serde_registry!(@one $name);
+    )*};
+    (@one F4E2M1x2) => {};
+    (@one F16) => { serde_impls!(F16(u16)); };
+    (@one BF16) => { serde_impls!(BF16(u16)); };
+    (@one $name:ident) => { serde_impls!($name(u8)); };
+}
+
+crate::format::for_each_format!(serde_registry);

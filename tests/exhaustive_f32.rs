@@ -25,8 +25,8 @@ mod common;
 
 use common::{MODES, Narrow, backends, expect_f32_block, names};
 use vcvt::{
-    BF16, Backend, ConvertTo, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ,
-    F8E8M0, F16, Options,
+    BF16, Backend, ConvertTo, F4E2M1, F6E2M3, F6E3M2, F8E3M4, F8E4M3, F8E4M3B11FNUZ, F8E4M3FNUZ,
+    F8E4M3IEEE, F8E5M2, F8E5M2FNUZ, F8E5M3FNU, F8E8M0, F16, Options,
 };
 
 /// Length of the second pass's calls: one less than the AVX-512 kernels' 64-element block,
@@ -202,6 +202,26 @@ fn exhaustive_f32_to_f8e8m0() {
     sweep::<F8E8M0>("exhaustive_f32_to_f8e8m0");
 }
 
+#[test]
+fn exhaustive_f32_to_f8e3m4() {
+    sweep::<F8E3M4>("exhaustive_f32_to_f8e3m4");
+}
+
+#[test]
+fn exhaustive_f32_to_f8e4m3ieee() {
+    sweep::<F8E4M3IEEE>("exhaustive_f32_to_f8e4m3ieee");
+}
+
+#[test]
+fn exhaustive_f32_to_f8e4m3b11fnuz() {
+    sweep::<F8E4M3B11FNUZ>("exhaustive_f32_to_f8e4m3b11fnuz");
+}
+
+#[test]
+fn exhaustive_f32_to_f8e5m3fnu() {
+    sweep::<F8E5M3FNU>("exhaustive_f32_to_f8e5m3fnu");
+}
+
 /// The interval-filling oracle of the sweeps (`expect_f32_run`) gives exactly the answers of
 /// the element-by-element one, on chunks around every sign, zero, Inf/NaN and random places.
 #[test]
@@ -249,6 +269,10 @@ fn oracle_runs_equal_oracle_elements() {
     check::<F6E3M2>(&mut report);
     check::<F4E2M1>(&mut report);
     check::<F8E8M0>(&mut report);
+    check::<F8E3M4>(&mut report);
+    check::<F8E4M3IEEE>(&mut report);
+    check::<F8E4M3B11FNUZ>(&mut report);
+    check::<F8E5M3FNU>(&mut report);
     report.finish(
         "oracle_runs_equal_oracle_elements",
         "44 chunks per format, interval filling vs element by element",

@@ -27,8 +27,8 @@ use common::{
     MODES, Narrow, Oracle, Report, Rng, backends, expect_f32_block, expect_f64_block, names,
 };
 use vcvt::{
-    BF16, Backend, ConvertTo, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ,
-    F8E8M0, F16, Options,
+    BF16, Backend, ConvertTo, F4E2M1, F6E2M3, F6E3M2, F8E3M4, F8E4M3, F8E4M3B11FNUZ, F8E4M3FNUZ,
+    F8E4M3IEEE, F8E5M2, F8E5M2FNUZ, F8E5M3FNU, F8E8M0, F16, Options,
 };
 
 /// Elements per conversion call.
@@ -357,8 +357,48 @@ fn random_f64_to_f8e8m0() {
 }
 
 #[test]
+fn random_f64_to_f8e3m4() {
+    random_f64_to::<F8E3M4>("random_f64_to_f8e3m4");
+}
+
+#[test]
+fn random_f64_to_f8e4m3ieee() {
+    random_f64_to::<F8E4M3IEEE>("random_f64_to_f8e4m3ieee");
+}
+
+#[test]
+fn random_f64_to_f8e4m3b11fnuz() {
+    random_f64_to::<F8E4M3B11FNUZ>("random_f64_to_f8e4m3b11fnuz");
+}
+
+#[test]
+fn random_f64_to_f8e5m3fnu() {
+    random_f64_to::<F8E5M3FNU>("random_f64_to_f8e5m3fnu");
+}
+
+#[test]
 fn ties_f64_to_f8e8m0() {
     ties_f64_to::<F8E8M0>("ties_f64_to_f8e8m0");
+}
+
+#[test]
+fn ties_f64_to_f8e3m4() {
+    ties_f64_to::<F8E3M4>("ties_f64_to_f8e3m4");
+}
+
+#[test]
+fn ties_f64_to_f8e4m3ieee() {
+    ties_f64_to::<F8E4M3IEEE>("ties_f64_to_f8e4m3ieee");
+}
+
+#[test]
+fn ties_f64_to_f8e4m3b11fnuz() {
+    ties_f64_to::<F8E4M3B11FNUZ>("ties_f64_to_f8e4m3b11fnuz");
+}
+
+#[test]
+fn ties_f64_to_f8e5m3fnu() {
+    ties_f64_to::<F8E5M3FNU>("ties_f64_to_f8e5m3fnu");
 }
 
 #[test]

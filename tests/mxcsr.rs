@@ -36,8 +36,8 @@ use std::arch::asm;
 
 use common::{MODES, Narrow, Report, Rng, backends, names};
 use vcvt::{
-    BF16, Backend, ConvertTo, Element, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2,
-    F8E5M2FNUZ, F8E8M0, F16, Options,
+    BF16, Backend, ConvertTo, Element, F4E2M1, F6E2M3, F6E3M2, F8E3M4, F8E4M3, F8E4M3B11FNUZ,
+    F8E4M3FNUZ, F8E4M3IEEE, F8E5M2, F8E5M2FNUZ, F8E5M3FNU, F8E8M0, F16, Options,
 };
 
 const FTZ: u32 = 1 << 15;
@@ -263,12 +263,20 @@ fn mxcsr_every_pair_sampled() {
     narrow_sampled::<F6E3M2>(test, &mut report, &b);
     narrow_sampled::<F4E2M1>(test, &mut report, &b);
     narrow_sampled::<F8E8M0>(test, &mut report, &b);
+    narrow_sampled::<F8E3M4>(test, &mut report, &b);
+    narrow_sampled::<F8E4M3IEEE>(test, &mut report, &b);
+    narrow_sampled::<F8E4M3B11FNUZ>(test, &mut report, &b);
+    narrow_sampled::<F8E5M3FNU>(test, &mut report, &b);
     widen_all::<F8E4M3FNUZ>(&mut report, &b);
     widen_all::<F8E5M2FNUZ>(&mut report, &b);
     widen_all::<F6E2M3>(&mut report, &b);
     widen_all::<F6E3M2>(&mut report, &b);
     widen_all::<F4E2M1>(&mut report, &b);
     widen_all::<F8E8M0>(&mut report, &b);
+    widen_all::<F8E3M4>(&mut report, &b);
+    widen_all::<F8E4M3IEEE>(&mut report, &b);
+    widen_all::<F8E4M3B11FNUZ>(&mut report, &b);
+    widen_all::<F8E5M3FNU>(&mut report, &b);
     report.finish(
         test,
         &format!(
@@ -467,6 +475,26 @@ fn mxcsr_all_f32_to_f4e2m1() {
 #[test]
 fn mxcsr_all_f32_to_f8e8m0() {
     sweep::<F8E8M0>("mxcsr_all_f32_to_f8e8m0");
+}
+
+#[test]
+fn mxcsr_all_f32_to_f8e3m4() {
+    sweep::<F8E3M4>("mxcsr_all_f32_to_f8e3m4");
+}
+
+#[test]
+fn mxcsr_all_f32_to_f8e4m3ieee() {
+    sweep::<F8E4M3IEEE>("mxcsr_all_f32_to_f8e4m3ieee");
+}
+
+#[test]
+fn mxcsr_all_f32_to_f8e4m3b11fnuz() {
+    sweep::<F8E4M3B11FNUZ>("mxcsr_all_f32_to_f8e4m3b11fnuz");
+}
+
+#[test]
+fn mxcsr_all_f32_to_f8e5m3fnu() {
+    sweep::<F8E5M3FNU>("mxcsr_all_f32_to_f8e5m3fnu");
 }
 
 /// f32 -> `T` at every length `0..=257` and destination offset `0..8`, the destination

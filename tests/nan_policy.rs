@@ -17,8 +17,8 @@ mod common;
 
 use common::{MODES, NAN_POLICIES, Narrow, Report, Rng, backends, names, sample_mode};
 use vcvt::{
-    BF16, ConvertTo, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, F16,
-    Options,
+    BF16, ConvertTo, F4E2M1, F6E2M3, F6E3M2, F8E3M4, F8E4M3, F8E4M3B11FNUZ, F8E4M3FNUZ, F8E4M3IEEE,
+    F8E5M2, F8E5M2FNUZ, F8E5M3FNU, F8E8M0, F16, Options,
 };
 
 /// Every f32 NaN bit pattern (or a sample of them under `VCVT_SWEEP=sample`).
@@ -215,4 +215,24 @@ fn nan_policy_f4e2m1() {
 #[test]
 fn nan_policy_f8e8m0() {
     check::<F8E8M0>("nan_policy_f8e8m0");
+}
+
+#[test]
+fn nan_policy_f8e3m4() {
+    check::<F8E3M4>("nan_policy_f8e3m4");
+}
+
+#[test]
+fn nan_policy_f8e4m3ieee() {
+    check::<F8E4M3IEEE>("nan_policy_f8e4m3ieee");
+}
+
+#[test]
+fn nan_policy_f8e4m3b11fnuz() {
+    check::<F8E4M3B11FNUZ>("nan_policy_f8e4m3b11fnuz");
+}
+
+#[test]
+fn nan_policy_f8e5m3fnu() {
+    check::<F8E5M3FNU>("nan_policy_f8e5m3fnu");
 }

@@ -13,8 +13,9 @@ mod common;
 
 use common::{MODES, NAN_POLICIES, Narrow, Report, backends, names};
 use vcvt::{
-    BF16, Backend, ConvertTo, F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2,
-    F8E5M2FNUZ, F8E8M0, F16, NanPolicy, Options, Overflow,
+    BF16, Backend, ConvertTo, F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E3M4, F8E4M3, F8E4M3B11FNUZ,
+    F8E4M3FNUZ, F8E4M3IEEE, F8E5M2, F8E5M2FNUZ, F8E5M3FNU, F8E8M0, F16, NanPolicy, Options,
+    Overflow,
 };
 
 /// Every stored pattern of a format's element type: all 2^8 or 2^16 bit patterns (for fp6
@@ -140,6 +141,14 @@ both_ways! {
     f4e2m1_bf16: F4E2M1, BF16;
     f8e8m0_f16: F8E8M0, F16;
     f8e8m0_bf16: F8E8M0, BF16;
+    f8e3m4_f16: F8E3M4, F16;
+    f8e3m4_bf16: F8E3M4, BF16;
+    f8e4m3ieee_f16: F8E4M3IEEE, F16;
+    f8e4m3ieee_bf16: F8E4M3IEEE, BF16;
+    f8e4m3b11fnuz_f16: F8E4M3B11FNUZ, F16;
+    f8e4m3b11fnuz_bf16: F8E4M3B11FNUZ, BF16;
+    f8e5m3fnu_f16: F8E5M3FNU, F16;
+    f8e5m3fnu_bf16: F8E5M3FNU, BF16;
 }
 
 /// Packed FP4 to a hub: every byte, both nibbles (low nibble first), under every policy.

@@ -15,8 +15,8 @@ mod common;
 
 use common::{MODES, NAN_POLICIES, Narrow, Report, backends, names};
 use vcvt::{
-    BF16, Backend, ConvertTo, F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2,
-    F8E5M2FNUZ, F8E8M0, F16, Options, Overflow,
+    BF16, Backend, ConvertTo, F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E3M4, F8E4M3, F8E4M3B11FNUZ,
+    F8E4M3FNUZ, F8E4M3IEEE, F8E5M2, F8E5M2FNUZ, F8E5M3FNU, F8E8M0, F16, Options, Overflow,
 };
 
 /// The oracle's round trip of f32 bits under `mode` and `nan`.
@@ -263,6 +263,26 @@ fn round_trip_f4e2m1() {
 #[test]
 fn round_trip_f8e8m0() {
     sweep::<F8E8M0>("round_trip_f8e8m0");
+}
+
+#[test]
+fn round_trip_f8e3m4() {
+    sweep::<F8E3M4>("round_trip_f8e3m4");
+}
+
+#[test]
+fn round_trip_f8e4m3ieee() {
+    sweep::<F8E4M3IEEE>("round_trip_f8e4m3ieee");
+}
+
+#[test]
+fn round_trip_f8e4m3b11fnuz() {
+    sweep::<F8E4M3B11FNUZ>("round_trip_f8e4m3b11fnuz");
+}
+
+#[test]
+fn round_trip_f8e5m3fnu() {
+    sweep::<F8E5M3FNU>("round_trip_f8e5m3fnu");
 }
 
 /// Packed FP4 gives what one-per-byte FP4 gives, at every length up to three chunks.

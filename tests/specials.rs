@@ -11,8 +11,8 @@ mod common;
 
 use common::{Narrow, Report, backends, expect_f32_block, expect_f64_block, names, to_u64};
 use vcvt::{
-    BF16, Backend, ConvertTo, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ,
-    F8E8M0, F16, Options, Overflow,
+    BF16, Backend, ConvertTo, F4E2M1, F6E2M3, F6E3M2, F8E3M4, F8E4M3, F8E4M3B11FNUZ, F8E4M3FNUZ,
+    F8E4M3IEEE, F8E5M2, F8E5M2FNUZ, F8E5M3FNU, F8E8M0, F16, Options, Overflow,
 };
 
 /// Magnitudes around each format's limits, as f64, every one exactly representable in f32
@@ -160,6 +160,10 @@ fn specials_with_and_without_nan() {
     run::<F6E3M2>(&bs, &mut report);
     run::<F4E2M1>(&bs, &mut report);
     run::<F8E8M0>(&bs, &mut report);
+    run::<F8E3M4>(&bs, &mut report);
+    run::<F8E4M3IEEE>(&bs, &mut report);
+    run::<F8E4M3B11FNUZ>(&bs, &mut report);
+    run::<F8E5M3FNU>(&bs, &mut report);
     report.finish(
         "specials_with_and_without_nan",
         &format!("f32 and f64 to every narrow format on {}", names(&bs)),

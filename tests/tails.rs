@@ -26,8 +26,8 @@ use std::mem::{MaybeUninit, size_of};
 use bytemuck::{Pod, Zeroable};
 use common::{MODES, Mismatch, Narrow, Report, Rng, backends, names, to_u64};
 use vcvt::{
-    BF16, Backend, ConvertTo, Converter, Element, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ,
-    F8E5M2, F8E5M2FNUZ, F8E8M0, F16, Options,
+    BF16, Backend, ConvertTo, Converter, Element, F4E2M1, F6E2M3, F6E3M2, F8E3M4, F8E4M3,
+    F8E4M3B11FNUZ, F8E4M3FNUZ, F8E4M3IEEE, F8E5M2, F8E5M2FNUZ, F8E5M3FNU, F8E8M0, F16, Options,
 };
 
 /// Longest slice tested: more than four 64-byte vectors of bytes.
@@ -158,7 +158,20 @@ macro_rules! gen_narrow {
     )*};
 }
 gen_narrow!(
-    F16, BF16, F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F8E8M0
+    F16,
+    BF16,
+    F8E4M3,
+    F8E5M2,
+    F8E4M3FNUZ,
+    F8E5M2FNUZ,
+    F6E2M3,
+    F6E3M2,
+    F4E2M1,
+    F8E8M0,
+    F8E3M4,
+    F8E4M3IEEE,
+    F8E4M3B11FNUZ,
+    F8E5M3FNU
 );
 
 /// Short name of a type (`f32`, `F16`, ...).
@@ -426,6 +439,10 @@ macro_rules! narrowing_pairs {
         $f::<f32, F6E3M2>($($a),*);
         $f::<f32, F4E2M1>($($a),*);
         $f::<f32, F8E8M0>($($a),*);
+        $f::<f32, F8E3M4>($($a),*);
+        $f::<f32, F8E4M3IEEE>($($a),*);
+        $f::<f32, F8E4M3B11FNUZ>($($a),*);
+        $f::<f32, F8E5M3FNU>($($a),*);
         $f::<f64, F16>($($a),*);
         $f::<f64, BF16>($($a),*);
         $f::<f64, F8E4M3>($($a),*);
@@ -436,6 +453,10 @@ macro_rules! narrowing_pairs {
         $f::<f64, F6E3M2>($($a),*);
         $f::<f64, F4E2M1>($($a),*);
         $f::<f64, F8E8M0>($($a),*);
+        $f::<f64, F8E3M4>($($a),*);
+        $f::<f64, F8E4M3IEEE>($($a),*);
+        $f::<f64, F8E4M3B11FNUZ>($($a),*);
+        $f::<f64, F8E5M3FNU>($($a),*);
     };
 }
 macro_rules! widening_pairs {
@@ -450,6 +471,10 @@ macro_rules! widening_pairs {
         $f::<F6E3M2, f32>($($a),*);
         $f::<F4E2M1, f32>($($a),*);
         $f::<F8E8M0, f32>($($a),*);
+        $f::<F8E3M4, f32>($($a),*);
+        $f::<F8E4M3IEEE, f32>($($a),*);
+        $f::<F8E4M3B11FNUZ, f32>($($a),*);
+        $f::<F8E5M3FNU, f32>($($a),*);
         $f::<F16, f64>($($a),*);
         $f::<BF16, f64>($($a),*);
         $f::<F8E4M3, f64>($($a),*);
@@ -460,6 +485,10 @@ macro_rules! widening_pairs {
         $f::<F6E3M2, f64>($($a),*);
         $f::<F4E2M1, f64>($($a),*);
         $f::<F8E8M0, f64>($($a),*);
+        $f::<F8E3M4, f64>($($a),*);
+        $f::<F8E4M3IEEE, f64>($($a),*);
+        $f::<F8E4M3B11FNUZ, f64>($($a),*);
+        $f::<F8E5M3FNU, f64>($($a),*);
     };
 }
 

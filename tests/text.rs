@@ -18,8 +18,8 @@ use std::fmt::{Debug, Display, LowerExp, UpperExp, Write as _};
 use std::str::FromStr;
 
 use vcvt::{
-    BF16, F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, F16,
-    Overflow,
+    BF16, F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E3M4, F8E4M3, F8E4M3B11FNUZ, F8E4M3FNUZ, F8E4M3IEEE,
+    F8E5M2, F8E5M2FNUZ, F8E5M3FNU, F8E8M0, F16, Overflow,
 };
 
 /// What the tests need of an element type.
@@ -74,6 +74,10 @@ text! {
     F6E3M2, "f6e3m2", 6;
     F4E2M1, "f4e2m1", 4;
     F8E8M0, "f8e8m0", 8;
+    F8E3M4, "f8e3m4", 8;
+    F8E4M3IEEE, "f8e4m3ieee", 8;
+    F8E4M3B11FNUZ, "f8e4m3b11fnuz", 8;
+    F8E5M3FNU, "f8e5m3fnu", 8;
 }
 
 /// Runs `$body` once per format with `$t` bound to the type.
@@ -89,6 +93,10 @@ macro_rules! each_format {
         $f::<F6E3M2>();
         $f::<F4E2M1>();
         $f::<F8E8M0>();
+        $f::<F8E3M4>();
+        $f::<F8E4M3IEEE>();
+        $f::<F8E4M3B11FNUZ>();
+        $f::<F8E5M3FNU>();
     };
 }
 
@@ -1195,5 +1203,9 @@ fn parse_fast_path_edges() {
     n += around_midpoints::<F6E3M2>(1);
     n += around_midpoints::<F4E2M1>(1);
     n += around_midpoints::<F8E8M0>(1);
+    n += around_midpoints::<F8E3M4>(1);
+    n += around_midpoints::<F8E4M3IEEE>(1);
+    n += around_midpoints::<F8E4M3B11FNUZ>(1);
+    n += around_midpoints::<F8E5M3FNU>(1);
     assert!(n > 10_000, "{n}");
 }

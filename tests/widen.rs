@@ -16,8 +16,8 @@ mod common;
 
 use common::{MODES, Narrow, Oracle, Report, backends, names};
 use vcvt::{
-    BF16, ConvertTo, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, F16,
-    Options, Overflow,
+    BF16, ConvertTo, F4E2M1, F6E2M3, F6E3M2, F8E3M4, F8E4M3, F8E4M3B11FNUZ, F8E4M3FNUZ, F8E4M3IEEE,
+    F8E5M2, F8E5M2FNUZ, F8E5M3FNU, F8E8M0, F16, Options, Overflow,
 };
 
 /// What a code narrows back to after widening, by the contract.
@@ -188,6 +188,26 @@ fn widen_f4e2m1() {
 #[test]
 fn widen_f8e8m0() {
     widen_and_back::<F8E8M0>("widen_f8e8m0");
+}
+
+#[test]
+fn widen_f8e3m4() {
+    widen_and_back::<F8E3M4>("widen_f8e3m4");
+}
+
+#[test]
+fn widen_f8e4m3ieee() {
+    widen_and_back::<F8E4M3IEEE>("widen_f8e4m3ieee");
+}
+
+#[test]
+fn widen_f8e4m3b11fnuz() {
+    widen_and_back::<F8E4M3B11FNUZ>("widen_f8e4m3b11fnuz");
+}
+
+#[test]
+fn widen_f8e5m3fnu() {
+    widen_and_back::<F8E5M3FNU>("widen_f8e5m3fnu");
 }
 
 /// The oracle reproduces facts stated in the contract table and the format definitions.

@@ -4,7 +4,7 @@
 //!
 //! # What one input does
 //!
-//! An input picks a pair (one of the 44 pairs of the crate: `f32` and `f64` to and from each
+//! An input picks a pair (one of the 60 pairs of the crate: `f32` and `f64` to and from each
 //! of the 11 narrow types of [`FORMATS`]), an overflow mode, a NaN policy, a length, a source
 //! and a destination offset, a few variant bits and the source values. The source is copied
 //! into its own allocation that ends exactly where the source ends, so an over-read leaves the
@@ -53,7 +53,7 @@
 //!
 //! | byte | meaning |
 //! |---|---|
-//! | 0 | pair, `% 44`: `4 * t + d` for narrow type `t` in the order of [`FORMATS`] (`F16`, `BF16`, `F8E4M3`, `F8E5M2`, `F8E4M3FNUZ`, `F8E5M2FNUZ`, `F6E2M3`, `F6E3M2`, `F4E2M1`, `F4E2M1x2`, `F8E8M0`: the crate's registry order) and direction `d` (0: `f32 -> T`, 1: `f64 -> T`, 2: `T -> f32`, 3: `T -> f64`); see [`PAIRS`] |
+//! | 0 | pair, `% 60`: `4 * t + d` for narrow type `t` in the order of [`FORMATS`] (`F16`, `BF16`, `F8E4M3`, `F8E5M2`, `F8E4M3FNUZ`, `F8E5M2FNUZ`, `F6E2M3`, `F6E3M2`, `F4E2M1`, `F4E2M1x2`, `F8E8M0`, `F8E3M4`, `F8E4M3IEEE`, `F8E4M3B11FNUZ`, `F8E5M3FNU`: the crate's registry order) and direction `d` (0: `f32 -> T`, 1: `f64 -> T`, 2: `T -> f32`, 3: `T -> f64`); see [`PAIRS`] |
 //! | 1 | options. Overflow mode `% 3`: 0 = the format's default (`Options::new()`), 1 = `Saturate`, 2 = `NonSaturating`; NaN policy `/ 3 % 3`: 0 = `Preserve` (the default), 1 = `Canonical`, 2 = `ToMax` (see [`NANS`]). The entry points without options always use `Options::new()` |
 //! | 2, 3 | length in values (the wide side's length): `byte2 % 131` if byte 2 is below 240 (short lengths, the vector tails, get 94 % of inputs), else `131 + ((byte2 - 240) * 256 + byte3) % 3970` (up to 4100) |
 //! | 4 | source offset: typed sources `% (64 / size)` elements, byte sources `% 64` bytes |
@@ -68,8 +68,9 @@ use std::mem::{MaybeUninit, size_of};
 use std::ptr::NonNull;
 
 use vcvt::{
-    BF16, Backend, ConvertTo, Element, Error, F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ,
-    F8E5M2, F8E5M2FNUZ, F8E8M0, F16, NanPolicy, Options, Overflow,
+    BF16, Backend, ConvertTo, Element, Error, F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E3M4, F8E4M3,
+    F8E4M3B11FNUZ, F8E4M3FNUZ, F8E4M3IEEE, F8E5M2, F8E5M2FNUZ, F8E5M3FNU, F8E8M0, F16, NanPolicy,
+    Options, Overflow,
 };
 
 /// The fuzz targets.
@@ -123,11 +124,11 @@ pub const NO_HOOKS: Hooks = Hooks {
 macro_rules! pairs {
     ($($t:ident),* $(,)?) => {
         /// The narrow types, in the order of the crate's format registry.
-        pub const FORMATS: [&str; 11] = [$(stringify!($t)),*];
+        pub const FORMATS: [&str; 15] = [$(stringify!($t)),*];
 
-        /// The 44 pairs, indexed by input byte 0: four per narrow type `T` of [`FORMATS`],
+        /// The 60 pairs, indexed by input byte 0: four per narrow type `T` of [`FORMATS`],
         /// in the order `f32 -> T`, `f64 -> T`, `T -> f32`, `T -> f64`.
-        pub const PAIRS: [&str; 44] = [$(
+        pub const PAIRS: [&str; 60] = [$(
             concat!("f32->", stringify!($t)),
             concat!("f64->", stringify!($t)),
             concat!(stringify!($t), "->f32"),
@@ -153,7 +154,21 @@ macro_rules! pairs {
 }
 
 pairs!(
-    F16, BF16, F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F4E2M1x2, F8E8M0,
+    F16,
+    BF16,
+    F8E4M3,
+    F8E5M2,
+    F8E4M3FNUZ,
+    F8E5M2FNUZ,
+    F6E2M3,
+    F6E3M2,
+    F4E2M1,
+    F4E2M1x2,
+    F8E8M0,
+    F8E3M4,
+    F8E4M3IEEE,
+    F8E4M3B11FNUZ,
+    F8E5M3FNU,
 );
 
 /// Guard bytes on each side of every destination.
@@ -304,8 +319,23 @@ macro_rules! val {
     };
 }
 val!(
-    f32, f64, F16, BF16, F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F4E2M1x2,
-    F8E8M0
+    f32,
+    f64,
+    F16,
+    BF16,
+    F8E4M3,
+    F8E5M2,
+    F8E4M3FNUZ,
+    F8E5M2FNUZ,
+    F6E2M3,
+    F6E3M2,
+    F4E2M1,
+    F4E2M1x2,
+    F8E8M0,
+    F8E3M4,
+    F8E4M3IEEE,
+    F8E4M3B11FNUZ,
+    F8E5M3FNU
 );
 
 /// A narrow type with one value per element, and its element functions (the specification).
@@ -371,6 +401,10 @@ narrow!(
     F6E3M2(u8, 0x3F),
     F4E2M1(u8, 0x0F),
     F8E8M0(u8, 0xFF),
+    F8E3M4(u8, 0xFF),
+    F8E4M3IEEE(u8, 0xFF),
+    F8E4M3B11FNUZ(u8, 0xFF),
+    F8E5M3FNU(u8, 0xFF),
 );
 
 /// `f32` or `f64`: the wide side of every pair.
@@ -591,7 +625,20 @@ macro_rules! refer_plain {
     };
 }
 refer_plain!(
-    F16, BF16, F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F8E8M0
+    F16,
+    BF16,
+    F8E4M3,
+    F8E5M2,
+    F8E4M3FNUZ,
+    F8E5M2FNUZ,
+    F6E2M3,
+    F6E3M2,
+    F4E2M1,
+    F8E8M0,
+    F8E3M4,
+    F8E4M3IEEE,
+    F8E4M3B11FNUZ,
+    F8E5M3FNU
 );
 
 /// The four pairs of the packed type.
@@ -1631,8 +1678,9 @@ struct Fmt {
     max: u32,
 }
 
-/// Every signed format (E8M0, unsigned and powers of two only, has its own thresholds).
-const FMTS: [Fmt; 9] = [
+/// Every signed format (E8M0, unsigned and powers of two only, has its own thresholds; the
+/// unsigned F8E5M3FNU has none here).
+const FMTS: [Fmt; 12] = [
     Fmt {
         exp_bits: 5,
         man_bits: 10,
@@ -1687,6 +1735,24 @@ const FMTS: [Fmt; 9] = [
         bias: 1,
         max: 0x7,
     }, // F4E2M1 (and F4E2M1x2): 6
+    Fmt {
+        exp_bits: 3,
+        man_bits: 4,
+        bias: 3,
+        max: 0x6F,
+    }, // F8E3M4: 15.5
+    Fmt {
+        exp_bits: 4,
+        man_bits: 3,
+        bias: 7,
+        max: 0x77,
+    }, // F8E4M3IEEE: 240
+    Fmt {
+        exp_bits: 4,
+        man_bits: 3,
+        bias: 11,
+        max: 0x7F,
+    }, // F8E4M3B11FNUZ: 30
 ];
 
 impl Fmt {

@@ -14,7 +14,8 @@ use std::cmp::Ordering;
 use std::str::FromStr;
 
 use vcvt::{
-    BF16, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, F16, Overflow,
+    BF16, F4E2M1, F6E2M3, F6E3M2, F8E3M4, F8E4M3, F8E4M3B11FNUZ, F8E4M3FNUZ, F8E4M3IEEE, F8E5M2,
+    F8E5M2FNUZ, F8E5M3FNU, F8E8M0, F16, Overflow,
 };
 
 /// What the harness needs of an element type.
@@ -68,7 +69,8 @@ macro_rules! parsed {
 
 parsed! {
     F16, 16; BF16, 16; F8E4M3, 8; F8E5M2, 8; F8E4M3FNUZ, 8; F8E5M2FNUZ, 8;
-    F6E2M3, 6; F6E3M2, 6; F4E2M1, 4; F8E8M0, 8;
+    F6E2M3, 6; F6E3M2, 6; F4E2M1, 4; F8E8M0, 8; F8E3M4, 8; F8E4M3IEEE, 8; F8E4M3B11FNUZ, 8;
+    F8E5M3FNU, 8;
 }
 
 /// A decimal string's sign, significant digits (no leading zeros; empty for zero) and
@@ -212,6 +214,15 @@ fn verify<T: Parsed>(
     let (vals, over) = T::cached_table();
     let over = *over;
     let fail = |why: &str| Err(format!("{} {s:?} {o:?} -> {:#x}: {why}", T::NAME, x.code()));
+    // The unsigned format: a negative value other than zero has no code (NaN); -0 is +0.
+    let unsigned = T::NAME == "F8E5M3FNU";
+    if unsigned && neg && !d.is_empty() {
+        return if x.nan() {
+            Ok(())
+        } else {
+            fail("an unsigned format's negative value is NaN")
+        };
+    }
     if e8m0 && (neg || d.is_empty()) {
         return if x.nan() {
             Ok(())
@@ -252,7 +263,7 @@ fn verify<T: Parsed>(
         };
     }
     // Sign: kept, except zero in the fnuz formats (+0 only).
-    let fnuz_zero = T::NAME.ends_with("FNUZ") && v == 0.0;
+    let fnuz_zero = (T::NAME.ends_with("FNUZ") || unsigned) && v == 0.0;
     if !e8m0 && !fnuz_zero && (v.is_sign_negative() != neg) {
         return fail("sign");
     }
@@ -297,5 +308,9 @@ pub fn run(data: &[u8]) -> Result<(), String> {
     check::<F6E2M3>(s)?;
     check::<F6E3M2>(s)?;
     check::<F4E2M1>(s)?;
-    check::<F8E8M0>(s)
+    check::<F8E8M0>(s)?;
+    check::<F8E3M4>(s)?;
+    check::<F8E4M3IEEE>(s)?;
+    check::<F8E4M3B11FNUZ>(s)?;
+    check::<F8E5M3FNU>(s)
 }

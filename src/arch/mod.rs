@@ -184,6 +184,20 @@ impl Kernels {
         }
     }
 
+    /// Takes the direct kernel of the narrow → narrow pair `S -> D` away again, so that the
+    /// pair runs its two halves through a stack buffer: an override, for a tier where the
+    /// two passes of its own kernels measured faster than a one-pass kernel set before.
+    #[allow(dead_code)] // Not every build has a SIMD backend.
+    pub(crate) const fn two_pass<S: ConvertTo<D>, D: Element>(&mut self) {
+        match S::PAIR.via {
+            Some(via) => {
+                self.1[via.direct] = None;
+                self.3[via.direct] = Isa::Scalar;
+            }
+            None => panic!("two_pass: not a narrow -> narrow pair"),
+        }
+    }
+
     /// Gives `round_trip` of f32 through format `F` a fused kernel: it narrows and widens
     /// back in registers, in place (it is called with `src == dst`, which is allowed for
     /// such a kernel only: it reads each element before writing it, and a round trip of a

@@ -91,6 +91,10 @@ macro_rules! for_each_format {
             8 => F4E2M1 in f4e2m1, plain, leaf;
             9 => F4E2M1x2 in f4e2m1x2, packed, leaf;
             10 => F8E8M0 in f8e8m0, plain, leaf;
+            11 => F8E3M4 in f8e3m4, plain, leaf;
+            12 => F8E4M3IEEE in f8e4m3ieee, plain, leaf;
+            13 => F8E4M3B11FNUZ in f8e4m3b11fnuz, plain, leaf;
+            14 => F8E5M3FNU in f8e5m3fnu, plain, leaf;
         }
     };
 }

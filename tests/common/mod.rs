@@ -41,8 +41,8 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use vcvt::{
-    BF16, Backend, Element, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0,
-    F16, NanPolicy, Overflow,
+    BF16, Backend, Element, F4E2M1, F6E2M3, F6E3M2, F8E3M4, F8E4M3, F8E4M3B11FNUZ, F8E4M3FNUZ,
+    F8E4M3IEEE, F8E5M2, F8E5M2FNUZ, F8E5M3FNU, F8E8M0, F16, NanPolicy, Overflow,
 };
 
 /// Both overflow policies, in a fixed order (index 0 = `Saturate`, 1 = `NonSaturating`).
@@ -124,6 +124,10 @@ pub enum Kind {
     /// E8M0: no sign, code `c` is `2^(c - bias)` for `c` below all ones, all ones is NaN; no
     /// zero. Rounds to the nearest power of two in linear space, ties up.
     ExponentOnly,
+    /// Unsigned IEEE-like (E5M3FNU): no sign bit, subnormals, the all-ones code is the only
+    /// NaN, every other code finite; a negative source other than -0 has no code and gives
+    /// the NaN (ml_dtypes' rule), -0 gives +0.
+    Unsigned,
 }
 
 /// The definition of a narrow format, as the contract table states it.
@@ -235,6 +239,50 @@ pub const E2M1_DEF: FormatDef = FormatDef {
     narrow_nan: NarrowNan::Max,
     widen_nan: WidenNan::FixedQuiet,
 };
+/// E3M4 (ml_dtypes `float8_e3m4`): 1.3.4, bias 3, Inf and NaN as IEEE; every NaN narrows
+/// to `0x78 | sign` and widens to the quiet NaN of its sign.
+pub const E3M4_DEF: FormatDef = FormatDef {
+    name: "F8E3M4",
+    exp_bits: 3,
+    man_bits: 4,
+    bias: 3,
+    kind: Kind::Ieee,
+    narrow_nan: NarrowNan::Fixed(0x78),
+    widen_nan: WidenNan::FixedQuiet,
+};
+/// IEEE-style E4M3 (ml_dtypes `float8_e4m3`): 1.4.3, bias 7, Inf and NaN as IEEE; every NaN
+/// narrows to `0x7C | sign` and widens to the quiet NaN of its sign.
+pub const E4M3IEEE_DEF: FormatDef = FormatDef {
+    name: "F8E4M3IEEE",
+    exp_bits: 4,
+    man_bits: 3,
+    bias: 7,
+    kind: Kind::Ieee,
+    narrow_nan: NarrowNan::Fixed(0x7C),
+    widen_nan: WidenNan::FixedQuiet,
+};
+/// E4M3B11FNUZ (ml_dtypes `float8_e4m3b11fnuz`): 1.4.3, bias 11, NaN = 0x80 only, no Inf,
+/// no -0.
+pub const E4M3B11FNUZ_DEF: FormatDef = FormatDef {
+    name: "F8E4M3B11FNUZ",
+    exp_bits: 4,
+    man_bits: 3,
+    bias: 11,
+    kind: Kind::Fnuz,
+    narrow_nan: NarrowNan::Unsigned(0x80),
+    widen_nan: WidenNan::FixedQuiet,
+};
+/// E5M3FNU (ml_dtypes `float8_e5m3fnu`, UE5M3): 0.5.3, bias 15, no sign, NaN = 0xFF only, no
+/// Inf.
+pub const E5M3FNU_DEF: FormatDef = FormatDef {
+    name: "F8E5M3FNU",
+    exp_bits: 5,
+    man_bits: 3,
+    bias: 15,
+    kind: Kind::Unsigned,
+    narrow_nan: NarrowNan::Unsigned(0xFF),
+    widen_nan: WidenNan::FixedQuiet,
+};
 /// MX E8M0 scale: 0.8.0, bias 127, NaN = 0xFF, no zero, no sign.
 pub const E8M0_DEF: FormatDef = FormatDef {
     name: "F8E8M0",
@@ -249,7 +297,7 @@ pub const E8M0_DEF: FormatDef = FormatDef {
 impl FormatDef {
     /// Whether the format has a sign bit.
     pub const fn signed(&self) -> bool {
-        !matches!(self.kind, Kind::ExponentOnly)
+        !matches!(self.kind, Kind::ExponentOnly | Kind::Unsigned)
     }
     /// Total width in bits.
     pub const fn bits(&self) -> u32 {
@@ -281,7 +329,7 @@ impl FormatDef {
             // Everything below the all-ones exponent.
             Kind::Ieee => (((1 << self.exp_bits) - 1) << self.man_bits) - 1,
             // Everything but the all-ones magnitude (the NaN).
-            Kind::AllOnesNan | Kind::ExponentOnly => self.mag_mask() - 1,
+            Kind::AllOnesNan | Kind::ExponentOnly | Kind::Unsigned => self.mag_mask() - 1,
             // Every magnitude.
             Kind::Fnuz | Kind::Finite => self.mag_mask(),
         }
@@ -302,7 +350,7 @@ impl FormatDef {
             Kind::AllOnesNan => sign | self.mag_mask(),
             Kind::Fnuz => self.sign_bit(),
             Kind::Finite => sign | self.max_code(),
-            Kind::ExponentOnly => 0xFF,
+            Kind::ExponentOnly | Kind::Unsigned => self.mag_mask(),
         }
     }
     /// Whether a code (high bits above the format ignored) is a NaN.
@@ -315,6 +363,7 @@ impl FormatDef {
             Kind::Fnuz => code == self.sign_bit(),
             Kind::Finite => false,
             Kind::ExponentOnly => code == 0xFF,
+            Kind::Unsigned => code == self.mag_mask(),
         }
     }
 }
@@ -441,6 +490,10 @@ impl Oracle {
         match self.def.kind {
             // E8M0 has no zero and no sign: nothing represents them.
             Kind::ExponentOnly if negative || x == 0.0 => return 0xFF,
+            // An unsigned format has no code for a negative value but -0, which is +0.
+            Kind::Unsigned if negative => {
+                return if x == 0.0 { 0 } else { self.def.mag_mask() };
+            }
             // fnuz has no negative zero: a result of magnitude zero is +0.
             Kind::Fnuz if index == 0 => return 0,
             _ => {}
@@ -676,6 +729,10 @@ narrow_impl!(F6E2M3, u8, E2M3_DEF);
 narrow_impl!(F6E3M2, u8, E3M2_DEF);
 narrow_impl!(F4E2M1, u8, E2M1_DEF);
 narrow_impl!(F8E8M0, u8, E8M0_DEF);
+narrow_impl!(F8E3M4, u8, E3M4_DEF);
+narrow_impl!(F8E4M3IEEE, u8, E4M3IEEE_DEF);
+narrow_impl!(F8E4M3B11FNUZ, u8, E4M3B11FNUZ_DEF);
+narrow_impl!(F8E5M3FNU, u8, E5M3FNU_DEF);
 
 /// Fills `sat` and `nonsat` with the expected codes of `src` under each policy, walking the
 /// midpoints (fast for consecutive bit patterns, correct for any order). A run of

@@ -1,6 +1,6 @@
 //! The aarch64 backends' kernel tables, composed in one place: `neon` is the Scalar table
-//! with the generic kernels of `simd/aarch64` (every pair at 128 bits, the narrow ↔ narrow
-//! pairs and round trips in one pass), then the hand-written kernels of `neon_small` (the
+//! with the generic kernels of every registry format (`simd/aarch64`'s `fill_registry`: every
+//! pair at 128 bits, the narrow ↔ narrow pairs and round trips in one pass), then the hand-written kernels of `neon_small` (the
 //! formats added after the first four) and `neon` (the first four) on top for the f32/f64
 //! pairs they have; `neon-bf16` replaces the BF16 narrowings with BFCVTN ones.
 //! `Backend::kernel` reports the result per pair; `tests/kernels.rs` checks that every pair
@@ -14,7 +14,7 @@ use crate::simd::aarch64::neon as generic;
 const fn neon_table() -> Kernels {
     let mut t = scalar::scalar_kernels();
     t.tag(Isa::Neon);
-    generic::fill(&mut t);
+    generic::fill_registry(&mut t, 0);
     neon_small::set(&mut t);
     neon::set(&mut t);
     t

@@ -350,6 +350,14 @@ pub(crate) fn scale_byte(element: MxElement, rule: MxRule, amax: u32) -> u8 {
 /// blocks, where `d` may be subnormal), NaN and Inf go to [`scale_byte`], and so does
 /// `Ocp` (`CEIL == false`), which is integer already.
 #[inline(always)]
+#[cfg_attr(
+    not(any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    )),
+    allow(dead_code) // Only the SIMD block kernels use it.
+)]
 pub(crate) fn scale_byte_fast<const CEIL: bool>(element: MxElement, amax: u32) -> u8 {
     let emax = element.emax() as u32;
     if CEIL && amax < 0x7F80_0000 && amax >> 23 >= emax + 2 {

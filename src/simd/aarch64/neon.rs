@@ -564,16 +564,14 @@ impl Vector for V128 {
 // The instantiation: the generic kernels compiled for NEON.
 // ---------------------------------------------------------------------------------------
 
-use crate::arch::{Isa, Kernels};
+use crate::arch::Isa;
 use crate::block::kernels::{BlockKernels, NvRows};
 use crate::block::{BlockDest, BlockSource};
 use crate::options::Policy;
 use crate::simd::generic::block::mx;
 use crate::simd::generic::block::nvfp4;
-use crate::simd::generic::kernels::{
-    Brain, Code, Dst, E8m0, E8m0Hi, F32, F64, F64Hi, F64Odd, Half, Packed, RoundTrip,
-    RoundTripBf16, RoundTripE8m0, RoundTripF16, Src, run,
-};
+use crate::simd::generic::kernels::{Dst, Src, run};
+use crate::simd::generic::registry::fill_registry_items;
 
 /// The generic kernel from `S` to `D`, compiled for NEON, run under FPCR = 0 (module docs).
 ///
@@ -590,62 +588,12 @@ unsafe fn k<S: Src, D: Dst>(src: *const u8, dst: *mut u8, len: usize, p: Policy)
     unsafe { run::<V128, S, D>(src, dst, len, p) }
 }
 
-/// Registers one IEEE-like leaf format's pairs: f32/f64 ↔ `$f` and `$f` ↔ F16/BF16 in one
-/// pass, and the fused round trip.
-macro_rules! leaf {
-    ($t:ident, $f:ty) => {
-        $t.set_all_policies::<f32, $f>(k::<F32, Code<$f>>);
-        $t.set_all_policies::<f64, $f>(k::<F64Odd, Code<$f>>);
-        $t.set_all_policies::<$f, f32>(k::<Code<$f>, F32>);
-        $t.set_all_policies::<$f, f64>(k::<Code<$f>, F64>);
-        $t.set_direct::<$f, crate::F16>(k::<Code<$f>, Half>);
-        $t.set_direct::<$f, crate::BF16>(k::<Code<$f>, Brain>);
-        $t.set_direct::<crate::F16, $f>(k::<Half, Code<$f>>);
-        $t.set_direct::<crate::BF16, $f>(k::<Brain, Code<$f>>);
-        $t.set_round_trip::<$f>(k::<F32, RoundTrip<$f>>);
-    };
-}
-
-/// Fills `t` with the generic NEON kernels: every pair of every format, the narrow ↔ narrow
-/// pairs in one pass (which ran two passes through a buffer) and the fused round trips
-/// (likewise). The `neon` table then puts the hand-written kernels of `arch/aarch64` on top
-/// for the f32/f64 pairs they have (`FCVTN`/`FCVTL` for F16, the integer fp8 narrowing,
-/// `TBL` widenings, and `BFCVTN` on `neon-bf16`).
-pub(crate) const fn fill(t: &mut Kernels) {
-    use crate::{BF16, F4E2M1x2, F8E4M3, F8E5M2, F8E8M0, F16};
-    leaf!(t, crate::F8E4M3FNUZ);
-    leaf!(t, crate::F8E5M2FNUZ);
-    leaf!(t, crate::F6E2M3);
-    leaf!(t, crate::F6E3M2);
-    leaf!(t, crate::F4E2M1);
-    leaf!(t, F8E4M3);
-    leaf!(t, F8E5M2);
-
-    t.set_all_policies::<f32, F4E2M1x2>(k::<F32, Packed>);
-    t.set_all_policies::<f64, F4E2M1x2>(k::<F64Odd, Packed>);
-    t.set_all_policies::<F4E2M1x2, f32>(k::<Packed, F32>);
-    t.set_all_policies::<F4E2M1x2, f64>(k::<Packed, F64>);
-    t.set_direct::<F4E2M1x2, F16>(k::<Packed, Half>);
-    t.set_direct::<F4E2M1x2, BF16>(k::<Packed, Brain>);
-    t.set_direct::<F16, F4E2M1x2>(k::<Half, Packed>);
-    t.set_direct::<BF16, F4E2M1x2>(k::<Brain, Packed>);
-
-    t.set_all_policies::<f32, F8E8M0>(k::<F32, E8m0>);
-    t.set_all_policies::<f64, F8E8M0>(k::<F64Hi, E8m0Hi>);
-    t.set_all_policies::<F8E8M0, f32>(k::<E8m0, F32>);
-    t.set_all_policies::<F8E8M0, f64>(k::<E8m0, F64>);
-    t.set_direct::<F8E8M0, F16>(k::<E8m0, Half>);
-    t.set_direct::<F8E8M0, BF16>(k::<E8m0, Brain>);
-    t.set_direct::<F16, F8E8M0>(k::<Half, E8m0>);
-    t.set_direct::<BF16, F8E8M0>(k::<Brain, E8m0>);
-
-    t.set_direct::<F16, BF16>(k::<Half, Brain>);
-    t.set_direct::<BF16, F16>(k::<Brain, Half>);
-
-    t.set_round_trip::<F8E8M0>(k::<F32, RoundTripE8m0>);
-    t.set_round_trip::<F16>(k::<F32, RoundTripF16>);
-    t.set_round_trip::<BF16>(k::<F32, RoundTripBf16>);
-}
+// `fill_registry(t, from)`: every pair and round trip of the registry's formats from index
+// `from` on, as generic kernels at 128 bits (`simd/generic/registry.rs`). The `neon` table
+// fills every format with it, then puts the hand-written kernels of `arch/aarch64` on top
+// for the f32/f64 pairs they have (`FCVTN`/`FCVTL` for F16, the integer fp8 narrowing,
+// `TBL` widenings, and `BFCVTN` on `neon-bf16`).
+crate::format::for_each_format!(fill_registry_items);
 
 /// The generic MX block kernels (`simd/generic/block/mx.rs`) compiled for NEON.
 struct Blocks;

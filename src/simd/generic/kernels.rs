@@ -85,6 +85,14 @@ pub(crate) struct F32;
 /// f64 sources, rounded to odd into f32 bits (for destinations that round f32 bits with at
 /// least two fewer significand bits and round everything below 2^-126 to a signed zero).
 pub(crate) struct F64Odd;
+/// f64 sources for format `F`'s [`Code`]: [`F64Odd`] for a signed format; for an unsigned
+/// one (F8E5M3FNU), which must tell a negative value (its NaN) from −0 (`+0`), the same
+/// lanes with the lowest bit set where the f64 is not ±0 but the rounded-to-odd bits have a
+/// zero magnitude (a value below 2^-126 that DAZ read as zero, or FTZ flushed): still a value
+/// below 2^-126 with the source's sign, as [`F64Odd`] promises, and now not zero. The test
+/// of the f64 is on its integer bits ([`Vector::load_f64_hi`]: high word, sticky low word),
+/// which no MXCSR/FPCR setting changes.
+pub(crate) struct F64Code<F>(core::marker::PhantomData<F>);
 /// f64 sources as compressed high words (for E8M0's narrowing, [`E8m0Hi`]).
 pub(crate) struct F64Hi;
 /// f64 destinations (from f32 bits, exactly).
@@ -134,6 +142,28 @@ impl Src for F64Odd {
     unsafe fn load<V: Vector>(p: *const u8, n: usize) -> V {
         // SAFETY: forwarded contract.
         unsafe { V::load_f64_odd(p, n) }
+    }
+}
+
+impl<F: Format> Src for F64Code<F> {
+    const NEEDS_RN: bool = true;
+    #[inline(always)]
+    fn offset(i: usize) -> usize {
+        8 * i
+    }
+    #[inline(always)]
+    unsafe fn load<V: Vector>(p: *const u8, n: usize) -> V {
+        // SAFETY: forwarded contract (both loads read the same `n` elements).
+        unsafe {
+            let odd = V::load_f64_odd(p, n);
+            if F::SIGNED {
+                return odd;
+            }
+            let abs = V::splat(0x7FFF_FFFF);
+            let flushed = odd.and(abs).eq(V::splat(0));
+            let zero = V::load_f64_hi(p, n).and(abs).eq(V::splat(0));
+            V::select(flushed, V::select(zero, odd, odd.or(V::splat(1))), odd)
+        }
     }
 }
 

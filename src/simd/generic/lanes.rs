@@ -20,7 +20,8 @@
 //! saturate). Every magnitude above `cap` rounds to `cap`'s code as well, so the clamp
 //! decides overflow exactly as the codec does on the rounded code.
 //!
-//! The sign: bit `BITS - 1` of the code from bit 31 of the source. For fnuz, which has no
+//! The sign: bit `BITS - 1` of the code from bit 31 of the source. An unsigned format
+//! (F8E5M3FNU) has none: its negative non-zero sources select its NaN code. For fnuz, which has no
 //! negative zero, the sign is kept only where the magnitude is not zero:
 //! `sign & (mag + 0x7F)` has bit 7 exactly for `1 <= mag <= 0x80`, and `0x80 | sign` is
 //! `0x80`, the unsigned NaN. NaN sources take the codec's own result for a NaN of their sign
@@ -212,8 +213,18 @@ impl<V: Vector> Narrow<V> {
     }
 }
 
+/// The code an unsigned IEEE-like format gives a negative non-zero source: its fixed NaN
+/// code (`codec::unsigned_negative`; an unsigned format without one is refused there).
+#[inline(always)]
+const fn unsigned_nan<F: Format>() -> u32 {
+    match F::NAN {
+        NanKind::Fixed { code, .. } => code,
+        NanKind::Ieee | NanKind::None => 0,
+    }
+}
+
 /// Lanes of f32 bits (or f64 rounded to odd into f32) narrowed to codes of `F` (an IEEE-like
-/// format with a sign and `MAN_BITS >= 1`), sign included, in the low `BITS` bits of each
+/// format with `MAN_BITS >= 1`, signed or not), sign included, in the low `BITS` bits of each
 /// lane. The bits above the low byte are not zero (byte stores drop them; mask them for
 /// anything else). See the module docs.
 ///
@@ -247,7 +258,15 @@ pub(crate) unsafe fn narrow_by<V: Vector, F: Format, const SCALED: bool>(x: V, c
         let mag = sum.shr(8);
         // The sign at bit BITS - 1 (the bits below it are other source bits).
         let sign = x.shr(32 - F::BITS);
-        let code = if F::NEG_ZERO {
+        let code = if !F::SIGNED {
+            // No sign bit (F8E5M3FNU): the magnitude code is the code, and a negative source
+            // other than -0 has none: it gives the format's NaN, as the codec's
+            // `unsigned_negative` says (NaN sources are replaced below). `x ^ 2^31 > 0` as
+            // signed integers is `x > 0x80000000` unsigned: exactly the negative non-zero
+            // bit patterns (-0 maps to 0, every non-negative one below zero).
+            let neg = x.xor(V::splat(0x8000_0000)).gt_i32(V::splat(0));
+            V::select(neg, V::splat(unsigned_nan::<F>()), mag)
+        } else if F::NEG_ZERO {
             mag.or_and(sign, V::splat(F::SIGN_BIT))
         } else {
             // The sign only where 1 <= mag <= 0x80 (bit 7 of mag + 0x7F, which the bits of
@@ -274,6 +293,9 @@ pub(crate) struct RoundTrip<V> {
     /// negative one adds.
     ovf: V,
     ovf_sign: V,
+    /// f32 bits of a negative non-zero source's round trip in an unsigned format (the
+    /// widened NaN code); unused for signed formats.
+    neg: V,
     /// Whether the overflow code is not a finite value (E4M3's NaN, E5M2's Inf, fnuz's NaN
     /// under `NonSaturating`); under `Saturate`, and for fp6/fp4, `cap` is MAX's value.
     special_ovf: bool,
@@ -290,6 +312,9 @@ impl<V: Vector> RoundTrip<V> {
         let back = |x: u32| F::widen32(F::narrow32(x, p) & F::CODE_MASK);
         let (nan, nan_neg) = (back(0x7FC0_0000), back(0xFFC0_0000));
         let (ovf, ovf_neg) = (back(0x7F80_0000), back(0xFF80_0000));
+        // An unsigned format's -Inf is a negative value (its NaN, `neg` below), not an
+        // overflow: only the magnitude's overflow is selected by `ovf`.
+        let ovf_neg = if F::SIGNED { ovf_neg } else { ovf };
         assert!(matches!(nan ^ nan_neg, 0 | 0x8000_0000));
         assert!(matches!(ovf ^ ovf_neg, 0 | 0x8000_0000));
         let cap_code = match p.overflow {
@@ -304,6 +329,7 @@ impl<V: Vector> RoundTrip<V> {
                 nan_sign: V::splat(nan ^ nan_neg),
                 ovf: V::splat(ovf),
                 ovf_sign: V::splat(ovf ^ ovf_neg),
+                neg: V::splat(back(0xBF80_0000)),
                 special_ovf: cap_code != F::MAX,
             }
         }
@@ -339,13 +365,24 @@ pub(crate) unsafe fn round_trip<V: Vector, F: Format>(x: V, c: &RoundTrip<V>) ->
         let s = V::fma_rne(t, n.k, a);
         let r = s.sub_ieee(t.mul_exact_f32(n.k));
         let sign = V::splat(0x8000_0000);
-        let out = if F::NEG_ZERO {
+        let out = if !F::SIGNED {
+            r
+        } else if F::NEG_ZERO {
             r.or_and(x, sign)
         } else {
             V::select(r.eq(V::splat(0)), r, r.or_and(x, sign))
         };
         let out = if c.special_ovf {
             V::select_or_and(r.eq(n.cap), c.ovf, x, c.ovf_sign, out)
+        } else {
+            out
+        };
+        let out = if !F::SIGNED {
+            // Negative non-zero sources narrow to the NaN (see `narrow_by`), whose round trip
+            // is `c.neg` (this select comes after the overflow one, which looked at the
+            // magnitude only); -0 gives r = +0, as its code 0 widens.
+            let neg = x.xor(sign).gt_i32(V::splat(0));
+            V::select(neg, c.neg, out)
         } else {
             out
         };
@@ -396,14 +433,24 @@ pub(crate) unsafe fn widen_pow2<V: Vector, F: Format>(code: V, step: V) -> V {
         let is_sub = V::splat(1 << F::MAN_BITS).gt_i32(mag);
         let mut bits = V::select(is_sub, sub, normal).or(sign);
         if F::HAS_INF {
-            // E5M2: Inf, and NaN with its two payload bits under the quiet bit.
+            // Inf, and NaN: the quiet NaN of the code's sign, with the code's fraction as
+            // its top payload bits where the format's rule keeps them (E5M2, as binary16
+            // does; its `nan_to_f32` of the code just above Inf has a payload bit) and without
+            // (F8E3M4, F8E4M3IEEE, as ml_dtypes widens them). Both are `nan_to_f32`.
             let inf = mag.eq(V::splat(F::INF));
             bits = V::select(inf, sign.or(V::splat(0x7F80_0000)), bits);
             let nan = mag.gt_i32(V::splat(F::INF));
-            let payload = mag
-                .and(V::splat((1 << F::MAN_BITS) - 1))
-                .shl(23 - F::MAN_BITS);
-            bits = V::select(nan, sign.or(payload).or(V::splat(0x7FC0_0000)), bits);
+            let keeps_payload = F::nan_to_f32(F::INF | 1) & 0x003F_FFFF != 0;
+            let quiet = sign.or(V::splat(0x7FC0_0000));
+            let quiet = if keeps_payload {
+                let payload = mag
+                    .and(V::splat((1 << F::MAN_BITS) - 1))
+                    .shl(23 - F::MAN_BITS);
+                quiet.or(payload)
+            } else {
+                quiet
+            };
+            bits = V::select(nan, quiet, bits);
         } else {
             match F::NAN {
                 NanKind::Fixed { code, signed: true } => {

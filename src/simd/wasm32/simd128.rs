@@ -500,6 +500,7 @@ use crate::simd::generic::kernels::{
     Brain, Code, Dst, E8m0, E8m0Hi, F32, F64, F64Hi, F64Odd, Half, RoundTrip, RoundTripBf16,
     RoundTripE8m0, RoundTripF16, Src, run,
 };
+use crate::simd::generic::registry::fill_registry_items;
 
 /// The generic kernel from `S` to `D`, compiled for simd128.
 ///
@@ -510,6 +511,11 @@ unsafe fn k<S: Src, D: Dst>(src: *const u8, dst: *mut u8, len: usize, p: Policy)
     // SAFETY: forwarded contract; `simd128` is enabled for the whole build.
     unsafe { run::<V128, S, D>(src, dst, len, p) }
 }
+
+// `fill_registry(t, from)`: every pair and round trip of the registry's formats from index
+// `from` on, as generic kernels at 128 bits (`simd/generic/registry.rs`). The `simd128`
+// table uses it for the formats added after the measured selection below was made.
+crate::format::for_each_format!(fill_registry_items);
 
 /// Gives the `simd128` table the generic kernels of the pairs where they measured faster
 /// than what ran before (the portable kernel, the Scalar kernel, or two passes through a

@@ -544,9 +544,8 @@ use crate::block::kernels::{BlockKernels, NvRows};
 use crate::block::{BlockDest, BlockSource};
 use crate::options::Policy;
 use crate::simd::generic::block::{mx, nvfp4};
-use crate::simd::generic::kernels::{
-    Brain, Code, Dst, E8m0, E8m0Hi, F64Hi, F64Odd, Half, Packed, RoundTrip, RoundTripE8m0, Src, run,
-};
+use crate::simd::generic::kernels::{Dst, Src, run};
+use crate::simd::generic::registry::fill_registry_items;
 
 /// The generic kernel from `S` to `D`, compiled for AVX2.
 ///
@@ -574,11 +573,16 @@ unsafe fn k<S: Src, D: Dst>(src: *const u8, dst: *mut u8, len: usize, p: Policy)
     }
 }
 
-/// Gives the `Avx2` table the generic fused round trips (`lanes::round_trip`, which rounds in
-/// registers without forming codes) of E4M3, E5M2, both fnuz formats, both fp6 formats and
-/// E2M1, in place of two passes of the hand-written kernels.
-pub(crate) const fn fill_round_trips(t: &mut Kernels) {
-    use crate::simd::generic::kernels::F32;
+// `fill_registry(t, from)`: every pair and round trip of the registry's formats from index
+// `from` on, as generic kernels at 256 bits (`simd/generic/registry.rs`).
+crate::format::for_each_format!(fill_registry_items);
+
+/// The generic fused round trips (`lanes::round_trip`, which rounds in registers without
+/// forming codes) of E4M3, E5M2, both fnuz formats, both fp6 formats and E2M1: what the
+/// AVX-512 tables' base (`arch/x86_64/tables.rs`, `avx512_base`) keeps from this layer for
+/// those formats, as the AVX-512 tiers were measured against it.
+pub(crate) const fn fill_leaf_round_trips(t: &mut Kernels) {
+    use crate::simd::generic::kernels::{F32, RoundTrip};
     use crate::{F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ};
     t.set_round_trip::<F8E4M3>(k::<F32, RoundTrip<F8E4M3>>);
     t.set_round_trip::<F8E5M2>(k::<F32, RoundTrip<F8E5M2>>);
@@ -587,48 +591,6 @@ pub(crate) const fn fill_round_trips(t: &mut Kernels) {
     t.set_round_trip::<F6E2M3>(k::<F32, RoundTrip<F6E2M3>>);
     t.set_round_trip::<F6E3M2>(k::<F32, RoundTrip<F6E3M2>>);
     t.set_round_trip::<F4E2M1>(k::<F32, RoundTrip<F4E2M1>>);
-}
-
-/// Gives the `Avx2` table the generic kernels: f64 to the formats added after the first four,
-/// the narrow ↔ narrow pairs in one pass (which ran two passes through a buffer) and the
-/// fused round trips of the formats without one. The f32 pairs keep their hand-written AVX2
-/// kernels.
-pub(crate) const fn fill(t: &mut Kernels) {
-    use crate::{BF16, F4E2M1x2, F8E8M0, F16};
-    macro_rules! leaf {
-        ($f:ty) => {
-            t.set_direct::<$f, F16>(k::<Code<$f>, Half>);
-            t.set_direct::<$f, BF16>(k::<Code<$f>, Brain>);
-            t.set_direct::<F16, $f>(k::<Half, Code<$f>>);
-            t.set_direct::<BF16, $f>(k::<Brain, Code<$f>>);
-            t.set_round_trip::<$f>(k::<crate::simd::generic::kernels::F32, RoundTrip<$f>>);
-        };
-    }
-    t.set_all_policies::<f64, crate::F8E4M3FNUZ>(k::<F64Odd, Code<crate::F8E4M3FNUZ>>);
-    t.set_all_policies::<f64, crate::F8E5M2FNUZ>(k::<F64Odd, Code<crate::F8E5M2FNUZ>>);
-    t.set_all_policies::<f64, crate::F6E2M3>(k::<F64Odd, Code<crate::F6E2M3>>);
-    t.set_all_policies::<f64, crate::F6E3M2>(k::<F64Odd, Code<crate::F6E3M2>>);
-    t.set_all_policies::<f64, crate::F4E2M1>(k::<F64Odd, Code<crate::F4E2M1>>);
-    t.set_all_policies::<f64, F4E2M1x2>(k::<F64Odd, Packed>);
-    t.set_all_policies::<f64, F8E8M0>(k::<F64Hi, E8m0Hi>);
-    leaf!(crate::F8E4M3);
-    leaf!(crate::F8E5M2);
-    leaf!(crate::F8E4M3FNUZ);
-    leaf!(crate::F8E5M2FNUZ);
-    leaf!(crate::F6E2M3);
-    leaf!(crate::F6E3M2);
-    leaf!(crate::F4E2M1);
-    t.set_direct::<F4E2M1x2, F16>(k::<Packed, Half>);
-    t.set_direct::<F4E2M1x2, BF16>(k::<Packed, Brain>);
-    t.set_direct::<F16, F4E2M1x2>(k::<Half, Packed>);
-    t.set_direct::<BF16, F4E2M1x2>(k::<Brain, Packed>);
-    t.set_direct::<F8E8M0, F16>(k::<E8m0, Half>);
-    t.set_direct::<F8E8M0, BF16>(k::<E8m0, Brain>);
-    t.set_direct::<F16, F8E8M0>(k::<Half, E8m0>);
-    t.set_direct::<BF16, F8E8M0>(k::<Brain, E8m0>);
-    t.set_direct::<F16, BF16>(k::<Half, Brain>);
-    t.set_direct::<BF16, F16>(k::<Brain, Half>);
-    t.set_round_trip::<F8E8M0>(k::<crate::simd::generic::kernels::F32, RoundTripE8m0>);
 }
 
 /// The generic MX block kernels (`simd/generic/block/mx.rs`) compiled for AVX2.
