@@ -131,7 +131,11 @@ fn source_name(s: &Source) -> Option<&str> {
 }
 
 /// The first `c` values of each of the first `r` rows (of `cols` values) of `v`, as f32.
+/// An empty sample (a tensor with a zero dimension) has no estimate.
 fn sample(v: &TensorView<'_>, cols: usize, r: usize, c: usize) -> Option<Vec<f32>> {
+    if r == 0 || c == 0 {
+        return None;
+    }
     let f = Format::from_dtype(v.dtype())?;
     let mut out = vec![0f32; r * c];
     for (i, row) in out.chunks_mut(c).enumerate() {

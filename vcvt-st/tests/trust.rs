@@ -1,0 +1,127 @@
+//! Inputs that must give either a correct result or an error naming what was wrong, and
+//! outputs that never write through a link or into anything but a regular file: empty
+//! tensors, links and FIFOs at file names of a shared output, scales vcvt-st does not
+//! understand, names that would rewrite a terminal, duplicate names, index paths and
+//! scheduler indices. Checkpoints are written here byte by byte.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_vcvt-st"))
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("vcvt-st-trust-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A safetensors file from `(name, dtype, shape, bytes)`, header written by hand.
+fn raw(path: &Path, tensors: &[(&str, &str, &[u64], &[u8])]) {
+    let mut header = String::from("{");
+    let mut data = Vec::new();
+    for (i, (name, dtype, shape, bytes)) in tensors.iter().enumerate() {
+        if i > 0 {
+            header.push(',');
+        }
+        let shape: Vec<String> = shape.iter().map(u64::to_string).collect();
+        header += &format!(
+            r#""{name}":{{"dtype":"{dtype}","shape":[{}],"data_offsets":[{},{}]}}"#,
+            shape.join(","),
+            data.len(),
+            data.len() + bytes.len()
+        );
+        data.extend_from_slice(bytes);
+    }
+    header.push('}');
+    while header.len() % 8 != 0 {
+        header.push(' ');
+    }
+    let mut file = (header.len() as u64).to_le_bytes().to_vec();
+    file.extend_from_slice(header.as_bytes());
+    file.extend_from_slice(&data);
+    std::fs::write(path, file).unwrap();
+}
+
+fn run(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
+    bin().args(args).output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Exit status 0, or the test fails with stderr.
+fn ok(o: &Output) {
+    assert!(o.status.success(), "{}", text(&o.stderr));
+}
+
+/// Exit status 1 (an error, not a panic) with a message containing every one of `want`.
+fn fails(o: &Output, want: &[&str]) {
+    let e = text(&o.stderr);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "stderr: {e}\nstdout: {}",
+        text(&o.stdout)
+    );
+    for w in want {
+        assert!(e.contains(w), "expected {w:?} in: {e}");
+    }
+}
+
+/// Every file under `root` (links not followed) with its bytes or its link target: the
+/// tree's state, compared before and after a run.
+fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let m = std::fs::symlink_metadata(&p).unwrap();
+            let rel = p.strip_prefix(root).unwrap().to_path_buf();
+            if m.file_type().is_symlink() {
+                let t = std::fs::read_link(&p).unwrap();
+                out.insert(rel, format!("link -> {}", t.display()).into_bytes());
+            } else if m.is_dir() {
+                stack.push(p);
+            } else if m.is_file() {
+                out.insert(rel, std::fs::read(&p).unwrap());
+            } else {
+                out.insert(rel, b"special".to_vec());
+            }
+        }
+    }
+    out
+}
+
+fn f32s(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+#[test]
+fn empty_tensors_are_planned_estimated_converted_and_verified() {
+    let d = tmpdir("empty");
+    let f = d.join("e.safetensors");
+    raw(
+        &f,
+        &[
+            ("a", "F32", &[0], &[]),
+            ("b", "F32", &[4, 0], &[]),
+            ("c", "F16", &[3, 0, 5], &[]),
+            ("d", "F32", &[2], &f32s(&[1.0, 2.0])),
+        ],
+    );
+    for to in ["bf16", "f16", "f8e4m3", "mxfp4", "nvfp4"] {
+        let o = run(&[&"inspect", &f, &"--to", &to]);
+        ok(&o);
+        let out = d.join(format!("o-{to}.safetensors"));
+        ok(&run(&[&"convert", &f, &out, &"--to", &to, &"--dry-run"]));
+        ok(&run(&[&"convert", &f, &out, &"--to", &to, &"-q"]));
+        ok(&run(&[&"verify", &f, &out, &"-q"]));
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
