@@ -17,6 +17,7 @@ mod cleanup;
 mod convert;
 mod estimate;
 mod glob;
+mod outfile;
 mod paths;
 mod plan;
 mod shard;

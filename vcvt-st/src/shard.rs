@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use crate::ConvertArgs;
 use crate::cleanup;
+use crate::outfile;
 use crate::paths;
 use crate::plan::{self, Checkpoint, INDEX, Out, Plan};
 use crate::sizes;
@@ -88,14 +89,13 @@ enum State {
 
 fn state(path: &Path, layout: &Layout<'_>) -> Result<State, String> {
     use std::io::Read;
-    let meta = match std::fs::metadata(path) {
+    // A link or a special file at a shard's name is refused, not followed nor replaced.
+    outfile::check_replaceable(path)?;
+    let meta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(State::Missing),
         Err(e) => return Err(format!("{}: {e}", path.display())),
     };
-    if !meta.is_file() {
-        return Ok(State::Incomplete("not a regular file".into()));
-    }
     if meta.len() != layout.size() {
         return Ok(State::Incomplete(format!(
             "{} bytes, the plan gives {}",
@@ -138,6 +138,8 @@ pub(crate) fn convert_dir(
         }
         None => {
             let partial = partial_dir(out);
+            // A link there (into the input, say) is refused, not resumed into.
+            outfile::check_real_dir(&partial)?;
             let resumed = match std::fs::create_dir(&partial) {
                 Ok(()) => false,
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && partial.is_dir() => true,
@@ -146,6 +148,8 @@ pub(crate) fn convert_dir(
             // One run at a time per OUT: the lock is released when its holder exits, however
             // it exits, so a killed run's directory can be resumed.
             let lock_path = partial.join(LOCK);
+            // Not opened if it is a link or a FIFO (opening one for writing blocks).
+            outfile::check_replaceable(&lock_path)?;
             let lock = std::fs::OpenOptions::new()
                 .create(true)
                 .truncate(false)
@@ -337,12 +341,7 @@ fn finish(args: &ConvertArgs, ck: &Checkpoint, plan: &Plan, dir: &Path) -> Resul
         index["weight_map"] = serde_json::Value::Object(weight_map);
         let text = serde_json::to_string_pretty(&index).map_err(|e| e.to_string())?;
         // Last, and atomically: a directory with an index is a finished one.
-        let path = dir.join(INDEX);
-        let tmp_path = write::temp_sibling(&path);
-        let tmp = Temp::new(&tmp_path).map_err(|e| format!("{}: {e}", path.display()))?;
-        std::fs::write(&tmp_path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
-        tmp.rename_to(&path)
-            .map_err(|e| format!("{}: cannot rename into place: {e}", path.display()))?;
+        outfile::replace(&dir.join(INDEX), (text + "\n").as_bytes())?;
     }
     Ok(())
 }

@@ -103,20 +103,21 @@ pub(crate) fn copy(
     for f in files {
         // A signal stops the copy between files (see `cleanup`).
         crate::cleanup::check().map_err(|e| e.to_string())?;
-        let to = dst.join(&f.rel);
-        if let Some(parent) = to.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-        }
+        // Every directory on the way a real one, the file replaced by a rename (never
+        // opened in place: see `outfile`).
+        let parent = crate::outfile::dir_in(dst, f.rel.parent().unwrap_or(Path::new("")))?;
+        let to = parent.join(f.rel.file_name().unwrap_or_default());
         if f.rel == Path::new("config.json") {
             let text = std::fs::read_to_string(&f.path)
                 .map_err(|e| format!("{}: {e}", f.path.display()))?;
             let new = config(&f.path, &text)?;
-            std::fs::write(&to, new + "\n").map_err(|e| format!("{}: {e}", to.display()))?;
+            crate::outfile::replace(&to, (new + "\n").as_bytes())?;
         } else {
-            // `copy` opens the source, which follows its links: a regular file results.
-            std::fs::copy(&f.path, &to).map_err(|e| {
-                format!("{}: cannot copy to {}: {e}", f.path.display(), to.display())
-            })?;
+            // Opening the source follows its links: a regular file results.
+            let mut src =
+                std::fs::File::open(&f.path).map_err(|e| format!("{}: {e}", f.path.display()))?;
+            crate::outfile::replace_with(&to, &mut |w| std::io::copy(&mut src, w).map(drop))
+                .map_err(|e| format!("{}: cannot copy: {e}", f.path.display()))?;
         }
     }
     Ok(())

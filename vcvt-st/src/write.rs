@@ -567,15 +567,6 @@ fn test_pause() -> std::io::Result<()> {
     cleanup::check()
 }
 
-/// A temporary sibling of `path` (same directory, so that renaming it is atomic).
-pub(crate) fn temp_sibling(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    path.with_file_name(format!(".{name}.vcvt-st-tmp-{}", std::process::id()))
-}
-
 pub(crate) fn print_plan(plan: &Plan) {
     for l in &plan.lines {
         outln!("{}: {}", l.name, l.action);
@@ -655,7 +646,7 @@ pub(crate) fn write_shard(
     sync: bool,
 ) -> Result<(), String> {
     let cannot = |e: &dyn std::fmt::Display| format!("{}: cannot write: {e}", path.display());
-    let tmp_path = temp_sibling(path);
+    let tmp_path = crate::outfile::temp_sibling(path);
     let tmp = Temp::new(&tmp_path).map_err(|e| cannot(&e))?;
     let mut file = match std::fs::OpenOptions::new()
         .write(true)
@@ -693,6 +684,8 @@ pub(crate) fn write_shard(
         file.sync_all().map_err(io)?;
     }
     drop(file);
+    // A link or a special file put at the name meanwhile is refused, not replaced.
+    crate::outfile::check_replaceable(path)?;
     tmp.rename_to(path)
         .map_err(|e| format!("{}: cannot rename into place: {e}", path.display()))?;
     if sync {

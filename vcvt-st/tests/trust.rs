@@ -125,3 +125,144 @@ fn empty_tensors_are_planned_estimated_converted_and_verified() {
     }
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// A two-shard checkpoint directory with an index, config.json, tokenizer.json and a
+/// subdirectory.
+fn checkpoint_dir(d: &Path) -> PathBuf {
+    let ck = d.join("ck");
+    std::fs::create_dir_all(ck.join("1_Pooling")).unwrap();
+    raw(
+        &ck.join("a.safetensors"),
+        &[("x", "F32", &[2], &f32s(&[1.0, 2.5]))],
+    );
+    raw(
+        &ck.join("b.safetensors"),
+        &[("y", "F32", &[1], &f32s(&[3.0]))],
+    );
+    std::fs::write(
+        ck.join("model.safetensors.index.json"),
+        r#"{"metadata":{},"weight_map":{"x":"a.safetensors","y":"b.safetensors"}}"#,
+    )
+    .unwrap();
+    std::fs::write(ck.join("config.json"), r#"{"model_type":"t"}"#).unwrap();
+    std::fs::write(ck.join("tokenizer.json"), b"tokens").unwrap();
+    std::fs::write(ck.join("1_Pooling/config.json"), b"{}").unwrap();
+    ck
+}
+
+#[cfg(unix)]
+fn mkfifo(p: &Path) {
+    let s = Command::new("mkfifo").arg(p).status().unwrap();
+    assert!(s.success());
+}
+
+/// Runs with a deadline: a FIFO opened for writing would block forever.
+#[cfg(unix)]
+fn run_within(args: &[&dyn AsRef<std::ffi::OsStr>], secs: u64) -> Output {
+    let mut c = bin()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while c.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > end {
+            c.kill().unwrap();
+            let _ = c.wait();
+            panic!(
+                "vcvt-st {:?} did not finish within {secs} s",
+                args.iter()
+                    .map(|a| a.as_ref().to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    c.wait_with_output().unwrap()
+}
+
+#[cfg(unix)]
+#[test]
+fn shared_outputs_never_write_through_links_nor_into_special_files() {
+    use std::os::unix::fs::symlink;
+    let d = tmpdir("links");
+    let ck = checkpoint_dir(&d);
+    let before = snapshot(&d);
+    // Files of a shared output that link back into the input.
+    let cases: &[(&str, &dyn Fn(&Path))] = &[
+        ("config.json", &|out| {
+            symlink(ck.join("config.json"), out.join("config.json")).unwrap()
+        }),
+        ("tokenizer.json", &|out| {
+            symlink(ck.join("tokenizer.json"), out.join("tokenizer.json")).unwrap()
+        }),
+        ("1_Pooling", &|out| {
+            symlink(ck.join("1_Pooling"), out.join("1_Pooling")).unwrap()
+        }),
+        ("model.safetensors.index.json", &|out| {
+            symlink(
+                ck.join("model.safetensors.index.json"),
+                out.join("model.safetensors.index.json"),
+            )
+            .unwrap()
+        }),
+        ("tokenizer.json", &|out| mkfifo(&out.join("tokenizer.json"))),
+        ("config.json", &|out| mkfifo(&out.join("config.json"))),
+    ];
+    for (i, (name, make)) in cases.iter().enumerate() {
+        let out = d.join(format!("out{i}"));
+        ok(&run(&[
+            &"convert", &ck, &out, &"--to", &"bf16", &"--shard", &"0/1", &"-q",
+        ]));
+        make(&out);
+        let o = run_within(&[&"finalize", &ck, &out, &"--to", &"bf16"], 20);
+        fails(&o, &[name]);
+        assert_eq!(
+            snapshot(&ck),
+            before
+                .iter()
+                .filter(|(k, _)| k.starts_with("ck"))
+                .map(|(k, v)| (k.strip_prefix("ck").unwrap().to_path_buf(), v.clone()))
+                .collect::<BTreeMap<_, _>>(),
+            "case {i}: the input changed"
+        );
+    }
+    // A link or a FIFO at a shard's name: refused, by convert --shard and by finalize.
+    for (i, fifo) in [false, true].into_iter().enumerate() {
+        let out = d.join(format!("shardlink{i}"));
+        std::fs::create_dir(&out).unwrap();
+        if fifo {
+            mkfifo(&out.join("a.safetensors"));
+        } else {
+            symlink(ck.join("a.safetensors"), out.join("a.safetensors")).unwrap();
+        }
+        let o = run_within(
+            &[
+                &"convert", &ck, &out, &"--to", &"bf16", &"--shard", &"0/1", &"-q",
+            ],
+            20,
+        );
+        fails(&o, &["a.safetensors"]);
+        let o = run_within(&[&"finalize", &ck, &out, &"--to", &"bf16"], 20);
+        fails(&o, &["a.safetensors"]);
+    }
+    // The partial directory of a one-process run, a link into the input: refused.
+    let out = d.join("plain");
+    symlink(&ck, d.join(".plain.vcvt-st-partial")).unwrap();
+    fails(
+        &run(&[&"convert", &ck, &out, &"--to", &"bf16", &"-q"]),
+        &[".plain.vcvt-st-partial"],
+    );
+    std::fs::remove_file(d.join(".plain.vcvt-st-partial")).unwrap();
+    // The lock file of a resumed run, a FIFO: refused without blocking.
+    std::fs::create_dir(d.join(".plain.vcvt-st-partial")).unwrap();
+    mkfifo(&d.join(".plain.vcvt-st-partial/.vcvt-st-lock"));
+    let o = run_within(&[&"convert", &ck, &out, &"--to", &"bf16", &"-q"], 20);
+    fails(&o, &[".vcvt-st-lock"]);
+    let after = snapshot(&d);
+    for (k, v) in &before {
+        assert_eq!(after.get(k), Some(v), "{} changed", k.display());
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
