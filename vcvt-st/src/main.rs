@@ -14,7 +14,9 @@
 //! See `vcvt-st --help` and the README's "vcvt-st" section.
 
 mod cleanup;
+mod conventions;
 mod convert;
+mod escape;
 mod estimate;
 mod glob;
 mod outfile;
@@ -25,6 +27,7 @@ mod sizes;
 #[cfg(test)]
 mod st_fuzz;
 mod stdio;
+mod tensor;
 mod tree;
 mod verify;
 mod write;

@@ -11,6 +11,8 @@ use vcvt::block::MxElement;
 use vcvt::safetensors::Format;
 
 use crate::Target;
+use crate::conventions;
+use crate::escape;
 use crate::glob;
 use crate::sizes;
 use crate::stdio::outln;
@@ -35,14 +37,7 @@ pub(crate) struct Checkpoint {
     pub index: Option<serde_json::Value>,
 }
 
-/// A tensor of the checkpoint.
-#[derive(Clone, Debug)]
-pub(crate) struct Tensor {
-    pub shard: usize,
-    pub dtype: Dtype,
-    pub shape: Vec<usize>,
-    pub bytes: usize,
-}
+pub(crate) use crate::tensor::Tensor;
 
 /// Where an output tensor's bytes come from.
 #[derive(Clone, Debug)]
@@ -51,7 +46,9 @@ pub(crate) enum Source {
     Copy(String),
     /// The input tensor converted element by element to the output dtype.
     Cast(String),
-    /// DeepSeek block FP8: E4M3 `weight` with f32 `scale_inv` per `tile` tile.
+    /// Block FP8: E4M3 `weight` with one `scale_inv` (F32; BF16 or F16 for the scaled-FP8
+    /// conventions) per `tile` tile, which multiplies (DeepSeek's `weight_scale_inv`, and
+    /// compressed-tensors', FBGEMM's and ModelOpt's `weight_scale`).
     DequantFp8 {
         weight: String,
         scale_inv: String,
@@ -71,6 +68,15 @@ pub(crate) enum Source {
         weight: String,
         scales: String,
         tensor_scale: String,
+        rows: usize,
+        cols: usize,
+    },
+    /// compressed-tensors NVFP4: packed `packed` + E4M3 `scales` + f32 `global` (divides),
+    /// `rows × cols`.
+    DequantNvCt {
+        packed: String,
+        scales: String,
+        global: String,
         rows: usize,
         cols: usize,
     },
@@ -142,8 +148,8 @@ pub(crate) struct Plan {
     /// Tensors converted (not copied).
     pub converted: usize,
     /// Companion groups recognised: (FP8 + scale_inv, MX blocks + scales, ModelOpt NVFP4
-    /// or MXFP8 weight + scales).
-    pub groups: (usize, usize, usize),
+    /// or MXFP8 weight + scales, the conventions of `conventions.rs`).
+    pub groups: (usize, usize, usize, usize),
 }
 
 /// Options that decide the plan.
@@ -462,7 +468,7 @@ pub(crate) fn plan(
     let mut outs = Vec::new();
     let mut lines = Vec::new();
     let mut converted = 0;
-    let mut groups = (0, 0, 0);
+    let mut groups = (0, 0, 0, 0);
     let gm = |g: &str, n: &str| glob::matches_case(g, n, filter.case_sensitive);
     let excluded = |n: &str| filter.exclude.iter().any(|g| gm(g, n));
     let included = |n: &str| {
@@ -474,6 +480,60 @@ pub(crate) fn plan(
     };
     let any_scale_inv = tensors.keys().any(|n| n.ends_with("_scale_inv"));
     let mut consumed: HashMap<&str, &str> = HashMap::new();
+    let info = conventions::read_config(ck.dir.as_deref())?;
+    let found = conventions::find(
+        &|t| ck.where_is(t),
+        tensors,
+        &info,
+        filter.fp8_block,
+        &|n, t| modelopt_group(n, t, tensors).is_some(),
+    )?;
+    for (c, owner) in &found.owner {
+        let (c, _) = tensors
+            .get_key_value(c)
+            .expect("a companion of the checkpoint");
+        consumed.insert(c.as_str(), owner.as_str());
+    }
+    // A checkpoint with quantized weights (by its config or its companions): every FP8
+    // tensor must belong to a group (a lone one would be cast without its scales).
+    let quantized_checkpoint = info.method.is_some()
+        || any_scale_inv
+        || !found.groups.is_empty()
+        || tensors
+            .iter()
+            .any(|(n, t)| modelopt_group(n, t, tensors).is_some() || n.ends_with("_blocks"));
+    if quantized_checkpoint {
+        for (name, t) in tensors {
+            if !matches!(t.dtype, Dtype::F8_E4M3 | Dtype::F8_E5M2)
+                || found.groups.contains_key(name)
+                || found.owner.contains_key(name)
+                || modelopt_group(name, t, tensors).is_some()
+                || name.strip_suffix("_scale").is_some_and(|b| {
+                    tensors
+                        .get_key_value(b)
+                        .is_some_and(|(b, bt)| modelopt_group(b, bt, tensors).is_some())
+                })
+            {
+                continue;
+            }
+            let s = format!("{name}_scale_inv");
+            if t.dtype == Dtype::F8_E4M3 && tensors.contains_key(&s) {
+                continue;
+            }
+            return Err(format!(
+                "{}: tensor `{}` ({} {}) is quantized but has no scale beside it (expected `{}_scale` or `{s}`{}); vcvt-st does not cast FP8 weights without their scales",
+                ck.where_is(t),
+                escape::text(name),
+                t.dtype,
+                shape_str(&t.shape),
+                escape::text(name),
+                match &info.method {
+                    Some(m) => format!("; config.json's quant_method is `{}`", escape::text(m)),
+                    None => " as other weights of this checkpoint have".into(),
+                }
+            ));
+        }
+    }
 
     // Companion groups first.
     for (name, t) in tensors {
@@ -581,6 +641,82 @@ pub(crate) fn plan(
                     _ => keep(outs, lines, why),
                 }
             };
+        // compressed-tensors, FBGEMM and ModelOpt scaled FP8, compressed-tensors NVFP4.
+        if let Some(g) = found.groups.get(name) {
+            groups.3 += 1;
+            let companions = g.companions();
+            if target.is_quantized() || excluded(name) || excluded(&g.out) {
+                keep(&mut outs, &mut lines, "quantized, with its scales");
+                for c in &companions {
+                    let s = &tensors[c];
+                    outs.push(Out {
+                        name: c.clone(),
+                        shard: s.shard,
+                        dtype: s.dtype,
+                        shape: s.shape.clone(),
+                        source: Source::Copy(c.clone()),
+                    });
+                }
+                continue;
+            }
+            let (source, what) = match &g.kind {
+                conventions::Kind::Fp8 { tile, what } => (
+                    Source::DequantFp8 {
+                        weight: name.clone(),
+                        scale_inv: g.scale.clone(),
+                        tile: *tile,
+                    },
+                    format!("{what} scaled FP8"),
+                ),
+                conventions::Kind::NvCt { global } => (
+                    Source::DequantNvCt {
+                        packed: name.clone(),
+                        scales: g.scale.clone(),
+                        global: global.clone(),
+                        rows: g.rows,
+                        cols: g.cols,
+                    },
+                    "compressed-tensors NVFP4".to_string(),
+                ),
+            };
+            let shape = vec![g.rows, g.cols];
+            outs.push(Out {
+                name: g.out.clone(),
+                shard: t.shard,
+                dtype: dtype_of(target),
+                shape: shape.clone(),
+                source,
+            });
+            let names: Vec<String> = companions
+                .iter()
+                .filter(|c| !g.activation.contains(c))
+                .map(|c| escape::text(c))
+                .collect();
+            lines.push(Line {
+                name: name.clone(),
+                action: format!(
+                    "dequantize {what} with `{}` → `{}` {} {}{}",
+                    names.join("` + `"),
+                    escape::text(&g.out),
+                    dtype_of(target),
+                    shape_str(&shape),
+                    if g.activation.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            "; activation scales dropped: `{}`",
+                            g.activation
+                                .iter()
+                                .map(|a| escape::text(a))
+                                .collect::<Vec<_>>()
+                                .join("`, `")
+                        )
+                    }
+                ),
+            });
+            converted += 1;
+            continue;
+        }
         // ModelOpt NVFP4 (uint8 `W` + E4M3 `W_scale` + F32 `W_scale_2`) or MXFP8 (E4M3 `W`
         // + uint8 `W_scale`), as `--to nvfp4` / `--to mxfp8` write them.
         if let Some(group) = modelopt_group(name, t, tensors) {
@@ -1104,11 +1240,12 @@ pub(crate) fn inspect(
         );
     }
     outln!(
-        "{} tensors; companions recognised: {} block-FP8 weight + weight_scale_inv, {} MXFP4 blocks + scales, {} ModelOpt NVFP4/MXFP8 weight + scales; {} tensors would be converted",
+        "{} tensors; companions recognised: {} block-FP8 weight + weight_scale_inv, {} MXFP4 blocks + scales, {} ModelOpt NVFP4/MXFP8 weight + scales, {} scaled-FP8 or compressed-tensors NVFP4 weight + scales; {} tensors would be converted",
         tensors.len(),
         plan.groups.0,
         plan.groups.1,
         plan.groups.2,
+        plan.groups.3,
         plan.converted
     );
     Ok(())

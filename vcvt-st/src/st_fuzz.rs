@@ -412,6 +412,9 @@ mod tests {
                 "scales-alone",
                 "index-missing",
                 "index-elsewhere",
+                // `n` U8 [0, 2^63] with NVFP4 scales: its dequantized [0, 2^64] has no
+                // usize shape, an error since nothing may be cast without its scales.
+                "modelopt-huge-empty",
             ];
             assert_eq!(accepted, !refused.contains(&name), "{name}");
             let committed = std::fs::read(root.join(name)).unwrap_or_else(|e| {

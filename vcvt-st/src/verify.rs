@@ -321,8 +321,19 @@ pub(crate) fn verify(
             .get(n)
             .is_some_and(|t| plan::modelopt_group(n, t, &itensors).is_some())
     };
+    // The conventions of `conventions.rs` (scales that multiply; compressed-tensors NVFP4),
+    // read as `convert` reads them.
+    let info = crate::conventions::read_config(ick.dir.as_deref())?;
+    let found = crate::conventions::find(
+        &|t| ick.where_is(t),
+        &itensors,
+        &info,
+        fp8_block,
+        &|n, t| plan::modelopt_group(n, t, &itensors).is_some(),
+    )?;
     let companion = |n: &str| {
-        n.strip_suffix("_scale_inv").is_some_and(is_fp8_group)
+        found.owner.contains_key(n)
+            || n.strip_suffix("_scale_inv").is_some_and(is_fp8_group)
             || n.strip_suffix("_scale").is_some_and(modelopt)
             || n.strip_suffix("_scale_2").is_some_and(modelopt)
             || n.strip_suffix("_scales")
@@ -343,9 +354,12 @@ pub(crate) fn verify(
             clipped: 0,
             lost: 0,
         };
-        let r = check_one(
-            name, t, &itensors, &otensors, &iv, &ov, fp8_block, &mut used, &mut row,
-        );
+        let r = match found.groups.get(name) {
+            Some(g) => check_group(g, t, &otensors, &iv, &ov, &mut used, &mut row),
+            None => check_one(
+                name, t, &itensors, &otensors, &iv, &ov, fp8_block, &mut used, &mut row,
+            ),
+        };
         if let Err(e) = r {
             row.problem = Some(e);
         }
@@ -751,6 +765,98 @@ fn check_one(
     })?;
     let x = values(name, iview)?;
     exact(row, &ov[name], &want, o.dtype, &x)
+}
+
+/// A weight of the conventions of `conventions.rs`: copied with every companion, or
+/// dequantized exactly (and its activation scales dropped).
+fn check_group(
+    g: &crate::conventions::Group,
+    t: &plan::Tensor,
+    otensors: &BTreeMap<String, plan::Tensor>,
+    iv: &HashMap<String, TensorView<'_>>,
+    ov: &HashMap<String, TensorView<'_>>,
+    used: &mut HashSet<String>,
+    row: &mut Row,
+) -> Result<(), String> {
+    use crate::conventions::Kind;
+    let e = crate::escape::text;
+    if let Some(o) = otensors.get(&g.codes)
+        && o.dtype == t.dtype
+    {
+        used.insert(g.codes.clone());
+        row.dtypes = format!("{} + scales", t.dtype);
+        for p in std::iter::once(&g.codes).chain(&g.companions()) {
+            if !otensors.contains_key(p) {
+                return Err(format!(
+                    "`{}` is missing from OUT (a scale of `{}`, kept quantized)",
+                    e(p),
+                    e(&g.codes)
+                ));
+            }
+            used.insert(p.clone());
+            if ov[p.as_str()].data() != iv[p.as_str()].data() {
+                return Err(format!("the copy of `{}` differs from IN", e(p)));
+            }
+        }
+        return Ok(());
+    }
+    let o = otensors
+        .get(&g.out)
+        .ok_or_else(|| format!("`{}` is missing from OUT", e(&g.out)))?;
+    used.insert(g.out.clone());
+    if !matches!(o.dtype, Dtype::BF16 | Dtype::F16 | Dtype::F32) || o.shape != [g.rows, g.cols] {
+        return Err(format!(
+            "`{}` is {} {:?}, expected the dequantized [{}, {}] (BF16, F16 or F32)",
+            e(&g.out),
+            o.dtype,
+            o.shape,
+            g.rows,
+            g.cols
+        ));
+    }
+    let n = g.rows * g.cols;
+    let (want, reference) = match &g.kind {
+        Kind::Fp8 { tile, what } => {
+            row.kind = "dequantize fp8";
+            row.dtypes = format!("F8_E4M3 ({what}) -> {}", o.dtype);
+            let fp8 = BlockFp8::new(tile.0, tile.1);
+            let s = crate::conventions::scale_f32(&iv[&g.scale]);
+            let w = iv[&g.codes].data();
+            let shape = Shape::matrix(g.rows, g.cols);
+            both(o.dtype, n, &mut |d| {
+                match d {
+                    Dest::Bf16(d) => fp8.dequantize(w, &s, shape, d),
+                    Dest::F16(d) => fp8.dequantize(w, &s, shape, d),
+                    Dest::F32(d) => fp8.dequantize(w, &s, shape, d),
+                }
+                .map_err(|e| e.to_string())
+            })?
+        }
+        Kind::NvCt { global } => {
+            row.kind = "dequantize nvfp4";
+            row.dtypes = format!("NVFP4 (compressed-tensors) -> {}", o.dtype);
+            let gs = f32::from_le_bytes(
+                iv[global]
+                    .data()
+                    .try_into()
+                    .map_err(|_| format!("`{}` is not one f32", e(global)))?,
+            );
+            let mut x = vec![0f32; n];
+            crate::conventions::nvct_dequant(iv[&g.codes].data(), iv[&g.scale].data(), gs, &mut x);
+            let xb: &[u8] = bytemuck::cast_slice(&x);
+            let view = TensorView::new(Dtype::F32, vec![n], xb).map_err(|e| e.to_string())?;
+            let want = as_bytes(o.dtype, n, &mut |d| {
+                match d {
+                    Dest::Bf16(d) => vcvt::safetensors::convert_tensor("", &view, d),
+                    Dest::F16(d) => vcvt::safetensors::convert_tensor("", &view, d),
+                    Dest::F32(d) => vcvt::safetensors::convert_tensor("", &view, d),
+                }
+                .map_err(|e| e.to_string())
+            })?;
+            (want, x.iter().map(|&v| v as f64).collect())
+        }
+    };
+    exact(row, &ov[&g.out], &want, o.dtype, &reference)
 }
 
 fn e8m0(b: u8) -> f64 {

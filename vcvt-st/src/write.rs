@@ -77,6 +77,12 @@ impl<'a> Ctx<'a> {
                 weight, scale_inv, ..
             } => vec![weight, scale_inv],
             Source::DequantMx { blocks, scales, .. } => vec![blocks, scales],
+            Source::DequantNvCt {
+                packed,
+                scales,
+                global,
+                ..
+            } => vec![packed, scales, global],
             Source::DequantNv {
                 weight,
                 scales,
@@ -303,7 +309,9 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
             let w = view(weight);
             let (rows, cols) = (w.shape()[0], w.shape()[1]);
             let fp8 = BlockFp8::new(tile.0, tile.1);
-            let (w, s) = (w.data(), view(scale_inv).data());
+            // F32 scales as they are; the BF16/F16 scales of scaled FP8, widened.
+            let s = crate::conventions::scale_f32(view(scale_inv));
+            let (w, s) = (w.data(), &s[..]);
             let scale_row = cols.div_ceil(tile.1) * 4;
             // A chunk lies inside one tile row, or is whole tile rows: then its scales are
             // whole rows of them, and its local tile grid is the tensor's.
@@ -355,6 +363,40 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
                 emit_as!(sink, ctx, out.dtype, (r1 - r0) * cols, |d| {
                     nv.dequantize(bp, sp, g, Shape::matrix(r1 - r0, cols), d)
                         .expect(PLANNED)
+                })?;
+                if (r1 - released) * cols >= STEP || r1 == rows {
+                    ctx.release(&b[released * b_row..r1 * b_row]);
+                    released = r1;
+                }
+            }
+        }
+        Source::DequantNvCt {
+            packed,
+            scales,
+            global,
+            rows,
+            cols,
+        } => {
+            let (rows, cols) = (*rows, *cols);
+            let (b, s) = (view(packed).data(), view(scales).data());
+            let g = f32::from_le_bytes(view(global).data().try_into().expect(PLANNED));
+            let (b_row, s_row) = (cols / 2, cols / 16);
+            let k = chunk_rows(cols, out_size);
+            let mut values = Vec::new();
+            let mut released = 0;
+            for r0 in (0..rows).step_by(k) {
+                let r1 = (r0 + k).min(rows);
+                values.resize((r1 - r0) * cols, 0f32);
+                crate::conventions::nvct_dequant(
+                    &b[r0 * b_row..r1 * b_row],
+                    &s[r0 * s_row..r1 * s_row],
+                    g,
+                    &mut values,
+                );
+                let bytes: &[u8] = bytemuck::cast_slice(&values);
+                let part = TensorView::new(Dtype::F32, vec![values.len()], bytes).expect(PLANNED);
+                emit_as!(sink, ctx, out.dtype, (r1 - r0) * cols, |d| {
+                    vcvt::safetensors::convert_tensor("", &part, d).expect(PLANNED)
                 })?;
                 if (r1 - released) * cols >= STEP || r1 == rows {
                     ctx.release(&b[released * b_row..r1 * b_row]);

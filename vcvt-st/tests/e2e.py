@@ -1000,11 +1000,123 @@ def case_verify(d):
           and "differs" in lines[0], f"verify: a copied file changed: {p.stdout}")
 
 
+# ---------------------------------------------------------------- scaled conventions
+
+
+def fp8_codes(shape):
+    c = RNG.integers(0, 256, shape, dtype=np.uint8)
+    c[c & 0x7F == 0x7F] = 0x42  # no NaN codes in real weights
+    return c.view(ml_dtypes.float8_e4m3fn)
+
+
+def ref_scaled_fp8(codes, scale, tile, to):
+    """compressed-tensors / FBGEMM / ModelOpt FP8: f32(e4m3) * f32(scale), one f32 rounding,
+    then one rounding to `to`; scale[i // tile_rows, j // tile_cols] (broadcast)."""
+    rows, cols = codes.shape
+    if scale.size == 1:
+        s = np.full((rows, cols), scale.astype(np.float32).reshape(()), np.float32)
+    else:
+        s = scale.astype(np.float32).reshape(scale.shape[0], -1)
+        s = np.repeat(np.repeat(s, tile[0], 0), tile[1], 1)[:rows, :cols]
+    return (codes.astype(np.float32) * s).astype(np.float32).astype(to)
+
+
+def ref_ct_nvfp4(packed, s8, gs, to):
+    """compressed-tensors NVFP4: e2m1 * f32(f32(s8) / global_scale), element 2j in the low
+    nibble, one f32 rounding, then one rounding to `to`."""
+    lo, hi = E2M1[packed & 15], E2M1[packed >> 4]
+    vals = np.stack([lo, hi], -1).reshape(packed.shape[0], -1)
+    scale = (s8.astype(np.float32) / np.float32(gs.reshape(()))).astype(np.float32)
+    return (vals * np.repeat(scale, 16, 1)).astype(np.float32).astype(to)
+
+
+def case_conventions(d):
+    f32, bf16 = np.float32, ml_dtypes.bfloat16
+    def pos(shape):
+        return np.ldexp(RNG.uniform(0.5, 1, shape), RNG.integers(-10, 3, shape)).astype(f32)
+    # compressed-tensors FP8 (per-tensor, per-channel with a BF16 scale, groups of 16, blocks
+    # of 64x32 from the config), ModelOpt FP8 (scalar scale + input_scale), NVFP4.
+    ck = os.path.join(d, "ct")
+    os.mkdir(ck)
+    t = {
+        "a.weight": fp8_codes((48, 64)), "a.weight_scale": pos((1,)), "a.input_scale": pos((1,)),
+        "b.weight": fp8_codes((40, 64)), "b.weight_scale": pos((40, 1)).astype(bf16),
+        "c.weight": fp8_codes((100, 70)), "c.weight_scale": pos((2, 3)),
+        "e.weight": fp8_codes((24, 48)), "e.weight_scale": pos(()), "e.input_scale": pos(()),
+        "g.weight": fp8_codes((8, 64)), "g.weight_scale": pos((8, 4)),
+        "f.weight_packed": RNG.integers(0, 256, (32, 32), dtype=np.uint8),
+        "f.weight_scale": pos((32, 4)).astype(ml_dtypes.float8_e4m3fn),
+        "f.weight_global_scale": np.array([448 * 6 / 3.5], f32),
+        "f.input_global_scale": pos((1,)),
+        "norm.weight": random_floats((64,)).astype(bf16),
+    }
+    save(os.path.join(ck, "model.safetensors"), t)
+    cfg = {"model_type": "t", "quantization_config": {
+        "quant_method": "compressed-tensors", "format": "float-quantized",
+        "config_groups": {"group_0": {"weights": {"strategy": "block", "block_structure": [64, 32]}}}}}
+    with open(os.path.join(ck, "config.json"), "w") as f:
+        json.dump(cfg, f)
+    p = run("inspect", ck)
+    check("per-channel scaled FP8" in p.stdout and "compressed-tensors NVFP4" in p.stdout,
+          f"inspect names the conventions: {p.stdout}")
+    for to, npt in [("bf16", bf16), ("f16", np.float16), ("f32", f32)]:
+        out = os.path.join(d, f"ct-{to}")
+        run("convert", ck, out, "--to", to, "-q")
+        got, _ = load(os.path.join(out, "model.safetensors"))
+        check(sorted(got) == ["a.weight", "b.weight", "c.weight", "e.weight", "f.weight",
+                              "g.weight", "norm.weight"],
+              f"scales consumed, activation scales dropped: {sorted(got)}")
+        same_bits(got["a.weight"], ref_scaled_fp8(t["a.weight"], t["a.weight_scale"], None, npt),
+                  f"compressed-tensors per-tensor FP8 -> {to}")
+        same_bits(got["b.weight"], ref_scaled_fp8(t["b.weight"], t["b.weight_scale"], (1, 64), npt),
+                  f"compressed-tensors per-channel FP8 (BF16 scale) -> {to}")
+        same_bits(got["c.weight"], ref_scaled_fp8(t["c.weight"], t["c.weight_scale"], (64, 32), npt),
+                  f"compressed-tensors block FP8 (64x32 from config.json) -> {to}")
+        same_bits(got["e.weight"], ref_scaled_fp8(t["e.weight"], t["e.weight_scale"], None, npt),
+                  f"ModelOpt FP8 (scalar scale) -> {to}")
+        same_bits(got["g.weight"], ref_scaled_fp8(t["g.weight"], t["g.weight_scale"], (1, 16), npt),
+                  f"compressed-tensors group FP8 (groups of 16) -> {to}")
+        same_bits(got["f.weight"], ref_ct_nvfp4(t["f.weight_packed"], t["f.weight_scale"],
+                                                t["f.weight_global_scale"], npt),
+                  f"compressed-tensors NVFP4 -> {to}")
+        with open(os.path.join(out, "config.json")) as f:
+            check("quantization_config" not in json.load(f), "quantization_config removed")
+        p = run("verify", ck, out)
+        check("0 violations" in p.stdout, f"verify {to}: {p.stdout}")
+    # Quantized targets keep every group with its scales (and activation scales).
+    out = os.path.join(d, "ct-keep")
+    run("convert", ck, out, "--to", "f8e4m3", "-q")
+    got, _ = load(os.path.join(out, "model.safetensors"))
+    for n in t:
+        if n != "norm.weight":
+            # (save() writes a 0-d array as [1], as numpy's ascontiguousarray gives it.)
+            same_bits(got[n], np.atleast_1d(t[n]), f"kept quantized: {n}")
+    check("0 violations" in run("verify", ck, out).stdout, "verify kept groups")
+    # FBGEMM FP8: per-channel F32 [N, 1].
+    fb = os.path.join(d, "fbgemm")
+    os.mkdir(fb)
+    w, s = fp8_codes((40, 64)), pos((40, 1))
+    save(os.path.join(fb, "model.safetensors"), {"l.weight": w, "l.weight_scale": s})
+    with open(os.path.join(fb, "config.json"), "w") as f:
+        json.dump({"quantization_config": {"quant_method": "fbgemm_fp8",
+                                           "activation_scale_ub": 1200.0}}, f)
+    run("convert", fb, os.path.join(d, "fb-bf16"), "--to", "bf16", "-q")
+    got, _ = load(os.path.join(d, "fb-bf16", "model.safetensors"))
+    same_bits(got["l.weight"], ref_scaled_fp8(w, s, (1, 64), bf16), "FBGEMM FP8 -> bf16")
+    check("0 violations" in run("verify", fb, os.path.join(d, "fb-bf16")).stdout, "verify fbgemm")
+    # A scale of the wrong shape: an error naming it and what was expected; nothing written.
+    bad = os.path.join(d, "bad.safetensors")
+    save(bad, {"l.weight": w, "l.weight_scale": pos((40, 3))})
+    expect_failure(d, ["convert", bad, os.path.join(d, "bad-out.safetensors"), "--to", "bf16"],
+                   ["l.weight_scale", "[40, 3]", "[40, 1]"], [os.path.join(d, "bad-out.safetensors")])
+
+
 def main():
     start = time.time()
     with tempfile.TemporaryDirectory() as d:
         for case in [case_bf16_to_f16, case_fp8_dequant, case_mx_dequant, case_sharded,
-                     case_quantize, case_errors, case_tree, case_fanout, case_targets, case_verify]:
+                     case_quantize, case_errors, case_tree, case_fanout, case_targets, case_verify,
+                     case_conventions]:
             t = time.time()
             sub = os.path.join(d, case.__name__)
             os.mkdir(sub)

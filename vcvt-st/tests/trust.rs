@@ -190,7 +190,8 @@ fn shared_outputs_never_write_through_links_nor_into_special_files() {
     let ck = checkpoint_dir(&d);
     let before = snapshot(&d);
     // Files of a shared output that link back into the input.
-    let cases: &[(&str, &dyn Fn(&Path))] = &[
+    type Make<'a> = &'a dyn Fn(&Path);
+    let cases: &[(&str, Make)] = &[
         ("config.json", &|out| {
             symlink(ck.join("config.json"), out.join("config.json")).unwrap()
         }),
@@ -264,5 +265,186 @@ fn shared_outputs_never_write_through_links_nor_into_special_files() {
     for (k, v) in &before {
         assert_eq!(after.get(k), Some(v), "{} changed", k.display());
     }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Checks that every command refuses `f` (a file or directory) with a message containing
+/// `want`, writes nothing and leaves the input as it was.
+fn refused_everywhere(d: &Path, input: &Path, want: &[&str]) {
+    let before = snapshot(d);
+    let out = d.join("out-refused");
+    fails(&run(&[&"inspect", &input]), want);
+    fails(
+        &run(&[&"convert", &input, &out, &"--to", &"bf16", &"--dry-run"]),
+        want,
+    );
+    fails(
+        &run(&[&"convert", &input, &out, &"--to", &"bf16", &"-q"]),
+        want,
+    );
+    fails(
+        &run(&[&"convert", &input, &out, &"--to", &"f8e4m3", &"-q"]),
+        want,
+    );
+    assert!(!out.exists(), "an output was written");
+    assert_eq!(snapshot(d), before, "the tree changed");
+}
+
+fn f8(v: usize) -> Vec<u8> {
+    (0..v).map(|i| (i % 100) as u8 + 0x20).collect()
+}
+
+#[test]
+fn scales_that_are_not_understood_are_errors_never_plain_casts() {
+    let d = tmpdir("scales");
+    let f = d.join("m.safetensors");
+    let w = f8(8 * 64);
+    // compressed-tensors per-channel FP8 whose scale has the wrong shape.
+    raw(
+        &f,
+        &[
+            ("l.weight", "F8_E4M3", &[8, 64], &w),
+            ("l.weight_scale", "F32", &[8, 3], &f32s(&[1.0; 24])),
+        ],
+    );
+    refused_everywhere(&d, &f, &["l.weight_scale", "[8, 3]", "[8, 1]"]);
+    // ... of a dtype no convention has.
+    raw(
+        &f,
+        &[
+            ("l.weight", "F8_E4M3", &[8, 64], &w),
+            ("l.weight_scale", "I32", &[8, 1], &[0u8; 32]),
+        ],
+    );
+    refused_everywhere(&d, &f, &["l.weight", "l.weight_scale", "I32"]);
+    // MXFP8 scales of the wrong shape, and NVFP4 (ModelOpt) scales of the wrong shape.
+    raw(
+        &f,
+        &[
+            ("l.weight", "F8_E4M3", &[8, 64], &w),
+            ("l.weight_scale", "U8", &[8, 3], &[127u8; 24]),
+        ],
+    );
+    refused_everywhere(&d, &f, &["l.weight_scale", "U8"]);
+    raw(
+        &f,
+        &[
+            ("l.weight", "U8", &[8, 32], &[0x21u8; 256]),
+            ("l.weight_scale", "F8_E4M3", &[8, 3], &[0x38u8; 24]),
+            ("l.weight_scale_2", "F32", &[], &f32s(&[1.0])),
+        ],
+    );
+    refused_everywhere(&d, &f, &["l.weight_scale", "F8_E4M3"]);
+    // compressed-tensors NVFP4 without its global scale.
+    raw(
+        &f,
+        &[
+            ("l.weight_packed", "U8", &[8, 32], &[0x21u8; 256]),
+            ("l.weight_scale", "F8_E4M3", &[8, 4], &[0x38u8; 32]),
+        ],
+    );
+    refused_everywhere(
+        &d,
+        &f,
+        &["l.weight_packed", "l.weight_global_scale", "missing"],
+    );
+    // A zero point (asymmetric quantization).
+    raw(
+        &f,
+        &[
+            ("l.weight", "F8_E4M3", &[8, 64], &w),
+            ("l.weight_scale", "F32", &[8, 1], &f32s(&[1.0; 8])),
+            ("l.weight_zero_point", "F32", &[8, 1], &f32s(&[0.0; 8])),
+        ],
+    );
+    refused_everywhere(&d, &f, &["l.weight_zero_point"]);
+    // An FP8 weight without scales beside one with them.
+    raw(
+        &f,
+        &[
+            ("a.weight", "F8_E4M3", &[8, 64], &w),
+            ("a.weight_scale", "F32", &[8, 1], &f32s(&[1.0; 8])),
+            ("b.weight", "F8_E4M3", &[8, 64], &w),
+        ],
+    );
+    refused_everywhere(&d, &f, &["b.weight", "no scale"]);
+    std::fs::remove_file(&f).unwrap();
+    // A quantization method vcvt-st does not know, and an FP8 weight without scales in a
+    // checkpoint whose config says it is quantized.
+    let ck = d.join("ck");
+    std::fs::create_dir(&ck).unwrap();
+    raw(
+        &ck.join("model.safetensors"),
+        &[("a.weight", "F8_E4M3", &[8, 64], &w)],
+    );
+    std::fs::write(
+        ck.join("config.json"),
+        r#"{"quantization_config":{"quant_method":"gptq","bits":4}}"#,
+    )
+    .unwrap();
+    refused_everywhere(&d, &ck, &["gptq"]);
+    std::fs::write(
+        ck.join("config.json"),
+        r#"{"quantization_config":{"quant_method":"fbgemm_fp8"}}"#,
+    )
+    .unwrap();
+    refused_everywhere(&d, &ck, &["a.weight", "fbgemm_fp8"]);
+    // An invalid config.json: every command refuses it, inspect too.
+    std::fs::write(ck.join("config.json"), "{").unwrap();
+    refused_everywhere(&d, &ck, &["config.json", "invalid JSON"]);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn verify_finds_a_dropped_scale() {
+    let d = tmpdir("dropped");
+    let f = d.join("m.safetensors");
+    let w = f8(4 * 32);
+    raw(
+        &f,
+        &[
+            ("l.weight", "F8_E4M3", &[4, 32], &w),
+            (
+                "l.weight_scale",
+                "F32",
+                &[4, 1],
+                &f32s(&[2.0, 4.0, 8.0, 0.5]),
+            ),
+        ],
+    );
+    // What a plain cast gives: the codes' values, without their scales.
+    let codes: Vec<f32> = w
+        .iter()
+        .map(|&b| float8::F8E4M3::from_bits(b).to_f32())
+        .collect();
+    let o = d.join("o.safetensors");
+    raw(
+        &o,
+        &[
+            ("l.weight", "F32", &[4, 32], &f32s(&codes)),
+            (
+                "l.weight_scale",
+                "F32",
+                &[4, 1],
+                &f32s(&[2.0, 4.0, 8.0, 0.5]),
+            ),
+        ],
+    );
+    let v = run(&[&"verify", &f, &o, &"-q"]);
+    assert_eq!(v.status.code(), Some(1), "{}", text(&v.stdout));
+    assert!(text(&v.stdout).contains("VIOLATION"), "{}", text(&v.stdout));
+    // And the kept-quantized copy without its scale.
+    raw(&o, &[("l.weight", "F8_E4M3", &[4, 32], &w)]);
+    let v = run(&[&"verify", &f, &o, &"-q"]);
+    assert_eq!(v.status.code(), Some(1), "{}", text(&v.stdout));
+    assert!(
+        text(&v.stdout).contains("l.weight_scale"),
+        "{}",
+        text(&v.stdout)
+    );
+    // What convert writes passes.
+    std::fs::remove_file(&o).unwrap();
+    ok(&run(&[&"convert", &f, &o, &"--to", &"f32", &"-q"]));
+    ok(&run(&[&"verify", &f, &o, &"-q"]));
     std::fs::remove_dir_all(&d).unwrap();
 }
