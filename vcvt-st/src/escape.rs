@@ -23,16 +23,37 @@ pub(crate) fn text(s: &str) -> String {
         if c == '\\' {
             out.push_str("\\\\");
         } else if unsafe_char(c) {
-            if (c as u32) < 0x80 {
-                out.push_str(&format!("\\x{:02X}", c as u32));
-            } else {
-                out.push_str(&format!("\\u{{{:04X}}}", c as u32));
-            }
+            push_escaped(&mut out, c);
         } else {
             out.push(c);
         }
     }
     out
+}
+
+/// A whole line of output, every character that could rewrite a terminal escaped as in
+/// [`text`], backslashes left as they are (the line's own text has some).
+pub(crate) fn line(s: &str) -> String {
+    if !s.chars().any(unsafe_char) {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if unsafe_char(c) {
+            push_escaped(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn push_escaped(out: &mut String, c: char) {
+    if (c as u32) < 0x80 {
+        out.push_str(&format!("\\x{:02X}", c as u32));
+    } else {
+        out.push_str(&format!("\\u{{{:04X}}}", c as u32));
+    }
 }
 
 /// A path, escaped as [`text`] (bytes that are not UTF-8 shown as U+FFFD).
@@ -53,5 +74,6 @@ mod tests {
         assert_eq!(text("\u{9b}"), "\\u{009B}");
         assert_eq!(text("a\\x1B"), "a\\\\x1B");
         assert_eq!(text("é中"), "é中");
+        assert_eq!(super::line("C:\\x \u{1b}]0;t\u{7}"), "C:\\x \\x1B]0;t\\x07");
     }
 }

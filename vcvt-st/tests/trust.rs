@@ -448,3 +448,74 @@ fn verify_finds_a_dropped_scale() {
     ok(&run(&[&"verify", &f, &o, &"-q"]));
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// Whether `b` holds a byte or character that a terminal acts on (C0 but newline, DEL, C1,
+/// bidirectional controls).
+fn unsafe_output(b: &[u8]) -> Option<String> {
+    let s = String::from_utf8_lossy(b);
+    s.chars()
+        .find(|&c| {
+            (c.is_control() && c != '\n')
+                || matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+        })
+        .map(|c| format!("U+{:04X} in {s:?}", c as u32))
+}
+
+#[test]
+fn names_and_paths_from_a_checkpoint_are_escaped_when_printed() {
+    let d = tmpdir("escape");
+    // JSON escapes in the header: ESC sequences, CR, NUL, a bidi override, C1 CSI.
+    let evil = [
+        "a\\u001b[2J\\u001b]0;pwned\\u0007.weight",
+        "b\\rfake line.weight",
+        "c\\u0000nul.weight",
+        "d\\u202egnp.weight",
+        "e\\u009b31m.weight",
+    ];
+    let ck = d.join("dir\u{1b}[31m\r");
+    std::fs::create_dir(&ck).unwrap();
+    let f = ck.join("m\u{202e}.safetensors");
+    let data = f32s(&[1.5; 32]);
+    let tensors: Vec<(&str, &str, &[u64], &[u8])> = evil
+        .iter()
+        .map(|n| (*n, "F32", &[1u64, 32][..], &data[..]))
+        .collect();
+    raw(&f, &tensors);
+    let out = d.join("o.safetensors");
+    let runs: Vec<Output> = vec![
+        run(&[&"inspect", &f]),
+        run(&[&"inspect", &ck]),
+        run(&[&"convert", &f, &out, &"--to", &"mxfp4", &"--dry-run"]),
+        run(&[&"convert", &f, &out, &"--to", &"bf16"]),
+        run(&[&"verify", &f, &out]),
+        // Errors: a path, and a tensor name in a message.
+        run(&[&"convert", &d.join("nope\u{1b}[2J"), &out, &"--to", &"bf16"]),
+    ];
+    for (i, o) in runs.iter().enumerate() {
+        assert!(
+            o.status.code().is_some_and(|c| c < 2),
+            "run {i}: {}",
+            text(&o.stderr)
+        );
+        for b in [&o.stdout, &o.stderr] {
+            if let Some(bad) = unsafe_output(b) {
+                panic!("run {i}: printed raw: {bad}");
+            }
+        }
+    }
+    assert!(
+        text(&runs[0].stdout).contains("\\x1B[2J"),
+        "{}",
+        text(&runs[0].stdout)
+    );
+    // A name in an error message.
+    raw(&f, &[("x\\u001b[2J_scales", "U8", &[1], &[1])]);
+    let o = run(&[&"inspect", &f]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        unsafe_output(&o.stderr).is_none() && text(&o.stderr).contains("x\\x1B[2J_scales"),
+        "{}",
+        text(&o.stderr)
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
