@@ -259,6 +259,22 @@ pub(crate) fn open_with(input: &Path, opts: OpenOptions) -> Result<Checkpoint, S
             .collect::<Result<_, _>>()?;
         names.sort();
         names.dedup();
+        // The paths first: a bad one is the problem, whatever else the directory holds.
+        for n in &names {
+            if n.is_empty() {
+                return Err(format!(
+                    "{}: a `weight_map` value is an empty file name",
+                    index_path.display()
+                ));
+            }
+            if n.contains('/') || n.contains('\\') || n.contains('\0') || n.starts_with('.') {
+                return Err(format!(
+                    "{}: shard name `{}` leaves the directory (or is not a file name)",
+                    index_path.display(),
+                    crate::escape::text(n)
+                ));
+            }
+        }
         if !opts.ignore_unindexed {
             let listed: std::collections::HashSet<&str> =
                 names.iter().map(String::as_str).collect();
@@ -298,18 +314,6 @@ pub(crate) fn open_with(input: &Path, opts: OpenOptions) -> Result<Checkpoint, S
     }
     let mut shards = Vec::new();
     for n in names {
-        if n.is_empty() {
-            return Err(format!(
-                "{}: a `weight_map` value is an empty file name",
-                index_path.display()
-            ));
-        }
-        if n.contains('/') || n.contains('\\') || n.starts_with('.') {
-            return Err(format!(
-                "{}: shard name `{n}` leaves the directory",
-                index_path.display()
-            ));
-        }
         let path = input.join(&n);
         shards.push(Shard {
             mmap: map(&path)?,
@@ -317,21 +321,37 @@ pub(crate) fn open_with(input: &Path, opts: OpenOptions) -> Result<Checkpoint, S
             file_name: n,
         });
     }
-    Ok(Checkpoint {
+    let ck = Checkpoint {
         dir: Some(input.to_path_buf()),
         shards,
         index,
-    })
+    };
+    // Every file that `convert` would copy: readable, no dangling link, loop or special
+    // file (the first check of every command, see [`validate`]).
+    crate::tree::files(input, &|rel| ck.skipped(rel))?;
+    Ok(ck)
 }
 
 impl Checkpoint {
-    /// Parses every shard's header (checking offsets against the file size).
+    /// Parses every shard's header (checking offsets against the file size, and that no
+    /// tensor name appears twice: a JSON parser keeps the last of two equal keys).
     pub(crate) fn parse(&self) -> Result<Vec<SafeTensors<'_>>, String> {
         self.shards
             .iter()
             .map(|s| {
-                SafeTensors::deserialize(&s.mmap)
-                    .map_err(|e| format!("{}: not a valid safetensors file: {e}", s.path.display()))
+                let st = SafeTensors::deserialize(&s.mmap).map_err(|e| {
+                    format!("{}: not a valid safetensors file: {e}", s.path.display())
+                })?;
+                // Valid, so the length and the header are in bounds.
+                let n = u64::from_le_bytes(s.mmap[..8].try_into().expect("8 bytes")) as usize;
+                if let Some(dup) = duplicate_key(&s.mmap[8..8 + n]) {
+                    return Err(format!(
+                        "{}: not a valid safetensors file: tensor `{}` appears twice in the header",
+                        s.path.display(),
+                        crate::escape::text(&dup)
+                    ));
+                }
+                Ok(st)
             })
             .collect()
     }
@@ -388,10 +408,50 @@ impl Checkpoint {
         Ok(all)
     }
 
+    /// Files of the input directory that are not copied: the index, the shards, other
+    /// `.safetensors` files at the top (not in the index: converting them is not asked, and
+    /// copying them would mix dtypes) and vcvt-st's own temporaries.
+    pub(crate) fn skipped(&self, rel: &Path) -> bool {
+        let name = rel.to_string_lossy();
+        let top = rel.components().count() == 1;
+        (top && (name == INDEX
+            || name.ends_with(".safetensors")
+            || self.shards.iter().any(|s| s.file_name == name)))
+            || rel
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().contains(".vcvt-st-"))
+    }
+
     /// Where tensor `name` lives, for error messages.
     pub(crate) fn where_is(&self, t: &Tensor) -> String {
         self.shards[t.shard].path.display().to_string()
     }
+}
+
+/// The first key that appears twice in the JSON object `header` (a valid header).
+fn duplicate_key(header: &[u8]) -> Option<String> {
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+    struct Keys;
+    impl<'de> Visitor<'de> for Keys {
+        type Value = Option<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut seen = std::collections::HashSet::new();
+            while let Some(k) = map.next_key::<String>()? {
+                map.next_value::<IgnoredAny>()?;
+                if !seen.insert(k.clone()) {
+                    return Ok(Some(k));
+                }
+            }
+            Ok(None)
+        }
+    }
+    serde_json::Deserializer::from_slice(header)
+        .deserialize_map(Keys)
+        .ok()
+        .flatten()
 }
 
 fn shape_str(s: &[usize]) -> String {
@@ -458,42 +518,22 @@ fn castable(from: Dtype, to: Dtype) -> bool {
     }
 }
 
-/// Decides what happens to every tensor.
-pub(crate) fn plan(
+/// The checks every command runs first, whatever it then does (`inspect`, `convert` and its
+/// `--dry-run`, `finalize`, `verify`), so that all of them accept and refuse the same
+/// checkpoints: config.json (valid, and a quantization method vcvt-st reads) and every
+/// tensor's companions (the conventions of `conventions.rs` and those below); [`open_with`]
+/// has checked every file of a directory (no dangling link, loop or special file). Returns
+/// the groups of `conventions.rs`.
+pub(crate) fn validate(
     ck: &Checkpoint,
     tensors: &BTreeMap<String, Tensor>,
-    target: Target,
-    filter: &Filter<'_>,
-) -> Result<Plan, String> {
-    let mut outs = Vec::new();
-    let mut lines = Vec::new();
-    let mut converted = 0;
-    let mut groups = (0, 0, 0, 0);
-    let gm = |g: &str, n: &str| glob::matches_case(g, n, filter.case_sensitive);
-    let excluded = |n: &str| filter.exclude.iter().any(|g| gm(g, n));
-    let included = |n: &str| {
-        if filter.include.is_empty() {
-            !target.is_quantized() || !DEFAULT_KEEP.iter().any(|g| gm(g, n))
-        } else {
-            filter.include.iter().any(|g| gm(g, n))
-        }
-    };
+    fp8_block: usize,
+) -> Result<conventions::Found, String> {
     let any_scale_inv = tensors.keys().any(|n| n.ends_with("_scale_inv"));
-    let mut consumed: HashMap<&str, &str> = HashMap::new();
     let info = conventions::read_config(ck.dir.as_deref())?;
-    let found = conventions::find(
-        &|t| ck.where_is(t),
-        tensors,
-        &info,
-        filter.fp8_block,
-        &|n, t| modelopt_group(n, t, tensors).is_some(),
-    )?;
-    for (c, owner) in &found.owner {
-        let (c, _) = tensors
-            .get_key_value(c)
-            .expect("a companion of the checkpoint");
-        consumed.insert(c.as_str(), owner.as_str());
-    }
+    let found = conventions::find(&|t| ck.where_is(t), tensors, &info, fp8_block, &|n, t| {
+        modelopt_group(n, t, tensors).is_some()
+    })?;
     // A checkpoint with quantized weights (by its config or its companions): every FP8
     // tensor must belong to a group (a lone one would be cast without its scales).
     let quantized_checkpoint = info.method.is_some()
@@ -597,6 +637,38 @@ pub(crate) fn plan(
                 ));
             }
         }
+    }
+
+    Ok(found)
+}
+
+/// Decides what happens to every tensor.
+pub(crate) fn plan(
+    ck: &Checkpoint,
+    tensors: &BTreeMap<String, Tensor>,
+    target: Target,
+    filter: &Filter<'_>,
+) -> Result<Plan, String> {
+    let mut outs = Vec::new();
+    let mut lines = Vec::new();
+    let mut converted = 0;
+    let mut groups = (0, 0, 0, 0);
+    let gm = |g: &str, n: &str| glob::matches_case(g, n, filter.case_sensitive);
+    let excluded = |n: &str| filter.exclude.iter().any(|g| gm(g, n));
+    let included = |n: &str| {
+        if filter.include.is_empty() {
+            !target.is_quantized() || !DEFAULT_KEEP.iter().any(|g| gm(g, n))
+        } else {
+            filter.include.iter().any(|g| gm(g, n))
+        }
+    };
+    let mut consumed: HashMap<&str, &str> = HashMap::new();
+    let found = validate(ck, tensors, filter.fp8_block)?;
+    for (c, owner) in &found.owner {
+        let (c, _) = tensors
+            .get_key_value(c)
+            .expect("a companion of the checkpoint");
+        consumed.insert(c.as_str(), owner.as_str());
     }
 
     for (name, t) in tensors {

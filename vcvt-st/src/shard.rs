@@ -289,18 +289,9 @@ fn partial_dir(out: &Path) -> PathBuf {
     out.with_file_name(format!(".{name}.vcvt-st-partial"))
 }
 
-/// Files of the input directory that are not copied: the index, the shards, other
-/// `.safetensors` files at the top (not in the index: converting them is not asked, and
-/// copying them would mix dtypes) and vcvt-st's own temporaries.
+/// Files of the input directory that are not copied ([`Checkpoint::skipped`]).
 pub(crate) fn skipped(ck: &Checkpoint, rel: &Path) -> bool {
-    let name = rel.to_string_lossy();
-    let top = rel.components().count() == 1;
-    (top && (name == INDEX
-        || name.ends_with(".safetensors")
-        || ck.shards.iter().any(|s| s.file_name == name)))
-        || rel
-            .file_name()
-            .is_some_and(|n| n.to_string_lossy().contains(".vcvt-st-"))
+    ck.skipped(rel)
 }
 
 /// Writes the index, config.json and every other file of the input tree into `dir`.

@@ -285,8 +285,32 @@ pub(crate) fn verify(
     // dimensions claim, and the checks below multiply them (by up to 32). Dimensions whose
     // non-zero product exceeds 2^48 values (256 Ti, beyond any real tensor) are refused, so
     // that no product here can overflow.
+    // An empty tensor that is copied or cast (in no group) is checked without any product
+    // of its dimensions, so it may claim any shape (`[2^62, 0]`), as `convert` accepts.
+    let grouped = |n: &str, tensors: &BTreeMap<String, plan::Tensor>| {
+        let stem = |suffix: &str| {
+            n.strip_suffix(suffix)
+                .is_some_and(|b| tensors.contains_key(b))
+        };
+        [
+            "_scale_inv",
+            "_scale",
+            "_scale_2",
+            "_blocks",
+            "_scales",
+            "_packed",
+            "_global_scale",
+        ]
+        .iter()
+        .any(|s| stem(s) || tensors.contains_key(&format!("{n}{s}")))
+            || n.ends_with("_blocks")
+            || n.ends_with("_packed")
+    };
     for (ck, tensors) in [(&ick, &itensors), (&ock, &otensors)] {
         for (name, t) in tensors.iter() {
+            if t.shape.contains(&0) && !grouped(name, tensors) {
+                continue;
+            }
             let nonzero: Vec<usize> = t.shape.iter().copied().filter(|&d| d != 0).collect();
             let n = sizes::product(name, "the element count", &nonzero)
                 .map_err(|e| format!("{}: {e}", ck.where_is(t)))?;
@@ -321,16 +345,8 @@ pub(crate) fn verify(
             .get(n)
             .is_some_and(|t| plan::modelopt_group(n, t, &itensors).is_some())
     };
-    // The conventions of `conventions.rs` (scales that multiply; compressed-tensors NVFP4),
-    // read as `convert` reads them.
-    let info = crate::conventions::read_config(ick.dir.as_deref())?;
-    let found = crate::conventions::find(
-        &|t| ick.where_is(t),
-        &itensors,
-        &info,
-        fp8_block,
-        &|n, t| plan::modelopt_group(n, t, &itensors).is_some(),
-    )?;
+    // The checks every command runs first (also the conventions of `conventions.rs`).
+    let found = plan::validate(&ick, &itensors, fp8_block)?;
     let companion = |n: &str| {
         found.owner.contains_key(n)
             || n.strip_suffix("_scale_inv").is_some_and(is_fp8_group)
@@ -641,10 +657,15 @@ fn check_one(
 
     let n = t.shape.len();
     let cols = t.shape.last().copied().unwrap_or(1);
+    // (Checked: an empty tensor may claim any other dimensions; its rows then do not matter,
+    // since it has no value.)
     let r: usize = if n == 0 {
         1
     } else {
-        t.shape[..n - 1].iter().product()
+        t.shape[..n - 1]
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .unwrap_or(0)
     };
     // Quantized in OUT?
     let (b, s) = (format!("{name}_blocks"), format!("{name}_scales"));
@@ -754,7 +775,11 @@ fn check_one(
     row.kind = "cast";
     row.dtypes = format!("{} -> {}", t.dtype, o.dtype);
     expect(name, o, o.dtype, &t.shape)?;
-    let count: usize = t.shape.iter().product();
+    let count: usize = if t.shape.contains(&0) {
+        0
+    } else {
+        t.shape.iter().product()
+    };
     let want = as_bytes(o.dtype, count, &mut |d| {
         match d {
             Dest::Bf16(d) => vcvt::safetensors::convert_tensor(name, iview, d),

@@ -519,3 +519,109 @@ fn names_and_paths_from_a_checkpoint_are_escaped_when_printed() {
     );
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn every_command_accepts_and_refuses_the_same_inputs() {
+    let d = tmpdir("oneview");
+    // Empty tensors of any claimed shape: converted, and what convert wrote verifies.
+    let f = d.join("e.safetensors");
+    raw(
+        &f,
+        &[
+            ("c", "F16", &[1u64 << 62, 0], &[]),
+            ("z", "F32", &[0, 1u64 << 61], &[]),
+            ("d", "F32", &[2], &f32s(&[1.0, 2.0])),
+        ],
+    );
+    for to in ["bf16", "f32", "f8e4m3", "nvfp4"] {
+        let out = d.join(format!("e-{to}.safetensors"));
+        ok(&run(&[&"inspect", &f, &"--to", &to]));
+        ok(&run(&[&"convert", &f, &out, &"--to", &to, &"-q"]));
+        ok(&run(&[&"verify", &f, &out, &"-q"]));
+    }
+    // Duplicate tensor names in a header: every command refuses them.
+    let dup = d.join("dup.safetensors");
+    // (Both at the same offsets, which the safetensors crate accepts: it keeps the last.)
+    let h = r#"{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"w":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}}"#;
+    let mut bytes = (h.len() as u64).to_le_bytes().to_vec();
+    bytes.extend_from_slice(h.as_bytes());
+    bytes.extend_from_slice(&f32s(&[1.0]));
+    std::fs::write(&dup, bytes).unwrap();
+    let out = d.join("dup-out.safetensors");
+    fails(&run(&[&"inspect", &dup]), &["`w`", "twice"]);
+    fails(
+        &run(&[&"convert", &dup, &out, &"--to", &"bf16", &"--dry-run"]),
+        &["`w`", "twice"],
+    );
+    fails(
+        &run(&[&"convert", &dup, &out, &"--to", &"bf16"]),
+        &["`w`", "twice"],
+    );
+    fails(&run(&[&"verify", &dup, &f]), &["`w`", "twice"]);
+    assert!(!out.exists());
+    // A dangling link in a checkpoint directory: inspect refuses it as convert does.
+    let ck = d.join("ck");
+    std::fs::create_dir(&ck).unwrap();
+    raw(
+        &ck.join("model.safetensors"),
+        &[("w", "F32", &[1], &f32s(&[1.0]))],
+    );
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("gone", ck.join("tokenizer.json")).unwrap();
+        fails(&run(&[&"inspect", &ck]), &["tokenizer.json", "dangling"]);
+        fails(
+            &run(&[
+                &"convert",
+                &ck,
+                &d.join("o1"),
+                &"--to",
+                &"bf16",
+                &"--dry-run",
+            ]),
+            &["tokenizer.json", "dangling"],
+        );
+        fails(
+            &run(&[&"convert", &ck, &d.join("o1"), &"--to", &"bf16"]),
+            &["tokenizer.json", "dangling"],
+        );
+        std::fs::remove_file(ck.join("tokenizer.json")).unwrap();
+    }
+    // A bad path in the index is the error, not the unindexed file beside it.
+    raw(
+        &ck.join("extra.safetensors"),
+        &[("v", "F32", &[1], &f32s(&[1.0]))],
+    );
+    for bad in [
+        "../x.safetensors",
+        "/abs.safetensors",
+        "",
+        "a\\u0000b.safetensors",
+    ] {
+        std::fs::write(
+            ck.join("model.safetensors.index.json"),
+            format!(r#"{{"weight_map":{{"w":"{bad}"}}}}"#),
+        )
+        .unwrap();
+        let o = run(&[&"inspect", &ck]);
+        fails(&o, &["model.safetensors.index.json"]);
+        assert!(
+            !text(&o.stderr).contains("lists no tensor"),
+            "{bad:?}: {}",
+            text(&o.stderr)
+        );
+    }
+    std::fs::remove_dir_all(&ck).unwrap();
+    // A trailing `/` on a file's OUT: refused before anything is converted.
+    let o = run(&[
+        &"convert",
+        &f,
+        &d.join("new.safetensors/"),
+        &"--to",
+        &"bf16",
+    ]);
+    fails(&o, &["rule 2", "ends in `/`"]);
+    assert!(!text(&o.stderr).contains("rename"), "{}", text(&o.stderr));
+    assert!(!d.join("new.safetensors").exists());
+    std::fs::remove_dir_all(&d).unwrap();
+}
