@@ -161,8 +161,10 @@ pub(crate) struct ConvertArgs {
     /// hosts: `I/N` converts the input shards whose position (in name order) modulo N is
     /// I, straight into OUT (created if missing; each shard file written to a temporary
     /// name and renamed when complete), and skips shards already complete there. `auto/N`
-    /// takes I from SLURM_ARRAY_TASK_ID (minus SLURM_ARRAY_TASK_MIN) or
-    /// JOB_COMPLETION_INDEX (Kubernetes Indexed Jobs). Then run `vcvt-st finalize`.
+    /// takes I from SLURM_ARRAY_TASK_ID as it is (an array numbered 0 to N-1, so that a
+    /// task resubmitted alone keeps its index), else JOB_COMPLETION_INDEX (Kubernetes
+    /// Indexed Jobs); `auto-K/N` subtracts K (`auto-1/8` for `--array=1-8`). Then run
+    /// `vcvt-st finalize`.
     #[arg(long, value_name = "I/N")]
     shard: Option<String>,
     /// MXFP4/MXFP8 scale rule: `ceil` (smallest power of two that does not clip the block

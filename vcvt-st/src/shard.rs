@@ -19,36 +19,49 @@ use crate::stdio::errln;
 use crate::tree;
 use crate::write::{self, Ctx, Layout, Temp};
 
-/// Parses `I/N` or `auto/N` (I from the scheduler's environment).
+/// The rule of `--shard auto/N`, for `--help` and messages.
+pub(crate) const AUTO_RULE: &str = "auto/N takes I from SLURM_ARRAY_TASK_ID as it is (an array numbered 0 to N-1: `sbatch --array=0-7`, so that a task resubmitted alone, `sbatch --array=3`, keeps its index 3), else from JOB_COMPLETION_INDEX (Kubernetes Indexed Jobs); auto-K/N subtracts K from the array task id (`auto-1/8` for `--array=1-8`)";
+
+/// Parses `I/N`, `auto/N` or `auto-K/N` (I from the scheduler's environment).
 pub(crate) fn parse_spec(spec: &str) -> Result<(usize, usize), String> {
-    let bad = |why: &str| format!("--shard {spec}: {why} (expected I/N, e.g. 0/4, or auto/N)");
+    let bad =
+        |why: &str| format!("--shard {spec}: {why} (expected I/N, e.g. 0/4, auto/N or auto-K/N)");
     let (i, n) = spec.split_once('/').ok_or_else(|| bad("no `/`"))?;
     let n: usize = n.trim().parse().map_err(|_| bad("N is not a number"))?;
     if n == 0 {
         return Err(bad("N must be at least 1"));
     }
-    let i = if i.trim() == "auto" {
+    let i = i.trim();
+    let i = if let Some(rest) = i.strip_prefix("auto") {
+        let offset = match rest.strip_prefix('-') {
+            Some(k) => k
+                .parse::<usize>()
+                .map_err(|_| bad("K of auto-K is not a number"))?,
+            None if rest.is_empty() => 0,
+            None => return Err(bad("I is not a number")),
+        };
         from_env(
             spec,
+            offset,
             std::env::var("SLURM_ARRAY_TASK_ID").ok(),
-            std::env::var("SLURM_ARRAY_TASK_MIN").ok(),
             std::env::var("JOB_COMPLETION_INDEX").ok(),
         )?
     } else {
-        i.trim().parse().map_err(|_| bad("I is not a number"))?
+        i.parse().map_err(|_| bad("I is not a number"))?
     };
     if i >= n {
-        return Err(bad(&format!("I = {i} is not below N = {n}")));
+        return Err(bad(&format!("I = {i} is not below N = {n}; {AUTO_RULE}")));
     }
     Ok((i, n))
 }
 
-/// The index of `auto`: Slurm's array task id (relative to the array's first id), else the
+/// The index of `auto`: Slurm's array task id minus `offset` (never relative to the array's
+/// first id, SLURM_ARRAY_TASK_MIN, which a resubmission of some tasks changes), else the
 /// Kubernetes Indexed Job's completion index.
 fn from_env(
     spec: &str,
+    offset: usize,
     slurm: Option<String>,
-    slurm_min: Option<String>,
     k8s: Option<String>,
 ) -> Result<usize, String> {
     let num = |var: &str, v: &str| {
@@ -58,16 +71,16 @@ fn from_env(
     };
     if let Some(id) = slurm {
         let id = num("SLURM_ARRAY_TASK_ID", &id)?;
-        let min = match slurm_min {
-            Some(m) => num("SLURM_ARRAY_TASK_MIN", &m)?,
-            None => 0,
-        };
-        return id.checked_sub(min).ok_or_else(|| {
-            format!("--shard {spec}: SLURM_ARRAY_TASK_ID {id} is below SLURM_ARRAY_TASK_MIN {min}")
+        return id.checked_sub(offset).ok_or_else(|| {
+            format!("--shard {spec}: SLURM_ARRAY_TASK_ID {id} is below the offset {offset}")
         });
     }
     if let Some(k) = k8s {
-        return num("JOB_COMPLETION_INDEX", &k);
+        return num("JOB_COMPLETION_INDEX", &k)?
+            .checked_sub(offset)
+            .ok_or_else(|| {
+                format!("--shard {spec}: JOB_COMPLETION_INDEX {k} is below the offset {offset}")
+            });
     }
     Err(format!(
         "--shard {spec}: neither SLURM_ARRAY_TASK_ID (Slurm job arrays) nor JOB_COMPLETION_INDEX (Kubernetes Indexed Jobs) is set; give the index as --shard I/N"
@@ -423,15 +436,19 @@ mod tests {
         assert!(parse_spec("1").is_err());
         assert!(parse_spec("0/0").is_err());
         let s = |v: &str| Some(v.to_string());
-        assert_eq!(from_env("auto/4", s("5"), s("4"), None), Ok(1));
-        assert_eq!(from_env("auto/4", s("2"), None, s("3")), Ok(2));
-        assert_eq!(from_env("auto/4", None, None, s("3")), Ok(3));
+        // The array task id as it is, whatever the array's first id was.
+        assert_eq!(from_env("auto/4", 0, s("2"), None), Ok(2));
+        assert_eq!(from_env("auto-1/4", 1, s("4"), None), Ok(3));
+        assert_eq!(from_env("auto/4", 0, s("2"), s("3")), Ok(2));
+        assert_eq!(from_env("auto/4", 0, None, s("3")), Ok(3));
         assert!(
-            from_env("auto/4", None, None, None)
+            from_env("auto/4", 0, None, None)
                 .unwrap_err()
                 .contains("JOB_COMPLETION_INDEX")
         );
-        assert!(from_env("auto/4", s("1"), s("2"), None).is_err());
+        assert!(from_env("auto-2/4", 2, s("1"), None).is_err());
+        assert!(parse_spec("auto-x/4").is_err());
+        assert!(parse_spec("autox/4").is_err());
         assert_eq!(assigned(7, 1, 3), [1, 4]);
         let all: Vec<usize> = (0..3).flat_map(|i| assigned(7, i, 3)).collect();
         assert_eq!(all.len(), 7);

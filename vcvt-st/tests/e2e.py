@@ -790,7 +790,8 @@ def case_fanout(d):
     # in the middle of its second shard (the tests' pause after each tensor), then rerun.
     out = os.path.join(d, "fan")
     envs = [{"JOB_COMPLETION_INDEX": "0"},
-            {"SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_MIN": "1"},
+            # A resubmitted task: SLURM_ARRAY_TASK_MIN is its own id, which must not shift it.
+            {"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_MIN": "1"},
             {"SLURM_ARRAY_TASK_ID": "2"}]
     envs[1]["VCVT_ST_TEST_PAUSE_MS"] = "300"
     procs = [subprocess.Popen([BIN, "convert", ck, out, *opts, "--shard", "auto/3"],
@@ -837,11 +838,27 @@ def case_fanout(d):
     out = os.path.join(d, "slurm")
     env = {**os.environ, "IN": ck, "OUT": out, "TO": "f8e4m3", "N": "3", "VCVT_ST": BIN}
     procs = [subprocess.Popen(["bash", os.path.join(deploy, "slurm-convert.sh")],
-                              env={**env, "SLURM_ARRAY_TASK_ID": str(i + 1),
-                                   "SLURM_ARRAY_TASK_MIN": "1"}, stderr=subprocess.PIPE)
+                              env={**env, "SLURM_ARRAY_TASK_ID": str(i),
+                                   "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_MAX": "2"},
+                              stderr=subprocess.PIPE)
              for i in range(3)]
     for p in procs:
         check(p.wait() == 0, f"slurm task: {p.stderr.read()}")
+    # Task 2 failed: its shard is gone, and it is resubmitted alone (`sbatch --array=2`), so
+    # Slurm sets SLURM_ARRAY_TASK_MIN = MAX = ID = 2; it must redo shard 2, not shard 0.
+    os.remove(os.path.join(out, names[2]))
+    p = subprocess.run(["bash", os.path.join(deploy, "slurm-convert.sh")],
+                       env={**env, "SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_MIN": "2",
+                            "SLURM_ARRAY_TASK_MAX": "2", "SLURM_ARRAY_TASK_COUNT": "1"},
+                       capture_output=True, text=True)
+    check(p.returncode == 0 and f"({names[2]})" in p.stderr,
+          f"a resubmitted task converts its own shards: {p.stderr}")
+    # An array numbered 1 to N: auto-1/N.
+    p = subprocess.run([BIN, "convert", ck, os.path.join(d, "slurm1"), "--to", "f8e4m3",
+                        "--shard", "auto-1/3", "--dry-run"],
+                       env={**os.environ, "SLURM_ARRAY_TASK_ID": "3"}, capture_output=True, text=True)
+    check(p.returncode == 0 and f"--shard 2/3 would convert {names[2]}" in p.stdout,
+          f"auto-1/3 with task id 3: {p.stdout} {p.stderr}")
     run("finalize", ck, out, "--to", "f8e4m3")
     one_plain = os.path.join(d, "one-plain")
     run("convert", ck, one_plain, "--to", "f8e4m3")
