@@ -6,12 +6,12 @@
 //! vcvt-st convert IN OUT --to bf16|f16|f32|f8e4m3|mxfp4|mxfp8|nvfp4 [--include GLOB]... [--exclude GLOB]...
 //!         [--unquantized-to keep|bf16|f16|f32] [--quant-config auto|always|never] [--shard I/N] [--dry-run]
 //!         [--ignore-unindexed]
-//! vcvt-st finalize IN OUT --to TARGET [the options of convert]
+//! vcvt-st finalize [IN] OUT
 //! vcvt-st verify IN OUT [--ignore-unindexed]
 //! vcvt-st inspect IN [--to TARGET] [--ignore-unindexed]
 //! ```
 //!
-//! See `vcvt-st --help` and the README's "vcvt-st" section.
+//! See `vcvt-st --help` and `vcvt-st/README.md`.
 
 mod cleanup;
 mod conventions;
@@ -22,6 +22,7 @@ mod glob;
 mod outfile;
 mod paths;
 mod plan;
+mod settings;
 mod shard;
 mod sizes;
 #[cfg(test)]
@@ -68,10 +69,16 @@ enum Command {
     #[command(after_help = format!("{}\n\n{EXIT_STATUS}", paths::RULES))]
     Convert(ConvertArgs),
     /// After `convert --shard I/N` runs for every I: check that every shard of OUT is
-    /// complete, then write the index, config.json and the other files. Takes the same
-    /// options as those runs; lists the missing shards and writes nothing if any is missing.
+    /// complete, then write the index, config.json and the other files. The settings are
+    /// those the --shard runs recorded in OUT (runs with different settings are an error);
+    /// lists the missing shards and writes nothing if any is missing.
     #[command(after_help = format!("{}\n\n{EXIT_STATUS}", paths::RULES))]
-    Finalize(ConvertArgs),
+    Finalize {
+        /// OUT (the directory of the --shard runs), or IN OUT (IN is then checked against
+        /// the input they recorded).
+        #[arg(required = true, num_args = 1..=2, value_name = "[IN] OUT")]
+        paths: Vec<PathBuf>,
+    },
     /// Re-read IN and its conversion OUT and check every tensor: present, right dtype and
     /// shape, casts and dequantizations exact, quantized tensors within the format's bound
     /// (each value the nearest element of its block's grid); and a directory's other files
@@ -99,13 +106,23 @@ enum Command {
     Inspect {
         /// A .safetensors file or a checkpoint directory.
         input: PathBuf,
-        /// The target whose plan to show.
-        #[arg(long, value_enum, default_value = "bf16")]
-        to: Target,
+        /// The target whose plan to show (bf16 when not given; the output says which).
+        #[arg(long, value_enum)]
+        to: Option<Target>,
         /// Accept .safetensors files of the directory that its index does not list.
         #[arg(long)]
         ignore_unindexed: bool,
     },
+    /// Print the completion script of a shell (e.g. `vcvt-st completions bash >
+    /// /etc/bash_completion.d/vcvt-st`).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff, from the same definitions as --help): `vcvt-st manpage >
+    /// vcvt-st.1; man ./vcvt-st.1`.
+    Manpage,
 }
 
 #[derive(clap::Args, Debug)]
@@ -284,7 +301,22 @@ fn main() -> ExitCode {
             }
             cleanup::install().and_then(|()| convert::convert(&args))
         }
-        Command::Finalize(args) => cleanup::install().and_then(|()| shard::finalize(&args)),
+        Command::Finalize { paths } => cleanup::install().and_then(|()| shard::finalize(&paths)),
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "vcvt-st", &mut out);
+            stdio::out_bytes(&out);
+            Ok(())
+        }
+        Command::Manpage => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            let mut out = Vec::new();
+            clap_mangen::Man::new(cmd)
+                .render(&mut out)
+                .map_err(|e| e.to_string())
+                .map(|()| stdio::out_bytes(&out))
+        }
         Command::Verify {
             input,
             output,
@@ -308,7 +340,8 @@ fn main() -> ExitCode {
             ignore_unindexed,
         } => plan::inspect(
             &input,
-            to,
+            to.unwrap_or(Target::Bf16),
+            to.is_none(),
             plan::OpenOptions { ignore_unindexed },
             &estimate::annotate_default,
         ),

@@ -1259,6 +1259,7 @@ pub(crate) type Annotate = dyn Fn(&mut Plan, &HashMap<&str, safetensors::tensor:
 pub(crate) fn inspect(
     input: &Path,
     target: Target,
+    assumed: bool,
     opts: OpenOptions,
     annotate: &Annotate,
 ) -> Result<(), String> {
@@ -1320,5 +1321,11 @@ pub(crate) fn inspect(
         plan.groups.3,
         plan.converted
     );
+    if assumed {
+        outln!(
+            "(the plan of --to {}, assumed: no --to was given; `inspect --to TARGET` shows another)",
+            target.name()
+        );
+    }
     Ok(())
 }

@@ -14,6 +14,7 @@ use crate::cleanup;
 use crate::outfile;
 use crate::paths;
 use crate::plan::{self, Checkpoint, INDEX, Out, Plan};
+use crate::settings;
 use crate::sizes;
 use crate::stdio::errln;
 use crate::tree;
@@ -147,6 +148,8 @@ pub(crate) fn convert_dir(
         Some((i, n)) => {
             std::fs::create_dir_all(out)
                 .map_err(|e| format!("{}: cannot create: {e}", out.display()))?;
+            // What `finalize OUT` reads back (and a run with other settings is refused).
+            settings::record(args, i, n)?;
             (out.clone(), None, assigned(ck.shards.len(), i, n))
         }
         None => {
@@ -249,14 +252,15 @@ pub(crate) fn convert_dir(
                 .map(|&k| ck.shards[k].file_name.as_str())
                 .collect();
             errln!(
-                "shard {i}/{n}: {converted} of {} shards converted into {} ({}); once every shard is done, run `vcvt-st finalize` with the same arguments (without --shard)",
+                "shard {i}/{n}: {converted} of {} shards converted into {} ({}); once every shard is done, run `vcvt-st finalize {}`",
                 mine.len(),
                 out.display(),
                 if names.is_empty() {
                     "none assigned".to_string()
                 } else {
                     names.join(", ")
-                }
+                },
+                out.display()
             );
         }
         (None, Some(guard)) => {
@@ -324,7 +328,7 @@ fn finish(args: &ConvertArgs, ck: &Checkpoint, plan: &Plan, dir: &Path) -> Resul
             stray.join(", ")
         );
     }
-    tree::copy(&files, dir, &|path, text| {
+    copy_tree(&files, dir, &|path, text| {
         write::update_config(text, path, args, plan)
     })?;
     if ck.index.is_some() || ck.shards.len() > 1 {
@@ -350,19 +354,58 @@ fn finish(args: &ConvertArgs, ck: &Checkpoint, plan: &Plan, dir: &Path) -> Resul
     Ok(())
 }
 
-/// `vcvt-st finalize`.
-pub(crate) fn finalize(args: &ConvertArgs) -> Result<(), String> {
-    if args.shard.is_some() {
-        return Err(
-            "finalize: --shard is an option of convert (finalize checks every shard)".into(),
-        );
+/// Copies every file of `files` from the input tree to `dst` (created directories
+/// included), as regular files; `config` rewrites `config.json` at the top level.
+fn copy_tree(
+    files: &[tree::File],
+    dst: &Path,
+    config: &dyn Fn(&Path, &str) -> Result<String, String>,
+) -> Result<(), String> {
+    for f in files {
+        // A signal stops the copy between files (see `cleanup`).
+        crate::cleanup::check().map_err(|e| e.to_string())?;
+        // Every directory on the way a real one, the file replaced by a rename (never
+        // opened in place: see `outfile`).
+        let parent = crate::outfile::dir_in(dst, f.rel.parent().unwrap_or(Path::new("")))?;
+        let to = parent.join(f.rel.file_name().unwrap_or_default());
+        if f.rel == Path::new("config.json") {
+            let text = std::fs::read_to_string(&f.path)
+                .map_err(|e| format!("{}: {e}", f.path.display()))?;
+            let new = config(&f.path, &text)?;
+            crate::outfile::replace(&to, (new + "\n").as_bytes())?;
+        } else {
+            // Opening the source follows its links: a regular file results.
+            let mut src =
+                std::fs::File::open(&f.path).map_err(|e| format!("{}: {e}", f.path.display()))?;
+            crate::outfile::replace_with(&to, &mut |w| std::io::copy(&mut src, w).map(drop))
+                .map_err(|e| format!("{}: cannot copy: {e}", f.path.display()))?;
+        }
     }
-    if args.dry_run {
-        return Err("finalize: --dry-run is an option of convert".into());
-    }
+    Ok(())
+}
+
+/// `vcvt-st finalize OUT` or `finalize IN OUT`: the settings come from the records of the
+/// `--shard` runs in OUT (see `settings`).
+pub(crate) fn finalize(paths: &[PathBuf]) -> Result<(), String> {
+    let (given, out) = match paths {
+        [o] => (None, o.as_path()),
+        [i, o] => (Some(i.as_path()), o.as_path()),
+        _ => return Err("finalize takes OUT, or IN OUT".into()),
+    };
     // The output rules as for `convert --shard`: OUT is the existing directory the --shard
     // runs wrote into, never inside the input.
-    paths::check_output(&args.input, &args.output, paths::Output::Shared)?;
+    if let Some(i) = given {
+        paths::check_output(i, out, paths::Output::Shared)?;
+    }
+    if !out.is_dir() {
+        return Err(format!(
+            "{}: no such directory (run `vcvt-st convert --shard I/N` into it first)",
+            out.display()
+        ));
+    }
+    let args = settings::read(given, out)?;
+    let args = &args;
+    paths::check_output(&args.input, out, paths::Output::Shared)?;
     let opts = plan::OpenOptions {
         ignore_unindexed: args.ignore_unindexed,
     };
@@ -377,13 +420,6 @@ pub(crate) fn finalize(args: &ConvertArgs) -> Result<(), String> {
     let tensors = ck.tensors(&parsed)?;
     let filter = write::filter(args)?;
     let plan = plan::plan(&ck, &tensors, args.to, &filter)?;
-    let out = &args.output;
-    if !out.is_dir() {
-        return Err(format!(
-            "{}: no such directory (run `vcvt-st convert --shard I/N` into it first)",
-            out.display()
-        ));
-    }
     let mut missing = Vec::new();
     for k in 0..ck.shards.len() {
         let name = &ck.shards[k].file_name;
@@ -407,6 +443,8 @@ pub(crate) fn finalize(args: &ConvertArgs) -> Result<(), String> {
     // Temporaries of killed runs (no run writes into OUT once every shard is complete).
     let stale = remove_temporaries(out)?;
     finish(args, &ck, &plan, out)?;
+    // OUT is complete (its index written last): the records are no longer needed.
+    settings::remove(out)?;
     let total = sizes::total(plan.outs.iter().map(Out::bytes))?;
     errln!(
         "finalized {} ({} shards, {} tensors, {:.1} MB of tensor data, --to {}{})",

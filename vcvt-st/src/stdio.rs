@@ -34,6 +34,21 @@ pub(crate) fn out_line(args: std::fmt::Arguments<'_>) {
     }
 }
 
+/// Writes generated text (a completion script, a manual page) to stdout as it is, with the
+/// error handling of [`out_line`].
+pub(crate) fn out_bytes(b: &[u8]) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(b).and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(BROKEN_PIPE);
+        }
+        err_line(format_args!(
+            "vcvt-st: error: cannot write to standard output: {e}"
+        ));
+        std::process::exit(1);
+    }
+}
+
 /// Writes `args` and a newline to stderr, ignoring a failure.
 pub(crate) fn err_line(args: std::fmt::Arguments<'_>) {
     let text = crate::escape::line(&args.to_string());

@@ -93,36 +93,6 @@ fn walk(
     Ok(())
 }
 
-/// Copies every file of `files` from the input tree to `dst` (created directories
-/// included), as regular files; `config` rewrites `config.json` at the top level.
-pub(crate) fn copy(
-    files: &[File],
-    dst: &Path,
-    config: &dyn Fn(&Path, &str) -> Result<String, String>,
-) -> Result<(), String> {
-    for f in files {
-        // A signal stops the copy between files (see `cleanup`).
-        crate::cleanup::check().map_err(|e| e.to_string())?;
-        // Every directory on the way a real one, the file replaced by a rename (never
-        // opened in place: see `outfile`).
-        let parent = crate::outfile::dir_in(dst, f.rel.parent().unwrap_or(Path::new("")))?;
-        let to = parent.join(f.rel.file_name().unwrap_or_default());
-        if f.rel == Path::new("config.json") {
-            let text = std::fs::read_to_string(&f.path)
-                .map_err(|e| format!("{}: {e}", f.path.display()))?;
-            let new = config(&f.path, &text)?;
-            crate::outfile::replace(&to, (new + "\n").as_bytes())?;
-        } else {
-            // Opening the source follows its links: a regular file results.
-            let mut src =
-                std::fs::File::open(&f.path).map_err(|e| format!("{}: {e}", f.path.display()))?;
-            crate::outfile::replace_with(&to, &mut |w| std::io::copy(&mut src, w).map(drop))
-                .map_err(|e| format!("{}: cannot copy: {e}", f.path.display()))?;
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::files;

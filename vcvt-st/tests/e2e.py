@@ -809,7 +809,7 @@ def case_fanout(d):
     check(not os.path.exists(os.path.join(out, names[4])), "the killed shard is not in place")
     # finalize refuses, listing what is missing, and writes nothing.
     listing = sorted(os.listdir(out))
-    p = run("finalize", ck, out, *opts, ok=False)
+    p = run("finalize", ck, out, ok=False)
     check(p.returncode != 0 and names[4] in p.stderr and "missing" in p.stderr
           and "1 of 5" in p.stderr, f"finalize with a shard missing: {p.stderr}")
     check(sorted(os.listdir(out)) == listing, "finalize wrote nothing")
@@ -820,12 +820,12 @@ def case_fanout(d):
     # A truncated shard never looks complete.
     with open(os.path.join(out, names[0]), "r+b") as f:
         f.truncate(os.path.getsize(os.path.join(out, names[0])) - 1)
-    p = run("finalize", ck, out, *opts, ok=False)
+    p = run("finalize", ck, out, ok=False)
     check(p.returncode != 0 and f"{names[0]} (" in p.stderr and "bytes" in p.stderr,
           f"finalize with a truncated shard: {p.stderr}")
     p = run("convert", ck, out, *opts, "--shard", "0/3")
     check("converted again: " + names[0] in p.stderr, f"truncated shard redone: {p.stderr}")
-    p = run("finalize", ck, out, *opts)
+    p = run("finalize", out)
     check("removed 1 temporary" in p.stderr, f"finalize removes the killed run's temporary: {p.stderr}")
     got = tree_files(out)
     check(sorted(got) == sorted(ref), f"fan-out files: {sorted(got)}")
@@ -859,7 +859,7 @@ def case_fanout(d):
                        env={**os.environ, "SLURM_ARRAY_TASK_ID": "3"}, capture_output=True, text=True)
     check(p.returncode == 0 and f"--shard 2/3 would convert {names[2]}" in p.stdout,
           f"auto-1/3 with task id 3: {p.stdout} {p.stderr}")
-    run("finalize", ck, out, "--to", "f8e4m3")
+    run("finalize", out)
     one_plain = os.path.join(d, "one-plain")
     run("convert", ck, one_plain, "--to", "f8e4m3")
     ref_plain = tree_files(one_plain)
@@ -874,7 +874,7 @@ def case_fanout(d):
     procs = [subprocess.Popen(cmd, env={**os.environ, "JOB_COMPLETION_INDEX": str(i)},
                               stderr=subprocess.DEVNULL) for i in range(3)]
     check(all(p.wait() == 0 for p in procs), "indexed job pods")
-    run("finalize", ck, out, "--to", "f8e4m3")
+    run("finalize", out)
     check(tree_files(out) == ref_plain, "Indexed Job output byte-identical to one process")
 
     # A one-process run killed mid-way keeps its complete shards in .OUT.vcvt-st-partial; the

@@ -217,7 +217,7 @@ fn shared_outputs_never_write_through_links_nor_into_special_files() {
             &"convert", &ck, &out, &"--to", &"bf16", &"--shard", &"0/1", &"-q",
         ]));
         make(&out);
-        let o = run_within(&[&"finalize", &ck, &out, &"--to", &"bf16"], 20);
+        let o = run_within(&[&"finalize", &ck, &out], 20);
         fails(&o, &[name]);
         assert_eq!(
             snapshot(&ck),
@@ -245,7 +245,7 @@ fn shared_outputs_never_write_through_links_nor_into_special_files() {
             20,
         );
         fails(&o, &["a.safetensors"]);
-        let o = run_within(&[&"finalize", &ck, &out, &"--to", &"bf16"], 20);
+        let o = run_within(&[&"finalize", &ck, &out], 20);
         fails(&o, &["a.safetensors"]);
     }
     // The partial directory of a one-process run, a link into the input: refused.
