@@ -85,20 +85,20 @@ pub(crate) fn read_config(dir: Option<&Path>) -> Result<QuantInfo, String> {
     }
     let text = std::fs::read_to_string(&path)
         .map_err(|e| format!("{}: {e}", crate::escape::path(&path)))?;
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| format!("{}: invalid JSON: {e}", crate::escape::path(&path)))?;
+    parse_config(&text, &path)
+}
+
+/// The rules of [`read_config`] on the text of `config.json` (`path` names it in messages).
+pub(crate) fn parse_config(text: &str, path: &Path) -> Result<QuantInfo, String> {
+    let v: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| format!("{}: invalid JSON: {e}", crate::escape::path(path)))?;
     if !v.is_object() {
-        return Err(format!("{}: not a JSON object", crate::escape::path(&path)));
+        return Err(format!("{}: not a JSON object", crate::escape::path(path)));
     }
     let Some(qc) = v.get("quantization_config") else {
         return Ok(QuantInfo::default());
     };
-    let bad = |what: String| {
-        format!(
-            "{}: quantization_config: {what}",
-            crate::escape::path(&path)
-        )
-    };
+    let bad = |what: String| format!("{}: quantization_config: {what}", crate::escape::path(path));
     let method = qc
         .get("quant_method")
         .and_then(|m| m.as_str())
@@ -303,6 +303,11 @@ pub(crate) fn find(
             continue;
         };
         if modelopt(name, t) {
+            continue;
+        }
+        // Two float tensors (a model's own `x` and `x_scale` parameters): no quantization.
+        let float = |d: Dtype| matches!(d, Dtype::F32 | Dtype::BF16 | Dtype::F16 | Dtype::F64);
+        if float(t.dtype) && float(s.dtype) {
             continue;
         }
         if t.dtype == Dtype::U8

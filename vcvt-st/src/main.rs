@@ -40,8 +40,9 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::stdio::errln;
 
-/// Convert safetensors checkpoints on the CPU: BF16/F16/F32 casts, DeepSeek block FP8,
-/// gpt-oss MXFP4 and ModelOpt NVFP4/MXFP8 dequantization, FP8 (128x128 block scales), MXFP4, MXFP8 and NVFP4
+/// Convert safetensors checkpoints on the CPU: BF16/F16/F32 casts; dequantization of DeepSeek
+/// block FP8, gpt-oss MXFP4, compressed-tensors/FBGEMM/ModelOpt scaled FP8, compressed-tensors
+/// and ModelOpt NVFP4 and ModelOpt MXFP8; FP8 (128x128 block scales), MXFP4, MXFP8 and NVFP4
 /// quantization; whole checkpoint directories (subdirectories and symbolic links included),
 /// split over several processes with `--shard I/N` and `finalize`, resumed after a kill.
 #[derive(Parser, Debug)]
@@ -207,11 +208,11 @@ pub(crate) struct ConvertArgs {
 /// What `convert` produces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Target {
-    /// bfloat16 (dequantizes block FP8, MXFP4, and ModelOpt NVFP4 and MXFP8).
+    /// bfloat16 (dequantizes every convention vcvt-st reads).
     Bf16,
-    /// IEEE float16 (dequantizes block FP8, MXFP4, and ModelOpt NVFP4 and MXFP8).
+    /// IEEE float16 (dequantizes every convention vcvt-st reads).
     F16,
-    /// float32 (dequantizes block FP8, MXFP4, and ModelOpt NVFP4 and MXFP8).
+    /// float32 (dequantizes every convention vcvt-st reads).
     F32,
     /// E4M3 with one f32 `weight_scale_inv` per --fp8-block tile (DeepSeek layout).
     F8e4m3,

@@ -368,6 +368,18 @@ fn scales_that_are_not_understood_are_errors_never_plain_casts() {
         ],
     );
     refused_everywhere(&d, &f, &["b.weight", "no scale"]);
+    // A model's own float `x` and `x_scale` parameters are no quantization: cast as usual.
+    raw(
+        &f,
+        &[
+            ("x", "F32", &[2], &f32s(&[1.0, 2.0])),
+            ("x_scale", "F32", &[1], &f32s(&[3.0])),
+        ],
+    );
+    let out = d.join("floats.safetensors");
+    ok(&run(&[&"convert", &f, &out, &"--to", &"bf16", &"-q"]));
+    ok(&run(&[&"verify", &f, &out, &"-q"]));
+    std::fs::remove_file(&out).unwrap();
     std::fs::remove_file(&f).unwrap();
     // A quantization method vcvt-st does not know, and an FP8 weight without scales in a
     // checkpoint whose config says it is quantized.
