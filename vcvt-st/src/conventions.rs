@@ -393,19 +393,25 @@ pub(crate) fn find(
     }
     // Activation scales of each group's layer, and the owner of every companion.
     for g in found.groups.values_mut() {
-        if let Some(prefix) = g.out.strip_suffix("weight") {
-            for a in ACTIVATION {
-                let n = format!("{prefix}{a}");
-                if tensors.contains_key(&n) {
-                    g.activation.push(n);
-                }
-            }
-        }
+        g.activation = activation_scales(&g.out, tensors);
         for c in g.companions() {
             found.owner.insert(c, g.codes.clone());
         }
     }
     Ok(found)
+}
+
+/// The activation scales of the layer whose (dequantized) weight is `weight` (`P.weight`
+/// gives `P.input_scale`, ...), those the checkpoint has.
+pub(crate) fn activation_scales(weight: &str, tensors: &BTreeMap<String, Tensor>) -> Vec<String> {
+    let Some(prefix) = weight.strip_suffix("weight") else {
+        return Vec::new();
+    };
+    ACTIVATION
+        .iter()
+        .map(|a| format!("{prefix}{a}"))
+        .filter(|n| tensors.contains_key(n))
+        .collect()
 }
 
 /// E2M1 values by code (bit 3 the sign).

@@ -670,6 +670,15 @@ pub(crate) fn plan(
             .expect("a companion of the checkpoint");
         consumed.insert(c.as_str(), owner.as_str());
     }
+    // The activation scales of ModelOpt NVFP4/MXFP8 layers, which go with their weights.
+    for (name, t) in tensors {
+        if modelopt_group(name, t, tensors).is_some() {
+            for a in conventions::activation_scales(name, tensors) {
+                let (a, _) = tensors.get_key_value(&a).expect("present");
+                consumed.insert(a.as_str(), name.as_str());
+            }
+        }
+    }
 
     for (name, t) in tensors {
         if let Some(owner) = consumed.get(name.as_str()) {
@@ -801,7 +810,9 @@ pub(crate) fn plan(
                 consumed.insert(tensors.get_key_value(c).unwrap().0.as_str(), name.as_str());
             }
             groups.2 += 1;
+            let activation = conventions::activation_scales(name, tensors);
             if target.is_quantized() || excluded(name) {
+                companions.extend(activation.iter().cloned());
                 keep(&mut outs, &mut lines, "quantized, with its scales");
                 for c in &companions {
                     let s = &tensors[c];
@@ -851,10 +862,15 @@ pub(crate) fn plan(
             lines.push(Line {
                 name: name.clone(),
                 action: format!(
-                    "dequantize {what} with `{}` → {} {}",
+                    "dequantize {what} with `{}` → {} {}{}",
                     companions.join("` + `"),
                     dtype_of(target),
-                    shape_str(&shape)
+                    shape_str(&shape),
+                    if activation.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; activation scales dropped: `{}`", activation.join("`, `"))
+                    }
                 ),
             });
             converted += 1;

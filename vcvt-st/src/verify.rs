@@ -347,8 +347,15 @@ pub(crate) fn verify(
     };
     // The checks every command runs first (also the conventions of `conventions.rs`).
     let found = plan::validate(&ick, &itensors, fp8_block)?;
+    // Activation scales of ModelOpt layers (checked with their weight).
+    let modelopt_activation: HashSet<String> = itensors
+        .iter()
+        .filter(|(n, t)| plan::modelopt_group(n, t, &itensors).is_some())
+        .flat_map(|(n, _)| crate::conventions::activation_scales(n, &itensors))
+        .collect();
     let companion = |n: &str| {
         found.owner.contains_key(n)
+            || modelopt_activation.contains(n)
             || n.strip_suffix("_scale_inv").is_some_and(is_fp8_group)
             || n.strip_suffix("_scale").is_some_and(modelopt)
             || n.strip_suffix("_scale_2").is_some_and(modelopt)
@@ -529,6 +536,7 @@ fn check_one(
         }
         let o = out(name, used).ok_or_else(|| format!("`{name}` is missing from OUT"))?;
         if o.dtype == t.dtype {
+            parts.extend(crate::conventions::activation_scales(name, itensors));
             row.dtypes = format!("{} + scales", t.dtype);
             for p in std::iter::once(&name.to_string()).chain(&parts) {
                 out(p, used).ok_or_else(|| format!("`{p}` is missing"))?;

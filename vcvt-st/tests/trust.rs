@@ -637,3 +637,48 @@ fn every_command_accepts_and_refuses_the_same_inputs() {
     assert!(!d.join("new.safetensors").exists());
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn activation_scales_go_with_their_weights_quantization() {
+    let d = tmpdir("activation");
+    let f = d.join("m.safetensors");
+    // A ModelOpt NVFP4 layer and a compressed-tensors FP8 layer, each with an input_scale.
+    raw(
+        &f,
+        &[
+            ("n.weight", "U8", &[2, 8], &[0x21; 16]),
+            ("n.weight_scale", "F8_E4M3", &[2, 1], &[0x38; 2]),
+            ("n.weight_scale_2", "F32", &[], &f32s(&[0.5])),
+            ("n.input_scale", "F32", &[], &f32s(&[3.0])),
+            ("q.weight", "F8_E4M3", &[2, 16], &f8(32)),
+            ("q.weight_scale", "F32", &[2, 1], &f32s(&[0.5, 2.0])),
+            ("q.input_scale", "F32", &[1], &f32s(&[4.0])),
+        ],
+    );
+    let names = |p: &Path| -> Vec<String> {
+        let b = std::fs::read(p).unwrap();
+        let st = safetensors::SafeTensors::deserialize(&b).unwrap();
+        let mut v: Vec<String> = st.names().into_iter().map(str::to_string).collect();
+        v.sort();
+        v
+    };
+    let deq = d.join("deq.safetensors");
+    ok(&run(&[&"convert", &f, &deq, &"--to", &"bf16", &"-q"]));
+    assert_eq!(
+        names(&deq),
+        ["n.weight", "q.weight"],
+        "activation scales dropped"
+    );
+    ok(&run(&[&"verify", &f, &deq, &"-q"]));
+    let kept = d.join("kept.safetensors");
+    ok(&run(&[&"convert", &f, &kept, &"--to", &"nvfp4", &"-q"]));
+    assert_eq!(names(&kept), names(&f), "kept whole");
+    ok(&run(&[&"verify", &f, &kept, &"-q"]));
+    let p = run(&[&"convert", &f, &deq, &"--to", &"bf16", &"--dry-run"]);
+    assert!(
+        text(&p.stdout).contains("activation scales dropped: `n.input_scale`"),
+        "{}",
+        text(&p.stdout)
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
