@@ -171,6 +171,12 @@ pub(crate) struct ConvertArgs {
     /// the tile that block-FP8 dequantization expects (1 to 1048576).
     #[arg(long, default_value_t = 128, value_parser = sizes::parse_fp8_block)]
     fp8_block: usize,
+    /// Scales of FP8 quantization: `block` (one F32 `W_scale_inv` per --fp8-block tile,
+    /// DeepSeek's layout) or `channel` (one F32 `W_scale` per row, `[N, 1]`: the
+    /// per-channel layout of compressed-tensors and FBGEMM, with a compressed-tensors
+    /// `quantization_config`).
+    #[arg(long, value_enum, default_value = "block")]
+    fp8_scales: Fp8Scales,
     /// Scale rule of FP8 quantization: `deepseek` (`amax / 448`, DeepSeek-V3/R1) or
     /// `ue8m0` (that, rounded up to a power of two: DeepSeek-V3.1's `scale_fmt: ue8m0`).
     #[arg(long, value_enum, default_value = "deepseek")]
@@ -255,6 +261,15 @@ impl Target {
 pub(crate) enum MxProfileArg {
     Ceil,
     Ocp,
+}
+
+/// `--fp8-scales`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Fp8Scales {
+    /// One scale per --fp8-block tile (`W_scale_inv`).
+    Block,
+    /// One scale per row (`W_scale` `[N, 1]`).
+    Channel,
 }
 
 /// `--fp8-profile`.

@@ -80,12 +80,14 @@ pub(crate) enum Source {
         rows: usize,
         cols: usize,
     },
-    /// The E4M3 codes (`scales: false`) or f32 tile scales of block-FP8 quantization.
+    /// The E4M3 codes (`scales: false`) or f32 scales (one per `tile` of rows × columns) of
+    /// FP8 quantization: `block × block` tiles (DeepSeek's `_scale_inv`), or `1 × cols` (one
+    /// per row: the per-channel `_scale` of compressed-tensors and FBGEMM).
     QuantFp8 {
         src: String,
         rows: usize,
         cols: usize,
-        block: usize,
+        tile: (usize, usize),
         scales: bool,
     },
     /// The element codes (`scales: false`) or E8M0 scales (output `scales_name`) of MX
@@ -157,6 +159,9 @@ pub(crate) struct Filter<'a> {
     pub include: &'a [String],
     pub exclude: &'a [String],
     pub fp8_block: usize,
+    /// `--fp8-scales channel`: FP8 quantization with one scale per row (`W_scale` F32
+    /// `[N, 1]`) instead of block tiles.
+    pub fp8_channel: bool,
     /// Whether globs match case-sensitively.
     pub case_sensitive: bool,
     /// When quantizing, the dtype float tensors that are not quantized are cast to.
@@ -1105,29 +1110,34 @@ pub(crate) fn plan(
                             continue;
                         }
                         let b = filter.fp8_block;
-                        let sname = format!("{name}_scale_inv");
+                        let (sname, tile, sshape, what) = if filter.fp8_channel {
+                            (
+                                format!("{name}_scale"),
+                                (1, cols),
+                                vec![rows, 1],
+                                "one scale per row".to_string(),
+                            )
+                        } else {
+                            (
+                                format!("{name}_scale_inv"),
+                                (b, b),
+                                vec![rows.div_ceil(b), cols.div_ceil(b)],
+                                format!("{b}x{b} tiles"),
+                            )
+                        };
                         taken(&[&sname])?;
                         let q = |scales| Source::QuantFp8 {
                             src: name.clone(),
                             rows,
                             cols,
-                            block: b,
+                            tile,
                             scales,
                         };
                         push(&mut outs, name, Dtype::F8_E4M3, t.shape.clone(), q(false));
-                        push(
-                            &mut outs,
-                            &sname,
-                            Dtype::F32,
-                            vec![rows.div_ceil(b), cols.div_ceil(b)],
-                            q(true),
-                        );
+                        push(&mut outs, &sname, Dtype::F32, sshape, q(true));
                         lines.push(Line {
                             name: name.clone(),
-                            action: format!(
-                                "quantize {} → F8_E4M3 + `{sname}` ({b}x{b} tiles)",
-                                t.dtype
-                            ),
+                            action: format!("quantize {} → F8_E4M3 + `{sname}` ({what})", t.dtype),
                         });
                     }
                     Target::Mxfp4 | Target::Mxfp8 => {
@@ -1299,6 +1309,7 @@ pub(crate) fn inspect(
         include: &[],
         exclude: &[],
         fp8_block: 128,
+        fp8_channel: false,
         case_sensitive: false,
         unquantized: None,
     };

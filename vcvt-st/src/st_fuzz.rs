@@ -11,7 +11,8 @@
 //!             bit 2: the file is described, not given (below);
 //!             bit 3: --case-sensitive-globs;
 //!             bits 4-5: --unquantized-to keep, bf16, f16, f32;
-//!             bit 6: the rest is also read as a config.json (its `quantization_config`)
+//!             bit 6: the rest is also read as a config.json (its `quantization_config`);
+//!             bit 7: --fp8-scales channel
 //! bytes 3..7  L, u32 little-endian: the length of the safetensors file
 //! L bytes     the safetensors file (header JSON and data: anything)
 //! the rest    with bit 1, the `model.safetensors.index.json` (anything)
@@ -98,6 +99,7 @@ pub fn run(data: &[u8]) -> Result<bool, String> {
         include: if flags & 1 != 0 { &star } else { &[] },
         exclude: &[],
         fp8_block: block,
+        fp8_channel: flags & 128 != 0,
         case_sensitive: flags & 8 != 0,
         unquantized: UNQUANTIZED[usize::from(flags >> 4) % UNQUANTIZED.len()],
     };

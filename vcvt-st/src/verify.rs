@@ -726,6 +726,29 @@ fn check_one(
         let scale = |i: usize| sd[(i / cols) / b * across + (i % cols) / b];
         return quantized(row, name, iview, &deq, &scale, MxElement::E4M3);
     }
+    if o.dtype == Dtype::F8_E4M3
+        && t.dtype != Dtype::F8_E4M3
+        && otensors.get(&s1).is_some_and(|s| s.dtype == Dtype::F32)
+    {
+        // `--fp8-scales channel`: one F32 scale per row.
+        row.kind = "quantize fp8";
+        row.dtypes = format!("{} -> F8_E4M3 (per channel)", t.dtype);
+        let os = out(&s1, used).unwrap();
+        expect(name, o, Dtype::F8_E4M3, &t.shape)?;
+        expect(&s1, os, Dtype::F32, &[r, 1])?;
+        let sd = f32s(ov[&s1].data());
+        let mut deq = vec![0f32; r * cols];
+        BlockFp8::new(1, cols.max(1))
+            .dequantize(
+                ov[name].data(),
+                ov[&s1].data(),
+                Shape::matrix(r, cols),
+                &mut deq,
+            )
+            .map_err(|e| e.to_string())?;
+        let scale = |i: usize| sd[i / cols];
+        return quantized(row, name, iview, &deq, &scale, MxElement::E4M3);
+    }
     if o.dtype == Dtype::F8_E4M3 && t.dtype != Dtype::F8_E4M3 && otensors.contains_key(&s1) {
         row.kind = "quantize mxfp8";
         row.dtypes = format!("{} -> MXFP8", t.dtype);

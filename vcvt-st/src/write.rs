@@ -237,12 +237,18 @@ fn chunk_rows(cols: usize, out_size: usize) -> usize {
 }
 
 /// The little-endian f32 `scale_inv` bytes that `fp8.quantize` gives the `rows × cols`
-/// matrix `x` (tiles of `block × block`): each tile's amax, then the profile's rule.
-fn tile_scales(fp8: &BlockFp8, x: &[f32], rows: usize, cols: usize, block: usize) -> Vec<u8> {
+/// matrix `x` (tiles of `tr × block`): each tile's amax, then the profile's rule.
+fn tile_scales(
+    fp8: &BlockFp8,
+    x: &[f32],
+    rows: usize,
+    cols: usize,
+    (tr, block): (usize, usize),
+) -> Vec<u8> {
     let across = cols.div_ceil(block);
     let mut row = vec![0f32; across];
-    let mut out = Vec::with_capacity(rows.div_ceil(block) * across * 4);
-    for tile_rows in x.chunks(block.saturating_mul(cols).max(1)) {
+    let mut out = Vec::with_capacity(rows.div_ceil(tr) * across * 4);
+    for tile_rows in x.chunks(tr.saturating_mul(cols).max(1)) {
         // Amaxes are non-negative or NaN; as bits, NaN compares above every number, so the
         // maximum of the bits propagates a NaN as the quantizer does.
         let mut m = vec![0u32; across];
@@ -256,7 +262,7 @@ fn tile_scales(fp8: &BlockFp8, x: &[f32], rows: usize, cols: usize, block: usize
             out.extend_from_slice(&fp8.scale_inv(f32::from_bits(m)).to_le_bytes());
         }
     }
-    debug_assert_eq!(rows.div_ceil(block) * across * 4, out.len());
+    debug_assert_eq!(rows.div_ceil(tr) * across * 4, out.len());
     out
 }
 
@@ -436,14 +442,14 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
             src,
             rows,
             cols,
-            block,
+            tile,
             scales,
         } => {
             let (rows, cols, v) = (*rows, *cols, view(src));
-            let fp8 = BlockFp8::new(*block, *block).profile(ctx.fp8_profile);
+            let fp8 = BlockFp8::new(tile.0, tile.1).profile(ctx.fp8_profile);
             // Whole tile rows per step: tiles are independent, so the steps' codes and
             // scales, concatenated, are those of the whole tensor.
-            let step = sizes::step_rows(STEP, *block, cols);
+            let step = sizes::step_rows(STEP, tile.0, cols);
             for r0 in (0..rows).step_by(step) {
                 let r1 = r0.saturating_add(step).min(rows);
                 let shape = Shape::matrix(r1 - r0, cols);
@@ -452,7 +458,7 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
                     // The scales (F32) come before the codes in the file: this pass takes
                     // each tile's amax and the scale rule alone, and the codes' pass
                     // quantizes.
-                    let sc = tile_scales(&fp8, &sink.values, r1 - r0, cols, *block);
+                    let sc = tile_scales(&fp8, &sink.values, r1 - r0, cols, *tile);
                     sink.write(ctx, &sc)?;
                     continue;
                 }
@@ -829,6 +835,27 @@ pub(crate) fn update_config(
                 .filter_map(|o| o.name.strip_suffix(".weight").map(str::to_owned))
                 .collect();
             let qc = match args.to {
+                Target::F8e4m3 if args.fp8_scales == crate::Fp8Scales::Channel => {
+                    // compressed-tensors' FP8_DYNAMIC scheme: static per-channel weight
+                    // scales, dynamic per-token activations.
+                    let args8 = |strategy: &str, dynamic: bool| {
+                        serde_json::json!({
+                            "num_bits": 8, "type": "float", "symmetric": true,
+                            "strategy": strategy, "dynamic": dynamic
+                        })
+                    };
+                    serde_json::json!({
+                        "quant_method": "compressed-tensors",
+                        "format": "float-quantized",
+                        "quantization_status": "compressed",
+                        "config_groups": {"group_0": {
+                            "targets": ["Linear"],
+                            "weights": args8("channel", false),
+                            "input_activations": args8("token", true)
+                        }},
+                        "ignore": unquantized
+                    })
+                }
                 Target::F8e4m3 => {
                     let mut q = serde_json::json!({
                         "activation_scheme": "dynamic",
@@ -905,6 +932,7 @@ pub(crate) fn filter(args: &ConvertArgs) -> Result<plan::Filter<'_>, String> {
         include: &args.include,
         exclude: &args.exclude,
         fp8_block: args.fp8_block,
+        fp8_channel: args.fp8_scales == crate::Fp8Scales::Channel,
         case_sensitive: args.case_sensitive_globs,
         unquantized,
     })

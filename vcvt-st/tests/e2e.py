@@ -1038,6 +1038,15 @@ def ref_scaled_fp8(codes, scale, tile, to):
     return (codes.astype(np.float32) * s).astype(np.float32).astype(to)
 
 
+def ref_fp8_quant_rows(x):
+    """FP8 with one scale per row, DeepSeek's rule: s = max(amax, 1e-4) / 448 in f32, codes
+    e4m3(f32(x / s)) (nearest even, saturating at 448)."""
+    amax = np.maximum(np.abs(x).max(1).astype(np.float32), np.float32(1e-4))
+    s = (amax / np.float32(448.0)).astype(np.float32)
+    codes = (x / s[:, None]).astype(np.float32).astype(ml_dtypes.float8_e4m3fn)
+    return codes, s.reshape(-1, 1)
+
+
 def ref_ct_nvfp4(packed, s8, gs, to):
     """compressed-tensors NVFP4: e2m1 * f32(f32(s8) / global_scale), element 2j in the low
     nibble, one f32 rounding, then one rounding to `to`."""
@@ -1121,6 +1130,34 @@ def case_conventions(d):
     got, _ = load(os.path.join(d, "fb-bf16", "model.safetensors"))
     same_bits(got["l.weight"], ref_scaled_fp8(w, s, (1, 64), bf16), "FBGEMM FP8 -> bf16")
     check("0 violations" in run("verify", fb, os.path.join(d, "fb-bf16")).stdout, "verify fbgemm")
+    # Quantization into the per-channel layout (--fp8-scales channel): DeepSeek's scale rule
+    # per row, F32 `W_scale` [N, 1], compressed-tensors' FP8_DYNAMIC config; and back.
+    qk = os.path.join(d, "to-channel")
+    os.mkdir(qk)
+    x = random_floats((24, 160), -6, 6)
+    x[3] = 0  # an all-zero row: the rule's amax floor (1e-4)
+    save(os.path.join(qk, "model.safetensors"), {"l.weight": x, "lm_head.weight": x[:8]})
+    with open(os.path.join(qk, "config.json"), "w") as f:
+        json.dump({"model_type": "t"}, f)
+    out = os.path.join(d, "channel")
+    run("convert", qk, out, "--to", "f8e4m3", "--fp8-scales", "channel", "-q")
+    got, _ = load(os.path.join(out, "model.safetensors"))
+    codes, sc = ref_fp8_quant_rows(x)
+    same_bits(got["l.weight"], codes, "per-channel FP8 codes")
+    same_bits(got["l.weight_scale"], sc, "per-channel FP8 scales [N, 1]")
+    check(sorted(got) == ["l.weight", "l.weight_scale", "lm_head.weight"], f"names: {sorted(got)}")
+    with open(os.path.join(out, "config.json")) as f:
+        qc = json.load(f)["quantization_config"]
+    check(qc["quant_method"] == "compressed-tensors" and qc["format"] == "float-quantized"
+          and qc["config_groups"]["group_0"]["weights"]["strategy"] == "channel"
+          and qc["ignore"] == ["lm_head"], f"compressed-tensors config: {qc}")
+    p = run("verify", qk, out)
+    check("1 quantize fp8" in p.stdout and "0 violations" in p.stdout, f"verify channel: {p.stdout}")
+    back = os.path.join(d, "channel-bf16")
+    run("convert", out, back, "--to", "bf16", "-q")
+    got2, _ = load(os.path.join(back, "model.safetensors"))
+    same_bits(got2["l.weight"], ref_scaled_fp8(codes, sc, (1, 160), bf16), "per-channel FP8 -> bf16")
+    check("0 violations" in run("verify", out, back).stdout, "verify channel -> bf16")
     # A scale of the wrong shape: an error naming it and what was expected; nothing written.
     bad = os.path.join(d, "bad.safetensors")
     save(bad, {"l.weight": w, "l.weight_scale": pos((40, 3))})
