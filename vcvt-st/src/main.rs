@@ -220,7 +220,8 @@ pub(crate) enum Target {
     F16,
     /// float32 (dequantizes every convention vcvt-st reads).
     F32,
-    /// E4M3 with one f32 `weight_scale_inv` per --fp8-block tile (DeepSeek layout).
+    /// E4M3 with one f32 `weight_scale_inv` per --fp8-block tile (DeepSeek layout), or one
+    /// f32 `weight_scale` per row with --fp8-scales channel (compressed-tensors/FBGEMM).
     F8e4m3,
     /// MXFP4: `*_blocks` (uint8 [..., K/32, 16]) + `*_scales` (uint8 E8M0 [..., K/32]),
     /// the gpt-oss layout.
