@@ -192,7 +192,7 @@ fn map(path: &Path) -> Result<Mmap, String> {
     }
     let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     // SAFETY: the file is mapped read-only and only read; vcvt-st never writes its input,
-    // and the documented contract (README) is that nothing else modifies it during the run
+    // and the documented contract (vcvt-st/README.md) is that nothing else modifies it during the run
     // (safetensors' Python `safe_open` and every Rust loader map files the same way).
     unsafe { Mmap::map(&file) }.map_err(|e| format!("{}: cannot map: {e}", path.display()))
 }

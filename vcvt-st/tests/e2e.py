@@ -832,7 +832,7 @@ def case_fanout(d):
     for r in ref:
         check(got[r] == ref[r], f"fan-out {r} byte-identical to the one-process run")
 
-    # The README's Slurm script and Kubernetes manifest, run here with the schedulers' variables.
+    # The deploy/ Slurm script and Kubernetes manifest, run here with the schedulers' variables.
     here = os.path.dirname(os.path.abspath(__file__))
     deploy = os.path.join(here, "..", "deploy")
     out = os.path.join(d, "slurm")
