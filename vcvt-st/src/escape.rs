@@ -63,7 +63,7 @@ pub(crate) fn path(p: &Path) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::text;
+    use crate::escape::{line, text};
 
     #[test]
     fn escapes() {
@@ -74,6 +74,6 @@ mod tests {
         assert_eq!(text("\u{9b}"), "\\u{009B}");
         assert_eq!(text("a\\x1B"), "a\\\\x1B");
         assert_eq!(text("é中"), "é中");
-        assert_eq!(super::line("C:\\x \u{1b}]0;t\u{7}"), "C:\\x \\x1B]0;t\\x07");
+        assert_eq!(line("C:\\x \u{1b}]0;t\u{7}"), "C:\\x \\x1B]0;t\\x07");
     }
 }
