@@ -15,5 +15,10 @@ cargo test --all-features --lib --test par --test safetensors
 cargo test -p vcvt-st
 BIN="${CARGO_TARGET_DIR:-target}/debug/vcvt-st"
 python3 vcvt-st/tests/e2e.py "$BIN"
+# The Slurm fan-out on a real one-node Slurm (installed and started there, about 20 s): a job
+# array, a task resubmitted alone, finalize.
+T=$SECONDS
+bash vcvt-st/tests/slurm.sh "$BIN"
+echo "slurm.sh: $((SECONDS - T)) s"
 
 echo ".ci/st.sh done in $((SECONDS - START)) s"

@@ -12,6 +12,12 @@ pub mod text_harness;
 // a binary crate). They name each other as `crate::…`, hence at the root here; `Target`
 // mirrors vcvt-st's `--to` values (main.rs), which plan.rs matches on.
 #[allow(dead_code)]
+#[path = "../../vcvt-st/src/conventions.rs"]
+mod conventions;
+#[allow(dead_code)]
+#[path = "../../vcvt-st/src/escape.rs"]
+mod escape;
+#[allow(dead_code)]
 #[path = "../../vcvt-st/src/glob.rs"]
 mod glob;
 #[allow(dead_code)]
@@ -29,6 +35,12 @@ pub mod st_fuzz;
 #[allow(dead_code, unused_imports, unused_macros)]
 #[path = "../../vcvt-st/src/stdio.rs"]
 mod stdio;
+#[allow(dead_code)]
+#[path = "../../vcvt-st/src/tensor.rs"]
+mod tensor;
+#[allow(dead_code)]
+#[path = "../../vcvt-st/src/tree.rs"]
+mod tree;
 
 /// vcvt-st's `--to` values (a mirror of `vcvt-st/src/main.rs`'s `Target`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -18,5 +18,7 @@ OUT=${OUT:-/shared/DeepSeek-V3-bf16}
 TO=${TO:-bf16}
 N=${N:-8}                     # the number of tasks of --array
 VCVT_ST=${VCVT_ST:-vcvt-st}
-# auto/N: the task's index is SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN.
+# auto/N: the task's index is SLURM_ARRAY_TASK_ID as it is (never relative to the array's
+# first id, SLURM_ARRAY_TASK_MIN, which is 3 in a resubmission `--array=3`), so the array
+# is numbered 0 to N-1; an array numbered 1 to N takes `--shard auto-1/$N`.
 "$VCVT_ST" convert "$IN" "$OUT" --to "$TO" --shard "auto/$N" --threads "${SLURM_CPUS_PER_TASK:-1}" -q

@@ -43,12 +43,12 @@ pub(crate) fn annotate(plan: &mut Plan, views: &HashMap<&str, TensorView<'_>>, p
                 src,
                 rows,
                 cols,
-                block,
+                tile: (tr, tc),
                 scales: false,
             } => {
-                let fp8 = BlockFp8::new(*block, *block).profile(p.fp8);
-                let r = (*rows).min(*block);
-                let c = (*cols).min(((SAMPLE / r) / block).max(1) * block);
+                let fp8 = BlockFp8::new(*tr, *tc).profile(p.fp8);
+                let r = (*rows).min(*tr);
+                let c = (*cols).min(((SAMPLE / r.max(1)) / tc).max(1) * tc);
                 sample(&views[src.as_str()], *cols, r, c).and_then(|x| {
                     let sh = Shape::matrix(r, c);
                     let mut d = vec![0u8; fp8.data_len(sh).ok()?];
@@ -131,7 +131,11 @@ fn source_name(s: &Source) -> Option<&str> {
 }
 
 /// The first `c` values of each of the first `r` rows (of `cols` values) of `v`, as f32.
+/// An empty sample (a tensor with a zero dimension) has no estimate.
 fn sample(v: &TensorView<'_>, cols: usize, r: usize, c: usize) -> Option<Vec<f32>> {
+    if r == 0 || c == 0 {
+        return None;
+    }
     let f = Format::from_dtype(v.dtype())?;
     let mut out = vec![0f32; r * c];
     for (i, row) in out.chunks_mut(c).enumerate() {

@@ -6,24 +6,29 @@
 //! vcvt-st convert IN OUT --to bf16|f16|f32|f8e4m3|mxfp4|mxfp8|nvfp4 [--include GLOB]... [--exclude GLOB]...
 //!         [--unquantized-to keep|bf16|f16|f32] [--quant-config auto|always|never] [--shard I/N] [--dry-run]
 //!         [--ignore-unindexed]
-//! vcvt-st finalize IN OUT --to TARGET [the options of convert]
+//! vcvt-st finalize [IN] OUT
 //! vcvt-st verify IN OUT [--ignore-unindexed]
 //! vcvt-st inspect IN [--to TARGET] [--ignore-unindexed]
 //! ```
 //!
-//! See `vcvt-st --help` and the README's "vcvt-st" section.
+//! See `vcvt-st --help` and `vcvt-st/README.md`.
 
 mod cleanup;
+mod conventions;
 mod convert;
+mod escape;
 mod estimate;
 mod glob;
+mod outfile;
 mod paths;
 mod plan;
+mod settings;
 mod shard;
 mod sizes;
 #[cfg(test)]
 mod st_fuzz;
 mod stdio;
+mod tensor;
 mod tree;
 mod verify;
 mod write;
@@ -35,8 +40,9 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::stdio::errln;
 
-/// Convert safetensors checkpoints on the CPU: BF16/F16/F32 casts, DeepSeek block FP8,
-/// gpt-oss MXFP4 and ModelOpt NVFP4/MXFP8 dequantization, FP8 (128x128 block scales), MXFP4, MXFP8 and NVFP4
+/// Convert safetensors checkpoints on the CPU: BF16/F16/F32 casts; dequantization of DeepSeek
+/// block FP8, gpt-oss MXFP4, compressed-tensors/FBGEMM/ModelOpt scaled FP8, compressed-tensors
+/// and ModelOpt NVFP4 and ModelOpt MXFP8; FP8 (128x128 block scales), MXFP4, MXFP8 and NVFP4
 /// quantization; whole checkpoint directories (subdirectories and symbolic links included),
 /// split over several processes with `--shard I/N` and `finalize`, resumed after a kill.
 #[derive(Parser, Debug)]
@@ -64,10 +70,16 @@ enum Command {
     #[command(after_help = format!("{}\n\n{EXIT_STATUS}", paths::RULES))]
     Convert(ConvertArgs),
     /// After `convert --shard I/N` runs for every I: check that every shard of OUT is
-    /// complete, then write the index, config.json and the other files. Takes the same
-    /// options as those runs; lists the missing shards and writes nothing if any is missing.
+    /// complete, then write the index, config.json and the other files. The settings are
+    /// those the --shard runs recorded in OUT (runs with different settings are an error);
+    /// lists the missing shards and writes nothing if any is missing.
     #[command(after_help = format!("{}\n\n{EXIT_STATUS}", paths::RULES))]
-    Finalize(ConvertArgs),
+    Finalize {
+        /// OUT (the directory of the --shard runs), or IN OUT (IN is then checked against
+        /// the input they recorded).
+        #[arg(required = true, num_args = 1..=2, value_name = "[IN] OUT")]
+        paths: Vec<PathBuf>,
+    },
     /// Re-read IN and its conversion OUT and check every tensor: present, right dtype and
     /// shape, casts and dequantizations exact, quantized tensors within the format's bound
     /// (each value the nearest element of its block's grid); and a directory's other files
@@ -95,13 +107,23 @@ enum Command {
     Inspect {
         /// A .safetensors file or a checkpoint directory.
         input: PathBuf,
-        /// The target whose plan to show.
-        #[arg(long, value_enum, default_value = "bf16")]
-        to: Target,
+        /// The target whose plan to show (bf16 when not given; the output says which).
+        #[arg(long, value_enum)]
+        to: Option<Target>,
         /// Accept .safetensors files of the directory that its index does not list.
         #[arg(long)]
         ignore_unindexed: bool,
     },
+    /// Print the completion script of a shell (e.g. `vcvt-st completions bash >
+    /// /etc/bash_completion.d/vcvt-st`).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff, from the same definitions as --help): `vcvt-st manpage >
+    /// vcvt-st.1; man ./vcvt-st.1`.
+    Manpage,
 }
 
 #[derive(clap::Args, Debug)]
@@ -149,6 +171,12 @@ pub(crate) struct ConvertArgs {
     /// the tile that block-FP8 dequantization expects (1 to 1048576).
     #[arg(long, default_value_t = 128, value_parser = sizes::parse_fp8_block)]
     fp8_block: usize,
+    /// Scales of FP8 quantization: `block` (one F32 `W_scale_inv` per --fp8-block tile,
+    /// DeepSeek's layout) or `channel` (one F32 `W_scale` per row, `[N, 1]`: the
+    /// per-channel layout of compressed-tensors and FBGEMM, with a compressed-tensors
+    /// `quantization_config`).
+    #[arg(long, value_enum, default_value = "block")]
+    fp8_scales: Fp8Scales,
     /// Scale rule of FP8 quantization: `deepseek` (`amax / 448`, DeepSeek-V3/R1) or
     /// `ue8m0` (that, rounded up to a power of two: DeepSeek-V3.1's `scale_fmt: ue8m0`).
     #[arg(long, value_enum, default_value = "deepseek")]
@@ -157,8 +185,10 @@ pub(crate) struct ConvertArgs {
     /// hosts: `I/N` converts the input shards whose position (in name order) modulo N is
     /// I, straight into OUT (created if missing; each shard file written to a temporary
     /// name and renamed when complete), and skips shards already complete there. `auto/N`
-    /// takes I from SLURM_ARRAY_TASK_ID (minus SLURM_ARRAY_TASK_MIN) or
-    /// JOB_COMPLETION_INDEX (Kubernetes Indexed Jobs). Then run `vcvt-st finalize`.
+    /// takes I from SLURM_ARRAY_TASK_ID as it is (an array numbered 0 to N-1, so that a
+    /// task resubmitted alone keeps its index), else JOB_COMPLETION_INDEX (Kubernetes
+    /// Indexed Jobs); `auto-K/N` subtracts K (`auto-1/8` for `--array=1-8`). Then run
+    /// `vcvt-st finalize`.
     #[arg(long, value_name = "I/N")]
     shard: Option<String>,
     /// MXFP4/MXFP8 scale rule: `ceil` (smallest power of two that does not clip the block
@@ -184,13 +214,14 @@ pub(crate) struct ConvertArgs {
 /// What `convert` produces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Target {
-    /// bfloat16 (dequantizes block FP8, MXFP4, and ModelOpt NVFP4 and MXFP8).
+    /// bfloat16 (dequantizes every convention vcvt-st reads).
     Bf16,
-    /// IEEE float16 (dequantizes block FP8, MXFP4, and ModelOpt NVFP4 and MXFP8).
+    /// IEEE float16 (dequantizes every convention vcvt-st reads).
     F16,
-    /// float32 (dequantizes block FP8, MXFP4, and ModelOpt NVFP4 and MXFP8).
+    /// float32 (dequantizes every convention vcvt-st reads).
     F32,
-    /// E4M3 with one f32 `weight_scale_inv` per --fp8-block tile (DeepSeek layout).
+    /// E4M3 with one f32 `weight_scale_inv` per --fp8-block tile (DeepSeek layout), or one
+    /// f32 `weight_scale` per row with --fp8-scales channel (compressed-tensors/FBGEMM).
     F8e4m3,
     /// MXFP4: `*_blocks` (uint8 [..., K/32, 16]) + `*_scales` (uint8 E8M0 [..., K/32]),
     /// the gpt-oss layout.
@@ -231,6 +262,15 @@ impl Target {
 pub(crate) enum MxProfileArg {
     Ceil,
     Ocp,
+}
+
+/// `--fp8-scales`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Fp8Scales {
+    /// One scale per --fp8-block tile (`W_scale_inv`).
+    Block,
+    /// One scale per row (`W_scale` `[N, 1]`).
+    Channel,
 }
 
 /// `--fp8-profile`.
@@ -278,7 +318,22 @@ fn main() -> ExitCode {
             }
             cleanup::install().and_then(|()| convert::convert(&args))
         }
-        Command::Finalize(args) => cleanup::install().and_then(|()| shard::finalize(&args)),
+        Command::Finalize { paths } => cleanup::install().and_then(|()| shard::finalize(&paths)),
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "vcvt-st", &mut out);
+            stdio::out_bytes(&out);
+            Ok(())
+        }
+        Command::Manpage => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            let mut out = Vec::new();
+            clap_mangen::Man::new(cmd)
+                .render(&mut out)
+                .map_err(|e| e.to_string())
+                .map(|()| stdio::out_bytes(&out))
+        }
         Command::Verify {
             input,
             output,
@@ -302,7 +357,8 @@ fn main() -> ExitCode {
             ignore_unindexed,
         } => plan::inspect(
             &input,
-            to,
+            to.unwrap_or(Target::Bf16),
+            to.is_none(),
             plan::OpenOptions { ignore_unindexed },
             &estimate::annotate_default,
         ),

@@ -87,6 +87,15 @@ pub(crate) fn check_output(input: &Path, output: &Path, mode: Output) -> Result<
     let input_is_dir = std::fs::metadata(&input_abs)
         .map_err(|e| format!("{}: {e}", input.display()))?
         .is_dir();
+    // A file input's output is a file: a trailing `/` names a directory (and would fail only
+    // at the final rename, after the whole conversion).
+    if !input_is_dir && output.as_os_str().as_encoded_bytes().ends_with(b"/") {
+        return Err(refuse(
+            output,
+            2,
+            "the input is a file, so OUT is a file, but the path ends in `/` (a directory)",
+        ));
+    }
     // Where the output's directory entry will be: its parent resolved, then its name.
     let name = match output.components().next_back() {
         Some(Component::Normal(n)) => n.to_owned(),

@@ -11,6 +11,8 @@ use vcvt::block::MxElement;
 use vcvt::safetensors::Format;
 
 use crate::Target;
+use crate::conventions;
+use crate::escape;
 use crate::glob;
 use crate::sizes;
 use crate::stdio::outln;
@@ -35,14 +37,7 @@ pub(crate) struct Checkpoint {
     pub index: Option<serde_json::Value>,
 }
 
-/// A tensor of the checkpoint.
-#[derive(Clone, Debug)]
-pub(crate) struct Tensor {
-    pub shard: usize,
-    pub dtype: Dtype,
-    pub shape: Vec<usize>,
-    pub bytes: usize,
-}
+pub(crate) use crate::tensor::Tensor;
 
 /// Where an output tensor's bytes come from.
 #[derive(Clone, Debug)]
@@ -51,7 +46,9 @@ pub(crate) enum Source {
     Copy(String),
     /// The input tensor converted element by element to the output dtype.
     Cast(String),
-    /// DeepSeek block FP8: E4M3 `weight` with f32 `scale_inv` per `tile` tile.
+    /// Block FP8: E4M3 `weight` with one `scale_inv` (F32; BF16 or F16 for the scaled-FP8
+    /// conventions) per `tile` tile, which multiplies (DeepSeek's `weight_scale_inv`, and
+    /// compressed-tensors', FBGEMM's and ModelOpt's `weight_scale`).
     DequantFp8 {
         weight: String,
         scale_inv: String,
@@ -74,12 +71,23 @@ pub(crate) enum Source {
         rows: usize,
         cols: usize,
     },
-    /// The E4M3 codes (`scales: false`) or f32 tile scales of block-FP8 quantization.
+    /// compressed-tensors NVFP4: packed `packed` + E4M3 `scales` + f32 `global` (divides),
+    /// `rows × cols`.
+    DequantNvCt {
+        packed: String,
+        scales: String,
+        global: String,
+        rows: usize,
+        cols: usize,
+    },
+    /// The E4M3 codes (`scales: false`) or f32 scales (one per `tile` of rows × columns) of
+    /// FP8 quantization: `block × block` tiles (DeepSeek's `_scale_inv`), or `1 × cols` (one
+    /// per row: the per-channel `_scale` of compressed-tensors and FBGEMM).
     QuantFp8 {
         src: String,
         rows: usize,
         cols: usize,
-        block: usize,
+        tile: (usize, usize),
         scales: bool,
     },
     /// The element codes (`scales: false`) or E8M0 scales (output `scales_name`) of MX
@@ -142,8 +150,8 @@ pub(crate) struct Plan {
     /// Tensors converted (not copied).
     pub converted: usize,
     /// Companion groups recognised: (FP8 + scale_inv, MX blocks + scales, ModelOpt NVFP4
-    /// or MXFP8 weight + scales).
-    pub groups: (usize, usize, usize),
+    /// or MXFP8 weight + scales, the conventions of `conventions.rs`).
+    pub groups: (usize, usize, usize, usize),
 }
 
 /// Options that decide the plan.
@@ -151,6 +159,9 @@ pub(crate) struct Filter<'a> {
     pub include: &'a [String],
     pub exclude: &'a [String],
     pub fp8_block: usize,
+    /// `--fp8-scales channel`: FP8 quantization with one scale per row (`W_scale` F32
+    /// `[N, 1]`) instead of block tiles.
+    pub fp8_channel: bool,
     /// Whether globs match case-sensitively.
     pub case_sensitive: bool,
     /// When quantizing, the dtype float tensors that are not quantized are cast to.
@@ -181,7 +192,7 @@ fn map(path: &Path) -> Result<Mmap, String> {
     }
     let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     // SAFETY: the file is mapped read-only and only read; vcvt-st never writes its input,
-    // and the documented contract (README) is that nothing else modifies it during the run
+    // and the documented contract (vcvt-st/README.md) is that nothing else modifies it during the run
     // (safetensors' Python `safe_open` and every Rust loader map files the same way).
     unsafe { Mmap::map(&file) }.map_err(|e| format!("{}: cannot map: {e}", path.display()))
 }
@@ -253,6 +264,22 @@ pub(crate) fn open_with(input: &Path, opts: OpenOptions) -> Result<Checkpoint, S
             .collect::<Result<_, _>>()?;
         names.sort();
         names.dedup();
+        // The paths first: a bad one is the problem, whatever else the directory holds.
+        for n in &names {
+            if n.is_empty() {
+                return Err(format!(
+                    "{}: a `weight_map` value is an empty file name",
+                    index_path.display()
+                ));
+            }
+            if n.contains('/') || n.contains('\\') || n.contains('\0') || n.starts_with('.') {
+                return Err(format!(
+                    "{}: shard name `{}` leaves the directory (or is not a file name)",
+                    index_path.display(),
+                    crate::escape::text(n)
+                ));
+            }
+        }
         if !opts.ignore_unindexed {
             let listed: std::collections::HashSet<&str> =
                 names.iter().map(String::as_str).collect();
@@ -292,18 +319,6 @@ pub(crate) fn open_with(input: &Path, opts: OpenOptions) -> Result<Checkpoint, S
     }
     let mut shards = Vec::new();
     for n in names {
-        if n.is_empty() {
-            return Err(format!(
-                "{}: a `weight_map` value is an empty file name",
-                index_path.display()
-            ));
-        }
-        if n.contains('/') || n.contains('\\') || n.starts_with('.') {
-            return Err(format!(
-                "{}: shard name `{n}` leaves the directory",
-                index_path.display()
-            ));
-        }
         let path = input.join(&n);
         shards.push(Shard {
             mmap: map(&path)?,
@@ -311,21 +326,37 @@ pub(crate) fn open_with(input: &Path, opts: OpenOptions) -> Result<Checkpoint, S
             file_name: n,
         });
     }
-    Ok(Checkpoint {
+    let ck = Checkpoint {
         dir: Some(input.to_path_buf()),
         shards,
         index,
-    })
+    };
+    // Every file that `convert` would copy: readable, no dangling link, loop or special
+    // file (the first check of every command, see [`validate`]).
+    crate::tree::files(input, &|rel| ck.skipped(rel))?;
+    Ok(ck)
 }
 
 impl Checkpoint {
-    /// Parses every shard's header (checking offsets against the file size).
+    /// Parses every shard's header (checking offsets against the file size, and that no
+    /// tensor name appears twice: a JSON parser keeps the last of two equal keys).
     pub(crate) fn parse(&self) -> Result<Vec<SafeTensors<'_>>, String> {
         self.shards
             .iter()
             .map(|s| {
-                SafeTensors::deserialize(&s.mmap)
-                    .map_err(|e| format!("{}: not a valid safetensors file: {e}", s.path.display()))
+                let st = SafeTensors::deserialize(&s.mmap).map_err(|e| {
+                    format!("{}: not a valid safetensors file: {e}", s.path.display())
+                })?;
+                // Valid, so the length and the header are in bounds.
+                let n = u64::from_le_bytes(s.mmap[..8].try_into().expect("8 bytes")) as usize;
+                if let Some(dup) = duplicate_key(&s.mmap[8..8 + n]) {
+                    return Err(format!(
+                        "{}: not a valid safetensors file: tensor `{}` appears twice in the header",
+                        s.path.display(),
+                        crate::escape::text(&dup)
+                    ));
+                }
+                Ok(st)
             })
             .collect()
     }
@@ -382,10 +413,50 @@ impl Checkpoint {
         Ok(all)
     }
 
+    /// Files of the input directory that are not copied: the index, the shards, other
+    /// `.safetensors` files at the top (not in the index: converting them is not asked, and
+    /// copying them would mix dtypes) and vcvt-st's own temporaries.
+    pub(crate) fn skipped(&self, rel: &Path) -> bool {
+        let name = rel.to_string_lossy();
+        let top = rel.components().count() == 1;
+        (top && (name == INDEX
+            || name.ends_with(".safetensors")
+            || self.shards.iter().any(|s| s.file_name == name)))
+            || rel
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().contains(".vcvt-st-"))
+    }
+
     /// Where tensor `name` lives, for error messages.
     pub(crate) fn where_is(&self, t: &Tensor) -> String {
         self.shards[t.shard].path.display().to_string()
     }
+}
+
+/// The first key that appears twice in the JSON object `header` (a valid header).
+fn duplicate_key(header: &[u8]) -> Option<String> {
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+    struct Keys;
+    impl<'de> Visitor<'de> for Keys {
+        type Value = Option<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut seen = std::collections::HashSet::new();
+            while let Some(k) = map.next_key::<String>()? {
+                map.next_value::<IgnoredAny>()?;
+                if !seen.insert(k.clone()) {
+                    return Ok(Some(k));
+                }
+            }
+            Ok(None)
+        }
+    }
+    serde_json::Deserializer::from_slice(header)
+        .deserialize_map(Keys)
+        .ok()
+        .flatten()
 }
 
 fn shape_str(s: &[usize]) -> String {
@@ -452,28 +523,62 @@ fn castable(from: Dtype, to: Dtype) -> bool {
     }
 }
 
-/// Decides what happens to every tensor.
-pub(crate) fn plan(
+/// The checks every command runs first, whatever it then does (`inspect`, `convert` and its
+/// `--dry-run`, `finalize`, `verify`), so that all of them accept and refuse the same
+/// checkpoints: config.json (valid, and a quantization method vcvt-st reads) and every
+/// tensor's companions (the conventions of `conventions.rs` and those below); [`open_with`]
+/// has checked every file of a directory (no dangling link, loop or special file). Returns
+/// the groups of `conventions.rs`.
+pub(crate) fn validate(
     ck: &Checkpoint,
     tensors: &BTreeMap<String, Tensor>,
-    target: Target,
-    filter: &Filter<'_>,
-) -> Result<Plan, String> {
-    let mut outs = Vec::new();
-    let mut lines = Vec::new();
-    let mut converted = 0;
-    let mut groups = (0, 0, 0);
-    let gm = |g: &str, n: &str| glob::matches_case(g, n, filter.case_sensitive);
-    let excluded = |n: &str| filter.exclude.iter().any(|g| gm(g, n));
-    let included = |n: &str| {
-        if filter.include.is_empty() {
-            !target.is_quantized() || !DEFAULT_KEEP.iter().any(|g| gm(g, n))
-        } else {
-            filter.include.iter().any(|g| gm(g, n))
-        }
-    };
+    fp8_block: usize,
+) -> Result<conventions::Found, String> {
     let any_scale_inv = tensors.keys().any(|n| n.ends_with("_scale_inv"));
-    let mut consumed: HashMap<&str, &str> = HashMap::new();
+    let info = conventions::read_config(ck.dir.as_deref())?;
+    let found = conventions::find(&|t| ck.where_is(t), tensors, &info, fp8_block, &|n, t| {
+        modelopt_group(n, t, tensors).is_some()
+    })?;
+    // A checkpoint with quantized weights (by its config or its companions): every FP8
+    // tensor must belong to a group (a lone one would be cast without its scales).
+    let quantized_checkpoint = info.method.is_some()
+        || any_scale_inv
+        || !found.groups.is_empty()
+        || tensors
+            .iter()
+            .any(|(n, t)| modelopt_group(n, t, tensors).is_some() || n.ends_with("_blocks"));
+    if quantized_checkpoint {
+        for (name, t) in tensors {
+            if !matches!(t.dtype, Dtype::F8_E4M3 | Dtype::F8_E5M2)
+                || found.groups.contains_key(name)
+                || found.owner.contains_key(name)
+                || modelopt_group(name, t, tensors).is_some()
+                || name.strip_suffix("_scale").is_some_and(|b| {
+                    tensors
+                        .get_key_value(b)
+                        .is_some_and(|(b, bt)| modelopt_group(b, bt, tensors).is_some())
+                })
+            {
+                continue;
+            }
+            let s = format!("{name}_scale_inv");
+            if t.dtype == Dtype::F8_E4M3 && tensors.contains_key(&s) {
+                continue;
+            }
+            return Err(format!(
+                "{}: tensor `{}` ({} {}) is quantized but has no scale beside it (expected `{}_scale` or `{s}`{}); vcvt-st does not cast FP8 weights without their scales",
+                ck.where_is(t),
+                escape::text(name),
+                t.dtype,
+                shape_str(&t.shape),
+                escape::text(name),
+                match &info.method {
+                    Some(m) => format!("; config.json's quant_method is `{}`", escape::text(m)),
+                    None => " as other weights of this checkpoint have".into(),
+                }
+            ));
+        }
+    }
 
     // Companion groups first.
     for (name, t) in tensors {
@@ -539,6 +644,47 @@ pub(crate) fn plan(
         }
     }
 
+    Ok(found)
+}
+
+/// Decides what happens to every tensor.
+pub(crate) fn plan(
+    ck: &Checkpoint,
+    tensors: &BTreeMap<String, Tensor>,
+    target: Target,
+    filter: &Filter<'_>,
+) -> Result<Plan, String> {
+    let mut outs = Vec::new();
+    let mut lines = Vec::new();
+    let mut converted = 0;
+    let mut groups = (0, 0, 0, 0);
+    let gm = |g: &str, n: &str| glob::matches_case(g, n, filter.case_sensitive);
+    let excluded = |n: &str| filter.exclude.iter().any(|g| gm(g, n));
+    let included = |n: &str| {
+        if filter.include.is_empty() {
+            !target.is_quantized() || !DEFAULT_KEEP.iter().any(|g| gm(g, n))
+        } else {
+            filter.include.iter().any(|g| gm(g, n))
+        }
+    };
+    let mut consumed: HashMap<&str, &str> = HashMap::new();
+    let found = validate(ck, tensors, filter.fp8_block)?;
+    for (c, owner) in &found.owner {
+        let (c, _) = tensors
+            .get_key_value(c)
+            .expect("a companion of the checkpoint");
+        consumed.insert(c.as_str(), owner.as_str());
+    }
+    // The activation scales of ModelOpt NVFP4/MXFP8 layers, which go with their weights.
+    for (name, t) in tensors {
+        if modelopt_group(name, t, tensors).is_some() {
+            for a in conventions::activation_scales(name, tensors) {
+                let (a, _) = tensors.get_key_value(&a).expect("present");
+                consumed.insert(a.as_str(), name.as_str());
+            }
+        }
+    }
+
     for (name, t) in tensors {
         if let Some(owner) = consumed.get(name.as_str()) {
             lines.push(Line {
@@ -581,6 +727,82 @@ pub(crate) fn plan(
                     _ => keep(outs, lines, why),
                 }
             };
+        // compressed-tensors, FBGEMM and ModelOpt scaled FP8, compressed-tensors NVFP4.
+        if let Some(g) = found.groups.get(name) {
+            groups.3 += 1;
+            let companions = g.companions();
+            if target.is_quantized() || excluded(name) || excluded(&g.out) {
+                keep(&mut outs, &mut lines, "quantized, with its scales");
+                for c in &companions {
+                    let s = &tensors[c];
+                    outs.push(Out {
+                        name: c.clone(),
+                        shard: s.shard,
+                        dtype: s.dtype,
+                        shape: s.shape.clone(),
+                        source: Source::Copy(c.clone()),
+                    });
+                }
+                continue;
+            }
+            let (source, what) = match &g.kind {
+                conventions::Kind::Fp8 { tile, what } => (
+                    Source::DequantFp8 {
+                        weight: name.clone(),
+                        scale_inv: g.scale.clone(),
+                        tile: *tile,
+                    },
+                    format!("{what} scaled FP8"),
+                ),
+                conventions::Kind::NvCt { global } => (
+                    Source::DequantNvCt {
+                        packed: name.clone(),
+                        scales: g.scale.clone(),
+                        global: global.clone(),
+                        rows: g.rows,
+                        cols: g.cols,
+                    },
+                    "compressed-tensors NVFP4".to_string(),
+                ),
+            };
+            let shape = vec![g.rows, g.cols];
+            outs.push(Out {
+                name: g.out.clone(),
+                shard: t.shard,
+                dtype: dtype_of(target),
+                shape: shape.clone(),
+                source,
+            });
+            let names: Vec<String> = companions
+                .iter()
+                .filter(|c| !g.activation.contains(c))
+                .map(|c| escape::text(c))
+                .collect();
+            lines.push(Line {
+                name: name.clone(),
+                action: format!(
+                    "dequantize {what} with `{}` → `{}` {} {}{}",
+                    names.join("` + `"),
+                    escape::text(&g.out),
+                    dtype_of(target),
+                    shape_str(&shape),
+                    if g.activation.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            "; activation scales dropped: `{}`",
+                            g.activation
+                                .iter()
+                                .map(|a| escape::text(a))
+                                .collect::<Vec<_>>()
+                                .join("`, `")
+                        )
+                    }
+                ),
+            });
+            converted += 1;
+            continue;
+        }
         // ModelOpt NVFP4 (uint8 `W` + E4M3 `W_scale` + F32 `W_scale_2`) or MXFP8 (E4M3 `W`
         // + uint8 `W_scale`), as `--to nvfp4` / `--to mxfp8` write them.
         if let Some(group) = modelopt_group(name, t, tensors) {
@@ -593,7 +815,9 @@ pub(crate) fn plan(
                 consumed.insert(tensors.get_key_value(c).unwrap().0.as_str(), name.as_str());
             }
             groups.2 += 1;
+            let activation = conventions::activation_scales(name, tensors);
             if target.is_quantized() || excluded(name) {
+                companions.extend(activation.iter().cloned());
                 keep(&mut outs, &mut lines, "quantized, with its scales");
                 for c in &companions {
                     let s = &tensors[c];
@@ -643,10 +867,15 @@ pub(crate) fn plan(
             lines.push(Line {
                 name: name.clone(),
                 action: format!(
-                    "dequantize {what} with `{}` → {} {}",
+                    "dequantize {what} with `{}` → {} {}{}",
                     companions.join("` + `"),
                     dtype_of(target),
-                    shape_str(&shape)
+                    shape_str(&shape),
+                    if activation.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; activation scales dropped: `{}`", activation.join("`, `"))
+                    }
                 ),
             });
             converted += 1;
@@ -881,29 +1110,34 @@ pub(crate) fn plan(
                             continue;
                         }
                         let b = filter.fp8_block;
-                        let sname = format!("{name}_scale_inv");
+                        let (sname, tile, sshape, what) = if filter.fp8_channel {
+                            (
+                                format!("{name}_scale"),
+                                (1, cols),
+                                vec![rows, 1],
+                                "one scale per row".to_string(),
+                            )
+                        } else {
+                            (
+                                format!("{name}_scale_inv"),
+                                (b, b),
+                                vec![rows.div_ceil(b), cols.div_ceil(b)],
+                                format!("{b}x{b} tiles"),
+                            )
+                        };
                         taken(&[&sname])?;
                         let q = |scales| Source::QuantFp8 {
                             src: name.clone(),
                             rows,
                             cols,
-                            block: b,
+                            tile,
                             scales,
                         };
                         push(&mut outs, name, Dtype::F8_E4M3, t.shape.clone(), q(false));
-                        push(
-                            &mut outs,
-                            &sname,
-                            Dtype::F32,
-                            vec![rows.div_ceil(b), cols.div_ceil(b)],
-                            q(true),
-                        );
+                        push(&mut outs, &sname, Dtype::F32, sshape, q(true));
                         lines.push(Line {
                             name: name.clone(),
-                            action: format!(
-                                "quantize {} → F8_E4M3 + `{sname}` ({b}x{b} tiles)",
-                                t.dtype
-                            ),
+                            action: format!("quantize {} → F8_E4M3 + `{sname}` ({what})", t.dtype),
                         });
                     }
                     Target::Mxfp4 | Target::Mxfp8 => {
@@ -1051,6 +1285,7 @@ pub(crate) type Annotate = dyn Fn(&mut Plan, &HashMap<&str, safetensors::tensor:
 pub(crate) fn inspect(
     input: &Path,
     target: Target,
+    assumed: bool,
     opts: OpenOptions,
     annotate: &Annotate,
 ) -> Result<(), String> {
@@ -1074,6 +1309,7 @@ pub(crate) fn inspect(
         include: &[],
         exclude: &[],
         fp8_block: 128,
+        fp8_channel: false,
         case_sensitive: false,
         unquantized: None,
     };
@@ -1104,12 +1340,19 @@ pub(crate) fn inspect(
         );
     }
     outln!(
-        "{} tensors; companions recognised: {} block-FP8 weight + weight_scale_inv, {} MXFP4 blocks + scales, {} ModelOpt NVFP4/MXFP8 weight + scales; {} tensors would be converted",
+        "{} tensors; companions recognised: {} block-FP8 weight + weight_scale_inv, {} MXFP4 blocks + scales, {} ModelOpt NVFP4/MXFP8 weight + scales, {} scaled-FP8 or compressed-tensors NVFP4 weight + scales; {} tensors would be converted",
         tensors.len(),
         plan.groups.0,
         plan.groups.1,
         plan.groups.2,
+        plan.groups.3,
         plan.converted
     );
+    if assumed {
+        outln!(
+            "(the plan of --to {}, assumed: no --to was given; `inspect --to TARGET` shows another)",
+            target.name()
+        );
+    }
     Ok(())
 }

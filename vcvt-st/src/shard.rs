@@ -11,43 +11,58 @@ use std::path::{Path, PathBuf};
 
 use crate::ConvertArgs;
 use crate::cleanup;
+use crate::outfile;
 use crate::paths;
 use crate::plan::{self, Checkpoint, INDEX, Out, Plan};
+use crate::settings;
 use crate::sizes;
 use crate::stdio::errln;
 use crate::tree;
 use crate::write::{self, Ctx, Layout, Temp};
 
-/// Parses `I/N` or `auto/N` (I from the scheduler's environment).
+/// The rule of `--shard auto/N`, for `--help` and messages.
+pub(crate) const AUTO_RULE: &str = "auto/N takes I from SLURM_ARRAY_TASK_ID as it is (an array numbered 0 to N-1: `sbatch --array=0-7`, so that a task resubmitted alone, `sbatch --array=3`, keeps its index 3), else from JOB_COMPLETION_INDEX (Kubernetes Indexed Jobs); auto-K/N subtracts K from the array task id (`auto-1/8` for `--array=1-8`)";
+
+/// Parses `I/N`, `auto/N` or `auto-K/N` (I from the scheduler's environment).
 pub(crate) fn parse_spec(spec: &str) -> Result<(usize, usize), String> {
-    let bad = |why: &str| format!("--shard {spec}: {why} (expected I/N, e.g. 0/4, or auto/N)");
+    let bad =
+        |why: &str| format!("--shard {spec}: {why} (expected I/N, e.g. 0/4, auto/N or auto-K/N)");
     let (i, n) = spec.split_once('/').ok_or_else(|| bad("no `/`"))?;
     let n: usize = n.trim().parse().map_err(|_| bad("N is not a number"))?;
     if n == 0 {
         return Err(bad("N must be at least 1"));
     }
-    let i = if i.trim() == "auto" {
+    let i = i.trim();
+    let i = if let Some(rest) = i.strip_prefix("auto") {
+        let offset = match rest.strip_prefix('-') {
+            Some(k) => k
+                .parse::<usize>()
+                .map_err(|_| bad("K of auto-K is not a number"))?,
+            None if rest.is_empty() => 0,
+            None => return Err(bad("I is not a number")),
+        };
         from_env(
             spec,
+            offset,
             std::env::var("SLURM_ARRAY_TASK_ID").ok(),
-            std::env::var("SLURM_ARRAY_TASK_MIN").ok(),
             std::env::var("JOB_COMPLETION_INDEX").ok(),
         )?
     } else {
-        i.trim().parse().map_err(|_| bad("I is not a number"))?
+        i.parse().map_err(|_| bad("I is not a number"))?
     };
     if i >= n {
-        return Err(bad(&format!("I = {i} is not below N = {n}")));
+        return Err(bad(&format!("I = {i} is not below N = {n}; {AUTO_RULE}")));
     }
     Ok((i, n))
 }
 
-/// The index of `auto`: Slurm's array task id (relative to the array's first id), else the
+/// The index of `auto`: Slurm's array task id minus `offset` (never relative to the array's
+/// first id, SLURM_ARRAY_TASK_MIN, which a resubmission of some tasks changes), else the
 /// Kubernetes Indexed Job's completion index.
 fn from_env(
     spec: &str,
+    offset: usize,
     slurm: Option<String>,
-    slurm_min: Option<String>,
     k8s: Option<String>,
 ) -> Result<usize, String> {
     let num = |var: &str, v: &str| {
@@ -57,16 +72,16 @@ fn from_env(
     };
     if let Some(id) = slurm {
         let id = num("SLURM_ARRAY_TASK_ID", &id)?;
-        let min = match slurm_min {
-            Some(m) => num("SLURM_ARRAY_TASK_MIN", &m)?,
-            None => 0,
-        };
-        return id.checked_sub(min).ok_or_else(|| {
-            format!("--shard {spec}: SLURM_ARRAY_TASK_ID {id} is below SLURM_ARRAY_TASK_MIN {min}")
+        return id.checked_sub(offset).ok_or_else(|| {
+            format!("--shard {spec}: SLURM_ARRAY_TASK_ID {id} is below the offset {offset}")
         });
     }
     if let Some(k) = k8s {
-        return num("JOB_COMPLETION_INDEX", &k);
+        return num("JOB_COMPLETION_INDEX", &k)?
+            .checked_sub(offset)
+            .ok_or_else(|| {
+                format!("--shard {spec}: JOB_COMPLETION_INDEX {k} is below the offset {offset}")
+            });
     }
     Err(format!(
         "--shard {spec}: neither SLURM_ARRAY_TASK_ID (Slurm job arrays) nor JOB_COMPLETION_INDEX (Kubernetes Indexed Jobs) is set; give the index as --shard I/N"
@@ -88,14 +103,13 @@ enum State {
 
 fn state(path: &Path, layout: &Layout<'_>) -> Result<State, String> {
     use std::io::Read;
-    let meta = match std::fs::metadata(path) {
+    // A link or a special file at a shard's name is refused, not followed nor replaced.
+    outfile::check_replaceable(path)?;
+    let meta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(State::Missing),
         Err(e) => return Err(format!("{}: {e}", path.display())),
     };
-    if !meta.is_file() {
-        return Ok(State::Incomplete("not a regular file".into()));
-    }
     if meta.len() != layout.size() {
         return Ok(State::Incomplete(format!(
             "{} bytes, the plan gives {}",
@@ -134,10 +148,14 @@ pub(crate) fn convert_dir(
         Some((i, n)) => {
             std::fs::create_dir_all(out)
                 .map_err(|e| format!("{}: cannot create: {e}", out.display()))?;
+            // What `finalize OUT` reads back (and a run with other settings is refused).
+            settings::record(args, i, n)?;
             (out.clone(), None, assigned(ck.shards.len(), i, n))
         }
         None => {
             let partial = partial_dir(out);
+            // A link there (into the input, say) is refused, not resumed into.
+            outfile::check_real_dir(&partial)?;
             let resumed = match std::fs::create_dir(&partial) {
                 Ok(()) => false,
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && partial.is_dir() => true,
@@ -146,6 +164,8 @@ pub(crate) fn convert_dir(
             // One run at a time per OUT: the lock is released when its holder exits, however
             // it exits, so a killed run's directory can be resumed.
             let lock_path = partial.join(LOCK);
+            // Not opened if it is a link or a FIFO (opening one for writing blocks).
+            outfile::check_replaceable(&lock_path)?;
             let lock = std::fs::OpenOptions::new()
                 .create(true)
                 .truncate(false)
@@ -232,14 +252,15 @@ pub(crate) fn convert_dir(
                 .map(|&k| ck.shards[k].file_name.as_str())
                 .collect();
             errln!(
-                "shard {i}/{n}: {converted} of {} shards converted into {} ({}); once every shard is done, run `vcvt-st finalize` with the same arguments (without --shard)",
+                "shard {i}/{n}: {converted} of {} shards converted into {} ({}); once every shard is done, run `vcvt-st finalize {}`",
                 mine.len(),
                 out.display(),
                 if names.is_empty() {
                     "none assigned".to_string()
                 } else {
                     names.join(", ")
-                }
+                },
+                out.display()
             );
         }
         (None, Some(guard)) => {
@@ -285,18 +306,9 @@ fn partial_dir(out: &Path) -> PathBuf {
     out.with_file_name(format!(".{name}.vcvt-st-partial"))
 }
 
-/// Files of the input directory that are not copied: the index, the shards, other
-/// `.safetensors` files at the top (not in the index: converting them is not asked, and
-/// copying them would mix dtypes) and vcvt-st's own temporaries.
+/// Files of the input directory that are not copied ([`Checkpoint::skipped`]).
 pub(crate) fn skipped(ck: &Checkpoint, rel: &Path) -> bool {
-    let name = rel.to_string_lossy();
-    let top = rel.components().count() == 1;
-    (top && (name == INDEX
-        || name.ends_with(".safetensors")
-        || ck.shards.iter().any(|s| s.file_name == name)))
-        || rel
-            .file_name()
-            .is_some_and(|n| n.to_string_lossy().contains(".vcvt-st-"))
+    ck.skipped(rel)
 }
 
 /// Writes the index, config.json and every other file of the input tree into `dir`.
@@ -316,7 +328,7 @@ fn finish(args: &ConvertArgs, ck: &Checkpoint, plan: &Plan, dir: &Path) -> Resul
             stray.join(", ")
         );
     }
-    tree::copy(&files, dir, &|path, text| {
+    copy_tree(&files, dir, &|path, text| {
         write::update_config(text, path, args, plan)
     })?;
     if ck.index.is_some() || ck.shards.len() > 1 {
@@ -337,29 +349,63 @@ fn finish(args: &ConvertArgs, ck: &Checkpoint, plan: &Plan, dir: &Path) -> Resul
         index["weight_map"] = serde_json::Value::Object(weight_map);
         let text = serde_json::to_string_pretty(&index).map_err(|e| e.to_string())?;
         // Last, and atomically: a directory with an index is a finished one.
-        let path = dir.join(INDEX);
-        let tmp_path = write::temp_sibling(&path);
-        let tmp = Temp::new(&tmp_path).map_err(|e| format!("{}: {e}", path.display()))?;
-        std::fs::write(&tmp_path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
-        tmp.rename_to(&path)
-            .map_err(|e| format!("{}: cannot rename into place: {e}", path.display()))?;
+        outfile::replace(&dir.join(INDEX), (text + "\n").as_bytes())?;
     }
     Ok(())
 }
 
-/// `vcvt-st finalize`.
-pub(crate) fn finalize(args: &ConvertArgs) -> Result<(), String> {
-    if args.shard.is_some() {
-        return Err(
-            "finalize: --shard is an option of convert (finalize checks every shard)".into(),
-        );
+/// Copies every file of `files` from the input tree to `dst` (created directories
+/// included), as regular files; `config` rewrites `config.json` at the top level.
+fn copy_tree(
+    files: &[tree::File],
+    dst: &Path,
+    config: &dyn Fn(&Path, &str) -> Result<String, String>,
+) -> Result<(), String> {
+    for f in files {
+        // A signal stops the copy between files (see `cleanup`).
+        crate::cleanup::check().map_err(|e| e.to_string())?;
+        // Every directory on the way a real one, the file replaced by a rename (never
+        // opened in place: see `outfile`).
+        let parent = crate::outfile::dir_in(dst, f.rel.parent().unwrap_or(Path::new("")))?;
+        let to = parent.join(f.rel.file_name().unwrap_or_default());
+        if f.rel == Path::new("config.json") {
+            let text = std::fs::read_to_string(&f.path)
+                .map_err(|e| format!("{}: {e}", f.path.display()))?;
+            let new = config(&f.path, &text)?;
+            crate::outfile::replace(&to, (new + "\n").as_bytes())?;
+        } else {
+            // Opening the source follows its links: a regular file results.
+            let mut src =
+                std::fs::File::open(&f.path).map_err(|e| format!("{}: {e}", f.path.display()))?;
+            crate::outfile::replace_with(&to, &mut |w| std::io::copy(&mut src, w).map(drop))
+                .map_err(|e| format!("{}: cannot copy: {e}", f.path.display()))?;
+        }
     }
-    if args.dry_run {
-        return Err("finalize: --dry-run is an option of convert".into());
-    }
+    Ok(())
+}
+
+/// `vcvt-st finalize OUT` or `finalize IN OUT`: the settings come from the records of the
+/// `--shard` runs in OUT (see `settings`).
+pub(crate) fn finalize(paths: &[PathBuf]) -> Result<(), String> {
+    let (given, out) = match paths {
+        [o] => (None, o.as_path()),
+        [i, o] => (Some(i.as_path()), o.as_path()),
+        _ => return Err("finalize takes OUT, or IN OUT".into()),
+    };
     // The output rules as for `convert --shard`: OUT is the existing directory the --shard
     // runs wrote into, never inside the input.
-    paths::check_output(&args.input, &args.output, paths::Output::Shared)?;
+    if let Some(i) = given {
+        paths::check_output(i, out, paths::Output::Shared)?;
+    }
+    if !out.is_dir() {
+        return Err(format!(
+            "{}: no such directory (run `vcvt-st convert --shard I/N` into it first)",
+            out.display()
+        ));
+    }
+    let args = settings::read(given, out)?;
+    let args = &args;
+    paths::check_output(&args.input, out, paths::Output::Shared)?;
     let opts = plan::OpenOptions {
         ignore_unindexed: args.ignore_unindexed,
     };
@@ -374,13 +420,6 @@ pub(crate) fn finalize(args: &ConvertArgs) -> Result<(), String> {
     let tensors = ck.tensors(&parsed)?;
     let filter = write::filter(args)?;
     let plan = plan::plan(&ck, &tensors, args.to, &filter)?;
-    let out = &args.output;
-    if !out.is_dir() {
-        return Err(format!(
-            "{}: no such directory (run `vcvt-st convert --shard I/N` into it first)",
-            out.display()
-        ));
-    }
     let mut missing = Vec::new();
     for k in 0..ck.shards.len() {
         let name = &ck.shards[k].file_name;
@@ -404,6 +443,8 @@ pub(crate) fn finalize(args: &ConvertArgs) -> Result<(), String> {
     // Temporaries of killed runs (no run writes into OUT once every shard is complete).
     let stale = remove_temporaries(out)?;
     finish(args, &ck, &plan, out)?;
+    // OUT is complete (its index written last): the records are no longer needed.
+    settings::remove(out)?;
     let total = sizes::total(plan.outs.iter().map(Out::bytes))?;
     errln!(
         "finalized {} ({} shards, {} tensors, {:.1} MB of tensor data, --to {}{})",
@@ -433,15 +474,19 @@ mod tests {
         assert!(parse_spec("1").is_err());
         assert!(parse_spec("0/0").is_err());
         let s = |v: &str| Some(v.to_string());
-        assert_eq!(from_env("auto/4", s("5"), s("4"), None), Ok(1));
-        assert_eq!(from_env("auto/4", s("2"), None, s("3")), Ok(2));
-        assert_eq!(from_env("auto/4", None, None, s("3")), Ok(3));
+        // The array task id as it is, whatever the array's first id was.
+        assert_eq!(from_env("auto/4", 0, s("2"), None), Ok(2));
+        assert_eq!(from_env("auto-1/4", 1, s("4"), None), Ok(3));
+        assert_eq!(from_env("auto/4", 0, s("2"), s("3")), Ok(2));
+        assert_eq!(from_env("auto/4", 0, None, s("3")), Ok(3));
         assert!(
-            from_env("auto/4", None, None, None)
+            from_env("auto/4", 0, None, None)
                 .unwrap_err()
                 .contains("JOB_COMPLETION_INDEX")
         );
-        assert!(from_env("auto/4", s("1"), s("2"), None).is_err());
+        assert!(from_env("auto-2/4", 2, s("1"), None).is_err());
+        assert!(parse_spec("auto-x/4").is_err());
+        assert!(parse_spec("autox/4").is_err());
         assert_eq!(assigned(7, 1, 3), [1, 4]);
         let all: Vec<usize> = (0..3).flat_map(|i| assigned(7, i, 3)).collect();
         assert_eq!(all.len(), 7);

@@ -10,7 +10,9 @@
 //! byte 2      bit 0: --include '*'; bit 1: an index follows the file;
 //!             bit 2: the file is described, not given (below);
 //!             bit 3: --case-sensitive-globs;
-//!             bits 4-5: --unquantized-to keep, bf16, f16, f32
+//!             bits 4-5: --unquantized-to keep, bf16, f16, f32;
+//!             bit 6: the rest is also read as a config.json (its `quantization_config`);
+//!             bit 7: --fp8-scales channel
 //! bytes 3..7  L, u32 little-endian: the length of the safetensors file
 //! L bytes     the safetensors file (header JSON and data: anything)
 //! the rest    with bit 1, the `model.safetensors.index.json` (anything)
@@ -97,9 +99,22 @@ pub fn run(data: &[u8]) -> Result<bool, String> {
         include: if flags & 1 != 0 { &star } else { &[] },
         exclude: &[],
         fp8_block: block,
+        fp8_channel: flags & 128 != 0,
         case_sensitive: flags & 8 != 0,
         unquantized: UNQUANTIZED[usize::from(flags >> 4) % UNQUANTIZED.len()],
     };
+    // config.json's rules (method, format, FP8 block) on arbitrary text: no panic, and a
+    // block that is accepted is one the planner can take.
+    if flags & 64 != 0
+        && let Ok(info) = crate::conventions::parse_config(
+            &String::from_utf8_lossy(index),
+            std::path::Path::new("fuzz/config.json"),
+        )
+        && let Some((r, c)) = info.block
+        && !((1..=1 << 20).contains(&r) && (1..=1 << 20).contains(&c))
+    {
+        return Err(format!("config.json gave the block {r}x{c}"));
+    }
     let Ok(plan) = plan::plan(&ck, &tensors, target, &filter) else {
         return Ok(false);
     };
@@ -148,7 +163,7 @@ pub fn run(data: &[u8]) -> Result<bool, String> {
 /// a rank and dimensions (each one byte, or nine for a raw `u64`); the data bytes repeat the
 /// description's bytes.
 fn described(d: &[u8]) -> Vec<u8> {
-    const NAMES: [&str; 13] = [
+    const NAMES: [&str; 20] = [
         "w",
         "w_scale_inv",
         "x_blocks",
@@ -163,6 +178,15 @@ fn described(d: &[u8]) -> Vec<u8> {
         "m",
         "m_scale",
         "m_scale_2",
+        // Scaled FP8 (compressed-tensors, FBGEMM, ModelOpt) with an activation scale and a
+        // zero point; compressed-tensors NVFP4.
+        "q.weight",
+        "q.weight_scale",
+        "q.input_scale",
+        "q.weight_zero_point",
+        "p.weight_packed",
+        "p.weight_scale",
+        "p.weight_global_scale",
     ];
     const DTYPES: [&str; 12] = [
         "F32", "BF16", "F16", "F8_E4M3", "U8", "F8_E8M0", "F4", "F64", "I32", "F6_E2M3", "F8_E5M2",
@@ -329,7 +353,53 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         ("n_scale", "F8_E4M3", &[0, 1 << 60], &[]),
         ("n_scale_2", "F32", &[1], &[0, 0, 0x80, 0x3F]),
     ]);
+    // The conventions of `conventions.rs`: compressed-tensors FP8 per channel (BF16 scale)
+    // with an activation scale, per tensor and in groups; compressed-tensors NVFP4; a scale
+    // of the wrong shape; a zero point; an empty per-channel weight of a hostile width.
+    let ct_fp8 = st_file(&[
+        ("a.weight", "F8_E4M3", &[2, 32], &[0x38; 64]),
+        ("a.weight_scale", "BF16", &[2, 1], &[0x80, 0x3F, 0, 0x40]),
+        ("a.input_scale", "F32", &[1], &[0, 0, 0x80, 0x3F]),
+        ("b.weight", "F8_E4M3", &[2, 32], &[0x38; 64]),
+        ("b.weight_scale", "F32", &[], &[0, 0, 0x80, 0x3F]),
+        ("c.weight", "F8_E4M3", &[2, 32], &[0x38; 64]),
+        (
+            "c.weight_scale",
+            "F16",
+            &[2, 2],
+            &[0, 0x3C, 0, 0x3C, 0, 0x3C, 0, 0x3C],
+        ),
+    ]);
+    let ct_nvfp4 = st_file(&[
+        ("p.weight_packed", "U8", &[2, 8], &[0x21; 16]),
+        ("p.weight_scale", "F8_E4M3", &[2, 1], &[0x38; 2]),
+        ("p.weight_global_scale", "F32", &[1], &[0, 0, 0x80, 0x3F]),
+    ]);
+    let bad_scale = st_file(&[
+        ("q.weight", "F8_E4M3", &[2, 32], &[0x38; 64]),
+        ("q.weight_scale", "F32", &[2, 3], &[0; 24]),
+    ]);
+    let zero_point = st_file(&[
+        ("q.weight", "F8_E4M3", &[2, 32], &[0x38; 64]),
+        ("q.weight_scale", "F32", &[2, 1], &[0; 8]),
+        ("q.weight_zero_point", "F32", &[2, 1], &[0; 8]),
+    ]);
+    let empty_channel = st_file(&[
+        ("q.weight", "F8_E4M3", &[0, 1 << 62], &[]),
+        ("q.weight_scale", "F32", &[0, 1], &[]),
+    ]);
+    let config = r#"{"quantization_config": {"quant_method": "compressed-tensors", "format": "float-quantized", "config_groups": {"g": {"weights": {"block_structure": [1, 16]}}}}}"#;
     vec![
+        ("ct-fp8-dequant", input(bf16, 4, 0, &ct_fp8, "")),
+        ("ct-fp8-keep", input(f8, 4, 0, &ct_fp8, "")),
+        ("ct-nvfp4-dequant", input(f32, 4, 0, &ct_nvfp4, "")),
+        ("ct-fp8-config", input(bf16, 4, 64, &ct_fp8, config)),
+        ("scale-wrong-shape", input(bf16, 4, 0, &bad_scale, "")),
+        ("zero-point", input(bf16, 4, 0, &zero_point, "")),
+        (
+            "ct-fp8-empty-hostile",
+            input(bf16, 4, 0, &empty_channel, ""),
+        ),
         ("fp8-dequant", input(bf16, 4, 0, &fp8, "")),
         ("fp8-dequant-f32-block1", input(f32, 0, 0, &fp8, "")),
         ("fp8-requant", input(f8, 4, 1, &fp8, "")),
@@ -412,6 +482,11 @@ mod tests {
                 "scales-alone",
                 "index-missing",
                 "index-elsewhere",
+                // `n` U8 [0, 2^63] with NVFP4 scales: its dequantized [0, 2^64] has no
+                // usize shape, an error since nothing may be cast without its scales.
+                "modelopt-huge-empty",
+                "scale-wrong-shape",
+                "zero-point",
             ];
             assert_eq!(accepted, !refused.contains(&name), "{name}");
             let committed = std::fs::read(root.join(name)).unwrap_or_else(|e| {

@@ -93,35 +93,6 @@ fn walk(
     Ok(())
 }
 
-/// Copies every file of `files` from the input tree to `dst` (created directories
-/// included), as regular files; `config` rewrites `config.json` at the top level.
-pub(crate) fn copy(
-    files: &[File],
-    dst: &Path,
-    config: &dyn Fn(&Path, &str) -> Result<String, String>,
-) -> Result<(), String> {
-    for f in files {
-        // A signal stops the copy between files (see `cleanup`).
-        crate::cleanup::check().map_err(|e| e.to_string())?;
-        let to = dst.join(&f.rel);
-        if let Some(parent) = to.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-        }
-        if f.rel == Path::new("config.json") {
-            let text = std::fs::read_to_string(&f.path)
-                .map_err(|e| format!("{}: {e}", f.path.display()))?;
-            let new = config(&f.path, &text)?;
-            std::fs::write(&to, new + "\n").map_err(|e| format!("{}: {e}", to.display()))?;
-        } else {
-            // `copy` opens the source, which follows its links: a regular file results.
-            std::fs::copy(&f.path, &to).map_err(|e| {
-                format!("{}: cannot copy to {}: {e}", f.path.display(), to.display())
-            })?;
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::files;

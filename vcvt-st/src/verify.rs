@@ -285,8 +285,32 @@ pub(crate) fn verify(
     // dimensions claim, and the checks below multiply them (by up to 32). Dimensions whose
     // non-zero product exceeds 2^48 values (256 Ti, beyond any real tensor) are refused, so
     // that no product here can overflow.
+    // An empty tensor that is copied or cast (in no group) is checked without any product
+    // of its dimensions, so it may claim any shape (`[2^62, 0]`), as `convert` accepts.
+    let grouped = |n: &str, tensors: &BTreeMap<String, plan::Tensor>| {
+        let stem = |suffix: &str| {
+            n.strip_suffix(suffix)
+                .is_some_and(|b| tensors.contains_key(b))
+        };
+        [
+            "_scale_inv",
+            "_scale",
+            "_scale_2",
+            "_blocks",
+            "_scales",
+            "_packed",
+            "_global_scale",
+        ]
+        .iter()
+        .any(|s| stem(s) || tensors.contains_key(&format!("{n}{s}")))
+            || n.ends_with("_blocks")
+            || n.ends_with("_packed")
+    };
     for (ck, tensors) in [(&ick, &itensors), (&ock, &otensors)] {
         for (name, t) in tensors.iter() {
+            if t.shape.contains(&0) && !grouped(name, tensors) {
+                continue;
+            }
             let nonzero: Vec<usize> = t.shape.iter().copied().filter(|&d| d != 0).collect();
             let n = sizes::product(name, "the element count", &nonzero)
                 .map_err(|e| format!("{}: {e}", ck.where_is(t)))?;
@@ -321,8 +345,18 @@ pub(crate) fn verify(
             .get(n)
             .is_some_and(|t| plan::modelopt_group(n, t, &itensors).is_some())
     };
+    // The checks every command runs first (also the conventions of `conventions.rs`).
+    let found = plan::validate(&ick, &itensors, fp8_block)?;
+    // Activation scales of ModelOpt layers (checked with their weight).
+    let modelopt_activation: HashSet<String> = itensors
+        .iter()
+        .filter(|(n, t)| plan::modelopt_group(n, t, &itensors).is_some())
+        .flat_map(|(n, _)| crate::conventions::activation_scales(n, &itensors))
+        .collect();
     let companion = |n: &str| {
-        n.strip_suffix("_scale_inv").is_some_and(is_fp8_group)
+        found.owner.contains_key(n)
+            || modelopt_activation.contains(n)
+            || n.strip_suffix("_scale_inv").is_some_and(is_fp8_group)
             || n.strip_suffix("_scale").is_some_and(modelopt)
             || n.strip_suffix("_scale_2").is_some_and(modelopt)
             || n.strip_suffix("_scales")
@@ -343,9 +377,12 @@ pub(crate) fn verify(
             clipped: 0,
             lost: 0,
         };
-        let r = check_one(
-            name, t, &itensors, &otensors, &iv, &ov, fp8_block, &mut used, &mut row,
-        );
+        let r = match found.groups.get(name) {
+            Some(g) => check_group(g, t, &otensors, &iv, &ov, &mut used, &mut row),
+            None => check_one(
+                name, t, &itensors, &otensors, &iv, &ov, fp8_block, &mut used, &mut row,
+            ),
+        };
         if let Err(e) = r {
             row.problem = Some(e);
         }
@@ -499,6 +536,7 @@ fn check_one(
         }
         let o = out(name, used).ok_or_else(|| format!("`{name}` is missing from OUT"))?;
         if o.dtype == t.dtype {
+            parts.extend(crate::conventions::activation_scales(name, itensors));
             row.dtypes = format!("{} + scales", t.dtype);
             for p in std::iter::once(&name.to_string()).chain(&parts) {
                 out(p, used).ok_or_else(|| format!("`{p}` is missing"))?;
@@ -627,10 +665,15 @@ fn check_one(
 
     let n = t.shape.len();
     let cols = t.shape.last().copied().unwrap_or(1);
+    // (Checked: an empty tensor may claim any other dimensions; its rows then do not matter,
+    // since it has no value.)
     let r: usize = if n == 0 {
         1
     } else {
-        t.shape[..n - 1].iter().product()
+        t.shape[..n - 1]
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .unwrap_or(0)
     };
     // Quantized in OUT?
     let (b, s) = (format!("{name}_blocks"), format!("{name}_scales"));
@@ -681,6 +724,29 @@ fn check_one(
             .map_err(|e| e.to_string())?;
         let across = cols.div_ceil(b);
         let scale = |i: usize| sd[(i / cols) / b * across + (i % cols) / b];
+        return quantized(row, name, iview, &deq, &scale, MxElement::E4M3);
+    }
+    if o.dtype == Dtype::F8_E4M3
+        && t.dtype != Dtype::F8_E4M3
+        && otensors.get(&s1).is_some_and(|s| s.dtype == Dtype::F32)
+    {
+        // `--fp8-scales channel`: one F32 scale per row.
+        row.kind = "quantize fp8";
+        row.dtypes = format!("{} -> F8_E4M3 (per channel)", t.dtype);
+        let os = out(&s1, used).unwrap();
+        expect(name, o, Dtype::F8_E4M3, &t.shape)?;
+        expect(&s1, os, Dtype::F32, &[r, 1])?;
+        let sd = f32s(ov[&s1].data());
+        let mut deq = vec![0f32; r * cols];
+        BlockFp8::new(1, cols.max(1))
+            .dequantize(
+                ov[name].data(),
+                ov[&s1].data(),
+                Shape::matrix(r, cols),
+                &mut deq,
+            )
+            .map_err(|e| e.to_string())?;
+        let scale = |i: usize| sd[i / cols];
         return quantized(row, name, iview, &deq, &scale, MxElement::E4M3);
     }
     if o.dtype == Dtype::F8_E4M3 && t.dtype != Dtype::F8_E4M3 && otensors.contains_key(&s1) {
@@ -740,7 +806,11 @@ fn check_one(
     row.kind = "cast";
     row.dtypes = format!("{} -> {}", t.dtype, o.dtype);
     expect(name, o, o.dtype, &t.shape)?;
-    let count: usize = t.shape.iter().product();
+    let count: usize = if t.shape.contains(&0) {
+        0
+    } else {
+        t.shape.iter().product()
+    };
     let want = as_bytes(o.dtype, count, &mut |d| {
         match d {
             Dest::Bf16(d) => vcvt::safetensors::convert_tensor(name, iview, d),
@@ -751,6 +821,98 @@ fn check_one(
     })?;
     let x = values(name, iview)?;
     exact(row, &ov[name], &want, o.dtype, &x)
+}
+
+/// A weight of the conventions of `conventions.rs`: copied with every companion, or
+/// dequantized exactly (and its activation scales dropped).
+fn check_group(
+    g: &crate::conventions::Group,
+    t: &plan::Tensor,
+    otensors: &BTreeMap<String, plan::Tensor>,
+    iv: &HashMap<String, TensorView<'_>>,
+    ov: &HashMap<String, TensorView<'_>>,
+    used: &mut HashSet<String>,
+    row: &mut Row,
+) -> Result<(), String> {
+    use crate::conventions::Kind;
+    let e = crate::escape::text;
+    if let Some(o) = otensors.get(&g.codes)
+        && o.dtype == t.dtype
+    {
+        used.insert(g.codes.clone());
+        row.dtypes = format!("{} + scales", t.dtype);
+        for p in std::iter::once(&g.codes).chain(&g.companions()) {
+            if !otensors.contains_key(p) {
+                return Err(format!(
+                    "`{}` is missing from OUT (a scale of `{}`, kept quantized)",
+                    e(p),
+                    e(&g.codes)
+                ));
+            }
+            used.insert(p.clone());
+            if ov[p.as_str()].data() != iv[p.as_str()].data() {
+                return Err(format!("the copy of `{}` differs from IN", e(p)));
+            }
+        }
+        return Ok(());
+    }
+    let o = otensors
+        .get(&g.out)
+        .ok_or_else(|| format!("`{}` is missing from OUT", e(&g.out)))?;
+    used.insert(g.out.clone());
+    if !matches!(o.dtype, Dtype::BF16 | Dtype::F16 | Dtype::F32) || o.shape != [g.rows, g.cols] {
+        return Err(format!(
+            "`{}` is {} {:?}, expected the dequantized [{}, {}] (BF16, F16 or F32)",
+            e(&g.out),
+            o.dtype,
+            o.shape,
+            g.rows,
+            g.cols
+        ));
+    }
+    let n = g.rows * g.cols;
+    let (want, reference) = match &g.kind {
+        Kind::Fp8 { tile, what } => {
+            row.kind = "dequantize fp8";
+            row.dtypes = format!("F8_E4M3 ({what}) -> {}", o.dtype);
+            let fp8 = BlockFp8::new(tile.0, tile.1);
+            let s = crate::conventions::scale_f32(&iv[&g.scale]);
+            let w = iv[&g.codes].data();
+            let shape = Shape::matrix(g.rows, g.cols);
+            both(o.dtype, n, &mut |d| {
+                match d {
+                    Dest::Bf16(d) => fp8.dequantize(w, &s, shape, d),
+                    Dest::F16(d) => fp8.dequantize(w, &s, shape, d),
+                    Dest::F32(d) => fp8.dequantize(w, &s, shape, d),
+                }
+                .map_err(|e| e.to_string())
+            })?
+        }
+        Kind::NvCt { global } => {
+            row.kind = "dequantize nvfp4";
+            row.dtypes = format!("NVFP4 (compressed-tensors) -> {}", o.dtype);
+            let gs = f32::from_le_bytes(
+                iv[global]
+                    .data()
+                    .try_into()
+                    .map_err(|_| format!("`{}` is not one f32", e(global)))?,
+            );
+            let mut x = vec![0f32; n];
+            crate::conventions::nvct_dequant(iv[&g.codes].data(), iv[&g.scale].data(), gs, &mut x);
+            let xb: &[u8] = bytemuck::cast_slice(&x);
+            let view = TensorView::new(Dtype::F32, vec![n], xb).map_err(|e| e.to_string())?;
+            let want = as_bytes(o.dtype, n, &mut |d| {
+                match d {
+                    Dest::Bf16(d) => vcvt::safetensors::convert_tensor("", &view, d),
+                    Dest::F16(d) => vcvt::safetensors::convert_tensor("", &view, d),
+                    Dest::F32(d) => vcvt::safetensors::convert_tensor("", &view, d),
+                }
+                .map_err(|e| e.to_string())
+            })?;
+            (want, x.iter().map(|&v| v as f64).collect())
+        }
+    };
+    exact(row, &ov[&g.out], &want, o.dtype, &reference)
 }
 
 fn e8m0(b: u8) -> f64 {

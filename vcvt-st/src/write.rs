@@ -77,6 +77,12 @@ impl<'a> Ctx<'a> {
                 weight, scale_inv, ..
             } => vec![weight, scale_inv],
             Source::DequantMx { blocks, scales, .. } => vec![blocks, scales],
+            Source::DequantNvCt {
+                packed,
+                scales,
+                global,
+                ..
+            } => vec![packed, scales, global],
             Source::DequantNv {
                 weight,
                 scales,
@@ -231,12 +237,18 @@ fn chunk_rows(cols: usize, out_size: usize) -> usize {
 }
 
 /// The little-endian f32 `scale_inv` bytes that `fp8.quantize` gives the `rows × cols`
-/// matrix `x` (tiles of `block × block`): each tile's amax, then the profile's rule.
-fn tile_scales(fp8: &BlockFp8, x: &[f32], rows: usize, cols: usize, block: usize) -> Vec<u8> {
+/// matrix `x` (tiles of `tr × block`): each tile's amax, then the profile's rule.
+fn tile_scales(
+    fp8: &BlockFp8,
+    x: &[f32],
+    rows: usize,
+    cols: usize,
+    (tr, block): (usize, usize),
+) -> Vec<u8> {
     let across = cols.div_ceil(block);
     let mut row = vec![0f32; across];
-    let mut out = Vec::with_capacity(rows.div_ceil(block) * across * 4);
-    for tile_rows in x.chunks(block.saturating_mul(cols).max(1)) {
+    let mut out = Vec::with_capacity(rows.div_ceil(tr) * across * 4);
+    for tile_rows in x.chunks(tr.saturating_mul(cols).max(1)) {
         // Amaxes are non-negative or NaN; as bits, NaN compares above every number, so the
         // maximum of the bits propagates a NaN as the quantizer does.
         let mut m = vec![0u32; across];
@@ -250,7 +262,7 @@ fn tile_scales(fp8: &BlockFp8, x: &[f32], rows: usize, cols: usize, block: usize
             out.extend_from_slice(&fp8.scale_inv(f32::from_bits(m)).to_le_bytes());
         }
     }
-    debug_assert_eq!(rows.div_ceil(block) * across * 4, out.len());
+    debug_assert_eq!(rows.div_ceil(tr) * across * 4, out.len());
     out
 }
 
@@ -303,7 +315,9 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
             let w = view(weight);
             let (rows, cols) = (w.shape()[0], w.shape()[1]);
             let fp8 = BlockFp8::new(tile.0, tile.1);
-            let (w, s) = (w.data(), view(scale_inv).data());
+            // F32 scales as they are; the BF16/F16 scales of scaled FP8, widened.
+            let s = crate::conventions::scale_f32(view(scale_inv));
+            let (w, s) = (w.data(), &s[..]);
             let scale_row = cols.div_ceil(tile.1) * 4;
             // A chunk lies inside one tile row, or is whole tile rows: then its scales are
             // whole rows of them, and its local tile grid is the tensor's.
@@ -362,6 +376,40 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
                 }
             }
         }
+        Source::DequantNvCt {
+            packed,
+            scales,
+            global,
+            rows,
+            cols,
+        } => {
+            let (rows, cols) = (*rows, *cols);
+            let (b, s) = (view(packed).data(), view(scales).data());
+            let g = f32::from_le_bytes(view(global).data().try_into().expect(PLANNED));
+            let (b_row, s_row) = (cols / 2, cols / 16);
+            let k = chunk_rows(cols, out_size);
+            let mut values = Vec::new();
+            let mut released = 0;
+            for r0 in (0..rows).step_by(k) {
+                let r1 = (r0 + k).min(rows);
+                values.resize((r1 - r0) * cols, 0f32);
+                crate::conventions::nvct_dequant(
+                    &b[r0 * b_row..r1 * b_row],
+                    &s[r0 * s_row..r1 * s_row],
+                    g,
+                    &mut values,
+                );
+                let bytes: &[u8] = bytemuck::cast_slice(&values);
+                let part = TensorView::new(Dtype::F32, vec![values.len()], bytes).expect(PLANNED);
+                emit_as!(sink, ctx, out.dtype, (r1 - r0) * cols, |d| {
+                    vcvt::safetensors::convert_tensor("", &part, d).expect(PLANNED)
+                })?;
+                if (r1 - released) * cols >= STEP || r1 == rows {
+                    ctx.release(&b[released * b_row..r1 * b_row]);
+                    released = r1;
+                }
+            }
+        }
         Source::DequantMx {
             blocks,
             scales,
@@ -394,14 +442,14 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
             src,
             rows,
             cols,
-            block,
+            tile,
             scales,
         } => {
             let (rows, cols, v) = (*rows, *cols, view(src));
-            let fp8 = BlockFp8::new(*block, *block).profile(ctx.fp8_profile);
+            let fp8 = BlockFp8::new(tile.0, tile.1).profile(ctx.fp8_profile);
             // Whole tile rows per step: tiles are independent, so the steps' codes and
             // scales, concatenated, are those of the whole tensor.
-            let step = sizes::step_rows(STEP, *block, cols);
+            let step = sizes::step_rows(STEP, tile.0, cols);
             for r0 in (0..rows).step_by(step) {
                 let r1 = r0.saturating_add(step).min(rows);
                 let shape = Shape::matrix(r1 - r0, cols);
@@ -410,7 +458,7 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
                     // The scales (F32) come before the codes in the file: this pass takes
                     // each tile's amax and the scale rule alone, and the codes' pass
                     // quantizes.
-                    let sc = tile_scales(&fp8, &sink.values, r1 - r0, cols, *block);
+                    let sc = tile_scales(&fp8, &sink.values, r1 - r0, cols, *tile);
                     sink.write(ctx, &sc)?;
                     continue;
                 }
@@ -567,15 +615,6 @@ fn test_pause() -> std::io::Result<()> {
     cleanup::check()
 }
 
-/// A temporary sibling of `path` (same directory, so that renaming it is atomic).
-pub(crate) fn temp_sibling(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    path.with_file_name(format!(".{name}.vcvt-st-tmp-{}", std::process::id()))
-}
-
 pub(crate) fn print_plan(plan: &Plan) {
     for l in &plan.lines {
         outln!("{}: {}", l.name, l.action);
@@ -655,7 +694,7 @@ pub(crate) fn write_shard(
     sync: bool,
 ) -> Result<(), String> {
     let cannot = |e: &dyn std::fmt::Display| format!("{}: cannot write: {e}", path.display());
-    let tmp_path = temp_sibling(path);
+    let tmp_path = crate::outfile::temp_sibling(path);
     let tmp = Temp::new(&tmp_path).map_err(|e| cannot(&e))?;
     let mut file = match std::fs::OpenOptions::new()
         .write(true)
@@ -693,6 +732,8 @@ pub(crate) fn write_shard(
         file.sync_all().map_err(io)?;
     }
     drop(file);
+    // A link or a special file put at the name meanwhile is refused, not replaced.
+    crate::outfile::check_replaceable(path)?;
     tmp.rename_to(path)
         .map_err(|e| format!("{}: cannot rename into place: {e}", path.display()))?;
     if sync {
@@ -794,6 +835,27 @@ pub(crate) fn update_config(
                 .filter_map(|o| o.name.strip_suffix(".weight").map(str::to_owned))
                 .collect();
             let qc = match args.to {
+                Target::F8e4m3 if args.fp8_scales == crate::Fp8Scales::Channel => {
+                    // compressed-tensors' FP8_DYNAMIC scheme: static per-channel weight
+                    // scales, dynamic per-token activations.
+                    let args8 = |strategy: &str, dynamic: bool| {
+                        serde_json::json!({
+                            "num_bits": 8, "type": "float", "symmetric": true,
+                            "strategy": strategy, "dynamic": dynamic
+                        })
+                    };
+                    serde_json::json!({
+                        "quant_method": "compressed-tensors",
+                        "format": "float-quantized",
+                        "quantization_status": "compressed",
+                        "config_groups": {"group_0": {
+                            "targets": ["Linear"],
+                            "weights": args8("channel", false),
+                            "input_activations": args8("token", true)
+                        }},
+                        "ignore": unquantized
+                    })
+                }
                 Target::F8e4m3 => {
                     let mut q = serde_json::json!({
                         "activation_scheme": "dynamic",
@@ -870,6 +932,7 @@ pub(crate) fn filter(args: &ConvertArgs) -> Result<plan::Filter<'_>, String> {
         include: &args.include,
         exclude: &args.exclude,
         fp8_block: args.fp8_block,
+        fp8_channel: args.fp8_scales == crate::Fp8Scales::Channel,
         case_sensitive: args.case_sensitive_globs,
         unquantized,
     })

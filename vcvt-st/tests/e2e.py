@@ -790,7 +790,8 @@ def case_fanout(d):
     # in the middle of its second shard (the tests' pause after each tensor), then rerun.
     out = os.path.join(d, "fan")
     envs = [{"JOB_COMPLETION_INDEX": "0"},
-            {"SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_MIN": "1"},
+            # A resubmitted task: SLURM_ARRAY_TASK_MIN is its own id, which must not shift it.
+            {"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_MIN": "1"},
             {"SLURM_ARRAY_TASK_ID": "2"}]
     envs[1]["VCVT_ST_TEST_PAUSE_MS"] = "300"
     procs = [subprocess.Popen([BIN, "convert", ck, out, *opts, "--shard", "auto/3"],
@@ -808,7 +809,7 @@ def case_fanout(d):
     check(not os.path.exists(os.path.join(out, names[4])), "the killed shard is not in place")
     # finalize refuses, listing what is missing, and writes nothing.
     listing = sorted(os.listdir(out))
-    p = run("finalize", ck, out, *opts, ok=False)
+    p = run("finalize", ck, out, ok=False)
     check(p.returncode != 0 and names[4] in p.stderr and "missing" in p.stderr
           and "1 of 5" in p.stderr, f"finalize with a shard missing: {p.stderr}")
     check(sorted(os.listdir(out)) == listing, "finalize wrote nothing")
@@ -819,30 +820,46 @@ def case_fanout(d):
     # A truncated shard never looks complete.
     with open(os.path.join(out, names[0]), "r+b") as f:
         f.truncate(os.path.getsize(os.path.join(out, names[0])) - 1)
-    p = run("finalize", ck, out, *opts, ok=False)
+    p = run("finalize", ck, out, ok=False)
     check(p.returncode != 0 and f"{names[0]} (" in p.stderr and "bytes" in p.stderr,
           f"finalize with a truncated shard: {p.stderr}")
     p = run("convert", ck, out, *opts, "--shard", "0/3")
     check("converted again: " + names[0] in p.stderr, f"truncated shard redone: {p.stderr}")
-    p = run("finalize", ck, out, *opts)
+    p = run("finalize", out)
     check("removed 1 temporary" in p.stderr, f"finalize removes the killed run's temporary: {p.stderr}")
     got = tree_files(out)
     check(sorted(got) == sorted(ref), f"fan-out files: {sorted(got)}")
     for r in ref:
         check(got[r] == ref[r], f"fan-out {r} byte-identical to the one-process run")
 
-    # The README's Slurm script and Kubernetes manifest, run here with the schedulers' variables.
+    # The deploy/ Slurm script and Kubernetes manifest, run here with the schedulers' variables.
     here = os.path.dirname(os.path.abspath(__file__))
     deploy = os.path.join(here, "..", "deploy")
     out = os.path.join(d, "slurm")
     env = {**os.environ, "IN": ck, "OUT": out, "TO": "f8e4m3", "N": "3", "VCVT_ST": BIN}
     procs = [subprocess.Popen(["bash", os.path.join(deploy, "slurm-convert.sh")],
-                              env={**env, "SLURM_ARRAY_TASK_ID": str(i + 1),
-                                   "SLURM_ARRAY_TASK_MIN": "1"}, stderr=subprocess.PIPE)
+                              env={**env, "SLURM_ARRAY_TASK_ID": str(i),
+                                   "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_MAX": "2"},
+                              stderr=subprocess.PIPE)
              for i in range(3)]
     for p in procs:
         check(p.wait() == 0, f"slurm task: {p.stderr.read()}")
-    run("finalize", ck, out, "--to", "f8e4m3")
+    # Task 2 failed: its shard is gone, and it is resubmitted alone (`sbatch --array=2`), so
+    # Slurm sets SLURM_ARRAY_TASK_MIN = MAX = ID = 2; it must redo shard 2, not shard 0.
+    os.remove(os.path.join(out, names[2]))
+    p = subprocess.run(["bash", os.path.join(deploy, "slurm-convert.sh")],
+                       env={**env, "SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_MIN": "2",
+                            "SLURM_ARRAY_TASK_MAX": "2", "SLURM_ARRAY_TASK_COUNT": "1"},
+                       capture_output=True, text=True)
+    check(p.returncode == 0 and f"({names[2]})" in p.stderr,
+          f"a resubmitted task converts its own shards: {p.stderr}")
+    # An array numbered 1 to N: auto-1/N.
+    p = subprocess.run([BIN, "convert", ck, os.path.join(d, "slurm1"), "--to", "f8e4m3",
+                        "--shard", "auto-1/3", "--dry-run"],
+                       env={**os.environ, "SLURM_ARRAY_TASK_ID": "3"}, capture_output=True, text=True)
+    check(p.returncode == 0 and f"--shard 2/3 would convert {names[2]}" in p.stdout,
+          f"auto-1/3 with task id 3: {p.stdout} {p.stderr}")
+    run("finalize", out)
     one_plain = os.path.join(d, "one-plain")
     run("convert", ck, one_plain, "--to", "f8e4m3")
     ref_plain = tree_files(one_plain)
@@ -857,7 +874,7 @@ def case_fanout(d):
     procs = [subprocess.Popen(cmd, env={**os.environ, "JOB_COMPLETION_INDEX": str(i)},
                               stderr=subprocess.DEVNULL) for i in range(3)]
     check(all(p.wait() == 0 for p in procs), "indexed job pods")
-    run("finalize", ck, out, "--to", "f8e4m3")
+    run("finalize", out)
     check(tree_files(out) == ref_plain, "Indexed Job output byte-identical to one process")
 
     # A one-process run killed mid-way keeps its complete shards in .OUT.vcvt-st-partial; the
@@ -1000,11 +1017,160 @@ def case_verify(d):
           and "differs" in lines[0], f"verify: a copied file changed: {p.stdout}")
 
 
+# ---------------------------------------------------------------- scaled conventions
+
+
+def fp8_codes(shape):
+    c = RNG.integers(0, 256, shape, dtype=np.uint8)
+    c[c & 0x7F == 0x7F] = 0x42  # no NaN codes in real weights
+    return c.view(ml_dtypes.float8_e4m3fn)
+
+
+def ref_scaled_fp8(codes, scale, tile, to):
+    """compressed-tensors / FBGEMM / ModelOpt FP8: f32(e4m3) * f32(scale), one f32 rounding,
+    then one rounding to `to`; scale[i // tile_rows, j // tile_cols] (broadcast)."""
+    rows, cols = codes.shape
+    if scale.size == 1:
+        s = np.full((rows, cols), scale.astype(np.float32).reshape(()), np.float32)
+    else:
+        s = scale.astype(np.float32).reshape(scale.shape[0], -1)
+        s = np.repeat(np.repeat(s, tile[0], 0), tile[1], 1)[:rows, :cols]
+    return (codes.astype(np.float32) * s).astype(np.float32).astype(to)
+
+
+def ref_fp8_quant_rows(x):
+    """FP8 with one scale per row, DeepSeek's rule: s = max(amax, 1e-4) / 448 in f32, codes
+    e4m3(f32(x / s)) (nearest even, saturating at 448)."""
+    amax = np.maximum(np.abs(x).max(1).astype(np.float32), np.float32(1e-4))
+    s = (amax / np.float32(448.0)).astype(np.float32)
+    codes = (x / s[:, None]).astype(np.float32).astype(ml_dtypes.float8_e4m3fn)
+    return codes, s.reshape(-1, 1)
+
+
+def ref_ct_nvfp4(packed, s8, gs, to):
+    """compressed-tensors NVFP4: e2m1 * f32(f32(s8) / global_scale), element 2j in the low
+    nibble, one f32 rounding, then one rounding to `to`."""
+    lo, hi = E2M1[packed & 15], E2M1[packed >> 4]
+    vals = np.stack([lo, hi], -1).reshape(packed.shape[0], -1)
+    scale = (s8.astype(np.float32) / np.float32(gs.reshape(()))).astype(np.float32)
+    return (vals * np.repeat(scale, 16, 1)).astype(np.float32).astype(to)
+
+
+def case_conventions(d):
+    f32, bf16 = np.float32, ml_dtypes.bfloat16
+    def pos(shape):
+        return np.ldexp(RNG.uniform(0.5, 1, shape), RNG.integers(-10, 3, shape)).astype(f32)
+    # compressed-tensors FP8 (per-tensor, per-channel with a BF16 scale, groups of 16, blocks
+    # of 64x32 from the config), ModelOpt FP8 (scalar scale + input_scale), NVFP4.
+    ck = os.path.join(d, "ct")
+    os.mkdir(ck)
+    t = {
+        "a.weight": fp8_codes((48, 64)), "a.weight_scale": pos((1,)), "a.input_scale": pos((1,)),
+        "b.weight": fp8_codes((40, 64)), "b.weight_scale": pos((40, 1)).astype(bf16),
+        "c.weight": fp8_codes((100, 70)), "c.weight_scale": pos((2, 3)),
+        "e.weight": fp8_codes((24, 48)), "e.weight_scale": pos(()), "e.input_scale": pos(()),
+        "g.weight": fp8_codes((8, 64)), "g.weight_scale": pos((8, 4)),
+        "f.weight_packed": RNG.integers(0, 256, (32, 32), dtype=np.uint8),
+        "f.weight_scale": pos((32, 4)).astype(ml_dtypes.float8_e4m3fn),
+        "f.weight_global_scale": np.array([448 * 6 / 3.5], f32),
+        "f.input_global_scale": pos((1,)),
+        "norm.weight": random_floats((64,)).astype(bf16),
+    }
+    save(os.path.join(ck, "model.safetensors"), t)
+    cfg = {"model_type": "t", "quantization_config": {
+        "quant_method": "compressed-tensors", "format": "float-quantized",
+        "config_groups": {"group_0": {"weights": {"strategy": "block", "block_structure": [64, 32]}}}}}
+    with open(os.path.join(ck, "config.json"), "w") as f:
+        json.dump(cfg, f)
+    p = run("inspect", ck)
+    check("per-channel scaled FP8" in p.stdout and "compressed-tensors NVFP4" in p.stdout,
+          f"inspect names the conventions: {p.stdout}")
+    for to, npt in [("bf16", bf16), ("f16", np.float16), ("f32", f32)]:
+        out = os.path.join(d, f"ct-{to}")
+        run("convert", ck, out, "--to", to, "-q")
+        got, _ = load(os.path.join(out, "model.safetensors"))
+        check(sorted(got) == ["a.weight", "b.weight", "c.weight", "e.weight", "f.weight",
+                              "g.weight", "norm.weight"],
+              f"scales consumed, activation scales dropped: {sorted(got)}")
+        same_bits(got["a.weight"], ref_scaled_fp8(t["a.weight"], t["a.weight_scale"], None, npt),
+                  f"compressed-tensors per-tensor FP8 -> {to}")
+        same_bits(got["b.weight"], ref_scaled_fp8(t["b.weight"], t["b.weight_scale"], (1, 64), npt),
+                  f"compressed-tensors per-channel FP8 (BF16 scale) -> {to}")
+        same_bits(got["c.weight"], ref_scaled_fp8(t["c.weight"], t["c.weight_scale"], (64, 32), npt),
+                  f"compressed-tensors block FP8 (64x32 from config.json) -> {to}")
+        same_bits(got["e.weight"], ref_scaled_fp8(t["e.weight"], t["e.weight_scale"], None, npt),
+                  f"ModelOpt FP8 (scalar scale) -> {to}")
+        same_bits(got["g.weight"], ref_scaled_fp8(t["g.weight"], t["g.weight_scale"], (1, 16), npt),
+                  f"compressed-tensors group FP8 (groups of 16) -> {to}")
+        same_bits(got["f.weight"], ref_ct_nvfp4(t["f.weight_packed"], t["f.weight_scale"],
+                                                t["f.weight_global_scale"], npt),
+                  f"compressed-tensors NVFP4 -> {to}")
+        with open(os.path.join(out, "config.json")) as f:
+            check("quantization_config" not in json.load(f), "quantization_config removed")
+        p = run("verify", ck, out)
+        check("0 violations" in p.stdout, f"verify {to}: {p.stdout}")
+    # Quantized targets keep every group with its scales (and activation scales).
+    out = os.path.join(d, "ct-keep")
+    run("convert", ck, out, "--to", "f8e4m3", "-q")
+    got, _ = load(os.path.join(out, "model.safetensors"))
+    for n in t:
+        if n != "norm.weight":
+            # (save() writes a 0-d array as [1], as numpy's ascontiguousarray gives it.)
+            same_bits(got[n], np.atleast_1d(t[n]), f"kept quantized: {n}")
+    check("0 violations" in run("verify", ck, out).stdout, "verify kept groups")
+    # FBGEMM FP8: per-channel F32 [N, 1].
+    fb = os.path.join(d, "fbgemm")
+    os.mkdir(fb)
+    w, s = fp8_codes((40, 64)), pos((40, 1))
+    save(os.path.join(fb, "model.safetensors"), {"l.weight": w, "l.weight_scale": s})
+    with open(os.path.join(fb, "config.json"), "w") as f:
+        json.dump({"quantization_config": {"quant_method": "fbgemm_fp8",
+                                           "activation_scale_ub": 1200.0}}, f)
+    run("convert", fb, os.path.join(d, "fb-bf16"), "--to", "bf16", "-q")
+    got, _ = load(os.path.join(d, "fb-bf16", "model.safetensors"))
+    same_bits(got["l.weight"], ref_scaled_fp8(w, s, (1, 64), bf16), "FBGEMM FP8 -> bf16")
+    check("0 violations" in run("verify", fb, os.path.join(d, "fb-bf16")).stdout, "verify fbgemm")
+    # Quantization into the per-channel layout (--fp8-scales channel): DeepSeek's scale rule
+    # per row, F32 `W_scale` [N, 1], compressed-tensors' FP8_DYNAMIC config; and back.
+    qk = os.path.join(d, "to-channel")
+    os.mkdir(qk)
+    x = random_floats((24, 160), -6, 6)
+    x[3] = 0  # an all-zero row: the rule's amax floor (1e-4)
+    save(os.path.join(qk, "model.safetensors"), {"l.weight": x, "lm_head.weight": x[:8]})
+    with open(os.path.join(qk, "config.json"), "w") as f:
+        json.dump({"model_type": "t"}, f)
+    out = os.path.join(d, "channel")
+    run("convert", qk, out, "--to", "f8e4m3", "--fp8-scales", "channel", "-q")
+    got, _ = load(os.path.join(out, "model.safetensors"))
+    codes, sc = ref_fp8_quant_rows(x)
+    same_bits(got["l.weight"], codes, "per-channel FP8 codes")
+    same_bits(got["l.weight_scale"], sc, "per-channel FP8 scales [N, 1]")
+    check(sorted(got) == ["l.weight", "l.weight_scale", "lm_head.weight"], f"names: {sorted(got)}")
+    with open(os.path.join(out, "config.json")) as f:
+        qc = json.load(f)["quantization_config"]
+    check(qc["quant_method"] == "compressed-tensors" and qc["format"] == "float-quantized"
+          and qc["config_groups"]["group_0"]["weights"]["strategy"] == "channel"
+          and qc["ignore"] == ["lm_head"], f"compressed-tensors config: {qc}")
+    p = run("verify", qk, out)
+    check("1 quantize fp8" in p.stdout and "0 violations" in p.stdout, f"verify channel: {p.stdout}")
+    back = os.path.join(d, "channel-bf16")
+    run("convert", out, back, "--to", "bf16", "-q")
+    got2, _ = load(os.path.join(back, "model.safetensors"))
+    same_bits(got2["l.weight"], ref_scaled_fp8(codes, sc, (1, 160), bf16), "per-channel FP8 -> bf16")
+    check("0 violations" in run("verify", out, back).stdout, "verify channel -> bf16")
+    # A scale of the wrong shape: an error naming it and what was expected; nothing written.
+    bad = os.path.join(d, "bad.safetensors")
+    save(bad, {"l.weight": w, "l.weight_scale": pos((40, 3))})
+    expect_failure(d, ["convert", bad, os.path.join(d, "bad-out.safetensors"), "--to", "bf16"],
+                   ["l.weight_scale", "[40, 3]", "[40, 1]"], [os.path.join(d, "bad-out.safetensors")])
+
+
 def main():
     start = time.time()
     with tempfile.TemporaryDirectory() as d:
         for case in [case_bf16_to_f16, case_fp8_dequant, case_mx_dequant, case_sharded,
-                     case_quantize, case_errors, case_tree, case_fanout, case_targets, case_verify]:
+                     case_quantize, case_errors, case_tree, case_fanout, case_targets, case_verify,
+                     case_conventions]:
             t = time.time()
             sub = os.path.join(d, case.__name__)
             os.mkdir(sub)
