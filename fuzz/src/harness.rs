@@ -2056,7 +2056,7 @@ pub fn seeds() -> Vec<Seed> {
                 mode,
                 nan,
                 src_sel: 2 * pair as u8 + 1,
-                dst_sel: 5 * pair as u8 + 3,
+                dst_sel: (5 * pair + 3) as u8,
                 ..base
             },
         );

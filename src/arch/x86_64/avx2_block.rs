@@ -1174,28 +1174,25 @@ unsafe fn products_avx2(bits: *const u32, n: usize, s: f64, out: *mut f64) {
 /// Sets every slot of `t` to the AVX2 block kernels (also the base of the AVX-512 tiers,
 /// which have AVX2, FMA and F16C): the table starts here.
 pub(crate) const fn set(t: &mut BlockKernels) {
-    *t = BlockKernels {
-        mx_dequant: [
-            dequant_row::<F8E4M3>(),
-            dequant_row::<F8E5M2>(),
-            dequant_row::<F6E2M3>(),
-            dequant_row::<F6E3M2>(),
-            dequant_row::<F4E2M1>(),
-        ],
-        mx_quant: [quant_row::<false>(), quant_row::<true>()],
-        fp8_dequant: [
-            Some(fp8_dequant_row::<ToF32> as Fp8DequantFn),
-            Some(fp8_dequant_row::<ToBf16>),
-            Some(fp8_dequant_row::<ToF16>),
-        ],
-        amax: [
-            Some(amax_u32 as AmaxFn),
-            Some(amax_u16 as AmaxFn),
-            Some(amax_u16 as AmaxFn),
-        ],
-        products: Some(products_avx2 as ProductsFn),
-        ..BlockKernels::empty()
-    };
+    t.mx_dequant = [
+        dequant_row::<F8E4M3>(),
+        dequant_row::<F8E5M2>(),
+        dequant_row::<F6E2M3>(),
+        dequant_row::<F6E3M2>(),
+        dequant_row::<F4E2M1>(),
+    ];
+    t.mx_quant = [quant_row::<false>(), quant_row::<true>()];
+    t.fp8_dequant = [
+        Some(fp8_dequant_row::<ToF32> as Fp8DequantFn),
+        Some(fp8_dequant_row::<ToBf16>),
+        Some(fp8_dequant_row::<ToF16>),
+    ];
+    t.amax = [
+        Some(amax_u32 as AmaxFn),
+        Some(amax_u16 as AmaxFn),
+        Some(amax_u16 as AmaxFn),
+    ];
+    t.products = Some(products_avx2 as ProductsFn);
 }
 
 // The element codes' constants agree with the formats (checked at compile time).

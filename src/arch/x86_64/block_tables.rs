@@ -8,15 +8,15 @@ use crate::arch::Isa;
 use crate::block::kernels::BlockKernels;
 use crate::simd::x86_64 as generic;
 
-/// `Avx2`: the hand-written AVX2 block kernels (the generic 256-bit MX kernels,
-/// `simd/x86_64/avx2.rs`'s `fill_block_mx`, measured slower; that module says by how much),
-/// and the generic layer's 256-bit kernels for the slots those leave empty
-/// (`simd/x86_64/avx2.rs`'s `fill_block`).
+/// `Avx2`: the generic layer's 256-bit block kernels for every slot they serve
+/// (`simd/x86_64/avx2.rs`'s `fill_block`), then the override list: the hand-written MX
+/// `Ocp`/`Ceil` kernels, `amax`, block FP8 dequantization and the products of
+/// `avx2_block.rs`, which measured faster (that `fill_block` says by how much).
 const fn avx2_table() -> BlockKernels {
     let mut t = BlockKernels::empty();
+    generic::avx2::fill_block(&mut t);
     avx2_block::set(&mut t);
     t.tag_filled(Isa::Avx2);
-    generic::avx2::fill_block(&mut t);
     t
 }
 

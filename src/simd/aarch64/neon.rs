@@ -680,18 +680,17 @@ impl mx::Inst for Blocks {
 
 /// Sets the block-kernel slots (`src/block/kernels.rs`) that this instantiation serves:
 /// the MX `Ocp`/`Ceil` dequantization and quantization of every element, the `Ggml` and
-/// `Mlx` profiles, `amax`, block FP8 quantization, NVFP4 and the fused scaled building
-/// blocks. Block FP8 dequantization is left to the hand-written override that
-/// `arch/aarch64/block_tables.rs` sets after this (not timed against the generic one on
-/// aarch64 hardware; qemu timings mean nothing).
+/// `Mlx` profiles, `amax`, block FP8, NVFP4 and the fused scaled building blocks. Block FP8
+/// dequantization is then overridden by the hand-written kernel that
+/// `arch/aarch64/block_tables.rs` sets after this (kept from before; not timed against the
+/// generic one on aarch64 hardware, and qemu timings mean nothing).
 pub(crate) const fn fill_block(t: &mut BlockKernels) {
     mx::fill::<Blocks>(t);
     // The MX `Ggml` and `Mlx` profiles and the ggml layout.
     fill_block_profiles(t);
     t.generic_isa = Isa::Neon;
     // Block FP8, `amax` and the fused scaled building blocks.
-    block_kernels::fill_amax(t);
-    block_kernels::fill_block_new(t);
+    block_kernels::fill_block(t);
     // NVFP4: every profile, layout and type.
     nvfp4::nv_fill!(t, nv_dq, nv_q);
 }

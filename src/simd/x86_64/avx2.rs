@@ -665,13 +665,9 @@ impl mx::Inst for Blocks {
     }
 }
 
-/// Sets the MX `Ocp`/`Ceil` block-kernel slots to the generic kernels at 256 bits. Not
-/// called by any table: the hand-written AVX2 MX kernels (`arch/x86_64/avx2_block.rs`)
-/// measured faster (MXFP4 → BF16 1.0–1.25 against 1.9–2.1 Gelem/s, MXFP8 → BF16 0.53–0.57
-/// against 0.90–0.96, alternating builds under load); kept compiled so that it can be
-/// measured again.
-#[allow(dead_code)]
-pub(crate) const fn fill_block_mx(t: &mut BlockKernels) {
+/// Sets the MX `Ocp`/`Ceil` block-kernel slots to the generic kernels at 256 bits (see
+/// [`fill_block`]).
+const fn fill_block_mx(t: &mut BlockKernels) {
     mx::fill::<Blocks>(t);
 }
 
@@ -692,16 +688,19 @@ crate::simd::generic::block::instances::block_instances!(
     crate::simd::x86_64::RoundNearest::new()
 );
 
-/// Sets the block-kernel slots (`src/block/kernels.rs`) that no hand-written AVX2 kernel
-/// serves, from the generic layer at 256 bits: the MX `Ggml` and `Mlx` profiles and the ggml
-/// layout, NVFP4, block FP8 quantization and the fused scaled building blocks. The MX `Ocp`/`Ceil`
-/// kernels, `amax` and block FP8 dequantization keep the hand-written kernels of
-/// `arch/x86_64/avx2_block.rs` (tuned on this tier; the generic ones were not measured
-/// faster here).
+/// Sets every block-kernel slot (`src/block/kernels.rs`) the generic layer serves, at 256
+/// bits: the MX `Ocp`/`Ceil`, `Ggml` and `Mlx` kernels and the ggml layout, NVFP4, block FP8,
+/// `amax` and the fused scaled building blocks. The `Avx2` block table then puts its
+/// override list on top (`arch/x86_64/block_tables.rs`): the hand-written MX `Ocp`/`Ceil`
+/// kernels, `amax` and block FP8 dequantization of `arch/x86_64/avx2_block.rs`, which measured
+/// faster (MXFP4 → BF16 1.9–2.1 against 1.0–1.25 Gelem/s, MXFP8 → BF16 0.90–0.96 against
+/// 0.53–0.57, alternating builds under load on the Zen 4 VM,
+/// `cargo bench --bench block -- '8x4096/.*-avx2$'`).
 pub(crate) const fn fill_block(t: &mut BlockKernels) {
+    fill_block_mx(t);
     fill_block_profiles(t);
     t.generic_isa = Isa::Avx2;
-    block_kernels::fill_block_new(t);
+    block_kernels::fill_block(t);
     // NVFP4: every profile, layout and type.
     nvfp4::nv_fill!(t, nv_dq, nv_q);
 }

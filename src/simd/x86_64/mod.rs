@@ -1,9 +1,6 @@
 //! The x86-64 implementations of [`Vector`](super::Vector), their kernel instantiations,
 //! and the MXCSR access they share with the hand-written kernels.
 
-// Of its element kernels only the fused round trips are registered (see its module docs);
-// its block kernels serve the slots the hand-written AVX2 block kernels leave empty.
-#[allow(dead_code)]
 pub(crate) mod avx2;
 pub(crate) mod avx512;
 pub(crate) mod avx512_fp8;
