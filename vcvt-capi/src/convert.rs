@@ -4,15 +4,17 @@ use core::ffi::{c_int, c_void};
 use core::mem::{MaybeUninit, align_of, size_of};
 
 use vcvt_rs::{
-    BF16, Backend, ConvertTo, Element, Error, F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ,
-    F8E5M2, F8E5M2FNUZ, F8E8M0, F16, NanPolicy, Options, Overflow,
+    BF16, Backend, ConvertTo, Element, Error, F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E3M4, F8E4M3,
+    F8E4M3B11FNUZ, F8E4M3FNUZ, F8E4M3IEEE, F8E5M2, F8E5M2FNUZ, F8E5M3FNU, F8E8M0, F16, NanPolicy,
+    Options, Overflow,
 };
 
 use crate::backend::{VCVT_BACKEND_AUTO, resolve};
 use crate::dtype::{
-    VCVT_BF16, VCVT_DTYPE_COUNT, VCVT_F4E2M1, VCVT_F4E2M1X2, VCVT_F6E2M3, VCVT_F6E3M2, VCVT_F8E4M3,
-    VCVT_F8E4M3FNUZ, VCVT_F8E5M2, VCVT_F8E5M2FNUZ, VCVT_F8E8M0, VCVT_F16, VCVT_F32, VCVT_F64,
-    bytes_of, dtype_index, name,
+    VCVT_BF16, VCVT_DTYPE_COUNT, VCVT_F4E2M1, VCVT_F4E2M1X2, VCVT_F6E2M3, VCVT_F6E3M2, VCVT_F8E3M4,
+    VCVT_F8E4M3, VCVT_F8E4M3B11FNUZ, VCVT_F8E4M3FNUZ, VCVT_F8E4M3IEEE, VCVT_F8E5M2,
+    VCVT_F8E5M2FNUZ, VCVT_F8E5M3FNU, VCVT_F8E8M0, VCVT_F16, VCVT_F32, VCVT_F64, bytes_of,
+    dtype_index, name,
 };
 use crate::status::{
     VCVT_E_DTYPE, VCVT_E_INVALID, VCVT_E_NULL, VCVT_E_OVERFLOW, VCVT_E_OVERLAP, VCVT_E_UNSUPPORTED,
@@ -323,6 +325,10 @@ static CONVERT: [[Option<ConvFn>; N]; N] = {
         F4E2M1 = VCVT_F4E2M1, false;
         F4E2M1x2 = VCVT_F4E2M1X2, true;
         F8E8M0 = VCVT_F8E8M0, false;
+        F8E3M4 = VCVT_F8E3M4, false;
+        F8E4M3IEEE = VCVT_F8E4M3IEEE, false;
+        F8E4M3B11FNUZ = VCVT_F8E4M3B11FNUZ, false;
+        F8E5M3FNU = VCVT_F8E5M3FNU, false;
     }
     // Every other narrow format to and from F16 and BF16 (one rounding).
     macro_rules! hub {
@@ -343,6 +349,10 @@ static CONVERT: [[Option<ConvFn>; N]; N] = {
         F4E2M1 = VCVT_F4E2M1, false;
         F4E2M1x2 = VCVT_F4E2M1X2, true;
         F8E8M0 = VCVT_F8E8M0, false;
+        F8E3M4 = VCVT_F8E3M4, false;
+        F8E4M3IEEE = VCVT_F8E4M3IEEE, false;
+        F8E4M3B11FNUZ = VCVT_F8E4M3B11FNUZ, false;
+        F8E5M3FNU = VCVT_F8E5M3FNU, false;
     }
     t[H][B] = Some(conv::<F16, BF16, false, false> as ConvFn);
     t[B][H] = Some(conv::<BF16, F16, false, false> as ConvFn);
@@ -460,6 +470,10 @@ static ROUND_TRIP: [[Option<RoundTripFn>; 2]; N] = {
         F4E2M1 = VCVT_F4E2M1;
         F4E2M1x2 = VCVT_F4E2M1X2;
         F8E8M0 = VCVT_F8E8M0;
+        F8E3M4 = VCVT_F8E3M4;
+        F8E4M3IEEE = VCVT_F8E4M3IEEE;
+        F8E4M3B11FNUZ = VCVT_F8E4M3B11FNUZ;
+        F8E5M3FNU = VCVT_F8E5M3FNU;
     }
     t
 };

@@ -10,6 +10,8 @@
  *     rows where vcvt deliberately differs replaced by the generator's exact rational model
  *     (exact_mismatches.txt) or by the documented rule (fp4/fp6 NaN -> +-MAX);
  *   - tests/data/block/<scheme>.tsv: gguf 0.19, ggml's C, mlx 0.32.4 and numpy oracles;
+ *   - tests/data/mldtypes/<format>.runs.tsv: ml_dtypes 0.7.0 for fp8 E3M4, IEEE E4M3,
+ *     E4M3B11FNUZ and unsigned E5M3 (every f32 input as runs, every code widened);
  *   - for the F16/BF16 hub pairs: the C compiler's _Float16 conversions (correctly rounded)
  *     and a bf16 round-to-nearest-even model written here from the format definition,
  *     applied to the vectors' own expected values.
@@ -165,8 +167,12 @@ static int is_nan(int d, uint64_t b) {
     case VCVT_F8E4M3: return (b & 0x7F) == 0x7F;
     case VCVT_F8E5M2: return (b & 0x7F) > 0x7C;
     case VCVT_F8E4M3FNUZ:
-    case VCVT_F8E5M2FNUZ: return b == 0x80;
-    case VCVT_F8E8M0: return b == 0xFF;
+    case VCVT_F8E5M2FNUZ:
+    case VCVT_F8E4M3B11FNUZ: return b == 0x80;
+    case VCVT_F8E8M0:
+    case VCVT_F8E5M3FNU: return b == 0xFF;
+    case VCVT_F8E3M4: return (b & 0x7F) > 0x70;
+    case VCVT_F8E4M3IEEE: return (b & 0x7F) > 0x78;
     default: return 0;
     }
 }
@@ -181,7 +187,8 @@ static int sign_bit(int d, uint64_t b) {
     case VCVT_F6E3M2: return (int)(b >> 5) & 1;
     case VCVT_F4E2M1:
     case VCVT_F4E2M1X2: return (int)(b >> 3) & 1;
-    case VCVT_F8E8M0: return 0;
+    case VCVT_F8E8M0:
+    case VCVT_F8E5M3FNU: return 0;
     default: return (int)(b >> 7) & 1;
     }
 }
@@ -534,6 +541,108 @@ static void test_mldtypes(const char *dir) {
     }
 }
 
+/* The fp8 formats of ml_dtypes 0.7 (tests/data/mldtypes/<format>.runs.tsv, ml_dtypes 0.7.0's
+ * astype over every f32 as runs: every input from a run's start up to the next run's start
+ * narrows to the run's code, under VCVT_OVERFLOW_NONSATURATING and VCVT_NAN_PRESERVE, which
+ * are what astype does; and the widening of every code). Checked: the first input, one in
+ * the middle and the last input of every run, from f32 and (the same values, exact) from
+ * f64; every f16 and every bf16 code (their f32 value looked up in the runs); all 256 codes
+ * widened to f32/f64, and to f16/bf16 by the compiler's _Float16 and the bf16 model. */
+typedef struct {
+    uint32_t *start;
+    uint8_t *code;
+    size_t n;
+} runs;
+
+/* The code the runs give f32 bits x: the last run whose start is <= x. */
+static unsigned run_code(const runs *r, uint32_t x) {
+    size_t lo = 0, hi = r->n; /* r->start[0] == 0, so the answer is in [lo, hi) */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->start[mid] <= x) lo = mid;
+        else hi = mid;
+    }
+    return r->code[lo];
+}
+
+static void test_runs(const char *dir) {
+    static const struct {
+        const char *file;
+        int dtype;
+    } F[4] = {
+        {"F8E3M4", VCVT_F8E3M4},
+        {"F8E4M3IEEE", VCVT_F8E4M3IEEE},
+        {"F8E4M3B11FNUZ", VCVT_F8E4M3B11FNUZ},
+        {"F8E5M3FNU", VCVT_F8E5M3FNU},
+    };
+    for (int fi = 0; fi < 4; fi++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/mldtypes/%s.runs.tsv", dir, F[fi].file);
+        char *text = read_file(path), *cur = text, *line;
+        int d = F[fi].dtype;
+        runs r = {xmalloc(4096 * sizeof(uint32_t)), xmalloc(4096), 0};
+        uint32_t widen[256];
+        int have[256] = {0}, ln = 0, nwiden = 0;
+        while ((line = next_line(&cur))) {
+            ln++;
+            if (*line == '#' || !*line) continue;
+            char *f[4];
+            if (split(line, f, 4) < 3) continue;
+            if (!strcmp(f[0], "run")) {
+                CHECK(r.n < 4096, "%s: too many runs", F[fi].file);
+                if (r.n == 4096) break;
+                uint32_t st = (uint32_t)hexnum(f[1]);
+                CHECK(r.n == 0 ? st == 0 : st > r.start[r.n - 1], "%s:%d: runs out of order",
+                      F[fi].file, ln);
+                r.start[r.n] = st;
+                r.code[r.n++] = (uint8_t)hexnum(f[2]);
+            } else if (!strcmp(f[0], "widen")) {
+                unsigned c = (unsigned)hexnum(f[1]) & 0xFF;
+                widen[c] = (uint32_t)hexnum(f[2]);
+                nwiden += !have[c];
+                have[c] = 1;
+            }
+        }
+        CHECK(r.n > 100 && nwiden == 256, "%s: %zu runs, %d widenings", F[fi].file, r.n, nwiden);
+        /* 0 f32->X, 1 f64->X, 2 X->f32, 3 X->f64, 4 X->f16, 5 X->bf16, 6 f16->X, 7 bf16->X */
+        kase k[8];
+        char label[8][96];
+        static const char *names[8] = {"f32->X", "f64->X", "X->f32", "X->f64", "X->f16",
+                                       "X->bf16", "f16->X", "bf16->X"};
+        const int src[8] = {VCVT_F32, VCVT_F64, d, d, d, d, VCVT_F16, VCVT_BF16};
+        const int dst[8] = {d, d, VCVT_F32, VCVT_F64, VCVT_F16, VCVT_BF16, d, d};
+        for (int j = 0; j < 8; j++) {
+            snprintf(label[j], sizeof label[j], "runs %s %s", vcvt_dtype_name(d), names[j]);
+            case_init(&k[j], label[j], src[j], dst[j],
+                      j >= 2 && j <= 5 ? VCVT_OVERFLOW_DEFAULT : VCVT_OVERFLOW_NONSATURATING);
+        }
+        for (size_t i = 0; i < r.n; i++) {
+            uint32_t lo = r.start[i], hi = i + 1 < r.n ? r.start[i + 1] - 1 : 0xFFFFFFFFu;
+            uint32_t x[3] = {lo, lo + (hi - lo) / 2, hi};
+            for (int j = 0; j < 3; j++) {
+                case_add(&k[0], x[j], r.code[i], 0, (int)i);
+                case_add(&k[1], bits_f64((double)f32_of(x[j])), r.code[i], 0, (int)i);
+            }
+        }
+        for (unsigned c = 0; c < 256; c++) {
+            uint32_t w = widen[c];
+            int nan = (w & 0x7FFFFFFFu) > 0x7F800000u;
+            case_add(&k[2], c, w, 0, (int)c);
+            case_add(&k[3], c, bits_f64((double)f32_of(w)), nan, (int)c);
+            case_add(&k[4], c, bits_f16((_Float16)f32_of(w)), nan, (int)c);
+            case_add(&k[5], c, bf16_rne(w), nan, (int)c);
+        }
+        for (uint32_t c = 0; c < 65536; c++) {
+            case_add(&k[6], c, run_code(&r, bits_f32((float)f16_of((uint16_t)c))), 0, (int)c);
+            case_add(&k[7], c, run_code(&r, c << 16), 0, (int)c);
+        }
+        for (int j = 0; j < 8; j++) case_run(&k[j]);
+        free(r.start);
+        free(r.code);
+        free(text);
+    }
+}
+
 /* Every f16 and bf16 code to the other hub and to f32/f64: the compiler's _Float16 and the
  * definition of bf16 (the top half of an f32). */
 static void test_hubs(void) {
@@ -798,7 +907,8 @@ static void test_errors(void) {
     /* vcvt_convert */
     EXPECT_ERR(vcvt_convert(NULL, VCVT_F32, dst, VCVT_F16, 4, NULL), VCVT_E_NULL, "vcvt_convert");
     EXPECT_ERR(vcvt_convert(src, VCVT_F32, NULL, VCVT_F16, 4, NULL), VCVT_E_NULL, "vcvt_convert");
-    EXPECT_ERR(vcvt_convert(src, (vcvt_dtype)13, dst, VCVT_F16, 4, NULL), VCVT_E_DTYPE, "vcvt_convert");
+    EXPECT_ERR(vcvt_convert(src, (vcvt_dtype)VCVT_DTYPE_COUNT, dst, VCVT_F16, 4, NULL), VCVT_E_DTYPE,
+               "vcvt_convert");
     EXPECT_ERR(vcvt_convert(src, VCVT_F32, dst, (vcvt_dtype)-1, 4, NULL), VCVT_E_DTYPE, "vcvt_convert");
     EXPECT_ERR(vcvt_convert(src, VCVT_F32, dst, VCVT_F32, 4, NULL), VCVT_E_UNSUPPORTED, "vcvt_convert");
     EXPECT_ERR(vcvt_convert(src, VCVT_F32, dst, VCVT_F64, 4, NULL), VCVT_E_UNSUPPORTED, "vcvt_convert");
@@ -924,6 +1034,10 @@ static void test_errors(void) {
     EXPECT_ERR(vcvt_narrow_scaled(src, VCVT_F64, 1.0f, canary, VCVT_F8E4M3, 4), VCVT_E_UNSUPPORTED,
                "vcvt_narrow_scaled");
     EXPECT_ERR(vcvt_narrow_scaled(src, VCVT_F32, 1.0f, NULL, VCVT_F8E4M3, 4), VCVT_E_NULL, "dst");
+    EXPECT_ERR(vcvt_narrow_scaled(src, VCVT_F32, 1.0f, canary, VCVT_F8E3M4, 4), VCVT_E_UNSUPPORTED,
+               "vcvt_narrow_scaled");
+    EXPECT_ERR(vcvt_dequantize_scaled(codes, VCVT_F8E5M3FNU, 1.0f, canary, VCVT_F32, 4),
+               VCVT_E_UNSUPPORTED, "vcvt_dequantize_scaled");
     EXPECT_ERR(vcvt_dequantize_scaled(codes, VCVT_F8E4M3, 1.0f, canary, VCVT_F8E5M2, 4),
                VCVT_E_UNSUPPORTED, "vcvt_dequantize_scaled");
     EXPECT_ERR(vcvt_dequantize_scaled(canary, VCVT_F8E4M3, 1.0f, canary + 2, VCVT_F32, 4),
@@ -932,8 +1046,14 @@ static void test_errors(void) {
     /* Small functions */
     CHECK(vcvt_dtype_bytes(VCVT_F4E2M1X2, 7, &len) == 0 && len == 4, "dtype_bytes x2");
     CHECK(vcvt_dtype_bytes(VCVT_F64, huge, &len) == VCVT_E_OVERFLOW, "dtype_bytes overflow");
-    CHECK(vcvt_dtype_bytes((vcvt_dtype)13, 1, &len) == VCVT_E_DTYPE, "dtype_bytes dtype");
-    CHECK(vcvt_dtype_name(13) == NULL && !strcmp(vcvt_dtype_name(VCVT_F8E8M0), "f8e8m0"), "dtype_name");
+    CHECK(vcvt_dtype_bytes((vcvt_dtype)VCVT_DTYPE_COUNT, 1, &len) == VCVT_E_DTYPE, "dtype_bytes dtype");
+    CHECK(vcvt_dtype_name(VCVT_DTYPE_COUNT) == NULL && !strcmp(vcvt_dtype_name(VCVT_F8E8M0), "f8e8m0") &&
+              !strcmp(vcvt_dtype_name(VCVT_F8E5M3FNU), "f8e5m3fnu"),
+          "dtype_name");
+    /* The appended dtypes keep the values they were published with. */
+    CHECK(VCVT_F8E8M0 == 12 && VCVT_F8E3M4 == 13 && VCVT_F8E4M3IEEE == 14 &&
+              VCVT_F8E4M3B11FNUZ == 15 && VCVT_F8E5M3FNU == 16 && VCVT_DTYPE_COUNT == 17,
+          "dtype values");
     CHECK(vcvt_backend_name(10) == NULL && !strcmp(vcvt_backend_name(VCVT_BACKEND_AVX512_VBMI),
                                                    "avx512-vbmi"), "backend_name");
     CHECK(vcvt_backend_available(-1) == VCVT_E_INVALID, "backend_available invalid");
@@ -1099,6 +1219,7 @@ int main(int argc, char **argv) {
     load_mismatches(argv[1]);
     test_mldtypes(argv[1]);
     test_hubs();
+    test_runs(argv[1]);
     /* Every pair that vcvt_convert supports has run against known answers. */
     int pairs = 0;
     for (int a = 0; a < VCVT_DTYPE_COUNT; a++)
@@ -1108,7 +1229,7 @@ int main(int argc, char **argv) {
                 CHECK(covered[a][b], "pair %s -> %s has no known-answer case", vcvt_dtype_name(a),
                       vcvt_dtype_name(b));
             }
-    CHECK(pairs == 82, "%d supported pairs", pairs);
+    CHECK(pairs == 114, "%d supported pairs", pairs);
     printf("every one of the %d supported pairs checked against known answers\n", pairs);
     test_blocks(argv[1]);
     test_errors();
