@@ -215,6 +215,46 @@ int vcvt_convert(const void *src, vcvt_dtype src_dtype, void *dst, vcvt_dtype ds
 int vcvt_round_trip(void *x, vcvt_dtype x_dtype, vcvt_dtype format, size_t n,
                     const vcvt_options *options);
 
+/* ---- a conversion resolved once ----------------------------------------------------------
+ * For loops that convert many short rows with the same dtypes and options: the dtype pair,
+ * the options and the backend (and its kernel) are checked and resolved once by
+ * vcvt_converter_init; vcvt_converter_run then checks only the handle, n and the buffers and
+ * calls the kernel (the results are vcvt_convert's, bit for bit).
+ *
+ *     vcvt_converter c;
+ *     if (vcvt_converter_init(&c, VCVT_F32, VCVT_BF16, NULL) != VCVT_OK) ...;
+ *     for (size_t r = 0; r < rows; r++)
+ *         vcvt_converter_run(&c, src + r * cols, dst + r * cols, cols);
+ *
+ * The struct is caller-owned plain data (no allocation, nothing to free, no global state;
+ * copies by assignment or memcpy are the same conversion; any number of threads may run one
+ * handle at once). Its fields are private. It is valid only in the process that initialised
+ * it and only with this library version. vcvt_converter_run detects a handle that was never
+ * initialised, was overwritten, or comes from another process (a check word over every
+ * field and a per-process key), and returns VCVT_E_INVALID without touching the buffers;
+ * a deliberately forged handle is outside the contract. */
+typedef struct vcvt_converter {
+    uint64_t check;   /* private */
+    uint64_t pair;    /* private */
+    uint64_t state[16]; /* private */
+} vcvt_converter;
+
+/* Resolves the conversion from src_dtype to dst_dtype under options (NULL: the defaults)
+ * into *converter. A pinned backend is checked here; VCVT_BACKEND_AUTO takes the active
+ * backend now, and the handle keeps it.
+ * Errors: VCVT_E_DTYPE, VCVT_E_UNSUPPORTED (pair without a conversion), VCVT_E_INVALID (an
+ * options field), VCVT_E_BACKEND, VCVT_E_BACKEND_ENV, VCVT_E_NULL (converter). On error
+ * *converter is not written. */
+int vcvt_converter_init(vcvt_converter *converter, vcvt_dtype src_dtype, vcvt_dtype dst_dtype,
+                        const vcvt_options *options);
+
+/* Converts n values from src into dst with the resolved conversion: the same contract as
+ * vcvt_convert (any alignment, n == 0 accepts NULL, counts and sizes as there).
+ * Errors: VCVT_E_NULL (converter NULL, or src/dst NULL with n > 0), VCVT_E_INVALID (the
+ * handle fails its check), VCVT_E_OVERFLOW (n values exceed PTRDIFF_MAX bytes),
+ * VCVT_E_OVERLAP. Nothing is written on error. */
+int vcvt_converter_run(const vcvt_converter *converter, const void *src, void *dst, size_t n);
+
 /* ---- scaled building blocks ------------------------------------------------------------- */
 
 /* Stores in *out the largest magnitude of the n values at src (dtype VCVT_F32, VCVT_BF16 or

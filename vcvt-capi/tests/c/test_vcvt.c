@@ -314,6 +314,19 @@ static void case_run(kase *k) {
         snprintf(how, sizeof how, "one call, %s", vcvt_backend_name(backends[b]));
         compare(k, dst, how);
     }
+    /* The same through a vcvt_converter resolved once (per backend), and a copy of one. */
+    for (int b = 0; b < nbackends; b++) {
+        o.backend = backends[b];
+        vcvt_converter c, copy;
+        int rc = vcvt_converter_init(&c, (vcvt_dtype)k->src, (vcvt_dtype)k->dst, &o);
+        CHECK(rc == VCVT_OK, "%s: converter_init rc %d (%s)", k->name, rc, vcvt_last_error_message());
+        memcpy(&copy, &c, sizeof c);
+        memset(dst, 0xA5, db);
+        rc = vcvt_converter_run(b % 2 ? &copy : &c, src, dst, k->n);
+        CHECK(rc == VCVT_OK, "%s: converter_run rc %d (%s)", k->name, rc, vcvt_last_error_message());
+        snprintf(how, sizeof how, "vcvt_converter, %s", vcvt_backend_name(backends[b]));
+        compare(k, dst, how);
+    }
     /* Odd addresses: the values shifted by one byte on both sides. */
     o.backend = VCVT_BACKEND_AUTO;
     uint8_t *usrc = xmalloc(sb + 1), *udst = xmalloc(db + 1);
@@ -323,6 +336,14 @@ static void case_run(kase *k) {
     CHECK(rc == VCVT_OK, "%s unaligned: rc %d", k->name, rc);
     CHECK(udst[0] == 0xA5, "%s unaligned: wrote before the buffer", k->name);
     compare(k, udst + 1, "odd addresses");
+    vcvt_converter uc;
+    CHECK(vcvt_converter_init(&uc, (vcvt_dtype)k->src, (vcvt_dtype)k->dst, &o) == VCVT_OK,
+          "%s: converter_init", k->name);
+    memset(udst, 0xA5, db + 1);
+    rc = vcvt_converter_run(&uc, usrc + 1, udst + 1, k->n);
+    CHECK(rc == VCVT_OK, "%s converter unaligned: rc %d", k->name, rc);
+    CHECK(udst[0] == 0xA5, "%s converter unaligned: wrote before the buffer", k->name);
+    compare(k, udst + 1, "vcvt_converter, odd addresses");
     /* One value per call (the kernels' tails). */
     if (k->dst != VCVT_F4E2M1X2 && k->src != VCVT_F4E2M1X2) {
         memset(dst, 0xA5, db);
@@ -878,7 +899,7 @@ static void test_blocks(const char *dir) {
 /* ---- error paths ------------------------------------------------------------------------ */
 
 #define CANARY 0x5Au
-static uint8_t canary[256];
+static _Alignas(16) uint8_t canary[256];
 static void fill(void) { memset(canary, CANARY, sizeof canary); }
 static int untouched(void) {
     for (size_t i = 0; i < sizeof canary; i++)
@@ -931,6 +952,62 @@ static void test_errors(void) {
     /* n == 0 with NULL pointers is fine, and still checks the dtypes. */
     CHECK(vcvt_convert(NULL, VCVT_F32, NULL, VCVT_F16, 0, NULL) == VCVT_OK, "n == 0");
     CHECK(vcvt_convert(NULL, VCVT_F32, NULL, VCVT_F32, 0, NULL) == VCVT_E_UNSUPPORTED, "n == 0 pair");
+
+    /* vcvt_converter_init: nothing written into the handle on error. */
+    vcvt_converter *ch = (vcvt_converter *)(void *)canary, conv;
+    EXPECT_ERR(vcvt_converter_init(ch, (vcvt_dtype)VCVT_DTYPE_COUNT, VCVT_F16, NULL), VCVT_E_DTYPE,
+               "src_dtype");
+    EXPECT_ERR(vcvt_converter_init(ch, VCVT_F32, (vcvt_dtype)-1, NULL), VCVT_E_DTYPE, "dst_dtype");
+    EXPECT_ERR(vcvt_converter_init(ch, VCVT_F32, VCVT_F64, NULL), VCVT_E_UNSUPPORTED,
+               "vcvt_converter_init");
+    EXPECT_ERR(vcvt_converter_init(ch, VCVT_F8E3M4, VCVT_F8E5M3FNU, NULL), VCVT_E_UNSUPPORTED,
+               "vcvt_converter_init");
+    EXPECT_ERR(vcvt_converter_init(ch, VCVT_F32, VCVT_F16, &bad_ov), VCVT_E_INVALID, "overflow");
+    EXPECT_ERR(vcvt_converter_init(ch, VCVT_F32, VCVT_F16, &bad_nan), VCVT_E_INVALID, "nan");
+    EXPECT_ERR(vcvt_converter_init(ch, VCVT_F32, VCVT_F16, &bad_be), VCVT_E_INVALID, "backend");
+    for (int b = VCVT_BACKEND_SCALAR; b <= VCVT_BACKEND_SIMD128; b++) {
+        if (vcvt_backend_available(b) == 1) continue;
+        vcvt_options o = {0, 0, b};
+        EXPECT_ERR(vcvt_converter_init(ch, VCVT_F32, VCVT_F16, &o), VCVT_E_BACKEND, vcvt_backend_name(b));
+    }
+    CHECK(vcvt_converter_init(NULL, VCVT_F32, VCVT_F16, NULL) == VCVT_E_NULL, "converter_init NULL");
+    /* vcvt_converter_run: nothing written into dst on error. */
+    CHECK(vcvt_converter_init(&conv, VCVT_F32, VCVT_F16, NULL) == VCVT_OK, "converter_init");
+    EXPECT_ERR(vcvt_converter_run(NULL, src, dst, 4), VCVT_E_NULL, "converter");
+    EXPECT_ERR(vcvt_converter_run(&conv, NULL, dst, 4), VCVT_E_NULL, "src");
+    EXPECT_ERR(vcvt_converter_run(&conv, src, NULL, 4), VCVT_E_NULL, "dst");
+    EXPECT_ERR(vcvt_converter_run(&conv, src, dst, huge), VCVT_E_OVERFLOW, "vcvt_converter_run");
+    EXPECT_ERR(vcvt_converter_run(&conv, canary, canary + 8, 16), VCVT_E_OVERLAP, "overlap");
+    CHECK(vcvt_converter_run(&conv, NULL, NULL, 0) == VCVT_OK, "converter_run n == 0");
+    {
+        /* Handles that were never initialised or were damaged: VCVT_E_INVALID, dst untouched. */
+        static const uint8_t fills[] = {0x00, 0xFF, 0x5A, 0xA5, 0xCD};
+        for (size_t i = 0; i < sizeof fills; i++) {
+            vcvt_converter bad;
+            memset(&bad, fills[i], sizeof bad);
+            EXPECT_ERR(vcvt_converter_run(&bad, src, dst, 4), VCVT_E_INVALID, "check");
+        }
+        for (size_t w = 0; w < sizeof conv / 8; w++) {
+            vcvt_converter bad = conv;
+            uint64_t word;
+            memcpy(&word, (uint8_t *)&bad + 8 * w, 8);
+            word ^= (uint64_t)1 << (w * 5 % 64);
+            memcpy((uint8_t *)&bad + 8 * w, &word, 8);
+            EXPECT_ERR(vcvt_converter_run(&bad, src, dst, 4), VCVT_E_INVALID, "vcvt_converter_run");
+        }
+        /* A copy of a valid handle at an address not aligned for the struct. */
+        _Alignas(8) uint8_t raw[sizeof conv + 8];
+        memcpy(raw + 4, &conv, sizeof conv);
+        EXPECT_ERR(vcvt_converter_run((const vcvt_converter *)(const void *)(raw + 4), src, dst, 4),
+                   VCVT_E_INVALID, "aligned");
+    }
+    /* The handle still works after all that, and gives vcvt_convert's bits. */
+    {
+        uint16_t a[64], b[64];
+        CHECK(vcvt_converter_run(&conv, src, a, 64) == VCVT_OK, "converter_run");
+        CHECK(vcvt_convert(src, VCVT_F32, b, VCVT_F16, 64, NULL) == VCVT_OK, "convert");
+        CHECK(!memcmp(a, b, sizeof a), "converter_run differs from vcvt_convert");
+    }
 
     /* vcvt_round_trip */
     EXPECT_ERR(vcvt_round_trip(NULL, VCVT_F32, VCVT_F16, 3, NULL), VCVT_E_NULL, "vcvt_round_trip");
@@ -1128,6 +1205,9 @@ typedef struct {
     int id, ok;
 } job;
 
+/* One handle, made before the threads start, run by all of them at once. */
+static vcvt_converter shared_to_f16;
+
 static void *thread_main(void *p) {
     job *j = p;
     enum { N = 4096 };
@@ -1140,6 +1220,11 @@ static void *thread_main(void *p) {
         if (vcvt_convert(h, VCVT_F16, back, VCVT_F32, N, NULL) != 0) j->ok = 0;
         for (int i = 0; i < N; i++)
             if (back[i] != x[i]) j->ok = 0; /* integers below 2048 are exact in f16 */
+        memset(h, 0, N * 2);
+        if (vcvt_converter_run(&shared_to_f16, x, h, N) != 0) j->ok = 0;
+        if (vcvt_convert(h, VCVT_F16, back, VCVT_F32, N, NULL) != 0) j->ok = 0;
+        for (int i = 0; i < N; i++)
+            if (back[i] != x[i]) j->ok = 0;
         /* Each thread's message is its own. */
         char want[64];
         snprintf(want, sizeof want, "%d is not a vcvt_backend", 100 + j->id);
@@ -1154,6 +1239,7 @@ static void *thread_main(void *p) {
 static void test_threads(void) {
     pthread_t t[4];
     job j[4];
+    CHECK(vcvt_converter_init(&shared_to_f16, VCVT_F32, VCVT_F16, NULL) == VCVT_OK, "shared handle");
     for (int i = 0; i < 4; i++) {
         j[i].id = i;
         pthread_create(&t[i], NULL, thread_main, &j[i]);
@@ -1183,6 +1269,12 @@ static int env_child(const char *value) {
         CHECK(vcvt_mx_data_len(mx, 1, 32, &len) == VCVT_E_BACKEND_ENV, "mx with AUTO");
         vcvt_options o = {0, 0, VCVT_BACKEND_SCALAR};
         CHECK(vcvt_convert(x, VCVT_F32, canary, VCVT_F16, 4, &o) == VCVT_OK, "pinned scalar");
+        fill();
+        CHECK(vcvt_converter_init((vcvt_converter *)(void *)canary, VCVT_F32, VCVT_F16, NULL) ==
+                      VCVT_E_BACKEND_ENV && untouched(),
+              "converter_init with AUTO");
+        vcvt_converter c;
+        CHECK(vcvt_converter_init(&c, VCVT_F32, VCVT_F16, &o) == VCVT_OK, "pinned converter");
     } else {
         CHECK(vcvt_backend_active() == want, "VCVT_BACKEND=%s: active %d", value,
               vcvt_backend_active());
