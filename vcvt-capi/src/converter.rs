@@ -372,7 +372,7 @@ mod tests {
             let c = check_of(i as u64, &state);
             for w in 0..STATE_WORDS {
                 let mut s = state;
-                s[w] ^= 1 << (w * 7);
+                s[w] ^= 1u64 << (w * 7 % 64);
                 assert_ne!(check_of(i as u64, &s), c);
             }
             assert_ne!(check_of(i as u64 ^ 1, &state), c);
