@@ -19,8 +19,8 @@ use vcvt_rs::{ConvertTo, Converter, Element};
 use crate::convert::{overlaps, pair_table, parse_options, vcvt_options};
 use crate::dtype::{VCVT_DTYPE_COUNT, dtype_index, name};
 use crate::status::{
-    VCVT_E_INVALID, VCVT_E_NULL, VCVT_E_OVERFLOW, VCVT_E_OVERLAP, VCVT_E_UNSUPPORTED, VCVT_OK,
-    fail, guard,
+    VCVT_E_BACKEND, VCVT_E_INVALID, VCVT_E_NULL, VCVT_E_OVERFLOW, VCVT_E_OVERLAP,
+    VCVT_E_UNSUPPORTED, VCVT_OK, fail, guard,
 };
 
 /// Words of [`vcvt_converter::state`]: room for the Rust `Converter<S, D>` of every pair
@@ -72,8 +72,9 @@ fn check_of(pair: u64, state: &[u64; STATE_WORDS]) -> u64 {
     MAGIC ^ key ^ pair.rotate_left(32) ^ x
 }
 
-/// Makes the state of pair `S -> D` from the options and backend.
-type InitFn = fn(vcvt_rs::Options, Option<vcvt_rs::Backend>) -> [u64; STATE_WORDS];
+/// Makes the state of pair `S -> D` from the options and backend (`None` if the backend
+/// cannot run here).
+type InitFn = fn(vcvt_rs::Options, Option<vcvt_rs::Backend>) -> Option<[u64; STATE_WORDS]>;
 /// Runs the state on `n` values. (`extern "C"`, the ABI of `vcvt_converter_run`, so that
 /// the call to it is a tail jump.)
 type RunFn = unsafe extern "C" fn(&[u64; STATE_WORDS], *const u8, *mut u8, usize) -> c_int;
@@ -102,17 +103,17 @@ static OPS: [[Option<PairOps>; N]; N] = pair_table!(PairOps, ops);
 fn init<S: ConvertTo<D>, D: Element>(
     options: vcvt_rs::Options,
     backend: Option<vcvt_rs::Backend>,
-) -> [u64; STATE_WORDS] {
+) -> Option<[u64; STATE_WORDS]> {
     let c = match backend {
         None => Converter::<S, D>::new(options),
-        // Cannot fail: `resolve` checked that the backend is available.
-        Some(b) => Converter::<S, D>::on(b, options).unwrap_or_else(|_| Converter::new(options)),
+        // `resolve` has checked that the backend is available; `on` checks it again.
+        Some(b) => Converter::<S, D>::on(b, options).ok()?,
     };
     let mut state = [0u64; STATE_WORDS];
     // SAFETY: the state holds at least `size_of::<Converter<S, D>>()` bytes and is aligned
     // for it (asserted in `ops`); `Converter` is `Copy`, so a byte copy is a valid copy.
     unsafe { state.as_mut_ptr().cast::<Converter<S, D>>().write(c) };
-    state
+    Some(state)
 }
 
 /// Values per chunk on the unaligned path (even, so that packed chunks start on a byte).
@@ -307,7 +308,12 @@ pub unsafe extern "C" fn vcvt_converter_init(
         if converter.is_null() {
             return fail(VCVT_E_NULL, format_args!("{F}: `converter` is NULL"));
         }
-        let state = (ops.init)(opts, backend);
+        let Some(state) = (ops.init)(opts, backend) else {
+            return fail(
+                VCVT_E_BACKEND,
+                format_args!("{F}: options->backend cannot run on this CPU"),
+            );
+        };
         let pair = (si * N + di) as u64;
         let h = vcvt_converter {
             check: check_of(pair, &state),
@@ -368,7 +374,7 @@ mod tests {
         for (i, e) in OPS.as_flattened().iter().enumerate() {
             let Some(ops) = e else { continue };
             pairs += 1;
-            let state = (ops.init)(vcvt_rs::Options::new(), None);
+            let state = (ops.init)(vcvt_rs::Options::new(), None).unwrap();
             let c = check_of(i as u64, &state);
             for w in 0..STATE_WORDS {
                 let mut s = state;
