@@ -230,9 +230,11 @@ int vcvt_round_trip(void *x, vcvt_dtype x_dtype, vcvt_dtype format, size_t n,
  * copies by assignment or memcpy are the same conversion; any number of threads may run one
  * handle at once). Its fields are private. It is valid only in the process that initialised
  * it and only with this library version. vcvt_converter_run detects a handle that was never
- * initialised, was overwritten, or comes from another process (a check word over every
- * field and a per-process key), and returns VCVT_E_INVALID without touching the buffers;
- * a deliberately forged handle is outside the contract. */
+ * initialised or was overwritten (a check word over every field: any one changed word, a
+ * struct filled with one byte), or that comes from another process (the check mixes in an
+ * address of the library, which differs per process where the OS randomises addresses), and
+ * returns VCVT_E_INVALID without touching the buffers. It catches accidents; a deliberately
+ * forged handle is outside the contract. */
 typedef struct vcvt_converter {
     uint64_t check;   /* private */
     uint64_t pair;    /* private */

@@ -3,11 +3,11 @@
 //!
 //! The handle is a caller-owned struct of plain words: the pair's index, the bytes of the
 //! Rust `Converter<S, D>` made by [`vcvt_converter_init`], and a check word. The check word is
-//! a constant mixed with every other word and with the address of a static of this library
-//! (different in each process under ASLR). [`vcvt_converter_run`] recomputes it before it
-//! reads the converter: a handle that was never initialised, was overwritten, or comes from
-//! another process or library load fails that check (unless its bytes happen to pass a
-//! 64-bit check) and the call returns `VCVT_E_INVALID` without touching the buffers. The
+//! the XOR of every other word, mixed with a constant and with the address of a static of
+//! this library (different in each process under ASLR). [`vcvt_converter_run`] recomputes it
+//! before it reads the converter: a handle that was never initialised (a fill with one byte
+//! never passes), had a word overwritten, or comes from another process or library load
+//! fails that check and the call returns `VCVT_E_INVALID` without touching the buffers. The
 //! pair's run function is taken from a static table by the pair index (bounds-checked),
 //! never from the handle.
 
