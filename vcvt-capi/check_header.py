@@ -31,6 +31,7 @@ RUST_TO_C = {
     "*mut usize": "size_t*", "*const c_char": "const char*",
     "*const vcvt_options": "const vcvt_options*",
     "vcvt_mx": "vcvt_mx", "vcvt_nvfp4": "vcvt_nvfp4", "vcvt_block_fp8": "vcvt_block_fp8",
+    "*mut vcvt_converter": "vcvt_converter*", "*const vcvt_converter": "const vcvt_converter*",
 }
 
 
@@ -96,10 +97,11 @@ for name in sorted(set(h_consts) | set(r_consts)):
     if h_consts.get(name) != r_consts.get(name):
         errors.append(f"{name}: {h_consts.get(name)} in vcvt.h, {r_consts.get(name)} in Rust")
 
-# Structs: field names in order.
-h_structs = {m.group(1): re.findall(r"(\w+)\s*;", m.group(2))
+# Structs: field names in order (an array field as name[len]).
+h_structs = {m.group(1): ["".join(f) for f in re.findall(r"(\w+)\s*(?:(\[)\s*(\d+)\s*(\]))?\s*;", m.group(2))]
              for m in re.finditer(r"typedef struct (vcvt_\w+)\s*\{([^}]*)\}", h)}
-r_structs = {m.group(1): re.findall(r"pub (\w+):", m.group(2))
+r_structs = {m.group(1): [n + (f"[{a}]" if a else "")
+                          for n, a in re.findall(r"pub (\w+):\s*(?:\[\w+;\s*(\d+)\])?", m.group(2))]
              for m in re.finditer(r"pub struct (vcvt_\w+)\s*\{([^}]*)\}", rust)}
 for name in sorted(set(h_structs) | set(r_structs)):
     if h_structs.get(name) != r_structs.get(name):

@@ -22,8 +22,9 @@ use vcvt::block::{
     NvProfile, Nvfp4, Shape,
 };
 use vcvt::{
-    BF16, ConvertTo, Element, F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2,
-    F8E5M2FNUZ, F8E8M0, F16, NanPolicy, Options, Overflow,
+    BF16, ConvertTo, Element, F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E3M4, F8E4M3, F8E4M3B11FNUZ,
+    F8E4M3FNUZ, F8E4M3IEEE, F8E5M2, F8E5M2FNUZ, F8E5M3FNU, F8E8M0, F16, NanPolicy, Options,
+    Overflow,
 };
 
 /// The element formats, by the names the Python side uses (numpy/ml_dtypes dtype names).
@@ -42,10 +43,14 @@ enum Fmt {
     E2M1,
     E2M1x2,
     E8M0,
+    E3M4,
+    E4M3Ieee,
+    E4M3B11Fnuz,
+    E5M3Fnu,
 }
 
 /// Every format with its name, in the order `formats()` lists them.
-const FORMATS: [(&str, Fmt); 13] = [
+const FORMATS: [(&str, Fmt); 17] = [
     ("float32", Fmt::F32),
     ("float64", Fmt::F64),
     ("float16", Fmt::F16),
@@ -59,6 +64,10 @@ const FORMATS: [(&str, Fmt); 13] = [
     ("float4_e2m1fn", Fmt::E2M1),
     ("float4_e2m1fn_x2", Fmt::E2M1x2),
     ("float8_e8m0fnu", Fmt::E8M0),
+    ("float8_e3m4", Fmt::E3M4),
+    ("float8_e4m3", Fmt::E4M3Ieee),
+    ("float8_e4m3b11fnuz", Fmt::E4M3B11Fnuz),
+    ("float8_e5m3fnu", Fmt::E5M3Fnu),
 ];
 
 impl Fmt {
@@ -406,6 +415,10 @@ fn pair(s: Fmt, d: Fmt) -> Option<ConvFn> {
             $m!(E2M1, F4E2M1);
             $m!(E2M1x2, F4E2M1x2);
             $m!(E8M0, F8E8M0);
+            $m!(E3M4, F8E3M4);
+            $m!(E4M3Ieee, F8E4M3IEEE);
+            $m!(E4M3B11Fnuz, F8E4M3B11FNUZ);
+            $m!(E5M3Fnu, F8E5M3FNU);
         };
     }
     macro_rules! try_pair {
@@ -596,6 +609,10 @@ fn round_trip_inplace(
         Fmt::E3M2 => round_trip_as::<F6E3M2>,
         Fmt::E2M1 | Fmt::E2M1x2 => round_trip_as::<F4E2M1>,
         Fmt::E8M0 => round_trip_as::<F8E8M0>,
+        Fmt::E3M4 => round_trip_as::<F8E3M4>,
+        Fmt::E4M3Ieee => round_trip_as::<F8E4M3IEEE>,
+        Fmt::E4M3B11Fnuz => round_trip_as::<F8E4M3B11FNUZ>,
+        Fmt::E5M3Fnu => round_trip_as::<F8E5M3FNU>,
         Fmt::F32 | Fmt::F64 => {
             return Err(PyTypeError::new_err(format!(
                 "round_trip needs a narrow format, not {}",

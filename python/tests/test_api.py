@@ -305,7 +305,7 @@ def test_info():
     assert vcvt.backend() in vcvt.backends()
     assert "scalar" in vcvt.backends()
     assert vcvt.formats()[:2] == ("float32", "float64")
-    assert len(set(vcvt.formats())) == 13
+    assert len(set(vcvt.formats())) == 17
     assert vcvt.has_ml_dtypes()
 
 

@@ -1,7 +1,7 @@
 /*
  * vcvt.h - the C API of vcvt (libvcvt): exact, fast conversion between float/double and the
  * narrow floating-point formats of machine-learning inference (f16, bf16, fp8 OCP and fnuz,
- * fp6, fp4, E8M0), and block-scaled quantization (MXFP8/6/4, NVFP4, DeepSeek block FP8).
+ * fp6, fp4, E8M0, and ml_dtypes' fp8 E3M4, IEEE E4M3, E4M3B11FNUZ and unsigned E5M3), and block-scaled quantization (MXFP8/6/4, NVFP4, DeepSeek block FP8).
  *
  * C11 (also valid C++). Link with -lvcvt (pkg-config: vcvt; CMake: find_package(vcvt),
  * target vcvt::vcvt). See docs/c.md for installing and linking.
@@ -111,10 +111,20 @@ typedef enum vcvt_dtype {
     VCVT_F4E2M1X2 = 11,   /* fp4 E2M1, two per byte: value 2j in the low nibble of byte j;
                            * n values take (n + 1) / 2 bytes (odd n: last high nibble 0) */
     VCVT_F8E8M0 = 12,     /* E8M0 (MX scale): 2^(c - 127), 0xFF NaN, no sign or zero */
-    VCVT_DTYPE_COUNT = 13 /* number of dtypes (not a dtype) */
+    VCVT_F8E3M4 = 13,     /* fp8 E3M4 (ml_dtypes float8_e3m4), IEEE-style, bias 3: max 15.5
+                           * (0x6F), +-Inf 0x70/0xF0, NaN 0x71..0x7F and 0xF1..0xFF */
+    VCVT_F8E4M3IEEE = 14, /* fp8 E4M3 IEEE-style (ml_dtypes float8_e4m3), bias 7: max 240
+                           * (0x77), +-Inf 0x78/0xF8, NaN 0x79..0x7F and 0xF9..0xFF */
+    VCVT_F8E4M3B11FNUZ = 15, /* fp8 E4M3, bias 11 (ml_dtypes float8_e4m3b11fnuz): max 30
+                              * (0x7F), NaN 0x80 only, no -0, no Inf */
+    VCVT_F8E5M3FNU = 16,  /* unsigned fp8 E5M3 (ml_dtypes float8_e5m3fnu, LLVM UE5M3), bias
+                           * 15: 0 to 114688 (0xFE), NaN 0xFF only, no sign, no Inf; every
+                           * negative source but -0 (which gives 0x00) narrows to NaN 0xFF */
+    VCVT_DTYPE_COUNT = 17 /* number of dtypes (not a dtype); new dtypes are appended */
 } vcvt_dtype;
 
-/* The dtype's name ("f32", "bf16", "f8e4m3", ...), or NULL if dtype is not a vcvt_dtype. */
+/* The dtype's name ("f32", "bf16", "f8e4m3", ..., "f8e3m4", "f8e4m3ieee", "f8e4m3b11fnuz",
+ * "f8e5m3fnu"), or NULL if dtype is not a vcvt_dtype. */
 const char *vcvt_dtype_name(int dtype);
 
 /* Stores in *out the bytes that n values of dtype take (VCVT_F4E2M1X2: (n + 1) / 2).
@@ -180,7 +190,11 @@ typedef struct vcvt_options {
  *
  * Supported pairs: VCVT_F32 and VCVT_F64 to and from every other dtype; every fp8, fp6, fp4
  * and E8M0 dtype to and from VCVT_F16 and VCVT_BF16; F16 <-> BF16. n counts values (for
- * VCVT_F4E2M1X2 the buffer holds (n + 1) / 2 bytes). options may be NULL.
+ * VCVT_F4E2M1X2 the buffer holds (n + 1) / 2 bytes). options may be NULL. Overflow and NaN
+ * per dtype: VCVT_F8E3M4 and VCVT_F8E4M3IEEE saturate to +-MAX by default, give +-Inf under
+ * VCVT_OVERFLOW_NONSATURATING and 0x78|sign / 0x7C|sign for NaN; VCVT_F8E4M3B11FNUZ gives
+ * +-30 or NaN 0x80 (and +0 for -0); VCVT_F8E5M3FNU gives 0xFE (114688) or NaN 0xFF.
+ * VCVT_OVERFLOW_NONSATURATING with VCVT_NAN_PRESERVE is what ml_dtypes' astype gives.
  *
  * Errors: VCVT_E_DTYPE (unknown src_dtype/dst_dtype), VCVT_E_UNSUPPORTED (pair without a
  * conversion, e.g. f32 -> f32 or f8e4m3 -> f8e5m2), VCVT_E_INVALID (an options field),
@@ -201,6 +215,48 @@ int vcvt_convert(const void *src, vcvt_dtype src_dtype, void *dst, vcvt_dtype ds
 int vcvt_round_trip(void *x, vcvt_dtype x_dtype, vcvt_dtype format, size_t n,
                     const vcvt_options *options);
 
+/* ---- a conversion resolved once ----------------------------------------------------------
+ * For loops that convert many short rows with the same dtypes and options: the dtype pair,
+ * the options and the backend (and its kernel) are checked and resolved once by
+ * vcvt_converter_init; vcvt_converter_run then checks only the handle, n and the buffers and
+ * calls the kernel (the results are vcvt_convert's, bit for bit).
+ *
+ *     vcvt_converter c;
+ *     if (vcvt_converter_init(&c, VCVT_F32, VCVT_BF16, NULL) != VCVT_OK) ...;
+ *     for (size_t r = 0; r < rows; r++)
+ *         vcvt_converter_run(&c, src + r * cols, dst + r * cols, cols);
+ *
+ * The struct is caller-owned plain data (no allocation, nothing to free, no global state;
+ * copies by assignment or memcpy are the same conversion; any number of threads may run one
+ * handle at once). Its fields are private. It is valid only in the process that initialised
+ * it and only with this library version. vcvt_converter_run detects a handle that was never
+ * initialised or was overwritten (a check word over every field: any one changed word, a
+ * struct filled with one byte), or that comes from another process (the check mixes in an
+ * address of the library, which differs per process where the OS randomises addresses), and
+ * returns VCVT_E_INVALID without touching the buffers. It catches accidents; a deliberately
+ * forged handle is outside the contract. */
+typedef struct vcvt_converter {
+    uint64_t check;   /* private */
+    uint64_t pair;    /* private */
+    uint64_t state[16]; /* private */
+} vcvt_converter;
+
+/* Resolves the conversion from src_dtype to dst_dtype under options (NULL: the defaults)
+ * into *converter. A pinned backend is checked here; VCVT_BACKEND_AUTO takes the active
+ * backend now, and the handle keeps it.
+ * Errors: VCVT_E_DTYPE, VCVT_E_UNSUPPORTED (pair without a conversion), VCVT_E_INVALID (an
+ * options field), VCVT_E_BACKEND, VCVT_E_BACKEND_ENV, VCVT_E_NULL (converter). On error
+ * *converter is not written. */
+int vcvt_converter_init(vcvt_converter *converter, vcvt_dtype src_dtype, vcvt_dtype dst_dtype,
+                        const vcvt_options *options);
+
+/* Converts n values from src into dst with the resolved conversion: the same contract as
+ * vcvt_convert (any alignment, n == 0 accepts NULL, counts and sizes as there).
+ * Errors: VCVT_E_NULL (converter NULL, or src/dst NULL with n > 0), VCVT_E_INVALID (the
+ * handle fails its check), VCVT_E_OVERFLOW (n values exceed PTRDIFF_MAX bytes),
+ * VCVT_E_OVERLAP. Nothing is written on error. */
+int vcvt_converter_run(const vcvt_converter *converter, const void *src, void *dst, size_t n);
+
 /* ---- scaled building blocks ------------------------------------------------------------- */
 
 /* Stores in *out the largest magnitude of the n values at src (dtype VCVT_F32, VCVT_BF16 or
@@ -210,15 +266,16 @@ int vcvt_round_trip(void *x, vcvt_dtype x_dtype, vcvt_dtype format, size_t n,
 int vcvt_amax(const void *src, vcvt_dtype dtype, size_t n, float *out);
 
 /* Writes code(x * scale) for the n values at src (VCVT_F32, VCVT_BF16 or VCVT_F16) into dst
- * (an fp8, fp6, VCVT_F4E2M1 or VCVT_F8E8M0 dtype): the exact product, rounded once with the
+ * (VCVT_F8E4M3, VCVT_F8E5M2, VCVT_F8E4M3FNUZ, VCVT_F8E5M2FNUZ, an fp6 dtype, VCVT_F4E2M1 or
+ * VCVT_F8E8M0; not the dtypes from VCVT_F8E3M4 on): the exact product, rounded once with the
  * destination's default policies. A per-row or per-tensor scale without a second pass.
  * Errors: VCVT_E_DTYPE, VCVT_E_UNSUPPORTED, VCVT_E_NULL, VCVT_E_OVERFLOW, VCVT_E_OVERLAP,
  * VCVT_E_BACKEND_ENV, VCVT_E_NOMEM. */
 int vcvt_narrow_scaled(const void *src, vcvt_dtype src_dtype, float scale, void *dst,
                        vcvt_dtype dst_dtype, size_t n);
 
-/* Writes decode(code) * scale for the n codes at src (an fp8, fp6, VCVT_F4E2M1 or
- * VCVT_F8E8M0 dtype) into dst (VCVT_F32, VCVT_BF16 or VCVT_F16), the exact product rounded
+/* Writes decode(code) * scale for the n codes at src (the dtypes vcvt_narrow_scaled writes)
+ * into dst (VCVT_F32, VCVT_BF16 or VCVT_F16), the exact product rounded
  * once. Errors: as vcvt_narrow_scaled. */
 int vcvt_dequantize_scaled(const void *src, vcvt_dtype src_dtype, float scale, void *dst,
                            vcvt_dtype dst_dtype, size_t n);

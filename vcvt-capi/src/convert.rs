@@ -4,15 +4,17 @@ use core::ffi::{c_int, c_void};
 use core::mem::{MaybeUninit, align_of, size_of};
 
 use vcvt_rs::{
-    BF16, Backend, ConvertTo, Element, Error, F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ,
-    F8E5M2, F8E5M2FNUZ, F8E8M0, F16, NanPolicy, Options, Overflow,
+    BF16, Backend, ConvertTo, Element, Error, F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E3M4, F8E4M3,
+    F8E4M3B11FNUZ, F8E4M3FNUZ, F8E4M3IEEE, F8E5M2, F8E5M2FNUZ, F8E5M3FNU, F8E8M0, F16, NanPolicy,
+    Options, Overflow,
 };
 
 use crate::backend::{VCVT_BACKEND_AUTO, resolve};
 use crate::dtype::{
-    VCVT_BF16, VCVT_DTYPE_COUNT, VCVT_F4E2M1, VCVT_F4E2M1X2, VCVT_F6E2M3, VCVT_F6E3M2, VCVT_F8E4M3,
-    VCVT_F8E4M3FNUZ, VCVT_F8E5M2, VCVT_F8E5M2FNUZ, VCVT_F8E8M0, VCVT_F16, VCVT_F32, VCVT_F64,
-    bytes_of, dtype_index, name,
+    VCVT_BF16, VCVT_DTYPE_COUNT, VCVT_F4E2M1, VCVT_F4E2M1X2, VCVT_F6E2M3, VCVT_F6E3M2, VCVT_F8E3M4,
+    VCVT_F8E4M3, VCVT_F8E4M3B11FNUZ, VCVT_F8E4M3FNUZ, VCVT_F8E4M3IEEE, VCVT_F8E5M2,
+    VCVT_F8E5M2FNUZ, VCVT_F8E5M3FNU, VCVT_F8E8M0, VCVT_F16, VCVT_F32, VCVT_F64, bytes_of,
+    dtype_index, name,
 };
 use crate::status::{
     VCVT_E_DTYPE, VCVT_E_INVALID, VCVT_E_NULL, VCVT_E_OVERFLOW, VCVT_E_OVERLAP, VCVT_E_UNSUPPORTED,
@@ -49,7 +51,7 @@ pub struct vcvt_options {
 
 /// The library options and backend that `options` asks for.
 #[inline(always)]
-fn parse_options(
+pub(crate) fn parse_options(
     options: *const vcvt_options,
     func: &str,
 ) -> Result<(Options, Option<Backend>), c_int> {
@@ -295,59 +297,84 @@ fn run<S: ConvertTo<D>, D: Element>(
 
 const N: usize = VCVT_DTYPE_COUNT as usize;
 
+/// A `[[Option<$T>; N]; N]` table, indexed `[src][dst]` by dtype value, holding
+/// `Some($f::<S, D, SP, DP>())` for every supported pair (`SP`/`DP`: that side is packed FP4)
+/// and `None` elsewhere: the one list of the supported pairs, for every per-pair table.
+macro_rules! pair_table {
+    ($T:ty, $f:ident) => {
+        $crate::convert::pair_table!(@go $T, $f;
+            // f32 and f64 to and from every narrow format.
+            wide: [
+            F16 = VCVT_F16, false;
+            BF16 = VCVT_BF16, false;
+            F8E4M3 = VCVT_F8E4M3, false;
+            F8E5M2 = VCVT_F8E5M2, false;
+            F8E4M3FNUZ = VCVT_F8E4M3FNUZ, false;
+            F8E5M2FNUZ = VCVT_F8E5M2FNUZ, false;
+            F6E2M3 = VCVT_F6E2M3, false;
+            F6E3M2 = VCVT_F6E3M2, false;
+            F4E2M1 = VCVT_F4E2M1, false;
+            F4E2M1x2 = VCVT_F4E2M1X2, true;
+            F8E8M0 = VCVT_F8E8M0, false;
+            F8E3M4 = VCVT_F8E3M4, false;
+            F8E4M3IEEE = VCVT_F8E4M3IEEE, false;
+            F8E4M3B11FNUZ = VCVT_F8E4M3B11FNUZ, false;
+            F8E5M3FNU = VCVT_F8E5M3FNU, false;
+            ]
+            // Every other narrow format to and from F16 and BF16 (one rounding).
+            hub: [
+            F8E4M3 = VCVT_F8E4M3, false;
+            F8E5M2 = VCVT_F8E5M2, false;
+            F8E4M3FNUZ = VCVT_F8E4M3FNUZ, false;
+            F8E5M2FNUZ = VCVT_F8E5M2FNUZ, false;
+            F6E2M3 = VCVT_F6E2M3, false;
+            F6E3M2 = VCVT_F6E3M2, false;
+            F4E2M1 = VCVT_F4E2M1, false;
+            F4E2M1x2 = VCVT_F4E2M1X2, true;
+            F8E8M0 = VCVT_F8E8M0, false;
+            F8E3M4 = VCVT_F8E3M4, false;
+            F8E4M3IEEE = VCVT_F8E4M3IEEE, false;
+            F8E4M3B11FNUZ = VCVT_F8E4M3B11FNUZ, false;
+            F8E5M3FNU = VCVT_F8E5M3FNU, false;
+            ]
+        )
+    };
+    (@go $T:ty, $f:ident;
+        wide: [$($wt:ident = $wi:ident, $wp:expr;)*]
+        hub: [$($ht:ident = $hi:ident, $hp:expr;)*]) => {{
+        use $crate::dtype::*;
+        const N: usize = VCVT_DTYPE_COUNT as usize;
+        const F32: usize = VCVT_F32 as usize;
+        const F64: usize = VCVT_F64 as usize;
+        const H: usize = VCVT_F16 as usize;
+        const B: usize = VCVT_BF16 as usize;
+        let mut t: [[Option<$T>; N]; N] = [[None; N]; N];
+        $(
+            t[F32][$wi as usize] = Some($f::<f32, vcvt_rs::$wt, false, $wp>());
+            t[F64][$wi as usize] = Some($f::<f64, vcvt_rs::$wt, false, $wp>());
+            t[$wi as usize][F32] = Some($f::<vcvt_rs::$wt, f32, $wp, false>());
+            t[$wi as usize][F64] = Some($f::<vcvt_rs::$wt, f64, $wp, false>());
+        )*
+        $(
+            t[H][$hi as usize] = Some($f::<vcvt_rs::F16, vcvt_rs::$ht, false, $hp>());
+            t[B][$hi as usize] = Some($f::<vcvt_rs::BF16, vcvt_rs::$ht, false, $hp>());
+            t[$hi as usize][H] = Some($f::<vcvt_rs::$ht, vcvt_rs::F16, $hp, false>());
+            t[$hi as usize][B] = Some($f::<vcvt_rs::$ht, vcvt_rs::BF16, $hp, false>());
+        )*
+        t[H][B] = Some($f::<vcvt_rs::F16, vcvt_rs::BF16, false, false>());
+        t[B][H] = Some($f::<vcvt_rs::BF16, vcvt_rs::F16, false, false>());
+        t
+    }};
+}
+pub(crate) use pair_table;
+
+/// [`conv`] for one pair, as a table entry.
+const fn conv_fn<S: ConvertTo<D>, D: Element, const SP: bool, const DP: bool>() -> ConvFn {
+    conv::<S, D, SP, DP>
+}
+
 /// `CONVERT[src][dst]`: the conversion of each supported pair, by dtype value.
-static CONVERT: [[Option<ConvFn>; N]; N] = {
-    let mut t: [[Option<ConvFn>; N]; N] = [[None; N]; N];
-    const F32: usize = VCVT_F32 as usize;
-    const F64: usize = VCVT_F64 as usize;
-    const H: usize = VCVT_F16 as usize;
-    const B: usize = VCVT_BF16 as usize;
-    // f32 and f64 to and from every narrow format.
-    macro_rules! wide {
-        ($($ty:ty = $i:expr, $p:expr;)*) => {$(
-            t[F32][$i as usize] = Some(conv::<f32, $ty, false, $p> as ConvFn);
-            t[F64][$i as usize] = Some(conv::<f64, $ty, false, $p> as ConvFn);
-            t[$i as usize][F32] = Some(conv::<$ty, f32, $p, false> as ConvFn);
-            t[$i as usize][F64] = Some(conv::<$ty, f64, $p, false> as ConvFn);
-        )*};
-    }
-    wide! {
-        F16 = VCVT_F16, false;
-        BF16 = VCVT_BF16, false;
-        F8E4M3 = VCVT_F8E4M3, false;
-        F8E5M2 = VCVT_F8E5M2, false;
-        F8E4M3FNUZ = VCVT_F8E4M3FNUZ, false;
-        F8E5M2FNUZ = VCVT_F8E5M2FNUZ, false;
-        F6E2M3 = VCVT_F6E2M3, false;
-        F6E3M2 = VCVT_F6E3M2, false;
-        F4E2M1 = VCVT_F4E2M1, false;
-        F4E2M1x2 = VCVT_F4E2M1X2, true;
-        F8E8M0 = VCVT_F8E8M0, false;
-    }
-    // Every other narrow format to and from F16 and BF16 (one rounding).
-    macro_rules! hub {
-        ($($ty:ty = $i:expr, $p:expr;)*) => {$(
-            t[H][$i as usize] = Some(conv::<F16, $ty, false, $p> as ConvFn);
-            t[B][$i as usize] = Some(conv::<BF16, $ty, false, $p> as ConvFn);
-            t[$i as usize][H] = Some(conv::<$ty, F16, $p, false> as ConvFn);
-            t[$i as usize][B] = Some(conv::<$ty, BF16, $p, false> as ConvFn);
-        )*};
-    }
-    hub! {
-        F8E4M3 = VCVT_F8E4M3, false;
-        F8E5M2 = VCVT_F8E5M2, false;
-        F8E4M3FNUZ = VCVT_F8E4M3FNUZ, false;
-        F8E5M2FNUZ = VCVT_F8E5M2FNUZ, false;
-        F6E2M3 = VCVT_F6E2M3, false;
-        F6E3M2 = VCVT_F6E3M2, false;
-        F4E2M1 = VCVT_F4E2M1, false;
-        F4E2M1x2 = VCVT_F4E2M1X2, true;
-        F8E8M0 = VCVT_F8E8M0, false;
-    }
-    t[H][B] = Some(conv::<F16, BF16, false, false> as ConvFn);
-    t[B][H] = Some(conv::<BF16, F16, false, false> as ConvFn);
-    t
-};
+static CONVERT: [[Option<ConvFn>; N]; N] = pair_table!(ConvFn, conv_fn);
 
 /// Converts `n` values from `src` (dtype `src_dtype`) to `dst` (dtype `dst_dtype`).
 ///
@@ -460,6 +487,10 @@ static ROUND_TRIP: [[Option<RoundTripFn>; 2]; N] = {
         F4E2M1 = VCVT_F4E2M1;
         F4E2M1x2 = VCVT_F4E2M1X2;
         F8E8M0 = VCVT_F8E8M0;
+        F8E3M4 = VCVT_F8E3M4;
+        F8E4M3IEEE = VCVT_F8E4M3IEEE;
+        F8E4M3B11FNUZ = VCVT_F8E4M3B11FNUZ;
+        F8E5M3FNU = VCVT_F8E5M3FNU;
     }
     t
 };

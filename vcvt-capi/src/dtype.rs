@@ -32,11 +32,19 @@ pub const VCVT_F4E2M1: c_int = 10;
 pub const VCVT_F4E2M1X2: c_int = 11;
 /// E8M0 (MX scale): `2^(c - 127)`, `0xFF` NaN.
 pub const VCVT_F8E8M0: c_int = 12;
+/// fp8 E3M4 (`float8_e3m4`): IEEE-style, bias 3, max 15.5, Inf and NaN.
+pub const VCVT_F8E3M4: c_int = 13;
+/// fp8 E4M3 IEEE-style (`float8_e4m3`): bias 7, max 240, Inf and NaN.
+pub const VCVT_F8E4M3IEEE: c_int = 14;
+/// fp8 E4M3 with bias 11 (`float8_e4m3b11fnuz`): max 30, NaN `0x80` only, no −0, no Inf.
+pub const VCVT_F8E4M3B11FNUZ: c_int = 15;
+/// Unsigned fp8 E5M3 (`float8_e5m3fnu`): 0 to 114688, NaN `0xFF` only, no sign, no Inf.
+pub const VCVT_F8E5M3FNU: c_int = 16;
 /// Number of dtypes: valid values are `0..VCVT_DTYPE_COUNT`.
-pub const VCVT_DTYPE_COUNT: c_int = 13;
+pub const VCVT_DTYPE_COUNT: c_int = 17;
 
 /// The dtypes' names, indexed by value (NUL-terminated for C).
-const DTYPE_NAMES: [&str; 13] = [
+const DTYPE_NAMES: [&str; VCVT_DTYPE_COUNT as usize] = [
     "f32\0",
     "f64\0",
     "f16\0",
@@ -50,10 +58,15 @@ const DTYPE_NAMES: [&str; 13] = [
     "f4e2m1\0",
     "f4e2m1x2\0",
     "f8e8m0\0",
+    "f8e3m4\0",
+    "f8e4m3ieee\0",
+    "f8e4m3b11fnuz\0",
+    "f8e5m3fnu\0",
 ];
 
 /// Bytes of one element of each dtype (for `F4E2M1X2`, of one byte holding two values).
-const DTYPE_SIZES: [usize; 13] = [4, 8, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1];
+const DTYPE_SIZES: [usize; VCVT_DTYPE_COUNT as usize] =
+    [4, 8, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1];
 
 /// The dtype index of `d`, if `d` is a dtype.
 #[inline(always)]

@@ -12,6 +12,7 @@
 mod backend;
 mod block;
 mod convert;
+mod converter;
 mod dtype;
 mod status;
 
@@ -20,6 +21,7 @@ use core::ffi::{c_char, c_int};
 pub use backend::*;
 pub use block::*;
 pub use convert::*;
+pub use converter::*;
 pub use dtype::*;
 pub use status::*;
 

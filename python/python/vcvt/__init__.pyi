@@ -23,6 +23,10 @@ FormatName = Literal[
     "float4_e2m1fn",
     "float4_e2m1fn_x2",
     "float8_e8m0fnu",
+    "float8_e3m4",
+    "float8_e4m3",
+    "float8_e4m3b11fnuz",
+    "float8_e5m3fnu",
 ]
 DTypeLike = Union[FormatName, str, np.dtype, type]
 OverflowPolicy = Optional[Literal["saturate", "nonsaturating"]]

@@ -10,6 +10,8 @@
  *     rows where vcvt deliberately differs replaced by the generator's exact rational model
  *     (exact_mismatches.txt) or by the documented rule (fp4/fp6 NaN -> +-MAX);
  *   - tests/data/block/<scheme>.tsv: gguf 0.19, ggml's C, mlx 0.32.4 and numpy oracles;
+ *   - tests/data/mldtypes/<format>.runs.tsv: ml_dtypes 0.7.0 for fp8 E3M4, IEEE E4M3,
+ *     E4M3B11FNUZ and unsigned E5M3 (every f32 input as runs, every code widened);
  *   - for the F16/BF16 hub pairs: the C compiler's _Float16 conversions (correctly rounded)
  *     and a bf16 round-to-nearest-even model written here from the format definition,
  *     applied to the vectors' own expected values.
@@ -165,8 +167,12 @@ static int is_nan(int d, uint64_t b) {
     case VCVT_F8E4M3: return (b & 0x7F) == 0x7F;
     case VCVT_F8E5M2: return (b & 0x7F) > 0x7C;
     case VCVT_F8E4M3FNUZ:
-    case VCVT_F8E5M2FNUZ: return b == 0x80;
-    case VCVT_F8E8M0: return b == 0xFF;
+    case VCVT_F8E5M2FNUZ:
+    case VCVT_F8E4M3B11FNUZ: return b == 0x80;
+    case VCVT_F8E8M0:
+    case VCVT_F8E5M3FNU: return b == 0xFF;
+    case VCVT_F8E3M4: return (b & 0x7F) > 0x70;
+    case VCVT_F8E4M3IEEE: return (b & 0x7F) > 0x78;
     default: return 0;
     }
 }
@@ -181,7 +187,8 @@ static int sign_bit(int d, uint64_t b) {
     case VCVT_F6E3M2: return (int)(b >> 5) & 1;
     case VCVT_F4E2M1:
     case VCVT_F4E2M1X2: return (int)(b >> 3) & 1;
-    case VCVT_F8E8M0: return 0;
+    case VCVT_F8E8M0:
+    case VCVT_F8E5M3FNU: return 0;
     default: return (int)(b >> 7) & 1;
     }
 }
@@ -307,6 +314,19 @@ static void case_run(kase *k) {
         snprintf(how, sizeof how, "one call, %s", vcvt_backend_name(backends[b]));
         compare(k, dst, how);
     }
+    /* The same through a vcvt_converter resolved once (per backend), and a copy of one. */
+    for (int b = 0; b < nbackends; b++) {
+        o.backend = backends[b];
+        vcvt_converter c, copy;
+        int rc = vcvt_converter_init(&c, (vcvt_dtype)k->src, (vcvt_dtype)k->dst, &o);
+        CHECK(rc == VCVT_OK, "%s: converter_init rc %d (%s)", k->name, rc, vcvt_last_error_message());
+        memcpy(&copy, &c, sizeof c);
+        memset(dst, 0xA5, db);
+        rc = vcvt_converter_run(b % 2 ? &copy : &c, src, dst, k->n);
+        CHECK(rc == VCVT_OK, "%s: converter_run rc %d (%s)", k->name, rc, vcvt_last_error_message());
+        snprintf(how, sizeof how, "vcvt_converter, %s", vcvt_backend_name(backends[b]));
+        compare(k, dst, how);
+    }
     /* Odd addresses: the values shifted by one byte on both sides. */
     o.backend = VCVT_BACKEND_AUTO;
     uint8_t *usrc = xmalloc(sb + 1), *udst = xmalloc(db + 1);
@@ -316,6 +336,14 @@ static void case_run(kase *k) {
     CHECK(rc == VCVT_OK, "%s unaligned: rc %d", k->name, rc);
     CHECK(udst[0] == 0xA5, "%s unaligned: wrote before the buffer", k->name);
     compare(k, udst + 1, "odd addresses");
+    vcvt_converter uc;
+    CHECK(vcvt_converter_init(&uc, (vcvt_dtype)k->src, (vcvt_dtype)k->dst, &o) == VCVT_OK,
+          "%s: converter_init", k->name);
+    memset(udst, 0xA5, db + 1);
+    rc = vcvt_converter_run(&uc, usrc + 1, udst + 1, k->n);
+    CHECK(rc == VCVT_OK, "%s converter unaligned: rc %d", k->name, rc);
+    CHECK(udst[0] == 0xA5, "%s converter unaligned: wrote before the buffer", k->name);
+    compare(k, udst + 1, "vcvt_converter, odd addresses");
     /* One value per call (the kernels' tails). */
     if (k->dst != VCVT_F4E2M1X2 && k->src != VCVT_F4E2M1X2) {
         memset(dst, 0xA5, db);
@@ -530,6 +558,108 @@ static void test_mldtypes(const char *dir) {
         CHECK(adjusted > 0, "%s: no row needed a documented difference", F[fi].file);
         for (int j = 0; j < 8; j++)
             if (k[j].n) case_run(&k[j]);
+        free(text);
+    }
+}
+
+/* The fp8 formats of ml_dtypes 0.7 (tests/data/mldtypes/<format>.runs.tsv, ml_dtypes 0.7.0's
+ * astype over every f32 as runs: every input from a run's start up to the next run's start
+ * narrows to the run's code, under VCVT_OVERFLOW_NONSATURATING and VCVT_NAN_PRESERVE, which
+ * are what astype does; and the widening of every code). Checked: the first input, one in
+ * the middle and the last input of every run, from f32 and (the same values, exact) from
+ * f64; every f16 and every bf16 code (their f32 value looked up in the runs); all 256 codes
+ * widened to f32/f64, and to f16/bf16 by the compiler's _Float16 and the bf16 model. */
+typedef struct {
+    uint32_t *start;
+    uint8_t *code;
+    size_t n;
+} runs;
+
+/* The code the runs give f32 bits x: the last run whose start is <= x. */
+static unsigned run_code(const runs *r, uint32_t x) {
+    size_t lo = 0, hi = r->n; /* r->start[0] == 0, so the answer is in [lo, hi) */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->start[mid] <= x) lo = mid;
+        else hi = mid;
+    }
+    return r->code[lo];
+}
+
+static void test_runs(const char *dir) {
+    static const struct {
+        const char *file;
+        int dtype;
+    } F[4] = {
+        {"F8E3M4", VCVT_F8E3M4},
+        {"F8E4M3IEEE", VCVT_F8E4M3IEEE},
+        {"F8E4M3B11FNUZ", VCVT_F8E4M3B11FNUZ},
+        {"F8E5M3FNU", VCVT_F8E5M3FNU},
+    };
+    for (int fi = 0; fi < 4; fi++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/mldtypes/%s.runs.tsv", dir, F[fi].file);
+        char *text = read_file(path), *cur = text, *line;
+        int d = F[fi].dtype;
+        runs r = {xmalloc(4096 * sizeof(uint32_t)), xmalloc(4096), 0};
+        uint32_t widen[256];
+        int have[256] = {0}, ln = 0, nwiden = 0;
+        while ((line = next_line(&cur))) {
+            ln++;
+            if (*line == '#' || !*line) continue;
+            char *f[4];
+            if (split(line, f, 4) < 3) continue;
+            if (!strcmp(f[0], "run")) {
+                CHECK(r.n < 4096, "%s: too many runs", F[fi].file);
+                if (r.n == 4096) break;
+                uint32_t st = (uint32_t)hexnum(f[1]);
+                CHECK(r.n == 0 ? st == 0 : st > r.start[r.n - 1], "%s:%d: runs out of order",
+                      F[fi].file, ln);
+                r.start[r.n] = st;
+                r.code[r.n++] = (uint8_t)hexnum(f[2]);
+            } else if (!strcmp(f[0], "widen")) {
+                unsigned c = (unsigned)hexnum(f[1]) & 0xFF;
+                widen[c] = (uint32_t)hexnum(f[2]);
+                nwiden += !have[c];
+                have[c] = 1;
+            }
+        }
+        CHECK(r.n > 100 && nwiden == 256, "%s: %zu runs, %d widenings", F[fi].file, r.n, nwiden);
+        /* 0 f32->X, 1 f64->X, 2 X->f32, 3 X->f64, 4 X->f16, 5 X->bf16, 6 f16->X, 7 bf16->X */
+        kase k[8];
+        char label[8][96];
+        static const char *names[8] = {"f32->X", "f64->X", "X->f32", "X->f64", "X->f16",
+                                       "X->bf16", "f16->X", "bf16->X"};
+        const int src[8] = {VCVT_F32, VCVT_F64, d, d, d, d, VCVT_F16, VCVT_BF16};
+        const int dst[8] = {d, d, VCVT_F32, VCVT_F64, VCVT_F16, VCVT_BF16, d, d};
+        for (int j = 0; j < 8; j++) {
+            snprintf(label[j], sizeof label[j], "runs %s %s", vcvt_dtype_name(d), names[j]);
+            case_init(&k[j], label[j], src[j], dst[j],
+                      j >= 2 && j <= 5 ? VCVT_OVERFLOW_DEFAULT : VCVT_OVERFLOW_NONSATURATING);
+        }
+        for (size_t i = 0; i < r.n; i++) {
+            uint32_t lo = r.start[i], hi = i + 1 < r.n ? r.start[i + 1] - 1 : 0xFFFFFFFFu;
+            uint32_t x[3] = {lo, lo + (hi - lo) / 2, hi};
+            for (int j = 0; j < 3; j++) {
+                case_add(&k[0], x[j], r.code[i], 0, (int)i);
+                case_add(&k[1], bits_f64((double)f32_of(x[j])), r.code[i], 0, (int)i);
+            }
+        }
+        for (unsigned c = 0; c < 256; c++) {
+            uint32_t w = widen[c];
+            int nan = (w & 0x7FFFFFFFu) > 0x7F800000u;
+            case_add(&k[2], c, w, 0, (int)c);
+            case_add(&k[3], c, bits_f64((double)f32_of(w)), nan, (int)c);
+            case_add(&k[4], c, bits_f16((_Float16)f32_of(w)), nan, (int)c);
+            case_add(&k[5], c, bf16_rne(w), nan, (int)c);
+        }
+        for (uint32_t c = 0; c < 65536; c++) {
+            case_add(&k[6], c, run_code(&r, bits_f32((float)f16_of((uint16_t)c))), 0, (int)c);
+            case_add(&k[7], c, run_code(&r, c << 16), 0, (int)c);
+        }
+        for (int j = 0; j < 8; j++) case_run(&k[j]);
+        free(r.start);
+        free(r.code);
         free(text);
     }
 }
@@ -769,7 +899,7 @@ static void test_blocks(const char *dir) {
 /* ---- error paths ------------------------------------------------------------------------ */
 
 #define CANARY 0x5Au
-static uint8_t canary[256];
+static _Alignas(16) uint8_t canary[256];
 static void fill(void) { memset(canary, CANARY, sizeof canary); }
 static int untouched(void) {
     for (size_t i = 0; i < sizeof canary; i++)
@@ -798,7 +928,8 @@ static void test_errors(void) {
     /* vcvt_convert */
     EXPECT_ERR(vcvt_convert(NULL, VCVT_F32, dst, VCVT_F16, 4, NULL), VCVT_E_NULL, "vcvt_convert");
     EXPECT_ERR(vcvt_convert(src, VCVT_F32, NULL, VCVT_F16, 4, NULL), VCVT_E_NULL, "vcvt_convert");
-    EXPECT_ERR(vcvt_convert(src, (vcvt_dtype)13, dst, VCVT_F16, 4, NULL), VCVT_E_DTYPE, "vcvt_convert");
+    EXPECT_ERR(vcvt_convert(src, (vcvt_dtype)VCVT_DTYPE_COUNT, dst, VCVT_F16, 4, NULL), VCVT_E_DTYPE,
+               "vcvt_convert");
     EXPECT_ERR(vcvt_convert(src, VCVT_F32, dst, (vcvt_dtype)-1, 4, NULL), VCVT_E_DTYPE, "vcvt_convert");
     EXPECT_ERR(vcvt_convert(src, VCVT_F32, dst, VCVT_F32, 4, NULL), VCVT_E_UNSUPPORTED, "vcvt_convert");
     EXPECT_ERR(vcvt_convert(src, VCVT_F32, dst, VCVT_F64, 4, NULL), VCVT_E_UNSUPPORTED, "vcvt_convert");
@@ -821,6 +952,62 @@ static void test_errors(void) {
     /* n == 0 with NULL pointers is fine, and still checks the dtypes. */
     CHECK(vcvt_convert(NULL, VCVT_F32, NULL, VCVT_F16, 0, NULL) == VCVT_OK, "n == 0");
     CHECK(vcvt_convert(NULL, VCVT_F32, NULL, VCVT_F32, 0, NULL) == VCVT_E_UNSUPPORTED, "n == 0 pair");
+
+    /* vcvt_converter_init: nothing written into the handle on error. */
+    vcvt_converter *ch = (vcvt_converter *)(void *)canary, conv;
+    EXPECT_ERR(vcvt_converter_init(ch, (vcvt_dtype)VCVT_DTYPE_COUNT, VCVT_F16, NULL), VCVT_E_DTYPE,
+               "src_dtype");
+    EXPECT_ERR(vcvt_converter_init(ch, VCVT_F32, (vcvt_dtype)-1, NULL), VCVT_E_DTYPE, "dst_dtype");
+    EXPECT_ERR(vcvt_converter_init(ch, VCVT_F32, VCVT_F64, NULL), VCVT_E_UNSUPPORTED,
+               "vcvt_converter_init");
+    EXPECT_ERR(vcvt_converter_init(ch, VCVT_F8E3M4, VCVT_F8E5M3FNU, NULL), VCVT_E_UNSUPPORTED,
+               "vcvt_converter_init");
+    EXPECT_ERR(vcvt_converter_init(ch, VCVT_F32, VCVT_F16, &bad_ov), VCVT_E_INVALID, "overflow");
+    EXPECT_ERR(vcvt_converter_init(ch, VCVT_F32, VCVT_F16, &bad_nan), VCVT_E_INVALID, "nan");
+    EXPECT_ERR(vcvt_converter_init(ch, VCVT_F32, VCVT_F16, &bad_be), VCVT_E_INVALID, "backend");
+    for (int b = VCVT_BACKEND_SCALAR; b <= VCVT_BACKEND_SIMD128; b++) {
+        if (vcvt_backend_available(b) == 1) continue;
+        vcvt_options o = {0, 0, b};
+        EXPECT_ERR(vcvt_converter_init(ch, VCVT_F32, VCVT_F16, &o), VCVT_E_BACKEND, vcvt_backend_name(b));
+    }
+    CHECK(vcvt_converter_init(NULL, VCVT_F32, VCVT_F16, NULL) == VCVT_E_NULL, "converter_init NULL");
+    /* vcvt_converter_run: nothing written into dst on error. */
+    CHECK(vcvt_converter_init(&conv, VCVT_F32, VCVT_F16, NULL) == VCVT_OK, "converter_init");
+    EXPECT_ERR(vcvt_converter_run(NULL, src, dst, 4), VCVT_E_NULL, "converter");
+    EXPECT_ERR(vcvt_converter_run(&conv, NULL, dst, 4), VCVT_E_NULL, "src");
+    EXPECT_ERR(vcvt_converter_run(&conv, src, NULL, 4), VCVT_E_NULL, "dst");
+    EXPECT_ERR(vcvt_converter_run(&conv, src, dst, huge), VCVT_E_OVERFLOW, "vcvt_converter_run");
+    EXPECT_ERR(vcvt_converter_run(&conv, canary, canary + 8, 16), VCVT_E_OVERLAP, "overlap");
+    CHECK(vcvt_converter_run(&conv, NULL, NULL, 0) == VCVT_OK, "converter_run n == 0");
+    {
+        /* Handles that were never initialised or were damaged: VCVT_E_INVALID, dst untouched. */
+        static const uint8_t fills[] = {0x00, 0xFF, 0x5A, 0xA5, 0xCD};
+        for (size_t i = 0; i < sizeof fills; i++) {
+            vcvt_converter bad;
+            memset(&bad, fills[i], sizeof bad);
+            EXPECT_ERR(vcvt_converter_run(&bad, src, dst, 4), VCVT_E_INVALID, "check");
+        }
+        for (size_t w = 0; w < sizeof conv / 8; w++) {
+            vcvt_converter bad = conv;
+            uint64_t word;
+            memcpy(&word, (uint8_t *)&bad + 8 * w, 8);
+            word ^= (uint64_t)1 << (w * 5 % 64);
+            memcpy((uint8_t *)&bad + 8 * w, &word, 8);
+            EXPECT_ERR(vcvt_converter_run(&bad, src, dst, 4), VCVT_E_INVALID, "vcvt_converter_run");
+        }
+        /* A copy of a valid handle at an address not aligned for the struct. */
+        _Alignas(8) uint8_t raw[sizeof conv + 8];
+        memcpy(raw + 4, &conv, sizeof conv);
+        EXPECT_ERR(vcvt_converter_run((const vcvt_converter *)(const void *)(raw + 4), src, dst, 4),
+                   VCVT_E_INVALID, "aligned");
+    }
+    /* The handle still works after all that, and gives vcvt_convert's bits. */
+    {
+        uint16_t a[64], b[64];
+        CHECK(vcvt_converter_run(&conv, src, a, 64) == VCVT_OK, "converter_run");
+        CHECK(vcvt_convert(src, VCVT_F32, b, VCVT_F16, 64, NULL) == VCVT_OK, "convert");
+        CHECK(!memcmp(a, b, sizeof a), "converter_run differs from vcvt_convert");
+    }
 
     /* vcvt_round_trip */
     EXPECT_ERR(vcvt_round_trip(NULL, VCVT_F32, VCVT_F16, 3, NULL), VCVT_E_NULL, "vcvt_round_trip");
@@ -924,6 +1111,10 @@ static void test_errors(void) {
     EXPECT_ERR(vcvt_narrow_scaled(src, VCVT_F64, 1.0f, canary, VCVT_F8E4M3, 4), VCVT_E_UNSUPPORTED,
                "vcvt_narrow_scaled");
     EXPECT_ERR(vcvt_narrow_scaled(src, VCVT_F32, 1.0f, NULL, VCVT_F8E4M3, 4), VCVT_E_NULL, "dst");
+    EXPECT_ERR(vcvt_narrow_scaled(src, VCVT_F32, 1.0f, canary, VCVT_F8E3M4, 4), VCVT_E_UNSUPPORTED,
+               "vcvt_narrow_scaled");
+    EXPECT_ERR(vcvt_dequantize_scaled(codes, VCVT_F8E5M3FNU, 1.0f, canary, VCVT_F32, 4),
+               VCVT_E_UNSUPPORTED, "vcvt_dequantize_scaled");
     EXPECT_ERR(vcvt_dequantize_scaled(codes, VCVT_F8E4M3, 1.0f, canary, VCVT_F8E5M2, 4),
                VCVT_E_UNSUPPORTED, "vcvt_dequantize_scaled");
     EXPECT_ERR(vcvt_dequantize_scaled(canary, VCVT_F8E4M3, 1.0f, canary + 2, VCVT_F32, 4),
@@ -932,8 +1123,14 @@ static void test_errors(void) {
     /* Small functions */
     CHECK(vcvt_dtype_bytes(VCVT_F4E2M1X2, 7, &len) == 0 && len == 4, "dtype_bytes x2");
     CHECK(vcvt_dtype_bytes(VCVT_F64, huge, &len) == VCVT_E_OVERFLOW, "dtype_bytes overflow");
-    CHECK(vcvt_dtype_bytes((vcvt_dtype)13, 1, &len) == VCVT_E_DTYPE, "dtype_bytes dtype");
-    CHECK(vcvt_dtype_name(13) == NULL && !strcmp(vcvt_dtype_name(VCVT_F8E8M0), "f8e8m0"), "dtype_name");
+    CHECK(vcvt_dtype_bytes((vcvt_dtype)VCVT_DTYPE_COUNT, 1, &len) == VCVT_E_DTYPE, "dtype_bytes dtype");
+    CHECK(vcvt_dtype_name(VCVT_DTYPE_COUNT) == NULL && !strcmp(vcvt_dtype_name(VCVT_F8E8M0), "f8e8m0") &&
+              !strcmp(vcvt_dtype_name(VCVT_F8E5M3FNU), "f8e5m3fnu"),
+          "dtype_name");
+    /* The appended dtypes keep the values they were published with. */
+    CHECK(VCVT_F8E8M0 == 12 && VCVT_F8E3M4 == 13 && VCVT_F8E4M3IEEE == 14 &&
+              VCVT_F8E4M3B11FNUZ == 15 && VCVT_F8E5M3FNU == 16 && VCVT_DTYPE_COUNT == 17,
+          "dtype values");
     CHECK(vcvt_backend_name(10) == NULL && !strcmp(vcvt_backend_name(VCVT_BACKEND_AVX512_VBMI),
                                                    "avx512-vbmi"), "backend_name");
     CHECK(vcvt_backend_available(-1) == VCVT_E_INVALID, "backend_available invalid");
@@ -1008,6 +1205,9 @@ typedef struct {
     int id, ok;
 } job;
 
+/* One handle, made before the threads start, run by all of them at once. */
+static vcvt_converter shared_to_f16;
+
 static void *thread_main(void *p) {
     job *j = p;
     enum { N = 4096 };
@@ -1020,6 +1220,11 @@ static void *thread_main(void *p) {
         if (vcvt_convert(h, VCVT_F16, back, VCVT_F32, N, NULL) != 0) j->ok = 0;
         for (int i = 0; i < N; i++)
             if (back[i] != x[i]) j->ok = 0; /* integers below 2048 are exact in f16 */
+        memset(h, 0, N * 2);
+        if (vcvt_converter_run(&shared_to_f16, x, h, N) != 0) j->ok = 0;
+        if (vcvt_convert(h, VCVT_F16, back, VCVT_F32, N, NULL) != 0) j->ok = 0;
+        for (int i = 0; i < N; i++)
+            if (back[i] != x[i]) j->ok = 0;
         /* Each thread's message is its own. */
         char want[64];
         snprintf(want, sizeof want, "%d is not a vcvt_backend", 100 + j->id);
@@ -1034,6 +1239,7 @@ static void *thread_main(void *p) {
 static void test_threads(void) {
     pthread_t t[4];
     job j[4];
+    CHECK(vcvt_converter_init(&shared_to_f16, VCVT_F32, VCVT_F16, NULL) == VCVT_OK, "shared handle");
     for (int i = 0; i < 4; i++) {
         j[i].id = i;
         pthread_create(&t[i], NULL, thread_main, &j[i]);
@@ -1063,6 +1269,12 @@ static int env_child(const char *value) {
         CHECK(vcvt_mx_data_len(mx, 1, 32, &len) == VCVT_E_BACKEND_ENV, "mx with AUTO");
         vcvt_options o = {0, 0, VCVT_BACKEND_SCALAR};
         CHECK(vcvt_convert(x, VCVT_F32, canary, VCVT_F16, 4, &o) == VCVT_OK, "pinned scalar");
+        fill();
+        CHECK(vcvt_converter_init((vcvt_converter *)(void *)canary, VCVT_F32, VCVT_F16, NULL) ==
+                      VCVT_E_BACKEND_ENV && untouched(),
+              "converter_init with AUTO");
+        vcvt_converter c;
+        CHECK(vcvt_converter_init(&c, VCVT_F32, VCVT_F16, &o) == VCVT_OK, "pinned converter");
     } else {
         CHECK(vcvt_backend_active() == want, "VCVT_BACKEND=%s: active %d", value,
               vcvt_backend_active());
@@ -1099,6 +1311,7 @@ int main(int argc, char **argv) {
     load_mismatches(argv[1]);
     test_mldtypes(argv[1]);
     test_hubs();
+    test_runs(argv[1]);
     /* Every pair that vcvt_convert supports has run against known answers. */
     int pairs = 0;
     for (int a = 0; a < VCVT_DTYPE_COUNT; a++)
@@ -1108,7 +1321,7 @@ int main(int argc, char **argv) {
                 CHECK(covered[a][b], "pair %s -> %s has no known-answer case", vcvt_dtype_name(a),
                       vcvt_dtype_name(b));
             }
-    CHECK(pairs == 82, "%d supported pairs", pairs);
+    CHECK(pairs == 114, "%d supported pairs", pairs);
     printf("every one of the %d supported pairs checked against known answers\n", pairs);
     test_blocks(argv[1]);
     test_errors();
