@@ -623,7 +623,7 @@ fn fp8_quant<S: BlockSource>(
 /// Block FP8 quantization on every backend under every MXCSR (FPCR) setting against the
 /// Scalar backend under the default one. Under the default setting the quantizer divides
 /// with the hardware (x86-64); under the others with the integer division of
-/// `block/soft.rs`: so this also proves the two paths equal, and `tests/block_vectors.rs`
+/// `block/spec/soft.rs`: so this also proves the two paths equal, and `tests/block_vectors.rs`
 /// pins the default path to DeepSeek's order computed by numpy and ml_dtypes.
 fn check_fp8_quant<S: BlockSource>(src: &[S], shape: Shape, tile: (usize, usize), what: &str) {
     for profile in [Fp8Profile::DeepSeek, Fp8Profile::Ue8m0] {

@@ -4,7 +4,7 @@
 //! measured faster than what ran before them (docs/performance.md, "WebAssembly `simd128`").
 
 use super::{Isa, Kernels, portable};
-use crate::block::kernels::BlockKernels;
+use crate::block::spec::kernels::BlockKernels;
 use crate::simd::wasm32::simd128;
 
 /// The `simd128` table.

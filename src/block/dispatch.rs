@@ -1,7 +1,7 @@
 //! Which block-kernel table serves a backend. The API files of `src/block/` ask here; the
 //! tables themselves are composed in `src/arch/<arch>/block_tables.rs` and `src/arch/wasm32.rs`.
 
-use super::kernels::BlockKernels;
+use super::spec::kernels::BlockKernels;
 use crate::{Backend, Error};
 
 static SCALAR: BlockKernels = BlockKernels::empty();

@@ -6,7 +6,8 @@ use core::mem::MaybeUninit;
 
 use super::dispatch;
 use super::spec::fp8::{dequantize_run, quantize_one, tile_scale};
-use super::{BlockDest, BlockSource, Shape, as_uninit, checked_mul, expect_len, f32_at, put};
+use super::spec::put;
+use super::{BlockDest, BlockSource, Shape, as_uninit, checked_mul, expect_len, f32_at};
 use crate::arch::Isa;
 use crate::{Backend, Error, F8E4M3, KernelInfo, NanPolicy, Overflow};
 
@@ -364,7 +365,7 @@ impl BlockFp8 {
                 let mut m = 0u32;
                 for r in r0..r1 {
                     let row = &src[r * shape.stride() + c0..r * shape.stride() + c1];
-                    m = m.max(super::amax_bits(row));
+                    m = m.max(super::spec::amax_bits(row));
                 }
                 let s = tile_scale(m, ue8m0);
                 let i = 4 * (tr * tiles_across + tc);
@@ -408,7 +409,7 @@ impl BlockFp8 {
     /// # Ok::<(), vcvt::Error>(())
     /// ```
     pub fn scale_inv<S: BlockSource>(&self, amax: S) -> f32 {
-        f32::from_bits(self.scale(super::amax_bits(&[amax])))
+        f32::from_bits(self.scale(super::spec::amax_bits(&[amax])))
     }
 
     /// The f32 scale (bits) of a tile whose `max |x|` has bits `m`.
@@ -419,7 +420,7 @@ impl BlockFp8 {
 
 /// Whether this CPU's f32 division, as the compiler emits `a / b` here, is IEEE division
 /// rounded to nearest even with subnormals kept: on x86-64 when MXCSR is the default. Other
-/// targets (and Miri) answer `false` and quantize with [`soft::div`](super::soft::div).
+/// targets (and Miri) answer `false` and quantize with [`soft::div`](super::spec::soft::div).
 #[inline]
 fn hardware_div_is_ieee() -> bool {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
@@ -440,9 +441,9 @@ const HW_STEP: usize = 64;
 /// the same codes, when [`hardware_div_is_ieee`] holds and `s` is finite and positive.
 ///
 /// Why the codes are the same: for a finite positive `s`, `x / s` is the IEEE quotient
-/// rounded to nearest even in both paths (the integer path's argument is in [`soft`](super::soft); the
+/// rounded to nearest even in both paths (the integer path's argument is in [`soft`](super::spec::soft); the
 /// hardware's under the default MXCSR is IEEE's), and it is never an invalid operation. A NaN
-/// `x` is the only NaN case; [`soft::div`](super::soft::div) returns it quieted, which is what the select below
+/// `x` is the only NaN case; [`soft::div`](super::spec::soft::div) returns it quieted, which is what the select below
 /// passes on (Rust leaves the NaN that a division returns unspecified, so it is not used).
 /// The narrowing kernels implement `codec::narrow_f32` with the same policy (saturate, NaN
 /// sign kept), whatever the FP environment.

@@ -3,12 +3,13 @@
 use core::mem::MaybeUninit;
 
 use super::dispatch;
-use super::kernels::{
+use super::spec::kernels::{
     BlockKernels, MLX_E2M1, MLX_E2M1_GGML, MLX_E4M3, MxDequantFn, MxProfileDequantFn,
     MxProfileQuantFn, MxQuantFn,
 };
 use super::spec::mx::*;
-use super::{BlockDest, BlockSource, Shape, as_uninit, checked_mul, expect_len, put, soft};
+use super::spec::{put, soft};
+use super::{BlockDest, BlockSource, Shape, as_uninit, checked_mul, expect_len};
 use crate::arch::Isa;
 use crate::{Backend, Error, F4E2M1, KernelInfo};
 
@@ -225,7 +226,7 @@ impl Mx {
     /// ```
     pub fn scale_byte<S: BlockSource>(&self, amax: S) -> Result<u8, Error> {
         self.check_combination(Shape::vector(0))?;
-        let m = super::amax_bits(&[amax]);
+        let m = super::spec::amax_bits(&[amax]);
         Ok(match self.profile {
             MxProfile::Ocp => scale_byte(self.element, MxRule::Ocp, m),
             MxProfile::Ceil => scale_byte(self.element, MxRule::Ceil, m),
@@ -664,7 +665,7 @@ impl Mx {
                         } else {
                             MxRule::Ceil
                         };
-                        let s = scale_byte(MxElement::E2M1, rule, super::amax_bits(blk));
+                        let s = scale_byte(MxElement::E2M1, rule, super::spec::amax_bits(blk));
                         let mut codes = [0u8; BLOCK];
                         if s != 0xFF {
                             let k = 127 - s as i32;

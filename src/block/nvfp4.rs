@@ -6,11 +6,12 @@ use core::mem::MaybeUninit;
 use core::mem::size_of;
 
 use super::dispatch;
-use super::kernels::NvRows;
+use super::spec::kernels::NvRows;
 pub use super::spec::nvfp4::NvProfile;
 pub(super) use super::spec::nvfp4::SIX_448;
 use super::spec::nvfp4::{BLOCK, Ctx, GGML_BYTES, GGML_VALUES, dequantize_block};
-use super::{BlockDest, BlockSource, Shape, as_uninit, checked_mul, expect_len, put, soft};
+use super::spec::{amax_bits, finish_amax, put, soft};
+use super::{BlockDest, BlockSource, Shape, as_uninit, checked_mul, expect_len};
 use crate::arch::Isa;
 use crate::{Backend, Error, KernelInfo};
 
@@ -236,8 +237,8 @@ impl Nvfp4 {
                         // SAFETY: `row` holds `cols` values of the slot's source type
                         // (`S::KIND` indexes the table), aligned as `S`; `check_backend`
                         // returned this table only if its backend runs on this CPU.
-                        Some(f) => super::finish_amax::<S>(unsafe { f(row.as_ptr().cast(), cols) }),
-                        None => super::amax_bits(row),
+                        Some(f) => finish_amax::<S>(unsafe { f(row.as_ptr().cast(), cols) }),
+                        None => amax_bits(row),
                     };
                     m = m.max(a);
                 }

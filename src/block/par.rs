@@ -15,8 +15,9 @@ use core::ops::Range;
 use rayon::prelude::*;
 use std::vec::Vec;
 
+use super::dispatch;
+use super::spec::soft;
 use super::{BlockDest, BlockFp8, BlockSource, Mx, NvProfile, Nvfp4, Shape, as_uninit, expect_len};
-use super::{dispatch, soft};
 use crate::Error;
 use crate::par::{PAR_CHUNK, PAR_MIN_VALUES, split_ranges};
 
@@ -481,7 +482,7 @@ impl Nvfp4 {
                 let cols = shape.cols();
                 let m = (0..shape.rows())
                     .into_par_iter()
-                    .map(|r| super::amax_bits(&src[r * shape.stride()..][..cols]))
+                    .map(|r| super::spec::amax_bits(&src[r * shape.stride()..][..cols]))
                     .max()
                     .unwrap_or(0);
                 f32::from_bits(soft::div(m, super::nvfp4::SIX_448))

@@ -11,7 +11,7 @@ use core::fmt;
 use core::marker::PhantomData;
 use core::mem::MaybeUninit;
 
-use super::kernels::MxDequantFn;
+use super::spec::kernels::MxDequantFn;
 use super::{BlockDest, BlockFp8, BlockSource, Mx, Shape, as_uninit, dispatch, expect_len};
 use crate::{Backend, Error};
 

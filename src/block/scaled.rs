@@ -2,10 +2,9 @@
 //! `narrow_scaled` / `dequantize_scaled`, on the backend's block kernels where it has them.
 
 use super::dispatch;
-use super::kernels::BlockKernels;
-use super::{
-    BlockDest, BlockSource, ScaledCode, amax_bits, expect_len, finish_amax, products, wide_fast,
-};
+use super::spec::kernels::BlockKernels;
+use super::spec::{amax_bits, finish_amax, products, wide_fast};
+use super::{BlockDest, BlockSource, ScaledCode, expect_len};
 use crate::{Backend, Error};
 
 /// Values per chunk of the buffered building blocks (2 KiB of f64 on the stack).

@@ -5,17 +5,23 @@
 //!
 //! ```text
 //! format/, codec.rs       the formats and the scalar specification
+//! block/spec/             the block specification: value traits, reference routines, `soft`,
+//!                         the block-kernel table's type and slot contracts
 //!   └─ simd/mod.rs        the `Vector` trait (this file): lanes of u32, loads/stores of n lanes
 //!        └─ simd/generic/ the algorithms, written once against `Vector` and `codec::Format`
 //!             └─ simd/x86_64/{avx2,avx512}.rs,  the trait's implementations and the
 //!                simd/aarch64/neon.rs,          `#[target_feature]` instantiations
 //!                simd/wasm32/simd128.rs
-//!                  └─ arch/{x86_64,aarch64}/*.rs, the backends' kernel tables
-//!                     arch/wasm32.rs
+//!                  └─ arch/{x86_64,aarch64}/*.rs, the hand-written kernels and the
+//!                     arch/wasm32.rs              backends' kernel tables
+//!                       └─ backend.rs, block/ (the API files), slice.rs, …
 //! ```
 //!
 //! Nothing here imports a kernel table or a backend, and no file imports one that imports it
-//! back.
+//! back. The block kernels here and in `arch/` take their block types (`BlockSource`,
+//! `BlockDest`, `DestKind`, `MxElement`), the table they fill (`BlockKernels` and its slot
+//! types) and the reference routines they fall back to from `block::spec` only, never from
+//! the public block API above them.
 //!
 //! # How the instantiation works
 //!
@@ -204,7 +210,7 @@ pub(crate) trait Vector: Copy {
     unsafe fn fma_rne(a: Self, b: Self, c: Self) -> Self;
     /// Lane-wise IEEE f32 `self · b`, `self / b` and `self − b` on f32 bits, rounded to
     /// nearest even with subnormal operands and results kept: the IEEE operations (and so
-    /// `block::soft`'s, NaN results aside, whose bits are unspecified here) **only under the
+    /// `block::spec::soft`'s, NaN results aside, whose bits are unspecified here) **only under the
     /// block kernels' floating-point environment**: x86-64 MXCSR = `0x1F80` (the block
     /// instantiations load it for the call when it differs), aarch64 FPCR = 0 (`Fpcr0`),
     /// WebAssembly always.

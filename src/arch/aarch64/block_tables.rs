@@ -1,4 +1,4 @@
-//! The aarch64 backends' block-kernel table (`src/block/kernels.rs`), composed in one place,
+//! The aarch64 backends' block-kernel table (`src/block/spec/kernels.rs`), composed in one place,
 //! in the order every tier follows: the width-generic layer's block kernels at 128 bits
 //! (`simd/aarch64/neon.rs`, `fill_block`) for every slot they serve, then the one
 //! hand-written override, block FP8 dequantization (`neon_block.rs`).
@@ -8,7 +8,7 @@
 
 use super::neon_block;
 use crate::arch::Isa;
-use crate::block::kernels::BlockKernels;
+use crate::block::spec::kernels::BlockKernels;
 use crate::simd::aarch64::neon;
 
 const fn neon_table() -> BlockKernels {

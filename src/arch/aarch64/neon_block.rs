@@ -44,9 +44,9 @@ use core::mem::MaybeUninit;
 use core::ptr;
 
 use super::neon::{load, store};
-use crate::block::BlockDest;
-use crate::block::kernels::{BlockKernels, Fp8DequantFn};
 use crate::block::spec;
+use crate::block::spec::BlockDest;
+use crate::block::spec::kernels::{BlockKernels, Fp8DequantFn};
 use crate::codec;
 // The FPCR guard (FPCR = 0 for its lifetime) is the vector layer's, shared with the generic
 // NEON kernels.

@@ -1,4 +1,4 @@
-//! AVX2 block kernels (`src/block/kernels.rs`): MX dequantization and quantization and
+//! AVX2 block kernels (`src/block/spec/kernels.rs`): MX dequantization and quantization and
 //! block FP8 dequantization, bit for bit the scalar loops of `src/block/` (the
 //! specification), whatever MXCSR holds.
 //!
@@ -106,11 +106,12 @@ use super::avx2::{
     mxcsr_rounds_to_nearest, pack_words, splat, splat16, srl,
 };
 use super::avx2_small::{f32_codes16, lut_f32x32, order_bytes, pair_nibbles};
-use crate::block::kernels::{
+use crate::block::spec::BlockDest;
+use crate::block::spec::kernels::{
     AmaxFn, BlockKernels, Fp8DequantFn, MxDequantFn, MxQuantFn, ProductsFn,
 };
+use crate::block::spec::mx::MxElement;
 use crate::block::spec::{self, mx::MxRule};
-use crate::block::{BlockDest, MxElement};
 use crate::codec::Format;
 use crate::{BF16, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E5M2, F16};
 
@@ -1168,7 +1169,7 @@ unsafe fn products_avx2(bits: *const u32, n: usize, s: f64, out: *mut f64) {
             core::slice::from_raw_parts_mut(out, n),
         )
     };
-    crate::block::products(b, s, o);
+    crate::block::spec::products(b, s, o);
 }
 
 /// Sets every slot of `t` to the AVX2 block kernels (also the base of the AVX-512 tiers,

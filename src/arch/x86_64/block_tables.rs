@@ -1,11 +1,11 @@
-//! The x86-64 backends' block-kernel tables (`src/block/kernels.rs`), composed in one place,
+//! The x86-64 backends' block-kernel tables (`src/block/spec/kernels.rs`), composed in one place,
 //! as `tables.rs` composes the element kernels: each tier starts from the tier below it and
 //! sets, on top, the block kernels of the width-generic layer at its own width
 //! (`simd/x86_64/*::fill_block`) where they measured faster.
 
 use super::avx2_block;
 use crate::arch::Isa;
-use crate::block::kernels::BlockKernels;
+use crate::block::spec::kernels::BlockKernels;
 use crate::simd::x86_64 as generic;
 
 /// `Avx2`: the generic layer's 256-bit block kernels for every slot they serve

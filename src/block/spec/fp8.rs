@@ -3,7 +3,7 @@
 
 use core::mem::MaybeUninit;
 
-use crate::block::{BlockDest, put, soft};
+use crate::block::spec::{BlockDest, put, soft};
 use crate::codec;
 use crate::options::Policy;
 use crate::{F8E4M3, NanPolicy, Overflow};

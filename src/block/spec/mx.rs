@@ -5,7 +5,7 @@
 
 use core::mem::MaybeUninit;
 
-use crate::block::{BlockDest, BlockSource, DestKind, amax_bits, put, round_to, soft};
+use crate::block::spec::{BlockDest, BlockSource, DestKind, amax_bits, put, round_to, soft};
 use crate::codec::{self, Format};
 use crate::options::Policy;
 use crate::{F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E5M2, NanPolicy, Overflow};

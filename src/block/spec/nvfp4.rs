@@ -7,7 +7,7 @@
 use core::mem::MaybeUninit;
 
 use crate::block::spec::mx::{MLX_FP8, mlx_fp4_argmin, mlx_fp8_nan};
-use crate::block::{BlockDest, BlockSource, DestKind, amax_bits, put, round_to, soft};
+use crate::block::spec::{BlockDest, BlockSource, DestKind, amax_bits, put, round_to, soft};
 use crate::codec;
 use crate::options::Policy;
 use crate::{F4E2M1, F8E4M3, NanPolicy, Overflow};

@@ -565,8 +565,8 @@ impl Vector for V128 {
 // ---------------------------------------------------------------------------------------
 
 use crate::arch::Isa;
-use crate::block::kernels::{BlockKernels, NvRows};
-use crate::block::{BlockDest, BlockSource};
+use crate::block::spec::kernels::{BlockKernels, NvRows};
+use crate::block::spec::{BlockDest, BlockSource};
 use crate::options::Policy;
 use crate::simd::generic::block::mx;
 use crate::simd::generic::block::nvfp4;
@@ -620,7 +620,7 @@ unsafe fn mx_dequant<E: mx::Element, D: mx::Dest>(
 /// under FPCR = 0 (`Fpcr0`), the block kernels' environment.
 ///
 /// # Safety
-/// As for [`NvFn`](crate::block::kernels::NvFn); the CPU has AdvSIMD.
+/// As for [`NvFn`](crate::block::spec::kernels::NvFn); the CPU has AdvSIMD.
 #[target_feature(enable = "neon")]
 unsafe fn nv_dq<const P: usize, const L: usize, D: BlockDest>(a: &NvRows) -> bool {
     let _fpcr = Fpcr0::new();
@@ -678,7 +678,7 @@ impl mx::Inst for Blocks {
     }
 }
 
-/// Sets the block-kernel slots (`src/block/kernels.rs`) that this instantiation serves:
+/// Sets the block-kernel slots (`src/block/spec/kernels.rs`) that this instantiation serves:
 /// the MX `Ocp`/`Ceil` dequantization and quantization of every element, the `Ggml` and
 /// `Mlx` profiles, `amax`, block FP8, NVFP4 and the fused scaled building blocks. Block FP8
 /// dequantization is then overridden by the hand-written kernel that

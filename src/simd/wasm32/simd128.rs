@@ -491,8 +491,8 @@ impl Vector for V128 {
 // ---------------------------------------------------------------------------------------
 
 use crate::arch::{Isa, Kernels};
-use crate::block::kernels::{BlockKernels, NvRows};
-use crate::block::{BlockDest, BlockSource};
+use crate::block::spec::kernels::{BlockKernels, NvRows};
+use crate::block::spec::{BlockDest, BlockSource};
 use crate::options::Policy;
 use crate::simd::generic::block::mx;
 use crate::simd::generic::block::nvfp4;
@@ -642,7 +642,7 @@ impl mx::Inst for Blocks {
 /// (WebAssembly's float operations are always the IEEE ones).
 ///
 /// # Safety
-/// As for [`NvFn`](crate::block::kernels::NvFn).
+/// As for [`NvFn`](crate::block::spec::kernels::NvFn).
 unsafe fn nv_dq<const P: usize, const L: usize, D: BlockDest>(a: &NvRows) -> bool {
     // SAFETY: forwarded contract; `simd128` is enabled for the whole build.
     unsafe { nvfp4::dequantize::<V128, P, L, D>(a) }
@@ -663,7 +663,7 @@ crate::simd::generic::block::instances::block_instances!(
     crate::simd::generic::block::run::Unguarded
 );
 
-/// Sets the block-kernel slots (`src/block/kernels.rs`) that this instantiation serves (the
+/// Sets the block-kernel slots (`src/block/spec/kernels.rs`) that this instantiation serves (the
 /// others stay empty: the scalar specification): the MX `Ocp`/`Ceil` dequantization and
 /// quantization of every element, the `Ggml` and `Mlx` profiles, `amax`, block FP8
 /// quantization and dequantization, and the fused scaled building blocks.

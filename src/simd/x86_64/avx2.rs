@@ -540,8 +540,8 @@ impl Vector for V256 {
 // ---------------------------------------------------------------------------------------
 
 use crate::arch::{Isa, Kernels};
-use crate::block::kernels::{BlockKernels, NvRows};
-use crate::block::{BlockDest, BlockSource};
+use crate::block::spec::kernels::{BlockKernels, NvRows};
+use crate::block::spec::{BlockDest, BlockSource};
 use crate::options::Policy;
 use crate::simd::generic::block::{mx, nvfp4};
 use crate::simd::generic::kernels::{Dst, Src, run};
@@ -688,7 +688,7 @@ crate::simd::generic::block::instances::block_instances!(
     crate::simd::x86_64::RoundNearest::new()
 );
 
-/// Sets every block-kernel slot (`src/block/kernels.rs`) the generic layer serves, at 256
+/// Sets every block-kernel slot (`src/block/spec/kernels.rs`) the generic layer serves, at 256
 /// bits: the MX `Ocp`/`Ceil`, `Ggml` and `Mlx` kernels and the ggml layout, NVFP4, block FP8,
 /// `amax` and the fused scaled building blocks. The `Avx2` block table then puts its
 /// override list on top (`arch/x86_64/block_tables.rs`): the hand-written MX `Ocp`/`Ceil`
@@ -710,7 +710,7 @@ pub(crate) const fn fill_block(t: &mut BlockKernels) {
 /// FTZ/DAZ would change the IEEE operations).
 ///
 /// # Safety
-/// As for [`NvFn`](crate::block::kernels::NvFn); the CPU has the `Avx2` tier's features.
+/// As for [`NvFn`](crate::block::spec::kernels::NvFn); the CPU has the `Avx2` tier's features.
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn nv_dq<const P: usize, const L: usize, D: BlockDest>(a: &NvRows) -> bool {
     let _env = super::MxcsrDefault::new();

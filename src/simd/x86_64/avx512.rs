@@ -548,8 +548,8 @@ impl Vector for V512 {
 // ---------------------------------------------------------------------------------------
 
 use crate::arch::{Isa, Kernels};
-use crate::block::kernels::{BlockKernels, NvRows};
-use crate::block::{BlockDest, BlockSource};
+use crate::block::spec::kernels::{BlockKernels, NvRows};
+use crate::block::spec::{BlockDest, BlockSource};
 use crate::options::Policy;
 use crate::simd::generic::block::mx;
 use crate::simd::generic::block::nvfp4;
@@ -663,7 +663,7 @@ unsafe fn mx_dequant<E: mx::Element, D: mx::Dest>(
 /// run under the block kernels' MXCSR (`MxcsrDefault`).
 ///
 /// # Safety
-/// As for [`NvFn`](crate::block::kernels::NvFn); the CPU has the `Avx512` tier's features.
+/// As for [`NvFn`](crate::block::spec::kernels::NvFn); the CPU has the `Avx512` tier's features.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 unsafe fn nv_dq<const P: usize, const L: usize, D: BlockDest>(a: &NvRows) -> bool {
     let _env = super::MxcsrDefault::new();
@@ -722,7 +722,7 @@ impl mx::Inst for Blocks {
     }
 }
 
-/// Sets the block-kernel slots (`src/block/kernels.rs`) that this instantiation serves
+/// Sets the block-kernel slots (`src/block/spec/kernels.rs`) that this instantiation serves
 /// instead of the table below it (the hand-written 256-bit AVX2 kernels): every MX
 /// `Ocp`/`Ceil` dequantization and quantization. Measured (`cargo bench --bench block --
 /// '8x4096/.*-(avx512-bf16|avx2)$'`, two runs under load; docs/performance.md, "Block paths under

@@ -28,8 +28,8 @@ use core::arch::x86_64::*;
 
 use super::avx512::V512;
 use crate::arch::Isa;
-use crate::block::DestKind;
-use crate::block::kernels::BlockKernels;
+use crate::block::spec::DestKind;
+use crate::block::spec::kernels::BlockKernels;
 use crate::simd::generic::block::fp8;
 use crate::simd::generic::kernels::{Brain, Half};
 

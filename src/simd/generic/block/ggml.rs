@@ -47,7 +47,7 @@ use core::mem::MaybeUninit;
 use crate::block::spec::mx::{
     BLOCK, GGML_BLOCK, ggml_dequantize_block, ggml_quantize_block, ggml_scale,
 };
-use crate::block::{BlockDest, BlockSource, DestKind};
+use crate::block::spec::{BlockDest, BlockSource, DestKind};
 use crate::simd::Vector;
 
 /// The smallest scale byte the quantization kernel handles itself: `d = 2^(s − 128)` at
@@ -432,7 +432,7 @@ pub(crate) unsafe fn out_slice<'a, D: BlockDest>(
 }
 
 /// The `Ggml` profile's quantization of `blocks` whole blocks of `T` (a
-/// [`MxProfileQuantFn`](crate::block::kernels::MxProfileQuantFn) body; module docs).
+/// [`MxProfileQuantFn`](crate::block::spec::kernels::MxProfileQuantFn) body; module docs).
 ///
 /// # Safety
 /// As for `MxProfileQuantFn`; the CPU has `V`'s features.
@@ -474,7 +474,7 @@ pub(crate) unsafe fn quantize<V: Vector, T: BlockSource, const GGML: bool>(
 }
 
 /// The `Ggml` profile's dequantization of `blocks` whole blocks into `D` (a
-/// [`MxProfileDequantFn`](crate::block::kernels::MxProfileDequantFn) body; module docs).
+/// [`MxProfileDequantFn`](crate::block::spec::kernels::MxProfileDequantFn) body; module docs).
 ///
 /// # Safety
 /// As for `MxProfileDequantFn`; the CPU has `V`'s features.

@@ -11,7 +11,7 @@ macro_rules! block_instances {
     ($v:ty, [$(#[$attr:meta])*], $guard:expr) => {
         mod block_kernels {
             use super::*;
-            use crate::block::kernels::{BlockKernels, SCALED_FORMATS};
+            use crate::block::spec::kernels::{BlockKernels, SCALED_FORMATS};
             use crate::simd::generic::block::{fp8, run, scaled};
             use crate::simd::generic::kernels::{Brain, F32, Half, Src};
             use crate::{F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ};
@@ -170,7 +170,7 @@ macro_rules! block_instances {
                         ]
                     };
                 }
-                let d: [[Option<crate::block::kernels::ScaledFn>; 3]; SCALED_FORMATS] = [
+                let d: [[Option<crate::block::spec::kernels::ScaledFn>; 3]; SCALED_FORMATS] = [
                     dequant_row!(F8E4M3),
                     dequant_row!(F8E5M2),
                     dequant_row!(F8E4M3FNUZ),

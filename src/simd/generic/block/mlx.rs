@@ -48,11 +48,11 @@ use super::ggml::{
     load_fp4_scalar, out_slice, per_block, store_dst, store_fp4, store_fp4_scalar,
 };
 use crate::F8E4M3;
-use crate::block::kernels::{MLX_E2M1_GGML, MLX_E4M3};
+use crate::block::spec::kernels::{MLX_E2M1_GGML, MLX_E4M3};
 use crate::block::spec::mx::{
     BLOCK, MLX_FP8, MxElement, mlx_dequantize_block, mlx_quantize_block, mlx_scale,
 };
-use crate::block::{BlockDest, BlockSource, DestKind};
+use crate::block::spec::{BlockDest, BlockSource, DestKind};
 use crate::simd::Vector;
 use crate::simd::generic::lanes;
 
@@ -103,7 +103,7 @@ fn scale<T: BlockSource>(e4m3: bool, amax: u32) -> Option<(i32, u8)> {
 }
 
 /// The `Mlx` profile's quantization of `blocks` whole blocks of `T` (a
-/// [`MxProfileQuantFn`](crate::block::kernels::MxProfileQuantFn) body; module docs).
+/// [`MxProfileQuantFn`](crate::block::spec::kernels::MxProfileQuantFn) body; module docs).
 ///
 /// # Safety
 /// As for `MxProfileQuantFn`; the CPU has `V`'s features and runs the multiply-add under
@@ -187,7 +187,7 @@ pub(crate) unsafe fn quantize<V: Vector, T: BlockSource, const VARIANT: usize>(
 }
 
 /// The `Mlx` profile's dequantization of `blocks` whole blocks into `D` (a
-/// [`MxProfileDequantFn`](crate::block::kernels::MxProfileDequantFn) body; module docs).
+/// [`MxProfileDequantFn`](crate::block::spec::kernels::MxProfileDequantFn) body; module docs).
 ///
 /// # Safety
 /// As for `MxProfileDequantFn`; the CPU has `V`'s features.

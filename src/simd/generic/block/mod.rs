@@ -1,4 +1,4 @@
-//! The block kernels (`src/block/kernels.rs` slots), written once against
+//! The block kernels (`src/block/spec/kernels.rs` slots), written once against
 //! [`Vector`](crate::simd::Vector) and instantiated per ISA by the `fill_block` hooks of
 //! `simd/<arch>/*.rs`. Each is bound to give exactly the bits of the scalar specification
 //! (`src/block/spec/`), whatever MXCSR/FPCR hold; each file says why.
@@ -35,7 +35,7 @@ pub(crate) mod scaled;
 /// `$mq::<T, VARIANT>` and `$md::<D, VARIANT>` (`VARIANT` one of `kernels::MLX_*`).
 macro_rules! fill_profiles {
     ($t:ident, $gq:ident, $gd:ident, $mq:ident, $md:ident) => {{
-        use $crate::block::kernels::{MLX_E2M1, MLX_E2M1_GGML, MLX_E4M3};
+        use $crate::block::spec::kernels::{MLX_E2M1, MLX_E2M1_GGML, MLX_E4M3};
         use $crate::{BF16, F16};
         $t.ggml_quant = [
             [
@@ -110,7 +110,7 @@ macro_rules! instantiate_profiles {
         /// # Safety
         /// As for `MxProfileQuantFn`; the CPU has this ISA's features.
         #[target_feature(enable = $feat)]
-        unsafe fn ggml_q<T: $crate::block::BlockSource, const G: bool>(
+        unsafe fn ggml_q<T: $crate::block::spec::BlockSource, const G: bool>(
             src: *const u8,
             blocks: usize,
             codes: *mut u8,
@@ -128,7 +128,7 @@ macro_rules! instantiate_profiles {
         /// # Safety
         /// As for `MxProfileDequantFn`; the CPU has this ISA's features.
         #[target_feature(enable = $feat)]
-        unsafe fn ggml_dq<D: $crate::block::BlockDest, const G: bool>(
+        unsafe fn ggml_dq<D: $crate::block::spec::BlockDest, const G: bool>(
             codes: *const u8,
             scales: *const u8,
             blocks: usize,
@@ -147,7 +147,7 @@ macro_rules! instantiate_profiles {
         /// # Safety
         /// As for `MxProfileQuantFn`; the CPU has this ISA's features.
         #[target_feature(enable = $feat)]
-        unsafe fn mlx_q<T: $crate::block::BlockSource, const M: usize>(
+        unsafe fn mlx_q<T: $crate::block::spec::BlockSource, const M: usize>(
             src: *const u8,
             blocks: usize,
             codes: *mut u8,
@@ -164,7 +164,7 @@ macro_rules! instantiate_profiles {
         /// # Safety
         /// As for `MxProfileDequantFn`; the CPU has this ISA's features.
         #[target_feature(enable = $feat)]
-        unsafe fn mlx_dq<D: $crate::block::BlockDest, const M: usize>(
+        unsafe fn mlx_dq<D: $crate::block::spec::BlockDest, const M: usize>(
             codes: *const u8,
             scales: *const u8,
             blocks: usize,
@@ -179,9 +179,11 @@ macro_rules! instantiate_profiles {
             }
         }
 
-        /// Sets the block-kernel slots (`src/block/kernels.rs`) this instantiation serves:
+        /// Sets the block-kernel slots (`src/block/spec/kernels.rs`) this instantiation serves:
         /// the MX `Ggml` and `Mlx` profiles, both layouts, every source and destination.
-        pub(crate) const fn fill_block_profiles(t: &mut $crate::block::kernels::BlockKernels) {
+        pub(crate) const fn fill_block_profiles(
+            t: &mut $crate::block::spec::kernels::BlockKernels,
+        ) {
             $crate::simd::generic::block::fill_profiles!(t, ggml_q, ggml_dq, mlx_q, mlx_dq);
         }
     };

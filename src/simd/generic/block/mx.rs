@@ -59,9 +59,9 @@ use core::mem::MaybeUninit;
 use core::ptr;
 
 use crate::arch::Isa;
-use crate::block::kernels::{BlockKernels, MxDequantFn, MxQuantFn};
+use crate::block::spec::kernels::{BlockKernels, MxDequantFn, MxQuantFn};
 use crate::block::spec::mx::{self as spec, BLOCK, MxElement, MxRule};
-use crate::block::{BlockDest, DestKind};
+use crate::block::spec::{BlockDest, DestKind};
 use crate::codec::Format;
 use crate::simd::Vector;
 use crate::simd::generic::lanes::{self, Narrow};

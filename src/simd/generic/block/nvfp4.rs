@@ -4,7 +4,7 @@
 //!
 //! # Why the vector operations give the specification's bits
 //!
-//! The specification computes every f32 operation with `block::soft`: the IEEE operation
+//! The specification computes every f32 operation with `block::spec::soft`: the IEEE operation
 //! rounded to nearest even, subnormals kept, whatever the FP environment, and NaN results
 //! made deterministic. The instantiations run these kernels under the environment where the
 //! hardware's operations *are* the IEEE ones ([`Vector::mul_ieee`]: MXCSR `0x1F80` on
@@ -21,12 +21,12 @@
 
 use core::mem::{MaybeUninit, size_of};
 
-use crate::block::kernels::NvRows;
+use crate::block::spec::kernels::NvRows;
 use crate::block::spec::mx::MLX_FP8;
 use crate::block::spec::nvfp4::{
     self as spec, BLOCK, Ctx, GGML_BYTES, NvProfile, ONE, SIX, SIX_448,
 };
-use crate::block::{BlockDest, BlockSource, DestKind, soft};
+use crate::block::spec::{BlockDest, BlockSource, DestKind, soft};
 use crate::options::Policy;
 use crate::simd::Vector;
 use crate::simd::generic::lanes;
@@ -172,7 +172,7 @@ unsafe fn store_dst<V: Vector, D: BlockDest>(y: V, p: *mut u8, n: usize, bf: &la
 /// the specification.
 ///
 /// # Safety
-/// As for [`NvFn`](crate::block::kernels::NvFn), with `V`'s features.
+/// As for [`NvFn`](crate::block::spec::kernels::NvFn), with `V`'s features.
 #[inline(always)]
 pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: BlockDest>(
     a: &NvRows,
@@ -774,7 +774,7 @@ unsafe fn mlx_codes<V: Vector>(wq: V, big: bool, c: &Consts<V>) -> V {
 /// times from L1).
 ///
 /// # Safety
-/// As for [`NvFn`](crate::block::kernels::NvFn), with `V`'s features.
+/// As for [`NvFn`](crate::block::spec::kernels::NvFn), with `V`'s features.
 #[inline(always)]
 pub(crate) unsafe fn quantize<V: Vector, const P: usize, const L: usize, S: BlockSource>(
     a: &NvRows,
@@ -866,7 +866,7 @@ pub(crate) unsafe fn quantize<V: Vector, const P: usize, const L: usize, S: Bloc
 /// `const P`, `const L` and the source type).
 macro_rules! nv_fill {
     ($t:ident, $dq:ident, $q:ident) => {{
-        use crate::block::kernels::NvFn;
+        use crate::block::spec::kernels::NvFn;
         use crate::simd::generic::block::nvfp4::{GGML, GGML_LAYOUT, MLX, MODELOPT, PLANAR};
         use crate::{BF16, F16};
         macro_rules! dq3 {

@@ -3,7 +3,7 @@
 
 use core::marker::PhantomData;
 
-use crate::block::BlockDest;
+use crate::block::spec::BlockDest;
 use crate::codec::Format;
 use crate::options::{NanPolicy, Policy};
 use crate::simd::Vector;

@@ -1,13 +1,18 @@
-//! The block kernels of each backend: SIMD replacements for the scalar loops of
-//! `src/block/`, each bound to produce exactly the scalar loop's bits.
+//! The block-kernel table and the contract of its slots: what a SIMD replacement of a
+//! scalar loop of the specification receives, and what it must produce (exactly the scalar
+//! loop's bits).
 //!
 //! A table has one optional slot per (operation, element, destination). An empty slot means
-//! the scalar loop runs; a SIMD backend fills the slots it has kernels for (hand-written in
-//! `src/arch/<arch>/*_block.rs`, generic in `src/simd/generic/block/`, composed per backend in
-//! `src/arch/<arch>/block_tables.rs`). Every slot handles whole blocks only; the scalar loop
-//! finishes a short last block of a row. This file holds only the slot types: which table
-//! serves a backend is `dispatch.rs`'s business, so the kernels can depend on this file and
-//! on the specification (`spec/`) without depending on the API that calls them.
+//! the scalar loop runs; a SIMD backend fills the slots it has kernels for (generic in
+//! `src/simd/generic/block/`, hand-written in `src/arch/<arch>/*_block.rs`, composed per
+//! backend in `src/arch/<arch>/block_tables.rs`). Every slot handles whole blocks only; the
+//! scalar loop finishes a short last block of a row.
+//!
+//! This file is part of the specification layer (`spec/`) because the kernels are written
+//! against it: they fill a [`BlockKernels`] and implement its fn-pointer types, so it sits
+//! below them, and depends on nothing but `Isa`. Which table serves a backend, and the
+//! calls through the slots, are the API's business (`src/block/dispatch.rs` and the scheme
+//! files above it).
 
 use crate::arch::Isa;
 
@@ -67,7 +72,7 @@ pub(crate) type Fp8DequantBandFn = unsafe fn(
 pub(crate) type AmaxFn = unsafe fn(src: *const u8, n: usize) -> u32;
 
 /// `out[i] = x · s` for `n` f32 bit patterns `x`, exactly, with the building blocks' NaN
-/// rule (`src/block/mod.rs`, `products`).
+/// rule (`values.rs`, `products`).
 ///
 /// # Safety
 /// `bits` readable and `out` writable for `n` values, both aligned, and the table's
