@@ -92,10 +92,12 @@ proptest! {
                 prop_assert_eq!(Some(s), mul(tiles, 4));
             }
             (d, s) => {
+                // (r / tile_r) · (c / tile_c) < 2^128, but times 4 it need not be: checked.
                 let tiles_fit = tile_r > 0
                     && tile_c > 0
-                    && r.div_ceil(tile_r as u128) * c.div_ceil(tile_c as u128) * 4
-                        <= usize::MAX as u128;
+                    && (r.div_ceil(tile_r as u128) * c.div_ceil(tile_c as u128))
+                        .checked_mul(4)
+                        .is_some_and(|b| b <= usize::MAX as u128);
                 prop_assert!(!fits || !tiles_fit, "{rows}x{cols} / {tile_r}x{tile_c}: {d:?} {s:?}");
             }
         }
