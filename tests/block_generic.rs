@@ -446,7 +446,11 @@ scaled_tests!(
     scaled_f6e2m3: F6E2M3,
     scaled_f6e3m2: F6E3M2,
     scaled_f4e2m1: F4E2M1,
-    scaled_f8e8m0: F8E8M0
+    scaled_f8e8m0: F8E8M0,
+    scaled_f8e3m4: F8E3M4,
+    scaled_f8e4m3ieee: F8E4M3IEEE,
+    scaled_f8e4m3b11fnuz: F8E4M3B11FNUZ,
+    scaled_f8e5m3fnu: F8E5M3FNU
 );
 
 #[test]

@@ -398,16 +398,27 @@ macro_rules! scaled_code {
         }
     )*};
 }
-scaled_code!(
-    F8E4M3 = 0,
-    F8E5M2 = 1,
-    F8E4M3FNUZ = 2,
-    F8E5M2FNUZ = 3,
-    F6E2M3 = 4,
-    F6E3M2 = 5,
-    F4E2M1 = 6,
-    F8E8M0 = kernels::SCALED_FORMATS
-);
+/// The registry's lines (`src/format/mod.rs`) turned into `scaled_code!`: every format but
+/// the packed F4E2M1x2 and the hubs F16 and BF16 (which are [`BlockDest`]s, not codes), with
+/// its place in the fused scaled slots; a format without one (E8M0 and the formats added
+/// after the slots were laid out) takes the two-step path through its element kernels.
+macro_rules! scaled_registry {
+    ($($index:literal => $name:ident in $module:ident, $kind:ident, $role:ident;)*) => {$(
+        scaled_registry!(@one $name);
+    )*};
+    (@one F16) => {};
+    (@one BF16) => {};
+    (@one F4E2M1x2) => {};
+    (@one F8E4M3) => { scaled_code!(F8E4M3 = 0); };
+    (@one F8E5M2) => { scaled_code!(F8E5M2 = 1); };
+    (@one F8E4M3FNUZ) => { scaled_code!(F8E4M3FNUZ = 2); };
+    (@one F8E5M2FNUZ) => { scaled_code!(F8E5M2FNUZ = 3); };
+    (@one F6E2M3) => { scaled_code!(F6E2M3 = 4); };
+    (@one F6E3M2) => { scaled_code!(F6E3M2 = 5); };
+    (@one F4E2M1) => { scaled_code!(F4E2M1 = 6); };
+    (@one $name:ident) => { scaled_code!($name = kernels::SCALED_FORMATS); };
+}
+crate::format::for_each_format!(scaled_registry);
 
 /// Whether the f32 `scale` (bits) times every finite non-zero value of the IEEE-like format
 /// `F` is an exact normal f32: `scale` normal (either sign), the significant bits of both

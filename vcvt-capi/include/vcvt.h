@@ -266,8 +266,8 @@ int vcvt_converter_run(const vcvt_converter *converter, const void *src, void *d
 int vcvt_amax(const void *src, vcvt_dtype dtype, size_t n, float *out);
 
 /* Writes code(x * scale) for the n values at src (VCVT_F32, VCVT_BF16 or VCVT_F16) into dst
- * (VCVT_F8E4M3, VCVT_F8E5M2, VCVT_F8E4M3FNUZ, VCVT_F8E5M2FNUZ, an fp6 dtype, VCVT_F4E2M1 or
- * VCVT_F8E8M0; not the dtypes from VCVT_F8E3M4 on): the exact product, rounded once with the
+ * (any one-code-per-byte dtype: VCVT_F8E4M3 to VCVT_F8E8M0 but VCVT_F4E2M1X2, and the dtypes
+ * from VCVT_F8E3M4 on): the exact product, rounded once with the
  * destination's default policies. A per-row or per-tensor scale without a second pass.
  * Errors: VCVT_E_DTYPE, VCVT_E_UNSUPPORTED, VCVT_E_NULL, VCVT_E_OVERFLOW, VCVT_E_OVERLAP,
  * VCVT_E_BACKEND_ENV, VCVT_E_NOMEM. */

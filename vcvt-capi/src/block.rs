@@ -14,14 +14,16 @@ use vcvt_rs::block::{
     NvProfile, Nvfp4, ScaledCode, Shape,
 };
 use vcvt_rs::{
-    BF16, Error, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F8E8M0, F16,
+    BF16, Error, F4E2M1, F6E2M3, F6E3M2, F8E3M4, F8E4M3, F8E4M3B11FNUZ, F8E4M3FNUZ, F8E4M3IEEE,
+    F8E5M2, F8E5M2FNUZ, F8E5M3FNU, F8E8M0, F16,
 };
 
 use crate::backend::{VCVT_BACKEND_AUTO, resolve};
 use crate::convert::{bad_dtype, invalid, null, overlaps, too_big};
 use crate::dtype::{
     VCVT_BF16, VCVT_DTYPE_COUNT, VCVT_F4E2M1, VCVT_F6E2M3, VCVT_F6E3M2, VCVT_F8E4M3,
-    VCVT_F8E4M3FNUZ, VCVT_F8E5M2, VCVT_F8E5M2FNUZ, VCVT_F8E8M0, VCVT_F16, VCVT_F32, bytes_of,
+    VCVT_F8E3M4, VCVT_F8E4M3B11FNUZ, VCVT_F8E4M3FNUZ, VCVT_F8E4M3IEEE, VCVT_F8E5M2,
+    VCVT_F8E5M2FNUZ, VCVT_F8E5M3FNU, VCVT_F8E8M0, VCVT_F16, VCVT_F32, bytes_of,
     dtype_index, name,
 };
 use crate::status::{
@@ -954,6 +956,8 @@ static NARROW: [[Option<NarrowFn>; N]; 3] = {
         F8E4M3 = VCVT_F8E4M3; F8E5M2 = VCVT_F8E5M2;
         F8E4M3FNUZ = VCVT_F8E4M3FNUZ; F8E5M2FNUZ = VCVT_F8E5M2FNUZ; F6E2M3 = VCVT_F6E2M3;
         F6E3M2 = VCVT_F6E3M2; F4E2M1 = VCVT_F4E2M1; F8E8M0 = VCVT_F8E8M0;
+        F8E3M4 = VCVT_F8E3M4; F8E4M3IEEE = VCVT_F8E4M3IEEE;
+        F8E4M3B11FNUZ = VCVT_F8E4M3B11FNUZ; F8E5M3FNU = VCVT_F8E5M3FNU;
     }
     t
 };
@@ -971,6 +975,8 @@ static WIDEN: [[Option<WidenFn>; 3]; N] = {
         F8E4M3 = VCVT_F8E4M3; F8E5M2 = VCVT_F8E5M2;
         F8E4M3FNUZ = VCVT_F8E4M3FNUZ; F8E5M2FNUZ = VCVT_F8E5M2FNUZ; F6E2M3 = VCVT_F6E2M3;
         F6E3M2 = VCVT_F6E3M2; F4E2M1 = VCVT_F4E2M1; F8E8M0 = VCVT_F8E8M0;
+        F8E3M4 = VCVT_F8E3M4; F8E4M3IEEE = VCVT_F8E4M3IEEE;
+        F8E4M3B11FNUZ = VCVT_F8E4M3B11FNUZ; F8E5M3FNU = VCVT_F8E5M3FNU;
     }
     t
 };
@@ -999,9 +1005,9 @@ fn scaled_checks<T: Copy>(
     let di = dtype_index(dst_dtype).ok_or_else(|| bad_dtype(f, "dst_dtype", dst_dtype))?;
     let Some(run) = pick(src_dtype, dst_dtype) else {
         let what = if narrow {
-            "the source must be f32, bf16 or f16 and the destination an fp8, fp6, f4e2m1 or e8m0 format"
+            "the source must be f32, bf16 or f16 and the destination a one-code-per-byte format (fp8, fp6, f4e2m1, e8m0)"
         } else {
-            "the source must be an fp8, fp6, f4e2m1 or e8m0 format and the destination f32, bf16 or f16"
+            "the source must be a one-code-per-byte format (fp8, fp6, f4e2m1, e8m0) and the destination f32, bf16 or f16"
         };
         return Err(fail(
             VCVT_E_UNSUPPORTED,

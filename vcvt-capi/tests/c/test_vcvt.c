@@ -1111,9 +1111,9 @@ static void test_errors(void) {
     EXPECT_ERR(vcvt_narrow_scaled(src, VCVT_F64, 1.0f, canary, VCVT_F8E4M3, 4), VCVT_E_UNSUPPORTED,
                "vcvt_narrow_scaled");
     EXPECT_ERR(vcvt_narrow_scaled(src, VCVT_F32, 1.0f, NULL, VCVT_F8E4M3, 4), VCVT_E_NULL, "dst");
-    EXPECT_ERR(vcvt_narrow_scaled(src, VCVT_F32, 1.0f, canary, VCVT_F8E3M4, 4), VCVT_E_UNSUPPORTED,
+    EXPECT_ERR(vcvt_narrow_scaled(src, VCVT_F32, 1.0f, canary, VCVT_F16, 4), VCVT_E_UNSUPPORTED,
                "vcvt_narrow_scaled");
-    EXPECT_ERR(vcvt_dequantize_scaled(codes, VCVT_F8E5M3FNU, 1.0f, canary, VCVT_F32, 4),
+    EXPECT_ERR(vcvt_dequantize_scaled(codes, VCVT_F4E2M1X2, 1.0f, canary, VCVT_F32, 4),
                VCVT_E_UNSUPPORTED, "vcvt_dequantize_scaled");
     EXPECT_ERR(vcvt_dequantize_scaled(codes, VCVT_F8E4M3, 1.0f, canary, VCVT_F8E5M2, 4),
                VCVT_E_UNSUPPORTED, "vcvt_dequantize_scaled");
@@ -1177,9 +1177,25 @@ static void test_round_trip_and_scaled(void) {
     float m, want = 0;
     for (int i = 0; i < N; i++) want = fabsf(x[i]) > want ? fabsf(x[i]) : want;
     CHECK(vcvt_amax(x, VCVT_F32, N, &m) == 0 && m == want, "amax %g vs %g", m, want);
-    /* narrow_scaled with a power-of-two scale equals converting the exactly scaled values. */
+    /* narrow_scaled with a power-of-two scale equals converting the exactly scaled values,
+     * and dequantize_scaled the exact products, for every one-code-per-byte format. */
     uint8_t a[N], b[N];
     for (int i = 0; i < N; i++) y[i] = x[i] * 0.25f;
+    for (int f = VCVT_F8E4M3; f < VCVT_DTYPE_COUNT; f++) {
+        if (f == VCVT_F4E2M1X2) continue;
+        CHECK(vcvt_narrow_scaled(x, VCVT_F32, 0.25f, a, (vcvt_dtype)f, N) == 0, "narrow_scaled %s",
+              vcvt_dtype_name(f));
+        vcvt_convert(y, VCVT_F32, b, (vcvt_dtype)f, N, NULL);
+        CHECK(!memcmp(a, b, N), "narrow_scaled %s differs from the scaled conversion",
+              vcvt_dtype_name(f));
+        float wf[N], yf[N];
+        CHECK(vcvt_dequantize_scaled(a, (vcvt_dtype)f, 4.0f, wf, VCVT_F32, N) == 0,
+              "dequantize_scaled %s", vcvt_dtype_name(f));
+        vcvt_convert(a, (vcvt_dtype)f, yf, VCVT_F32, N, NULL);
+        int ok = 1;
+        for (int i = 0; i < N; i++) ok &= (yf[i] != yf[i]) ? wf[i] != wf[i] : wf[i] == yf[i] * 4.0f;
+        CHECK(ok, "dequantize_scaled %s differs from the exact product", vcvt_dtype_name(f));
+    }
     CHECK(vcvt_narrow_scaled(x, VCVT_F32, 0.25f, a, VCVT_F8E4M3, N) == 0, "narrow_scaled");
     vcvt_convert(y, VCVT_F32, b, VCVT_F8E4M3, N, NULL);
     CHECK(!memcmp(a, b, N), "narrow_scaled differs from the scaled conversion");
