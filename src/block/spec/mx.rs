@@ -556,6 +556,10 @@ mod tests {
     /// fraction (where the byte steps), plus a stride through the rest; `Ocp`, NaN and Inf
     /// pass through unchanged.
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe integer and soft-float arithmetic, no unsafe: nothing for Miri to check (CI time)"
+    )]
     fn scale_byte_fast_is_the_division() {
         let elements = [
             MxElement::E4M3,
