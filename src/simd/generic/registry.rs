@@ -39,7 +39,11 @@
 //! pair the overrides do not name runs the generic kernel at the tier's width.
 
 /// Whether the format of registry index `index` is one `fill_registry(t, from)` sets.
-#[allow(dead_code)] // Not every target has an instantiation.
+#[cfg(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
 pub(crate) const fn selected(index: usize, from: usize) -> bool {
     index >= from
 }
