@@ -190,6 +190,102 @@ pub(crate) trait Vector: Copy {
             Self::load_u16(h.as_ptr().cast(), Self::LANES)
         }
     }
+    /// Whether the 16-bit word methods below ([`load_u8_words`](Self::load_u8_words) to
+    /// [`words_hi`](Self::words_hi)) are native instructions. Where they are, the generic
+    /// kernels widen one-byte formats `2 · LANES` elements per vector
+    /// (`simd/generic/words.rs`); the defaults go through memory and serve only to keep the
+    /// algorithms written once (a vector that leaves this `false` never runs them in a kernel).
+    const WORDS: bool = false;
+    /// Loads `n` bytes (`1 <= n <= 2 · LANES`), zero-extended to 16-bit words; the words
+    /// it did not read are zero.
+    #[inline(always)]
+    unsafe fn load_u8_words(p: *const u8, n: usize) -> Self {
+        // SAFETY: the caller's guarantee (`n` bytes at `p`); the buffer holds 2 · LANES <= 32
+        // words.
+        unsafe {
+            let mut w = [0u16; 32];
+            for (j, x) in w.iter_mut().enumerate().take(n) {
+                *x = *p.add(j) as u16;
+            }
+            Self::load_u32(w.as_ptr().cast(), Self::LANES)
+        }
+    }
+    /// Stores `n` 16-bit words (`1 <= n <= 2 · LANES`), in order.
+    #[inline(always)]
+    unsafe fn store_words(self, p: *mut u8, n: usize) {
+        // SAFETY: the caller's guarantee (`n` words at `p`); the buffer holds 2 · LANES <= 32
+        // words.
+        unsafe {
+            let mut w = [0u16; 32];
+            self.store_u32(w.as_mut_ptr().cast(), Self::LANES);
+            core::ptr::copy_nonoverlapping(w.as_ptr().cast::<u8>(), p, 2 * n);
+        }
+    }
+    /// Applies `f` to every 16-bit word of `self` and `b` (the word methods' defaults).
+    #[inline(always)]
+    unsafe fn words_with(self, b: Self, f: impl Fn(u16, u16) -> u16) -> Self {
+        // SAFETY: the caller's guarantee; the buffers hold 2 · LANES <= 32 words.
+        unsafe {
+            let (mut x, mut y) = ([0u16; 32], [0u16; 32]);
+            self.store_u32(x.as_mut_ptr().cast(), Self::LANES);
+            b.store_u32(y.as_mut_ptr().cast(), Self::LANES);
+            for (a, b) in x.iter_mut().zip(y).take(2 * Self::LANES) {
+                *a = f(*a, b);
+            }
+            Self::load_u32(x.as_ptr().cast(), Self::LANES)
+        }
+    }
+    /// Word-wise wrapping `self + b`.
+    #[inline(always)]
+    unsafe fn add16(self, b: Self) -> Self {
+        // SAFETY: the caller's guarantee.
+        unsafe { self.words_with(b, u16::wrapping_add) }
+    }
+    /// Word-wise logical shift left by `n < 16` (a constant after inlining).
+    #[inline(always)]
+    unsafe fn shl16(self, n: u32) -> Self {
+        // SAFETY: the caller's guarantee.
+        unsafe { self.words_with(self, |a, _| a << n) }
+    }
+    /// Word-wise `self == b`: all-ones words where equal, else zero.
+    #[inline(always)]
+    unsafe fn eq16(self, b: Self) -> Self {
+        // SAFETY: the caller's guarantee.
+        unsafe { self.words_with(b, |a, b| if a == b { 0xFFFF } else { 0 }) }
+    }
+    /// Word-wise `self > b` as signed 16-bit integers: all-ones words where true, else zero.
+    #[inline(always)]
+    unsafe fn gt16(self, b: Self) -> Self {
+        // SAFETY: the caller's guarantee.
+        unsafe { self.words_with(b, |a, b| if a as i16 > b as i16 { 0xFFFF } else { 0 }) }
+    }
+    /// Bit-wise `t` where `m`'s bits are set, else `f`, for masks whose bytes are all ones
+    /// or all zeros (the word compares' results): `VPBLENDVB`, NEON `BSL`, wasm `bitselect`.
+    #[inline(always)]
+    unsafe fn blend(m: Self, t: Self, f: Self) -> Self {
+        // SAFETY: the caller's guarantee.
+        unsafe { f.xor(f.xor(t).and(m)) }
+    }
+    /// Words `0..LANES` of `self`, zero-extended to 32-bit lanes, in order.
+    #[inline(always)]
+    unsafe fn words_lo(self) -> Self {
+        // SAFETY: the caller's guarantee; the buffer holds 2 · LANES <= 32 words.
+        unsafe {
+            let mut w = [0u16; 32];
+            self.store_u32(w.as_mut_ptr().cast(), Self::LANES);
+            Self::load_u16(w.as_ptr().cast(), Self::LANES)
+        }
+    }
+    /// Words `LANES..2 · LANES` of `self`, zero-extended to 32-bit lanes, in order.
+    #[inline(always)]
+    unsafe fn words_hi(self) -> Self {
+        // SAFETY: the caller's guarantee; the buffer holds 2 · LANES <= 32 words.
+        unsafe {
+            let mut w = [0u16; 32];
+            self.store_u32(w.as_mut_ptr().cast(), Self::LANES);
+            Self::load_u16(w.as_ptr().add(Self::LANES).cast(), Self::LANES)
+        }
+    }
     /// Lanes where `self == b`.
     unsafe fn eq(self, b: Self) -> Self::Mask;
     /// Lanes where `self > b` as signed 32-bit integers.

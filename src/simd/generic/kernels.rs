@@ -18,6 +18,7 @@
 //! each vector before it stores it.
 
 use super::lanes;
+use super::words::{self, Enc};
 use crate::codec::Format;
 use crate::options::Policy;
 use crate::simd::Vector;
@@ -38,6 +39,23 @@ pub(crate) trait Src {
     /// `p` valid for reading `n` elements, `1 <= n <= V::LANES`, and the CPU has `V`'s
     /// features.
     unsafe fn load<V: Vector>(p: *const u8, n: usize) -> V;
+    /// The subnormal table of [`words::widen_words`] where this source widens to words of
+    /// `e` exactly (`words::eligible`), else `None` (a constant after inlining).
+    #[inline(always)]
+    fn words(_e: Enc) -> Option<[u16; 16]> {
+        None
+    }
+    /// Loads `n` elements (`1 <= n <= 2 · V::LANES`) at `p` widened to words of `e`; `sub` is
+    /// [`words`](Self::words)' table loaded for `Vector::lookup_u16`. Called only where
+    /// `words(e)` is `Some`.
+    ///
+    /// # Safety
+    /// `p` valid for reading `n` elements, and the CPU has `V`'s features.
+    #[inline(always)]
+    unsafe fn load_words<V: Vector>(p: *const u8, n: usize, e: Enc, sub: &[V; 2]) -> V {
+        let _ = (p, n, e, sub);
+        unreachable!("load_words of a source without words")
+    }
 }
 
 /// A kernel's output: how lanes are encoded and stored.
@@ -65,6 +83,19 @@ pub(crate) trait Dst {
     /// `p` valid for writing `n` elements, `1 <= n <= V::LANES`, and the CPU has `V`'s
     /// features.
     unsafe fn put<V: Vector>(c: &Self::Ctx<V>, v: V, p: *mut u8, n: usize);
+    /// The word encoding this destination stores from ([`put_words`](Self::put_words)), if
+    /// any.
+    const ENC: Option<Enc> = None;
+    /// Stores `n` elements (`1 <= n <= 2 · V::LANES`) from words of [`ENC`](Self::ENC) at
+    /// `p`; `sat` is `Overflow::Saturate`. Called only where `ENC` is `Some`.
+    ///
+    /// # Safety
+    /// `p` valid for writing `n` elements, and the CPU has `V`'s features.
+    #[inline(always)]
+    unsafe fn put_words<V: Vector>(w: V, sat: bool, p: *mut u8, n: usize) {
+        let _ = (w, sat, p, n);
+        unreachable!("put_words of a destination without words")
+    }
     /// Stores four full vectors of encoded elements at `p`, in order.
     ///
     /// # Safety
@@ -213,6 +244,24 @@ impl<F: Format> Src for Code<F> {
         // SAFETY: forwarded contract.
         unsafe { lanes::widen::<V, F>(V::load_u8(p, n)) }
     }
+    #[inline(always)]
+    fn words(e: Enc) -> Option<[u16; 16]> {
+        match e {
+            Enc::Bf16 if const { words::eligible::<F>(Enc::Bf16) } => {
+                Some(const { words::sub_table::<F>(Enc::Bf16) })
+            }
+            Enc::F16 if const { words::eligible::<F>(Enc::F16) } => {
+                Some(const { words::sub_table::<F>(Enc::F16) })
+            }
+            _ => None,
+        }
+    }
+    #[inline(always)]
+    unsafe fn load_words<V: Vector>(p: *const u8, n: usize, e: Enc, sub: &[V; 2]) -> V {
+        // SAFETY: forwarded contract; `F` is eligible for `e` (the only callers are behind
+        // `words(e)`).
+        unsafe { words::widen_words::<V, F>(V::load_u8_words(p, n), e, sub) }
+    }
 }
 
 impl Src for Packed {
@@ -256,6 +305,19 @@ impl Dst for F32 {
         // SAFETY: forwarded contract.
         unsafe { v.store_u32(p, n) }
     }
+    const ENC: Option<Enc> = Some(Enc::Bf16);
+    #[inline(always)]
+    unsafe fn put_words<V: Vector>(w: V, _: bool, p: *mut u8, n: usize) {
+        // BF16 words moved to the top of 32-bit lanes are the f32 bits of the same values.
+        // SAFETY: forwarded contract: the first `min(n, LANES)` elements, then the rest.
+        unsafe {
+            let l = V::LANES;
+            w.words_lo().shl(16).store_u32(p, n.min(l));
+            if n > l {
+                w.words_hi().shl(16).store_u32(p.add(4 * l), n - l);
+            }
+        }
+    }
 }
 
 impl Dst for F64 {
@@ -274,6 +336,19 @@ impl Dst for F64 {
     unsafe fn put<V: Vector>(_: &(), v: V, p: *mut u8, n: usize) {
         // SAFETY: forwarded contract.
         unsafe { v.store_f64(p, n) }
+    }
+    const ENC: Option<Enc> = Some(Enc::Bf16);
+    #[inline(always)]
+    unsafe fn put_words<V: Vector>(w: V, _: bool, p: *mut u8, n: usize) {
+        // As for `F32`, then f32 → f64 (exact).
+        // SAFETY: forwarded contract: the first `min(n, LANES)` elements, then the rest.
+        unsafe {
+            let l = V::LANES;
+            w.words_lo().shl(16).store_f64(p, n.min(l));
+            if n > l {
+                w.words_hi().shl(16).store_f64(p.add(8 * l), n - l);
+            }
+        }
     }
 }
 
@@ -295,6 +370,15 @@ impl Dst for Half {
     unsafe fn put<V: Vector>(sat: &bool, v: V, p: *mut u8, n: usize) {
         // SAFETY: forwarded contract.
         unsafe { v.store_f16(p, n, *sat) }
+    }
+    const ENC: Option<Enc> = Some(Enc::F16);
+    #[inline(always)]
+    unsafe fn put_words<V: Vector>(w: V, sat: bool, p: *mut u8, n: usize) {
+        // SAFETY: forwarded contract.
+        unsafe {
+            let w = if sat { words::saturate(w, Enc::F16) } else { w };
+            w.store_words(p, n)
+        }
     }
 }
 
@@ -318,6 +402,15 @@ impl Dst for Brain {
     unsafe fn put<V: Vector>(_: &lanes::Bf16<V>, v: V, p: *mut u8, n: usize) {
         // SAFETY: forwarded contract.
         unsafe { v.store_u16(p, n) }
+    }
+    const ENC: Option<Enc> = Some(Enc::Bf16);
+    #[inline(always)]
+    unsafe fn put_words<V: Vector>(w: V, sat: bool, p: *mut u8, n: usize) {
+        // SAFETY: forwarded contract.
+        unsafe {
+            let w = if sat { words::saturate(w, Enc::Bf16) } else { w };
+            w.store_words(p, n)
+        }
     }
 }
 
@@ -578,6 +671,14 @@ pub(crate) unsafe fn run<V: Vector, S: Src, D: Dst>(
     len: usize,
     p: Policy,
 ) {
+    if V::WORDS
+        && let Some(e) = D::ENC
+        && let Some(table) = S::words(e)
+    {
+        // SAFETY: forwarded contract.
+        unsafe { run_words::<V, S, D>(src, dst, len, p, e, &table) };
+        return;
+    }
     let l = V::LANES;
     // SAFETY: every step covers elements below `len` (the loop conditions), and the CPU has
     // `V`'s features (the caller's guarantee).
@@ -594,6 +695,55 @@ pub(crate) unsafe fn run<V: Vector, S: Src, D: Dst>(
         }
         if i < len {
             step::<V, S, D>(&c, src, dst, i, len - i);
+        }
+    }
+}
+
+/// [`run`] for a source that widens to words of `e` and a destination that stores from them
+/// (`words.rs`): `2 · LANES` elements per vector, two vectors per step, then single vectors,
+/// then one partial vector of the last `n < 2 · LANES` elements, whose loads and stores touch
+/// exactly those elements.
+///
+/// # Safety
+/// As for [`run`]; `S::words(e)` is `Some(*table)` and `D::ENC` is `Some(e)`.
+#[inline(always)]
+unsafe fn run_words<V: Vector, S: Src, D: Dst>(
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+    p: Policy,
+    e: Enc,
+    table: &[u16; 16],
+) {
+    let w = 2 * V::LANES;
+    let sat = p.overflow == crate::Overflow::Saturate;
+    // SAFETY: every access covers elements below `len` (the loop conditions). The table
+    // holds 16 words, 8 u32: `t0` reads `min(LANES, 8)` of them from word 0, and `t1` (only
+    // for 4 lanes, where a vector holds 8 words) the 4 from word 8 on.
+    unsafe {
+        let t0 = V::load_u32(table.as_ptr().cast(), V::LANES.min(8));
+        let t1 = if V::LANES < 8 {
+            V::load_u32(table.as_ptr().add(8).cast(), V::LANES)
+        } else {
+            t0
+        };
+        let sub = [t0, t1];
+        let mut i = 0;
+        while i + 2 * w <= len {
+            let a = S::load_words::<V>(src.add(S::offset(i)), w, e, &sub);
+            let b = S::load_words::<V>(src.add(S::offset(i + w)), w, e, &sub);
+            D::put_words::<V>(a, sat, dst.add(D::offset(i)), w);
+            D::put_words::<V>(b, sat, dst.add(D::offset(i + w)), w);
+            i += 2 * w;
+        }
+        while i + w <= len {
+            let a = S::load_words::<V>(src.add(S::offset(i)), w, e, &sub);
+            D::put_words::<V>(a, sat, dst.add(D::offset(i)), w);
+            i += w;
+        }
+        if i < len {
+            let a = S::load_words::<V>(src.add(S::offset(i)), len - i, e, &sub);
+            D::put_words::<V>(a, sat, dst.add(D::offset(i)), len - i);
         }
     }
 }

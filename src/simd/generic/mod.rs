@@ -16,3 +16,4 @@ pub(crate) mod block;
 pub(crate) mod kernels;
 pub(crate) mod lanes;
 pub(crate) mod registry;
+pub(crate) mod words;

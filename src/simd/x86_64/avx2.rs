@@ -235,6 +235,68 @@ impl Vector for V256 {
             V256(_mm256_blendv_epi8(lo, hi, upper))
         }
     }
+    const WORDS: bool = true;
+    #[inline(always)]
+    unsafe fn load_u8_words(p: *const u8, n: usize) -> Self {
+        // SAFETY: the caller has the features and vouches for the `n` bytes at `p`; see `splat`.
+        unsafe {
+            let b = if n == 16 {
+                _mm_loadu_si128(p.cast())
+            } else {
+                _mm_loadu_si128(buffered::<16>(p, n).as_ptr().cast())
+            };
+            V256(_mm256_cvtepu8_epi16(b))
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_words(self, p: *mut u8, n: usize) {
+        // SAFETY: the caller has the features and vouches for the `n` words at `p`; see `splat`.
+        unsafe {
+            if n == 16 {
+                _mm256_storeu_si256(p.cast(), self.0);
+            } else {
+                let mut buf = [0u8; 32];
+                _mm256_storeu_si256(buf.as_mut_ptr().cast(), self.0);
+                unbuffer(&buf, p, 2 * n);
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn add16(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe { V256(_mm256_add_epi16(self.0, b.0)) }
+    }
+    #[inline(always)]
+    unsafe fn shl16(self, n: u32) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe { V256(_mm256_sll_epi16(self.0, count(n))) }
+    }
+    #[inline(always)]
+    unsafe fn eq16(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe { V256(_mm256_cmpeq_epi16(self.0, b.0)) }
+    }
+    #[inline(always)]
+    unsafe fn gt16(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe { V256(_mm256_cmpgt_epi16(self.0, b.0)) }
+    }
+    #[inline(always)]
+    unsafe fn blend(m: Self, t: Self, f: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). `m`'s bytes are all
+        // ones or all zeros, so the byte blend is the bit-wise select.
+        unsafe { V256(_mm256_blendv_epi8(f.0, t.0, m.0)) }
+    }
+    #[inline(always)]
+    unsafe fn words_lo(self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe { V256(_mm256_cvtepu16_epi32(_mm256_castsi256_si128(self.0))) }
+    }
+    #[inline(always)]
+    unsafe fn words_hi(self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe { V256(_mm256_cvtepu16_epi32(_mm256_extracti128_si256::<1>(self.0))) }
+    }
     #[inline(always)]
     unsafe fn eq(self, b: Self) -> __m256i {
         // SAFETY: the caller has the features (`Vector`'s contract).

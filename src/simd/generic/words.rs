@@ -1,0 +1,195 @@
+//! One-byte formats widened in 16-bit words: `2 · LANES` elements per vector.
+//!
+//! The lanes of `lanes.rs` carry every element in 32 bits, which caps a one-byte format at a
+//! quarter of the vector. Every value of an IEEE-like format of at most 8 bits with at most 4
+//! fraction bits is exact in BF16, and in F16 when its range fits there, so its widening
+//! can run entirely on 16-bit words of the target's encoding (`W`, [`Enc`]); the f32 and
+//! f64 results are BF16 words moved to the top of 32-bit lanes (BF16 is the top half of the
+//! f32 of the same value). [`widen_words`] gives, word by word, exactly the bits of the
+//! scalar codec's widening followed by its one rounding to `W`, which is exact here:
+//!
+//! * **normal codes** (`mag >= 2^MAN_BITS`): `(mag << (W_MAN − MAN_BITS)) + ((W_BIAS −
+//!   BIAS) << W_MAN)` puts the fraction at the top of `W`'s fraction and re-biases the
+//!   exponent field with one add. This is `W`'s encoding of the value when `W` has at least
+//!   `F`'s exponent range at the bottom (`BIAS <= W_BIAS`: `F`'s smallest normal is a normal
+//!   of `W`) and at the top (`F`'s largest finite exponent at most `W`'s), which
+//!   [`eligible`] checks at compile time;
+//! * **subnormal codes** (`mag < 2^MAN_BITS <= 16`): a 16-word table of `W`'s encodings of
+//!   `mag · 2^(1 − BIAS − MAN_BITS)`, computed at compile time ([`sub_table`]) and looked up
+//!   with [`Vector::lookup_u16`] (two `VPSHUFB`, NEON `TBL`, wasm `swizzle`);
+//! * the **sign** is the code's sign bit moved to bit 15 (an unsigned format has none);
+//! * **Inf and NaN codes** are replaced by `W`'s encoding of the codec's f32 result rounded
+//!   to `W` under `NanPolicy::Preserve`: ±Inf, and the quiet NaN of the code's sign with the
+//!   code's fraction as its top payload bits where the format keeps a payload (E5M2) and
+//!   without it otherwise, `F16`'s and BF16's NaN narrowing keeping the top payload bits;
+//!   the unsigned NaN codes (`0x80` of fnuz) take their fixed f32 NaN's encoding.
+//!
+//! No floating-point instruction is involved, so no MXCSR/FPCR setting can change a result.
+//! With `Overflow::Saturate`, a narrow → F16/BF16 pair gives `±MAX` for an infinite source
+//! (the codec's rule: every result that rounds to `±Inf` from a finite or infinite source);
+//! [`saturate`] applies it to the finished words.
+
+use crate::codec::{Format, NanKind};
+use crate::simd::Vector;
+
+/// A 16-bit IEEE-like target encoding of the word widenings.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Enc {
+    /// BF16 (and, through it, f32 and f64).
+    Bf16,
+    /// F16.
+    F16,
+}
+
+impl Enc {
+    /// Fraction bits.
+    const fn man(self) -> u32 {
+        match self {
+            Enc::Bf16 => 7,
+            Enc::F16 => 10,
+        }
+    }
+    /// Exponent bias.
+    const fn bias(self) -> i32 {
+        match self {
+            Enc::Bf16 => 127,
+            Enc::F16 => 15,
+        }
+    }
+    /// The largest finite exponent.
+    const fn emax(self) -> i32 {
+        self.bias()
+    }
+    /// The encoding of +Inf.
+    const fn inf(self) -> u32 {
+        match self {
+            Enc::Bf16 => 0x7F80,
+            Enc::F16 => 0x7C00,
+        }
+    }
+    /// The encoding of f32 bits `x` that hold a NaN: the codec's f32 → BF16 / F16 NaN
+    /// narrowing under `Preserve` (sign, quiet bit, the top payload bits).
+    const fn nan_of_f32(self, x: u32) -> u32 {
+        match self {
+            Enc::Bf16 => (x >> 16) | 0x0040,
+            Enc::F16 => ((x >> 16) & 0x8000) | 0x7E00 | ((x >> 13) & 0x03FF),
+        }
+    }
+}
+
+/// Whether format `F`'s codes widen to `e` in words (see the module docs): at most 8 bits
+/// and 4 fraction bits, and every finite value exact in `e` with `F`'s normals on `e`'s
+/// normals.
+pub(crate) const fn eligible<F: Format>(e: Enc) -> bool {
+    let max_exp_field = (F::MAX & F::MAG_MASK) >> F::MAN_BITS;
+    F::BITS <= 8
+        && F::MAN_BITS >= 1
+        && F::MAN_BITS <= 4
+        && F::BIAS <= e.bias()
+        && max_exp_field as i32 - F::BIAS <= e.emax()
+}
+
+/// `e`'s encodings of the subnormal codes' values `m · 2^(1 − BIAS − MAN_BITS)`,
+/// `m < 2^MAN_BITS` (the other entries are 0). Each is normal in BF16; in F16 it may be a
+/// subnormal, still exact for an [`eligible`] format (its quantum `2^(1 − BIAS − MAN_BITS)`
+/// is at least F16's `2^-24`).
+pub(crate) const fn sub_table<F: Format>(e: Enc) -> [u16; 16] {
+    let mut t = [0u16; 16];
+    let mut m = 1u32;
+    while m < (1 << F::MAN_BITS) {
+        // m = 2^h · (1.f): the value's exponent is h + k with k = 1 − BIAS − MAN_BITS.
+        let h = 31 - m.leading_zeros();
+        let k = 1 - F::BIAS - F::MAN_BITS as i32;
+        let exp = h as i32 + k;
+        let word = if exp >= 1 - e.bias() {
+            // Normal in `e`: drop the leading bit, left-align the rest in the fraction.
+            let frac = (m - (1 << h)) << (e.man() - h);
+            (((exp + e.bias()) as u32) << e.man()) | frac
+        } else {
+            // Subnormal in `e`: m · 2^k in quanta of 2^(1 − bias − man), an integer.
+            m << (k - (1 - e.bias() - e.man() as i32)) as u32
+        };
+        t[m as usize] = word as u16;
+        m += 1;
+    }
+    t
+}
+
+/// Codes of `F` in words (bits above its width ignored) widened to `e`'s encoding, exactly;
+/// `sub` is [`sub_table`] loaded as `Vector::lookup_u16` wants it. See the module docs.
+///
+/// # Safety
+/// The CPU has `V`'s features; `F` is [`eligible`] for `e`.
+#[inline(always)]
+pub(crate) unsafe fn widen_words<V: Vector, F: Format>(code: V, e: Enc, sub: &[V; 2]) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
+        let c = code.and(V::splat(F::CODE_MASK * 0x0001_0001));
+        let mag = c.and(V::splat(F::MAG_MASK * 0x0001_0001));
+        let rebias = (((e.bias() - F::BIAS) as u32) << e.man()) * 0x0001_0001;
+        let normal = mag.shl16(e.man() - F::MAN_BITS).add16(V::splat(rebias));
+        // `lookup_u16` wants indices below 16 in every word: the subnormal codes are, and
+        // the other words' lookups are discarded by the blend.
+        let small = mag.and(V::splat(0x000F_000F)).lookup_u16(sub);
+        let is_sub = V::splat((1 << F::MAN_BITS) * 0x0001_0001).gt16(mag);
+        let mut w = V::blend(is_sub, small, normal);
+        let sign = if F::SIGNED {
+            let s = c.and(V::splat(F::SIGN_BIT * 0x0001_0001)).shl16(16 - F::BITS);
+            w = w.or(s);
+            s
+        } else {
+            V::splat(0)
+        };
+        let splat16 = |x: u32| V::splat((x & 0xFFFF) * 0x0001_0001);
+        if F::HAS_INF {
+            let inf = mag.eq16(splat16(F::INF));
+            w = V::blend(inf, sign.or(splat16(e.inf())), w);
+            let nan = mag.gt16(splat16(F::INF));
+            // The codec's f32 NaN of the code just above Inf tells whether the fraction is
+            // kept as payload (E5M2) or not (F8E3M4, F8E4M3IEEE); see `lanes::widen_pow2`.
+            let keeps_payload = F::nan_to_f32(F::INF | 1) & 0x003F_FFFF != 0;
+            let quiet = sign.or(splat16(e.nan_of_f32(0x7FC0_0000)));
+            let quiet = if keeps_payload {
+                quiet.or(mag
+                    .and(splat16((1 << F::MAN_BITS) - 1))
+                    .shl16(e.man() - F::MAN_BITS))
+            } else {
+                quiet
+            };
+            w = V::blend(nan, quiet, w);
+        } else {
+            match F::NAN {
+                NanKind::Fixed { code, signed: true } => {
+                    let nan = mag.eq16(splat16(code));
+                    w = V::blend(nan, sign.or(splat16(e.nan_of_f32(0x7FC0_0000))), w);
+                }
+                NanKind::Fixed {
+                    code,
+                    signed: false,
+                } => {
+                    let nan = c.eq16(splat16(code));
+                    w = V::blend(nan, splat16(e.nan_of_f32(F::nan_to_f32(code))), w);
+                }
+                NanKind::Ieee | NanKind::None => {}
+            }
+        }
+        w
+    }
+}
+
+/// `Overflow::Saturate` on finished words of `e`: `±Inf` becomes `±MAX`. The compare gives
+/// all-ones (−1) words where the magnitude is Inf, so the add subtracts one there, and
+/// `Inf − 1` is MAX (the sign bit is untouched: the magnitude is at least `0x7C00`).
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn saturate<V: Vector>(w: V, e: Enc) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
+        let inf = w
+            .and(V::splat(0x7FFF_7FFF))
+            .eq16(V::splat(e.inf() * 0x0001_0001));
+        w.add16(inf)
+    }
+}
