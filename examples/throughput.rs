@@ -7,6 +7,7 @@
 //! cargo run --release --example throughput -- --quick         # --full without the DRAM-sized slices
 //! cargo run --release --example throughput -- --backend avx2 --pair f32_to_f16
 //! cargo run --release --example throughput -- --size 134217728  # one length of your choice
+//! cargo run --release --example throughput -- --generic --size 1024  # overrides vs generic
 //! ```
 //!
 //! **The default run** checks every available backend against Scalar on every pair (below),
@@ -67,6 +68,14 @@ use vcvt::{
 trait Elem: Element + Default {
     const NAME: &'static str;
     fn raw(self) -> u64;
+}
+
+/// Packed FP4 (two values per byte): timed only by `--generic` ([`generic_packed_rows`]).
+impl Elem for F4E2M1x2 {
+    const NAME: &'static str = "f4e2m1x2";
+    fn raw(self) -> u64 {
+        self.to_bits().into()
+    }
 }
 
 /// `f32` or `f64`: a wide source or destination.
@@ -390,6 +399,37 @@ fn measure(budget: Budget, mut f: impl FnMut()) -> f64 {
     times[times.len() / 2]
 }
 
+/// Median times of one call of `f` and of `g`, in nanoseconds, their batches alternating
+/// (so that both see the same machine load).
+fn measure2(budget: Budget, mut f: impl FnMut(), mut g: impl FnMut()) -> (f64, f64) {
+    let reps = |h: &mut dyn FnMut()| {
+        let start = Instant::now();
+        let mut calls = 0u64;
+        while calls == 0 || start.elapsed() < Duration::from_millis(5) {
+            h();
+            calls += 1;
+        }
+        let per_call = start.elapsed().as_secs_f64() / calls as f64;
+        ((budget.batch.as_secs_f64() / per_call).ceil() as u64).max(1)
+    };
+    let (rf, rg) = (reps(&mut f), reps(&mut g));
+    let batch = |h: &mut dyn FnMut(), r: u64| {
+        let t = Instant::now();
+        for _ in 0..r {
+            h();
+        }
+        t.elapsed().as_secs_f64() * 1e9 / r as f64
+    };
+    let (mut tf, mut tg) = (Vec::new(), Vec::new());
+    for _ in 0..budget.batches {
+        tf.push(batch(&mut f, rf));
+        tg.push(batch(&mut g, rg));
+    }
+    tf.sort_by(f64::total_cmp);
+    tg.sort_by(f64::total_cmp);
+    (tf[tf.len() / 2], tg[tg.len() / 2])
+}
+
 // ---------------------------------------------------------------------------------------
 // Checking against Scalar.
 
@@ -487,6 +527,8 @@ struct Config {
     /// The complete tables (`--full`, or any of the options that select their rows, columns
     /// and lengths); otherwise the default run's short tables.
     full: bool,
+    /// `--generic`: each override beside its tier's generic kernel ([`generic_row`]).
+    generic: bool,
 }
 
 /// Median time of a memcpy (`copy_from_slice`) of `bytes` bytes, in nanoseconds.
@@ -564,6 +606,10 @@ fn run_pair<S: Elem + ConvertTo<D>, D: Elem>(
     let src: Vec<S> = (0..n).map(|_| random(&mut rng)).collect();
     let mut want = vec![D::default(); n];
     convert_on(Backend::Scalar, &src, &mut want, Options::new());
+    if cfg.generic {
+        generic_row::<S, D>(cfg, size, &name, &src, &want);
+        return;
+    }
     let bytes_moved = (n * (size_of::<S>() + size_of::<D>())) as f64;
     let mut line = format!("{name:<PAIR_W$}");
     let mut best = 0.0f64;
@@ -601,6 +647,139 @@ fn run_pair<S: Elem + ConvertTo<D>, D: Elem>(
         format!("{:.2}", best / mc_gbs)
     );
     println!("{line}");
+}
+
+/// `--generic`: for each timed backend that keeps a table of generic kernels, the pair's
+/// kernel (an override where it differs) beside the generic kernel of the same tier, timed
+/// in alternating batches, and the ratio of their rates. `=` marks a pair that runs the
+/// generic kernel itself (nothing to compare).
+fn generic_row<S: Elem + ConvertTo<D>, D: Elem>(
+    cfg: &Config,
+    size: &Size,
+    name: &str,
+    src: &[S],
+    want: &[D],
+) {
+    let n = src.len();
+    let mut line = format!("{name:<PAIR_W$}");
+    let mut dst = vec![D::default(); n];
+    for &b in &cfg.backends {
+        let Some(g) = b.generic_kernel_id::<S, D>() else {
+            continue;
+        };
+        if g == b.kernel_id::<S, D>() {
+            let _ = write!(line, "{:>COL_W$}{:>COL_W$}{:>9}", b.name(), "=", "");
+            continue;
+        }
+        dst.fill(D::default());
+        vcvt::convert_slice_generic_on(b, src, &mut dst, Options::new())
+            .expect("the backend keeps a generic table");
+        require_same("generic kernel", b, src, want, &dst);
+        let mut dst2 = vec![D::default(); n];
+        let (t_table, t_generic) = measure2(
+            size.budget,
+            || convert_on(b, black_box(src), black_box(&mut dst[..]), Options::new()),
+            || {
+                vcvt::convert_slice_generic_on(
+                    b,
+                    black_box(src),
+                    black_box(&mut dst2[..]),
+                    Options::new(),
+                )
+                .expect("the backend keeps a generic table")
+            },
+        );
+        let _ = write!(
+            line,
+            "{:>COL_W$}{:>COL_W$}{:>9}",
+            format!("{} {:>6}", b.name(), num(n as f64 / t_table)),
+            format!("generic {:>6}", num(n as f64 / t_generic)),
+            format!("{:.2}", t_generic / t_table)
+        );
+    }
+    println!("{line}");
+}
+
+/// [`generic_row`] for the round trip through `N`.
+fn generic_round_trip_row<N: Narrow + ConvertTo<f32>>(
+    cfg: &Config,
+    size: &Size,
+    name: &str,
+    src: &[f32],
+    want: &[f32],
+) where
+    f32: ConvertTo<N>,
+{
+    let n = src.len();
+    let mut line = format!("{name:<PAIR_W$}");
+    for &b in &cfg.backends {
+        let (id, Some(g)) = b.round_trip_kernel_ids::<N>() else {
+            continue;
+        };
+        if g == id {
+            let _ = write!(line, "{:>COL_W$}{:>COL_W$}{:>9}", b.name(), "=", "");
+            continue;
+        }
+        let mut x = src.to_vec();
+        vcvt::round_trip_generic_on::<N, f32>(b, &mut x, Options::new())
+            .expect("the backend keeps a generic table");
+        require_same("generic kernel", b, src, want, &x);
+        let mut y = src.to_vec();
+        let (t_table, t_generic) = measure2(
+            size.budget,
+            || {
+                vcvt::round_trip_on::<N, f32>(b, black_box(&mut x[..]), Options::new())
+                    .expect("backend is available")
+            },
+            || {
+                vcvt::round_trip_generic_on::<N, f32>(b, black_box(&mut y[..]), Options::new())
+                    .expect("the backend keeps a generic table")
+            },
+        );
+        let _ = write!(
+            line,
+            "{:>COL_W$}{:>COL_W$}{:>9}",
+            format!("{} {:>6}", b.name(), num(n as f64 / t_table)),
+            format!("generic {:>6}", num(n as f64 / t_generic)),
+            format!("{:.2}", t_generic / t_table)
+        );
+    }
+    println!("{line}");
+}
+
+/// `--generic` rows of the packed FP4 pairs (timed only here: their slices hold two values
+/// per byte): `n` values, random finite values or codes, each beside the generic kernel.
+fn generic_packed_rows(cfg: &Config, size: &Size, seed: u64) {
+    let n = size.n;
+    let mut rng = Rng::new(seed ^ n as u64);
+    let f: Vec<f32> = (0..n)
+        .map(|_| random_narrowing_input::<f32, F4E2M1>(&mut rng))
+        .collect();
+    let d: Vec<f64> = f.iter().map(|&x| x as f64).collect();
+    let mut packed = vec![F4E2M1x2::default(); n / 2];
+    convert_on(Backend::Scalar, &f, &mut packed, Options::new());
+    macro_rules! row {
+        ($src:expr, $d:ty, $len:expr) => {{
+            let src = &$src[..];
+            let mut want = vec![<$d>::default(); $len];
+            convert_on(Backend::Scalar, src, &mut want, Options::new());
+            let name = format!("{}_to_{}", type_name_of(src), <$d as Elem>::NAME);
+            if selected(cfg, &name) {
+                generic_row(cfg, size, &name, src, &want);
+            }
+        }};
+    }
+    row!(f, F4E2M1x2, n / 2);
+    row!(d, F4E2M1x2, n / 2);
+    row!(packed, f32, n);
+    row!(packed, f64, n);
+    row!(packed, F16, n);
+    row!(packed, BF16, n);
+}
+
+/// The throughput names of the packed rows' source element types.
+fn type_name_of<T: Elem>(_: &[T]) -> &'static str {
+    T::NAME
 }
 
 /// Runs (or only checks) one pair, if the `--pair` filter selects it.
@@ -713,6 +892,10 @@ where
                 .collect();
             let mut want = src.clone();
             run(Backend::Scalar, &mut want, Options::new());
+            if cfg.generic {
+                generic_round_trip_row::<N>(cfg, size, &name, &src, &want);
+                return;
+            }
             let bytes_moved = (n * 8) as f64;
             let mut line = format!("{name:<PAIR_W$}");
             let mut best = 0.0f64;
@@ -1549,6 +1732,7 @@ fn pair_names() -> Vec<String> {
         backends: Vec::new(),
         pairs: Vec::new(),
         full: true,
+        generic: false,
     };
     let mut names = Vec::new();
     all_pairs(&cfg, &mut Phase::Names(&mut names));
@@ -1569,6 +1753,8 @@ fn usage() -> ! {
          \n                  is still the reference of the correctness check\
          \n  --pair NAME     run only pairs whose name contains NAME (repeatable), e.g.\
          \n                  f32_to_f16, bf16, _to_f64\
+         \n  --generic       each override beside its tier's generic kernel (alternating\
+         \n                  batches) and their ratio; `=` where the pair runs the generic one\
          \n\nbackends available here: {}\npairs: {}",
         Backend::available()
             .map(|b| b.name())
@@ -1581,6 +1767,7 @@ fn usage() -> ! {
 
 fn parse_args() -> Config {
     let mut full = false;
+    let mut generic = false;
     let mut quick = false;
     let mut custom = Vec::new();
     let mut backends = Vec::new();
@@ -1589,6 +1776,7 @@ fn parse_args() -> Config {
     while let Some(a) = args.next() {
         match a.as_str() {
             "--full" => full = true,
+            "--generic" => generic = true,
             "--quick" => quick = true,
             "--size" => match args.next().and_then(|v| v.parse::<usize>().ok()) {
                 Some(n) if n > 0 && n % 2 == 0 => custom.push(n),
@@ -1630,7 +1818,7 @@ fn parse_args() -> Config {
         }
     }
     // Today's options choose rows, columns and lengths of the complete tables.
-    full |= quick || !custom.is_empty() || !backends.is_empty() || !pairs.is_empty();
+    full |= quick || generic || !custom.is_empty() || !backends.is_empty() || !pairs.is_empty();
     if backends.is_empty() {
         backends = Backend::available().collect();
     }
@@ -1672,6 +1860,7 @@ fn parse_args() -> Config {
         backends,
         pairs,
         full,
+        generic,
     }
 }
 
@@ -1787,6 +1976,9 @@ fn main() {
     for size in &cfg.sizes {
         print_header(&cfg, size);
         all_pairs(&cfg, &mut Phase::Time(size));
+        if cfg.generic {
+            generic_packed_rows(&cfg, size, 99);
+        }
     }
     println!();
     println!("total time {:.1} s", started.elapsed().as_secs_f64());

@@ -97,6 +97,11 @@ static AVX2: Entry = Entry {
     kernels: &arch::x86_64::tables::AVX2,
 };
 #[cfg(target_arch = "x86_64")]
+static AVX2_GENERIC: Entry = Entry {
+    backend: Backend::Avx2,
+    kernels: &arch::x86_64::tables::AVX2_GENERIC,
+};
+#[cfg(target_arch = "x86_64")]
 static AVX512: Entry = Entry {
     backend: Backend::Avx512,
     kernels: &arch::x86_64::tables::AVX512,
@@ -236,9 +241,60 @@ impl Backend {
     /// sets instead of once per backend; not part of the stable API.
     #[doc(hidden)]
     pub fn kernel_id<S: ConvertTo<D>, D: Element>(self) -> (usize, usize) {
+        self.entry().kernel_id::<S, D>()
+    }
+
+    /// [`kernel_id`](Self::kernel_id) in this backend's table of generic kernels alone (the
+    /// table before its override list), where the backend keeps one: a pair whose two
+    /// identities differ runs an override. Not part of the stable API.
+    #[doc(hidden)]
+    pub fn generic_kernel_id<S: ConvertTo<D>, D: Element>(self) -> Option<(usize, usize)> {
+        self.generic_entry().map(|e| e.kernel_id::<S, D>())
+    }
+
+    /// [`kernel_id`](Self::kernel_id) of the fused round trip through `F` (its kernel's
+    /// address, 0 where the backend runs the narrowing and the widening instead), and the
+    /// same in the backend's table of generic kernels alone where it keeps one. Not part of
+    /// the stable API.
+    #[doc(hidden)]
+    pub fn round_trip_kernel_ids<F: ConvertTo<f32>>(self) -> (usize, Option<usize>)
+    where
+        f32: ConvertTo<F>,
+    {
+        let fmt = <f32 as ConvertTo<F>>::PAIR.index / crate::element::PAIRS_PER_FORMAT;
+        let id = |e: &Entry| e.kernels.2[fmt].map_or(0, |k| k as usize);
+        (id(self.entry()), self.generic_entry().map(id))
+    }
+
+    /// This backend's override list: the pairs where a hand-written kernel replaces the
+    /// generic one, each with the instruction that wins and the measured ratio
+    /// (`arch/x86_64/tables.rs`). Empty for a backend without a table of generic kernels.
+    /// `tests/kernels.rs` checks it against the tables. Not part of the stable API.
+    #[doc(hidden)]
+    pub fn overrides(self) -> &'static [Override] {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => arch::x86_64::tables::AVX2_OVERRIDES,
+            _ => &[],
+        }
+    }
+
+    /// This backend's table of generic kernels alone, where it keeps one.
+    pub(crate) fn generic_entry(self) -> Option<&'static Entry> {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => Some(&AVX2_GENERIC),
+            _ => None,
+        }
+    }
+}
+
+impl Entry {
+    /// See [`Backend::kernel_id`].
+    fn kernel_id<S: ConvertTo<D>, D: Element>(&self) -> (usize, usize) {
         let pair = S::PAIR;
-        let table = &self.entry().kernels.0;
-        let direct = &self.entry().kernels.1;
+        let table = &self.kernels.0;
+        let direct = &self.kernels.1;
         match pair.via {
             Some(v) => match direct[v.direct] {
                 Some(k) => (k as usize, 0),
@@ -247,7 +303,9 @@ impl Backend {
             None => (table[pair.index].run as usize, 0),
         }
     }
+}
 
+impl Backend {
     /// Which kernel serves `S -> D` on this backend: its instruction set, vector width and
     /// number of passes over the data. Every backend gives the same bits for every pair; this
     /// says how fast a pair can be expected to run, for instance whether an AVX-512 tier
@@ -406,6 +464,18 @@ impl Backend {
             Backend::Simd128 => &SIMD128,
         }
     }
+}
+
+/// One entry of a tier's override list ([`Backend::overrides`]). Not part of the stable API.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct Override {
+    /// The pair, as `"F16 -> BF16"`, `"f32 -> F8E4M3"` or `"round_trip F16"`.
+    pub pair: &'static str,
+    /// The instruction or method that makes the hand-written kernel faster.
+    pub wins_by: &'static str,
+    /// The hand-written kernel's rate over the generic kernel's, measured (at least 1.1).
+    pub ratio: f32,
 }
 
 /// Which kernel serves a pair on a backend ([`Backend::kernel`]).

@@ -275,7 +275,7 @@ pub mod numeric;
 #[cfg(feature = "serde")]
 pub mod serde;
 
-pub use backend::{Backend, KernelInfo};
+pub use backend::{Backend, KernelInfo, Override};
 #[cfg(feature = "std")]
 pub use backend::{BackendEnvError, ENV_VAR};
 pub use converter::Converter;

@@ -371,6 +371,36 @@ pub fn convert_slice_on<S: ConvertTo<D>, D: Element>(
     Ok(())
 }
 
+/// [`convert_slice_on`] with `backend`'s generic kernels alone (its table before the
+/// override list): the throughput example times each override beside the generic kernel it
+/// replaces with it. `Err(BackendUnavailable)` where the backend keeps no such table or
+/// cannot run here. Not part of the stable API.
+#[doc(hidden)]
+pub fn convert_slice_generic_on<S: ConvertTo<D>, D: Element>(
+    backend: Backend,
+    src: &[S],
+    dst: &mut [D],
+    options: Options,
+) -> Result<(), Error> {
+    available_entry(backend)?;
+    let entry = backend
+        .generic_entry()
+        .ok_or(Error::BackendUnavailable { backend })?;
+    let n = values::<S, D>(src.len(), dst.len())?;
+    // SAFETY: as in `convert_slice_on`: the generic table belongs to the same backend, whose
+    // features `available_entry` checked.
+    unsafe {
+        run::<S, D>(
+            entry,
+            src.as_ptr().cast(),
+            dst.as_mut_ptr().cast(),
+            n,
+            options,
+        )
+    };
+    Ok(())
+}
+
 #[inline]
 fn available_entry(backend: Backend) -> Result<&'static Entry, Error> {
     if backend.is_available() {
@@ -741,6 +771,22 @@ pub fn round_trip_on<F: Element + ConvertTo<W>, W: ConvertTo<F>>(
     options: Options,
 ) -> Result<(), Error> {
     round_trip_entry::<F, W>(available_entry(backend)?, x, options);
+    Ok(())
+}
+
+/// [`round_trip_on`] with `backend`'s generic kernels alone (see
+/// [`convert_slice_generic_on`]). Not part of the stable API.
+#[doc(hidden)]
+pub fn round_trip_generic_on<F: Element + ConvertTo<W>, W: ConvertTo<F>>(
+    backend: Backend,
+    x: &mut [W],
+    options: Options,
+) -> Result<(), Error> {
+    available_entry(backend)?;
+    let entry = backend
+        .generic_entry()
+        .ok_or(Error::BackendUnavailable { backend })?;
+    round_trip_entry::<F, W>(entry, x, options);
     Ok(())
 }
 

@@ -8,14 +8,18 @@ use vcvt::{
     F8E4M3IEEE, F8E5M2, F8E5M2FNUZ, F8E5M3FNU, F8E8M0, F16, KernelInfo,
 };
 
-/// Every pair and round trip with its kernel on `b`, named.
-fn all_kernels(b: Backend) -> Vec<(String, KernelInfo)> {
+/// Every pair and round trip with its kernel on `b`, named, and whether that kernel is an
+/// override (differs from the kernel of `b`'s table of generic kernels alone; `None` where
+/// `b` keeps no such table).
+fn all_kernels(b: Backend) -> Vec<(String, KernelInfo, Option<bool>)> {
     let mut v = Vec::new();
     macro_rules! pair {
         ($s:ty, $d:ty) => {
             v.push((
                 format!("{} -> {}", stringify!($s), stringify!($d)),
                 b.kernel::<$s, $d>(),
+                b.generic_kernel_id::<$s, $d>()
+                    .map(|g| g != b.kernel_id::<$s, $d>()),
             ));
         };
     }
@@ -37,7 +41,12 @@ fn all_kernels(b: Backend) -> Vec<(String, KernelInfo)> {
     }
     macro_rules! round_trip {
         ($($t:ty),*) => {$(
-            v.push((format!("round_trip {}", stringify!($t)), b.round_trip_kernel::<$t>()));
+            let (id, generic) = b.round_trip_kernel_ids::<$t>();
+            v.push((
+                format!("round_trip {}", stringify!($t)),
+                b.round_trip_kernel::<$t>(),
+                generic.map(|g| g != id),
+            ));
         )*};
     }
     wide!(
@@ -213,17 +222,7 @@ const AVX512_EXCEPTIONS: &[(&str, &str, &str)] = &[
 /// The pairs the `avx2` tier runs in two passes of its own kernels, because they measured
 /// at least 10% faster than the generic one-pass kernel (`arch/x86_64/tables.rs`,
 /// `avx2_two_pass`, which gives the ratios and the command).
-const AVX2_TWO_PASS: &[&str] = &[
-    "F8E4M3FNUZ -> BF16",
-    "F8E5M2FNUZ -> BF16",
-    "F6E2M3 -> BF16",
-    "F6E3M2 -> BF16",
-    "F8E4M3FNUZ -> F16",
-    "F8E5M2FNUZ -> F16",
-    "F8E8M0 -> F16",
-    "F16 -> F8E8M0",
-    "BF16 -> F8E8M0",
-];
+const AVX2_TWO_PASS: &[&str] = &["F8E5M2FNUZ -> F16", "F8E8M0 -> F16", "F16 -> F8E8M0"];
 
 /// The formats served on the AVX-512 tiers by the generic 256-bit kernels of the `Avx2`
 /// table: their 512-bit instantiation is not registered until it has run on an AVX-512 CPU
@@ -256,7 +255,7 @@ fn every_pair_runs_at_its_tiers_width() {
         };
         assert_eq!(b.width_bits(), width, "{b}");
         tiers.push(b.name());
-        for (name, k) in all_kernels(b) {
+        for (name, k, _) in all_kernels(b) {
             checked += 1;
             let ok = (k.bits, k.passes) == (width, 1);
             let excused = width == 512
@@ -318,7 +317,7 @@ fn every_pair_runs_at_its_tiers_width() {
 
 #[test]
 fn scalar_reports_scalar() {
-    for (name, k) in all_kernels(Backend::Scalar) {
+    for (name, k, _) in all_kernels(Backend::Scalar) {
         assert_eq!((k.isa, k.bits), ("scalar", 0), "{name}");
         assert!(!k.is_simd(), "{name}");
     }
@@ -355,4 +354,40 @@ fn display_names_isa_width_and_passes() {
         Backend::Scalar.kernel::<F16, BF16>().to_string(),
         "scalar (2 passes)"
     );
+}
+
+/// Every tier that keeps a table of generic kernels runs an override exactly for the pairs
+/// its override list names (`Backend::overrides`, `arch/x86_64/tables.rs`): an entry whose
+/// pair runs the generic kernel again is stale, and a kernel that replaces a generic one
+/// without an entry (and so without a measured reason) is an error. Every kernel in either
+/// table is proven by the exhaustive tests, which run each distinct kernel of every
+/// available backend.
+#[test]
+fn overrides_are_exactly_the_listed_ones() {
+    for b in Backend::available() {
+        let kernels = all_kernels(b);
+        if kernels.iter().all(|(_, _, o)| o.is_none()) {
+            assert!(b.overrides().is_empty(), "{b} lists overrides but keeps no generic table");
+            continue;
+        }
+        let actual: Vec<&str> = kernels
+            .iter()
+            .filter(|(_, _, o)| *o == Some(true))
+            .map(|(n, _, _)| n.as_str())
+            .collect();
+        let listed: Vec<&str> = b.overrides().iter().map(|o| o.pair).collect();
+        let unlisted: Vec<_> = actual.iter().filter(|n| !listed.contains(n)).collect();
+        let stale: Vec<_> = listed.iter().filter(|n| !actual.contains(n)).collect();
+        assert!(
+            unlisted.is_empty() && stale.is_empty(),
+            "{b}: overrides without an entry: {unlisted:?}; entries that override nothing: {stale:?}"
+        );
+        for o in b.overrides() {
+            assert!(
+                o.ratio >= 1.1 && !o.wins_by.is_empty(),
+                "{b}: {} stays only where it measured at least 10% faster, and says why",
+                o.pair
+            );
+        }
+    }
 }

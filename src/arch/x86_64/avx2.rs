@@ -586,63 +586,6 @@ pub(crate) fn f32x8_to_f8<F: Format, const SAT: bool>(x: __m256i) -> __m128i {
     _mm_packus_epi16(w, w)
 }
 
-/// f32 → F16.
-struct F32ToF16<const SAT: bool>;
-
-impl<const SAT: bool> Steps for F32ToF16<SAT> {
-    const S: usize = 4;
-    const D: usize = 2;
-    const BIG: usize = 32;
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn big(src: *const u8, dst: *mut u8) {
-        let s = src.cast::<f32>();
-        // SAFETY: 32 f32 readable at src (the caller's contract); unaligned loads.
-        let [x0, x1, x2, x3] = unsafe {
-            [
-                _mm256_loadu_ps(s),
-                _mm256_loadu_ps(s.add(8)),
-                _mm256_loadu_ps(s.add(16)),
-                _mm256_loadu_ps(s.add(24)),
-            ]
-        };
-        // Immediate 0: round to nearest even, not MXCSR.RC.
-        let h0 = _mm256_cvtps_ph::<0>(x0);
-        let h1 = _mm256_cvtps_ph::<0>(x1);
-        let h2 = _mm256_cvtps_ph::<0>(x2);
-        let h3 = _mm256_cvtps_ph::<0>(x3);
-        let d = dst.cast::<__m128i>();
-        if SAT {
-            let a = saturate16(_mm256_set_m128i(h1, h0), 0x7C00);
-            let b = saturate16(_mm256_set_m128i(h3, h2), 0x7C00);
-            // SAFETY: 32 u16 writable at dst; unaligned stores.
-            unsafe {
-                _mm256_storeu_si256(d.cast(), a);
-                _mm256_storeu_si256(d.add(2).cast(), b);
-            }
-        } else {
-            // SAFETY: as above.
-            unsafe {
-                _mm_storeu_si128(d, h0);
-                _mm_storeu_si128(d.add(1), h1);
-                _mm_storeu_si128(d.add(2), h2);
-                _mm_storeu_si128(d.add(3), h3);
-            }
-        }
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn small(src: *const u8, dst: *mut u8) {
-        // SAFETY: 8 f32 readable at src.
-        let x = unsafe { _mm256_loadu_ps(src.cast()) };
-        let h = f32x8_to_f16::<SAT>(x);
-        // SAFETY: 8 u16 writable at dst.
-        unsafe { _mm_storeu_si128(dst.cast(), h) };
-    }
-}
-
 /// f32 → BF16.
 struct F32ToBf16<const SAT: bool>;
 
@@ -1304,50 +1247,6 @@ impl<F: WidenFrom> Steps for ToF64<F> {
     }
 }
 
-/// BF16 → f64 (values may be f32 subnormals).
-struct Bf16ToF64;
-
-impl Bf16ToF64 {
-    /// # Safety
-    /// 8 BF16 readable at `src`, 8 f64 writable at `dst`; AVX2, FMA and F16C present.
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn step8(src: *const u8, dst: *mut u8) {
-        // SAFETY: 8 BF16 readable at src.
-        let x = bf16_to_f32x8(unsafe { load_words8(src) });
-        let lo = widen_pd_any(_mm256_castsi256_si128(x));
-        let hi = widen_pd_any(_mm256_extracti128_si256::<1>(x));
-        // SAFETY: 64 bytes writable at dst.
-        unsafe {
-            _mm256_storeu_pd(dst.cast(), lo);
-            _mm256_storeu_pd(dst.add(32).cast(), hi);
-        }
-    }
-}
-
-impl Steps for Bf16ToF64 {
-    const S: usize = 2;
-    const D: usize = 8;
-    const BIG: usize = 16;
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn big(src: *const u8, dst: *mut u8) {
-        // SAFETY: 16 BF16 readable, 16 f64 writable: two 8-element halves.
-        unsafe {
-            Self::step8(src, dst);
-            Self::step8(src.add(16), dst.add(64));
-        }
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn small(src: *const u8, dst: *mut u8) {
-        // SAFETY: forwarded.
-        unsafe { Self::step8(src, dst) };
-    }
-}
-
 // ---------------------------------------------------------------------------------------
 // Table
 // ---------------------------------------------------------------------------------------
@@ -1385,7 +1284,6 @@ macro_rules! widen_kernel {
     };
 }
 
-narrow_kernel!(f32_to_f16, F32ToF16<true>, F32ToF16<false>);
 narrow_kernel!(f32_to_bf16, F32ToBf16<true>, F32ToBf16<false>);
 narrow_kernel!(f32_to_e4m3_int, F32ToF8<F8E4M3, true>, F32ToF8<F8E4M3, false>);
 narrow_kernel!(f32_to_e5m2_int, F32ToF8<F8E5M2, true>, F32ToF8<F8E5M2, false>);
@@ -1439,13 +1337,11 @@ widen_kernel!(bf16_to_f32, ToF32<BF16>);
 widen_kernel!(e4m3_to_f32, ToF32<F8E4M3>);
 widen_kernel!(e5m2_to_f32, ToF32<F8E5M2>);
 widen_kernel!(f16_to_f64, ToF64<F16>);
-widen_kernel!(bf16_to_f64, Bf16ToF64);
 widen_kernel!(e4m3_to_f64, ToF64<F8E4M3>);
 widen_kernel!(e5m2_to_f64, ToF64<F8E5M2>);
 
 /// Sets this file's kernels in an AVX2 table (`tables.rs` composes the tables).
 pub(super) const fn set(t: &mut Kernels) {
-    t.set::<f32, F16>(f32_to_f16);
     t.set::<f32, BF16>(f32_to_bf16);
     t.set::<f32, F8E4M3>(f32_to_e4m3);
     t.set::<f32, F8E5M2>(f32_to_e5m2);
@@ -1458,7 +1354,6 @@ pub(super) const fn set(t: &mut Kernels) {
     t.set::<F8E4M3, f32>(e4m3_to_f32);
     t.set::<F8E5M2, f32>(e5m2_to_f32);
     t.set::<F16, f64>(f16_to_f64);
-    t.set::<BF16, f64>(bf16_to_f64);
     t.set::<F8E4M3, f64>(e4m3_to_f64);
     t.set::<F8E5M2, f64>(e5m2_to_f64);
 }

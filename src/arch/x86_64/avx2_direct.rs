@@ -37,13 +37,12 @@ use core::arch::x86_64::*;
 use core::marker::PhantomData;
 
 use super::avx2::{
-    Steps, WidenFrom, bf16_rne_no_nan, drive, f32_to_bf16_codes, f32_to_f8_codes16, pack_words,
-    saturate16, srl,
+    Steps, WidenFrom, bf16_rne_no_nan, drive, f32_to_bf16_codes, pack_words, saturate16, srl,
 };
 use crate::arch::Kernels;
 use crate::codec::Format;
 use crate::options::Policy;
-use crate::{BF16, F4E2M1, F4E2M1x2, F8E4M3, F8E5M2, F8E8M0, F16, Overflow};
+use crate::{BF16, F4E2M1, F4E2M1x2, F8E5M2, F8E8M0, F16, Overflow};
 
 /// How a direct kernel narrows f32 values to its destination.
 trait NarrowTo {
@@ -109,65 +108,6 @@ impl<const EXACT: bool, const SAT: bool> NarrowTo for ToBf16<EXACT, SAT> {
         }
         // SAFETY: 16 bytes writable at dst.
         unsafe { _mm_storeu_si128(dst.cast(), h) };
-    }
-}
-
-/// F16 by `VCVTPS2PH`, saturating when `SAT`.
-struct ToF16<const SAT: bool>;
-
-impl<const SAT: bool> NarrowTo for ToF16<SAT> {
-    const D: usize = 2;
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn store16(dst: *mut u8, x: [__m256; 2]) {
-        // Immediate 0: round to nearest even, not MXCSR.RC.
-        let h = _mm256_set_m128i(_mm256_cvtps_ph::<0>(x[1]), _mm256_cvtps_ph::<0>(x[0]));
-        let h = if SAT { saturate16(h, 0x7C00) } else { h };
-        // SAFETY: 32 bytes writable at dst.
-        unsafe { _mm256_storeu_si256(dst.cast(), h) };
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn store8(dst: *mut u8, x: __m256) {
-        let mut h = _mm256_cvtps_ph::<0>(x);
-        if SAT {
-            h = _mm256_castsi256_si128(saturate16(_mm256_castsi128_si256(h), 0x7C00));
-        }
-        // SAFETY: 16 bytes writable at dst.
-        unsafe { _mm_storeu_si128(dst.cast(), h) };
-    }
-}
-
-/// E4M3 or E5M2 by the integer method, saturating when `SAT`.
-struct ToFp8<F, const SAT: bool>(PhantomData<F>);
-
-impl<F: Format, const SAT: bool> NarrowTo for ToFp8<F, SAT> {
-    const D: usize = 1;
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn store16(dst: *mut u8, x: [__m256; 2]) {
-        let w = f32_to_f8_codes16::<F, SAT>(_mm256_castps_si256(x[0]), _mm256_castps_si256(x[1]));
-        // The codes come in the VPACKUSDW order [x0 0-3, x1 0-3 | x0 4-7, x1 4-7]; the
-        // 64-bit order 0, 2, 1, 3 restores [x0 0-7 | x1 0-7].
-        let w = _mm256_permute4x64_epi64::<0xD8>(w);
-        let b = _mm_packus_epi16(_mm256_castsi256_si128(w), _mm256_extracti128_si256::<1>(w));
-        // SAFETY: 16 bytes writable at dst.
-        unsafe { _mm_storeu_si128(dst.cast(), b) };
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn store8(dst: *mut u8, x: __m256) {
-        let v = _mm256_castps_si256(x);
-        // Both halves convert the same 8 values; the low 128 bits after the permute hold
-        // elements 0-7.
-        let w = _mm256_permute4x64_epi64::<0xD8>(f32_to_f8_codes16::<F, SAT>(v, v));
-        let w = _mm256_castsi256_si128(w);
-        // SAFETY: 8 bytes writable at dst (MOVQ stores exactly 8).
-        unsafe { _mm_storel_epi64(dst.cast(), _mm_packus_epi16(w, w)) };
     }
 }
 
@@ -591,8 +531,6 @@ macro_rules! policy_kernel {
     };
 }
 
-exact_kernel!(e4m3_to_bf16, Direct<F8E4M3, ToBf16<true, false>>);
-exact_kernel!(e4m3_to_f16, Direct<F8E4M3, ToF16<false>>);
 policy_kernel!(
     e5m2_to_bf16,
     Direct<F8E5M2, ToBf16<true, true>>,
@@ -603,27 +541,6 @@ policy_kernel!(
     f16_to_bf16,
     Direct<F16, ToBf16<false, true>>,
     Direct<F16, ToBf16<false, false>>
-);
-policy_kernel!(bf16_to_f16, Direct<BF16, ToF16<true>>, Direct<BF16, ToF16<false>>);
-policy_kernel!(
-    f16_to_e4m3,
-    Direct<F16, ToFp8<F8E4M3, true>>,
-    Direct<F16, ToFp8<F8E4M3, false>>
-);
-policy_kernel!(
-    f16_to_e5m2,
-    Direct<F16, ToFp8<F8E5M2, true>>,
-    Direct<F16, ToFp8<F8E5M2, false>>
-);
-policy_kernel!(
-    bf16_to_e4m3,
-    Direct<BF16, ToFp8<F8E4M3, true>>,
-    Direct<BF16, ToFp8<F8E4M3, false>>
-);
-policy_kernel!(
-    bf16_to_e5m2,
-    Direct<BF16, ToFp8<F8E5M2, true>>,
-    Direct<BF16, ToFp8<F8E5M2, false>>
 );
 
 exact_kernel!(fp4_to_bf16, Fp4ToHub<BF16>);
@@ -660,14 +577,7 @@ pub(super) const fn set(t: &mut Kernels) {
     t.set_direct::<F4E2M1x2, BF16>(fp4x2_to_bf16);
     t.set_direct::<F4E2M1x2, F16>(fp4x2_to_f16);
     t.set_direct::<F8E8M0, BF16>(e8m0_to_bf16);
-    t.set_direct::<F8E4M3, BF16>(e4m3_to_bf16);
     t.set_direct::<F8E5M2, BF16>(e5m2_to_bf16);
-    t.set_direct::<F8E4M3, F16>(e4m3_to_f16);
     t.set_direct::<F8E5M2, F16>(e5m2_to_f16);
     t.set_direct::<F16, BF16>(f16_to_bf16);
-    t.set_direct::<BF16, F16>(bf16_to_f16);
-    t.set_direct::<F16, F8E4M3>(f16_to_e4m3);
-    t.set_direct::<F16, F8E5M2>(f16_to_e5m2);
-    t.set_direct::<BF16, F8E4M3>(bf16_to_e4m3);
-    t.set_direct::<BF16, F8E5M2>(bf16_to_e5m2);
 }

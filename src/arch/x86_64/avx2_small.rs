@@ -1268,9 +1268,6 @@ unsafe fn unpack<const F64: bool>(src: *const u8, dst: *mut u8, len: usize, _pol
 pub(super) const fn set(t: &mut Kernels) {
     t.set::<f32, F8E4M3FNUZ>(f32_to::<F8E4M3FNUZ>);
     t.set::<f32, F8E5M2FNUZ>(f32_to::<F8E5M2FNUZ>);
-    t.set_all_policies::<f32, F6E2M3>(f32_to::<F6E2M3>);
-    t.set_all_policies::<f32, F6E3M2>(f32_to::<F6E3M2>);
-    t.set_all_policies::<f32, F4E2M1>(f32_to::<F4E2M1>);
     t.set_all_policies::<f32, F4E2M1x2>(f32_to_packed);
     t.set::<f32, F8E8M0>(f32_to_e8m0);
 
@@ -1296,5 +1293,4 @@ pub(super) const fn set(t: &mut Kernels) {
     t.set_all_policies::<F6E3M2, f64>(widen::<F6E3M2, true>);
     t.set_all_policies::<F4E2M1, f64>(widen::<F4E2M1, true>);
     t.set_all_policies::<F4E2M1x2, f64>(unpack::<true>);
-    t.set_all_policies::<F8E8M0, f64>(widen::<F8E8M0, true>);
 }

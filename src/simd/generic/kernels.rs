@@ -408,7 +408,11 @@ impl Dst for Brain {
     unsafe fn put_words<V: Vector>(w: V, sat: bool, p: *mut u8, n: usize) {
         // SAFETY: forwarded contract.
         unsafe {
-            let w = if sat { words::saturate(w, Enc::Bf16) } else { w };
+            let w = if sat {
+                words::saturate(w, Enc::Bf16)
+            } else {
+                w
+            };
             w.store_words(p, n)
         }
     }

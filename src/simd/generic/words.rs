@@ -134,7 +134,9 @@ pub(crate) unsafe fn widen_words<V: Vector, F: Format>(code: V, e: Enc, sub: &[V
         let is_sub = V::splat((1 << F::MAN_BITS) * 0x0001_0001).gt16(mag);
         let mut w = V::blend(is_sub, small, normal);
         let sign = if F::SIGNED {
-            let s = c.and(V::splat(F::SIGN_BIT * 0x0001_0001)).shl16(16 - F::BITS);
+            let s = c
+                .and(V::splat(F::SIGN_BIT * 0x0001_0001))
+                .shl16(16 - F::BITS);
             w = w.or(s);
             s
         } else {
