@@ -569,7 +569,11 @@ fn nvct_code(q: f32) -> u8 {
 pub(crate) fn nvct_quantize(d: Dtype, x: &[f32], gs: f32, packed: &mut [u8], scales: &mut [u8]) {
     debug_assert_eq!(x.len(), packed.len() * 2);
     debug_assert_eq!(x.len(), scales.len() * 16);
-    for ((blk, p), s) in x.chunks(16).zip(packed.chunks_mut(8)).zip(scales.iter_mut()) {
+    for ((blk, p), s) in x
+        .chunks(16)
+        .zip(packed.chunks_mut(8))
+        .zip(scales.iter_mut())
+    {
         // torch.amax: a NaN wins.
         let amax = blk.iter().fold(0f32, |m, v| {
             if m.is_nan() || v.is_nan() {

@@ -16,12 +16,12 @@ use vcvt::block::{BlockFp8, Fp8Profile, Mx, MxProfile, Nvfp4, Shape};
 use vcvt::safetensors::Format;
 use vcvt::{BF16, F16};
 
+use crate::Layout as QLayout;
 use crate::cleanup;
 use crate::plan::{self, Checkpoint, NvPart, Out, Plan, Source};
 use crate::sizes;
 use crate::stdio::{errln, outln};
 use crate::{ConvertArgs, Fp8ProfileArg, MxProfileArg, QuantConfig, Target, Unquantized};
-use crate::Layout as QLayout;
 
 /// What the writer needs to compute output tensors.
 pub(crate) struct Ctx<'a> {
@@ -1064,9 +1064,8 @@ pub(crate) fn quant_layout(args: &ConvertArgs) -> Result<QLayout, String> {
             .unwrap_or_default()
     };
     let ok = match (args.to, given) {
-        (Target::F8e4m3, QLayout::CompressedTensors) | (Target::Nvfp4, QLayout::CompressedTensors) => {
-            true
-        }
+        (Target::F8e4m3, QLayout::CompressedTensors)
+        | (Target::Nvfp4, QLayout::CompressedTensors) => true,
         (Target::F8e4m3, QLayout::Deepseek) => scales == crate::Fp8Scales::Block,
         (Target::Nvfp4 | Target::Mxfp8, QLayout::Modelopt) => true,
         _ => false,
