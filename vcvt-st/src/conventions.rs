@@ -175,6 +175,10 @@ pub(crate) enum Kind {
     NvCt { global: String },
 }
 
+/// One reading of a fused-expert scale's shape: experts, and the tile of each expert's
+/// matrix.
+type Reading = (usize, (usize, usize));
+
 /// A weight of one of this module's conventions.
 #[derive(Clone, Debug)]
 pub(crate) struct Group {
@@ -392,7 +396,7 @@ pub(crate) fn find(
                     let r = if x == 1 { all_rows } else { n };
                     (x, (tr.min(r).max(1), tc.min(k).max(1)))
                 };
-                let mut readings: Vec<((usize, (usize, usize)), &'static str)> = Vec::new();
+                let mut readings: Vec<(Reading, &'static str)> = Vec::new();
                 if ones && s.shape.len() <= 3 {
                     readings.push((crop(1, (all_rows, k)), "per-tensor"));
                 }

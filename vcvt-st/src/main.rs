@@ -43,8 +43,9 @@ use crate::stdio::errln;
 
 /// Convert safetensors checkpoints on the CPU: BF16/F16/F32 casts; dequantization of DeepSeek
 /// block FP8, gpt-oss MXFP4, compressed-tensors/FBGEMM/ModelOpt scaled FP8, compressed-tensors
-/// and ModelOpt NVFP4 and ModelOpt MXFP8; FP8 (128x128 block scales), MXFP4, MXFP8 and NVFP4
-/// quantization; whole checkpoint directories (subdirectories and symbolic links included),
+/// and ModelOpt NVFP4 and ModelOpt MXFP8 (fused FP8 experts too); FP8 (block, channel or tensor
+/// scales), MXFP4, MXFP8 and NVFP4 (ModelOpt or compressed-tensors) quantization; whole
+/// checkpoint directories (subdirectories and symbolic links included),
 /// split over several processes with `--shard I/N` and `finalize`, resumed after a kill.
 #[derive(Parser, Debug)]
 #[command(name = "vcvt-st", version, after_help = EXIT_STATUS)]
@@ -160,8 +161,10 @@ pub(crate) struct ConvertArgs {
     unquantized_to: Unquantized,
     /// When to write `quantization_config` into config.json. `auto`: only where a loader
     /// has a convention for it: `--to f8e4m3` (transformers' fine-grained FP8 and vLLM's
-    /// `fp8` with `weight_block_size`, any model), `--to mxfp4` for gpt-oss
-    /// (`model_type` `gpt_oss`); not for `nvfp4` (ModelOpt's NVFP4 loaders also need
+    /// `fp8` with `weight_block_size`, any model; compressed-tensors' for the
+    /// compressed-tensors layouts), `--to nvfp4 --layout compressed-tensors`
+    /// (compressed-tensors' weight-only NVFP4A16 scheme), `--to mxfp4` for gpt-oss
+    /// (`model_type` `gpt_oss`); not for ModelOpt's `nvfp4` (its NVFP4 loaders also need
     /// activation scales, `input_scale`, which a weight-only conversion cannot compute) nor
     /// `mxfp8`. `always`: for those too (ModelOpt's `quant_method: modelopt` with
     /// `quant_algo` and `ignore`; gpt-oss's `mxfp4` for any model). `never`: leave it out.
