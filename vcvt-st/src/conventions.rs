@@ -10,11 +10,14 @@
 //!   (per tensor), `[N, 1]`/`[N]` (per channel, FBGEMM's layout), `[N, G]` with `K = G·g`
 //!   (groups of `g` along a row) or `[⌈N/bn⌉, ⌈K/bk⌉]` (blocks of `bn × bk`, from
 //!   `weight_block_size` or the weights' `block_structure`, else `--fp8-block`). A value is
-//!   `f32(e4m3) · f32(scale)`, rounded to f32, then to the target.
+//!   `f32(e4m3) · f32(scale)`, rounded to f32, then to the target. Fused experts `[E, N, K]`
+//!   take `[E, ⌈N/bn⌉, ⌈K/bk⌉]`, `[E, N, 1]`, `[E, N, G]`, `[E, 1, 1]` or one scale, each
+//!   expert its own matrix; a shape with two readings of different values is an error.
 //! * **compressed-tensors NVFP4** (`nvfp4-pack-quantized`): `W_packed` uint8 `[N, K/2]`
 //!   (element 2j in the low nibble), `W_scale` F8_E4M3 `[N, K/16]`, `W_global_scale` F32 of
 //!   one value; the output is `W`. A value is `e2m1 · f32(f32(scale) / global_scale)`, rounded
-//!   to f32, then to the target.
+//!   to f32, then to the target. [`nvct_global`] and [`nvct_quantize`] are compressed-tensors'
+//!   quantization rules, for `--to nvfp4 --layout compressed-tensors`.
 //!
 //! Activation scales of a quantized layer (`input_scale`, `input_global_scale`,
 //! `input_scale_ub`, `output_scale` beside its `weight`) are dropped with the weight's
