@@ -10,11 +10,14 @@
 //!   (per tensor), `[N, 1]`/`[N]` (per channel, FBGEMM's layout), `[N, G]` with `K = G·g`
 //!   (groups of `g` along a row) or `[⌈N/bn⌉, ⌈K/bk⌉]` (blocks of `bn × bk`, from
 //!   `weight_block_size` or the weights' `block_structure`, else `--fp8-block`). A value is
-//!   `f32(e4m3) · f32(scale)`, rounded to f32, then to the target.
+//!   `f32(e4m3) · f32(scale)`, rounded to f32, then to the target. Fused experts `[E, N, K]`
+//!   take `[E, ⌈N/bn⌉, ⌈K/bk⌉]`, `[E, N, 1]`, `[E, N, G]`, `[E, 1, 1]` or one scale, each
+//!   expert its own matrix; a shape with two readings of different values is an error.
 //! * **compressed-tensors NVFP4** (`nvfp4-pack-quantized`): `W_packed` uint8 `[N, K/2]`
 //!   (element 2j in the low nibble), `W_scale` F8_E4M3 `[N, K/16]`, `W_global_scale` F32 of
 //!   one value; the output is `W`. A value is `e2m1 · f32(f32(scale) / global_scale)`, rounded
-//!   to f32, then to the target.
+//!   to f32, then to the target. [`nvct_global`] and [`nvct_quantize`] are compressed-tensors'
+//!   quantization rules, for `--to nvfp4 --layout compressed-tensors`.
 //!
 //! Activation scales of a quantized layer (`input_scale`, `input_global_scale`,
 //! `input_scale_ub`, `output_scale` beside its `weight`) are dropped with the weight's
@@ -175,6 +178,10 @@ pub(crate) enum Kind {
     NvCt { global: String },
 }
 
+/// One reading of a fused-expert scale's shape: experts, and the tile of each expert's
+/// matrix.
+type Reading = (usize, (usize, usize));
+
 /// A weight of one of this module's conventions.
 #[derive(Clone, Debug)]
 pub(crate) struct Group {
@@ -185,9 +192,14 @@ pub(crate) struct Group {
     /// The scale tensor.
     pub scale: String,
     pub kind: Kind,
-    /// `rows × cols` of the dequantized matrix.
+    /// `rows × cols` of the dequantized matrix (all experts' rows, one after the other).
     pub rows: usize,
     pub cols: usize,
+    /// Matrices of the weight, each with its own tiles and run of scales (`E` of fused
+    /// experts `[E, N, K]` with a scale per expert, channel, group or block; else 1).
+    pub experts: usize,
+    /// The dequantized tensor's shape.
+    pub shape: Vec<usize>,
     /// Activation scales of the same layer.
     pub activation: Vec<String>,
 }
@@ -293,6 +305,8 @@ pub(crate) fn find(
                     kind: Kind::NvCt { global },
                     rows: t.shape[0],
                     cols: t.shape[1] * 2,
+                    experts: 1,
+                    shape: vec![t.shape[0], t.shape[1] * 2],
                     activation: Vec::new(),
                 },
             );
@@ -336,47 +350,110 @@ pub(crate) fn find(
                 n_(name)
             ));
         }
-        if t.shape.len() != 2 {
-            return Err(format!(
-                "{}: tensor `{}` (F8_E4M3 {}) with `{}`: scaled FP8 weights are 2-D [N, K] here",
-                at(t),
-                n_(name),
-                shape_str(&t.shape),
-                n_(&scale)
-            ));
-        }
-        let (rows, cols) = (t.shape[0], t.shape[1]);
-        let ones = sizes::product(name, "", &s.shape) == Ok(1) && s.shape.len() <= 2;
         let (bn, bk) = info.block.unwrap_or((fp8_block, fp8_block));
-        let kind = if ones {
-            Some(((rows.max(1), cols.max(1)), "per-tensor"))
-        } else if s.shape == [rows, 1] || s.shape == [rows] {
-            Some(((1, cols.max(1)), "per-channel"))
-        } else if s.shape == [rows.div_ceil(bn), cols.div_ceil(bk)] {
-            Some(((bn, bk), "block"))
-        } else if s.shape.len() == 2
-            && s.shape[0] == rows
-            && s.shape[1] > 0
-            && cols % s.shape[1] == 0
-        {
-            Some(((1, cols / s.shape[1]), "group"))
+        let from = if info.block.is_some() {
+            ", from config.json"
         } else {
-            None
+            "; --fp8-block sets them"
         };
-        let Some((tile, what)) = kind else {
-            return Err(format!(
-                "{}: tensor `{}` has shape {}; a scale of the F8_E4M3 {rows}x{cols} weight `{}` is [] or [1] (per tensor), [{rows}, 1] (per channel), [{rows}, K/g] (groups of g) or {} ({bn}x{bk} blocks{})",
-                at(s),
-                n_(&scale),
-                shape_str(&s.shape),
-                n_(name),
-                shape_str(&[rows.div_ceil(bn), cols.div_ceil(bk)]),
-                if info.block.is_some() {
-                    ", from config.json"
+        let (experts, rows, cols, tile, what) = match t.shape.len() {
+            2 => {
+                let (rows, cols) = (t.shape[0], t.shape[1]);
+                let ones = sizes::product(name, "", &s.shape) == Ok(1) && s.shape.len() <= 2;
+                let kind = if ones {
+                    Some(((rows.max(1), cols.max(1)), "per-tensor"))
+                } else if s.shape == [rows, 1] || s.shape == [rows] {
+                    Some(((1, cols.max(1)), "per-channel"))
+                } else if s.shape == [rows.div_ceil(bn), cols.div_ceil(bk)] {
+                    Some(((bn, bk), "block"))
+                } else if s.shape.len() == 2
+                    && s.shape[0] == rows
+                    && s.shape[1] > 0
+                    && cols % s.shape[1] == 0
+                {
+                    Some(((1, cols / s.shape[1]), "group"))
                 } else {
-                    "; --fp8-block sets them"
+                    None
+                };
+                let Some((tile, what)) = kind else {
+                    return Err(format!(
+                        "{}: tensor `{}` has shape {}; a scale of the F8_E4M3 {rows}x{cols} weight `{}` is [] or [1] (per tensor), [{rows}, 1] (per channel), [{rows}, K/g] (groups of g) or {} ({bn}x{bk} blocks{from})",
+                        at(s),
+                        n_(&scale),
+                        shape_str(&s.shape),
+                        n_(name),
+                        shape_str(&[rows.div_ceil(bn), cols.div_ceil(bk)]),
+                    ));
+                };
+                (1, rows, cols, tile, what)
+            }
+            3 => {
+                let (e, n, k) = (t.shape[0], t.shape[1], t.shape[2]);
+                let all_rows = sizes::product(name, "the row count", &t.shape[..2])
+                    .map_err(|e| format!("{}: {e}", at(t)))?;
+                let ones = sizes::product(name, "", &s.shape) == Ok(1);
+                // Every reading of the scale's shape: (experts, tile, what), tiles cropped to
+                // an expert's matrix, so that two readings that give every value the same
+                // scale compare equal.
+                let crop = |x: usize, (tr, tc): (usize, usize)| {
+                    let r = if x == 1 { all_rows } else { n };
+                    (x, (tr.min(r).max(1), tc.min(k).max(1)))
+                };
+                let mut readings: Vec<(Reading, &'static str)> = Vec::new();
+                if ones && s.shape.len() <= 3 {
+                    readings.push((crop(1, (all_rows, k)), "per-tensor"));
                 }
-            ));
+                if s.shape == [e, 1, 1] {
+                    readings.push((crop(e, (n, k)), "per-expert"));
+                }
+                if s.shape == [e, n, 1] {
+                    readings.push((crop(e, (1, k)), "per-channel"));
+                }
+                if s.shape == [e, n.div_ceil(bn), k.div_ceil(bk)] {
+                    readings.push((crop(e, (bn, bk)), "block"));
+                }
+                if s.shape.len() == 3
+                    && s.shape[..2] == [e, n]
+                    && s.shape[2] > 0
+                    && k % s.shape[2] == 0
+                {
+                    readings.push((crop(e, (1, k / s.shape[2])), "group"));
+                }
+                let accepted = format!(
+                    "a scale of the F8_E4M3 fused-expert weight `{}` {} is [] or [1] (one scale), [{e}, 1, 1] (per expert), [{e}, {n}, 1] (per channel), [{e}, {n}, K/g] (groups of g) or {} ({bn}x{bk} blocks{from})",
+                    n_(name),
+                    shape_str(&t.shape),
+                    shape_str(&[e, n.div_ceil(bn), k.div_ceil(bk)]),
+                );
+                let Some(&((x, tile), what)) = readings.first() else {
+                    return Err(format!(
+                        "{}: tensor `{}` has shape {}; {accepted}",
+                        at(s),
+                        n_(&scale),
+                        shape_str(&s.shape),
+                    ));
+                };
+                if let Some((_, other)) = readings.iter().find(|(r, _)| *r != (x, tile)) {
+                    return Err(format!(
+                        "{}: tensor `{}` has shape {}, which reads both as {what} and as {other} scales of `{}` {} (different values); vcvt-st does not guess ({accepted})",
+                        at(s),
+                        n_(&scale),
+                        shape_str(&s.shape),
+                        n_(name),
+                        shape_str(&t.shape),
+                    ));
+                }
+                (x, all_rows, k, tile, what)
+            }
+            _ => {
+                return Err(format!(
+                    "{}: tensor `{}` (F8_E4M3 {}) with `{}`: scaled FP8 weights are 2-D [N, K], or 3-D fused experts [E, N, K], here",
+                    at(t),
+                    n_(name),
+                    shape_str(&t.shape),
+                    n_(&scale)
+                ));
+            }
         };
         found.groups.insert(
             name.clone(),
@@ -387,6 +464,8 @@ pub(crate) fn find(
                 kind: Kind::Fp8 { tile, what },
                 rows,
                 cols,
+                experts,
+                shape: t.shape.clone(),
                 activation: Vec::new(),
             },
         );
@@ -442,4 +521,83 @@ pub(crate) fn scale_f32<'a>(v: &safetensors::tensor::TensorView<'a>) -> std::bor
     }
     let x = vcvt::safetensors::tensor_to_vec::<f32>("", v).expect("a planned F32/BF16/F16 scale");
     std::borrow::Cow::Owned(x.iter().flat_map(|f| f.to_le_bytes()).collect())
+}
+
+/// `x` rounded (nearest even) to the floating dtype `d` of a source tensor (BF16, F16; F32
+/// and the others as they are): the result of one torch operation on tensors of that dtype,
+/// which computes in f32 and rounds once.
+fn round_to(d: Dtype, x: f32) -> f32 {
+    match d {
+        Dtype::BF16 => vcvt::BF16::from_f32(x).to_f32(),
+        Dtype::F16 => vcvt::F16::from_f32(x).to_f32(),
+        _ => x,
+    }
+}
+
+/// compressed-tensors' NVFP4 global scale of a weight of dtype `d` (or of fused weights)
+/// whose `max |x|` is `amax`, as `generate_gparam` (`quantization/utils/helpers.py`)
+/// computes it on the weight's dtype: `m = clamp(amax, min = finfo(d).tiny)`, then
+/// `2688 / m`, which torch evaluates as `m.reciprocal() * 2688` (`Tensor.__rtruediv__`),
+/// each step rounded to `d`; a NaN or infinite result becomes 1.0 (`nan_to_num`).
+pub(crate) fn nvct_global(d: Dtype, amax: f32) -> f32 {
+    let tiny = if d == Dtype::F16 {
+        2f32.powi(-14)
+    } else {
+        f32::MIN_POSITIVE
+    };
+    // (`clamp` keeps a NaN.)
+    let m = if amax.is_nan() { amax } else { amax.max(tiny) };
+    let g = round_to(d, round_to(d, 1.0 / m) * 2688.0);
+    if g.is_finite() { g } else { 1.0 }
+}
+
+/// The E2M1 code of `q`, the quotient of an element by its block's divisor, as
+/// compressed-tensors' `cast_to_fp4` and `pack_fp4_to_uint8` give it: clamped to ±6, then
+/// the nearest E2M1 value, ties to even (its thresholds 0.25, 0.75, ..., 5 send each tie to
+/// the even code); the sign from `torch.sign(q)`, so ±0 gives code 0 and a small negative
+/// `q` code 8 (−0). A NaN `q` gives code 0 (torch's CPU path casts NaN to an integer there,
+/// which C++ leaves undefined).
+fn nvct_code(q: f32) -> u8 {
+    if q == 0.0 || q.is_nan() {
+        0
+    } else {
+        vcvt::F4E2M1::from_f32(q.clamp(-6.0, 6.0)).to_bits()
+    }
+}
+
+/// compressed-tensors NVFP4 quantization of whole rows `x` (16-value blocks) of a weight of
+/// dtype `d` with global scale `gs` ([`nvct_global`]) into `packed` (element 2j in the low
+/// nibble) and `scales` (E4M3 bytes), as llm-compressor's min-max observer,
+/// `calculate_qparams` (`quantization/utils/helpers.py`) and `_quantize`
+/// (`quantization/lifecycle/forward_helpers.py`) compute them: the block scale
+/// `e4m3(clamp(f32(gs · W(amax_b / 6)), ±448))` (`W` rounds to `d`), a zero scale replaced by
+/// 0.125 (the E4M3 `eps` of `_get_dtype_eps`); each element `nvct_code(f32(x / f32(f32(s8)
+/// / gs)))`.
+pub(crate) fn nvct_quantize(d: Dtype, x: &[f32], gs: f32, packed: &mut [u8], scales: &mut [u8]) {
+    debug_assert_eq!(x.len(), packed.len() * 2);
+    debug_assert_eq!(x.len(), scales.len() * 16);
+    for ((blk, p), s) in x
+        .chunks(16)
+        .zip(packed.chunks_mut(8))
+        .zip(scales.iter_mut())
+    {
+        // torch.amax: a NaN wins.
+        let amax = blk.iter().fold(0f32, |m, v| {
+            if m.is_nan() || v.is_nan() {
+                f32::NAN
+            } else {
+                m.max(v.abs())
+            }
+        });
+        let q = gs * round_to(d, amax / 6.0);
+        let mut s8 = vcvt::F8E4M3::from_f32(q.clamp(-448.0, 448.0)).to_bits();
+        if s8 & 0x7F == 0 {
+            s8 = vcvt::F8E4M3::from_f32(0.125).to_bits();
+        }
+        *s = s8;
+        let div = vcvt::F8E4M3::from_bits(s8).to_f32() / gs;
+        for (pair, b) in blk.chunks(2).zip(p.iter_mut()) {
+            *b = nvct_code(pair[0] / div) | (nvct_code(pair[1] / div) << 4);
+        }
+    }
 }

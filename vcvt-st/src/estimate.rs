@@ -13,6 +13,7 @@ use vcvt::block::{BlockFp8, Fp8Profile, Mx, MxProfile, Nvfp4, Shape};
 use vcvt::safetensors::Format;
 use vcvt::{BF16, F16};
 
+use crate::conventions;
 use crate::plan::{NvPart, Plan, Source};
 
 /// Values of a sample at most.
@@ -85,17 +86,27 @@ pub(crate) fn annotate(plan: &mut Plan, views: &HashMap<&str, TensorView<'_>>, p
                 rows,
                 cols,
                 part: NvPart::Codes,
+                ct,
+                ..
             } => {
                 let nv = Nvfp4::new();
                 let c = (*cols).min(4096);
                 let r = (*rows).min((SAMPLE / c).max(1));
-                sample(&views[src.as_str()], *cols, r, c).and_then(|x| {
+                let v = &views[src.as_str()];
+                sample(v, *cols, r, c).and_then(|x| {
                     let sh = Shape::matrix(r, c);
                     let mut d = vec![0u8; nv.data_len(sh).ok()?];
                     let mut s = vec![0u8; nv.scales_len(sh).ok()?];
-                    let g = nv.quantize(&x, sh, &mut d, &mut s, None).ok()?;
                     let mut y = vec![0f32; x.len()];
-                    nv.dequantize(&d, &s, g, sh, &mut y).ok()?;
+                    if *ct {
+                        // (The global scale of the sample, not of the whole tensor.)
+                        let g = conventions::nvct_global(v.dtype(), vcvt::block::amax(&x));
+                        conventions::nvct_quantize(v.dtype(), &x, g, &mut d, &mut s);
+                        conventions::nvct_dequant(&d, &s, g, &mut y);
+                    } else {
+                        let g = nv.quantize(&x, sh, &mut d, &mut s, None).ok()?;
+                        nv.dequantize(&d, &s, g, sh, &mut y).ok()?;
+                    }
                     Some((r, c, errors(&x, &y)))
                 })
             }

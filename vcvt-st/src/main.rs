@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! vcvt-st convert IN OUT --to bf16|f16|f32|f8e4m3|mxfp4|mxfp8|nvfp4 [--include GLOB]... [--exclude GLOB]...
+//!         [--fp8-scales block|channel|tensor] [--layout deepseek|modelopt|compressed-tensors]
 //!         [--unquantized-to keep|bf16|f16|f32] [--quant-config auto|always|never] [--shard I/N] [--dry-run]
 //!         [--ignore-unindexed]
 //! vcvt-st finalize [IN] OUT
@@ -42,8 +43,9 @@ use crate::stdio::errln;
 
 /// Convert safetensors checkpoints on the CPU: BF16/F16/F32 casts; dequantization of DeepSeek
 /// block FP8, gpt-oss MXFP4, compressed-tensors/FBGEMM/ModelOpt scaled FP8, compressed-tensors
-/// and ModelOpt NVFP4 and ModelOpt MXFP8; FP8 (128x128 block scales), MXFP4, MXFP8 and NVFP4
-/// quantization; whole checkpoint directories (subdirectories and symbolic links included),
+/// and ModelOpt NVFP4 and ModelOpt MXFP8 (fused FP8 experts too); FP8 (block, channel or tensor
+/// scales), MXFP4, MXFP8 and NVFP4 (ModelOpt or compressed-tensors) quantization; whole
+/// checkpoint directories (subdirectories and symbolic links included),
 /// split over several processes with `--shard I/N` and `finalize`, resumed after a kill.
 #[derive(Parser, Debug)]
 #[command(name = "vcvt-st", version, after_help = EXIT_STATUS)]
@@ -159,8 +161,10 @@ pub(crate) struct ConvertArgs {
     unquantized_to: Unquantized,
     /// When to write `quantization_config` into config.json. `auto`: only where a loader
     /// has a convention for it: `--to f8e4m3` (transformers' fine-grained FP8 and vLLM's
-    /// `fp8` with `weight_block_size`, any model), `--to mxfp4` for gpt-oss
-    /// (`model_type` `gpt_oss`); not for `nvfp4` (ModelOpt's NVFP4 loaders also need
+    /// `fp8` with `weight_block_size`, any model; compressed-tensors' for the
+    /// compressed-tensors layouts), `--to nvfp4 --layout compressed-tensors`
+    /// (compressed-tensors' weight-only NVFP4A16 scheme), `--to mxfp4` for gpt-oss
+    /// (`model_type` `gpt_oss`); not for ModelOpt's `nvfp4` (its NVFP4 loaders also need
     /// activation scales, `input_scale`, which a weight-only conversion cannot compute) nor
     /// `mxfp8`. `always`: for those too (ModelOpt's `quant_method: modelopt` with
     /// `quant_algo` and `ignore`; gpt-oss's `mxfp4` for any model). `never`: leave it out.
@@ -171,12 +175,25 @@ pub(crate) struct ConvertArgs {
     /// the tile that block-FP8 dequantization expects (1 to 1048576).
     #[arg(long, default_value_t = 128, value_parser = sizes::parse_fp8_block)]
     fp8_block: usize,
-    /// Scales of FP8 quantization: `block` (one F32 `W_scale_inv` per --fp8-block tile,
-    /// DeepSeek's layout) or `channel` (one F32 `W_scale` per row, `[N, 1]`: the
-    /// per-channel layout of compressed-tensors and FBGEMM, with a compressed-tensors
-    /// `quantization_config`).
+    /// Scales of FP8 quantization: `block` (one F32 scale per --fp8-block tile:
+    /// `W_scale_inv`, DeepSeek's layout, or `W_scale` with --layout compressed-tensors),
+    /// `channel` (one F32 `W_scale` per row, `[N, 1]`: the per-channel layout of
+    /// compressed-tensors and FBGEMM) or `tensor` (one F32 `W_scale` `[1]` per weight:
+    /// compressed-tensors' per-tensor layout); `channel` and `tensor` write a
+    /// compressed-tensors `quantization_config`.
     #[arg(long, value_enum, default_value = "block")]
     fp8_scales: Fp8Scales,
+    /// The checkpoint convention of the quantized tensors' names and of
+    /// `quantization_config`: `deepseek` (`--to f8e4m3 --fp8-scales block`: `W_scale_inv`,
+    /// `quant_method: fp8`), `modelopt` (`--to nvfp4` and `--to mxfp8`: `W`, `W_scale`,
+    /// `W_scale_2`) or `compressed-tensors` (`--to nvfp4`: `W_packed`, `W_scale`,
+    /// `W_global_scale` with compressed-tensors' NVFP4 scale rules, the global scale shared
+    /// by fused q/k/v and gate/up projections; `--to f8e4m3`: `W_scale` with any
+    /// --fp8-scales). Default: the target's own layout (the first one named for it here;
+    /// gpt-oss's for mxfp4); `--fp8-scales channel` and `tensor` are compressed-tensors
+    /// layouts only.
+    #[arg(long, value_enum)]
+    layout: Option<Layout>,
     /// Scale rule of FP8 quantization: `deepseek` (`amax / 448`, DeepSeek-V3/R1) or
     /// `ue8m0` (that, rounded up to a power of two: DeepSeek-V3.1's `scale_fmt: ue8m0`).
     #[arg(long, value_enum, default_value = "deepseek")]
@@ -221,7 +238,8 @@ pub(crate) enum Target {
     /// float32 (dequantizes every convention vcvt-st reads).
     F32,
     /// E4M3 with one f32 `weight_scale_inv` per --fp8-block tile (DeepSeek layout), or one
-    /// f32 `weight_scale` per row with --fp8-scales channel (compressed-tensors/FBGEMM).
+    /// f32 `weight_scale` per tile, row or tensor (--layout compressed-tensors,
+    /// --fp8-scales channel or tensor: compressed-tensors, FBGEMM).
     F8e4m3,
     /// MXFP4: `*_blocks` (uint8 [..., K/32, 16]) + `*_scales` (uint8 E8M0 [..., K/32]),
     /// the gpt-oss layout.
@@ -231,7 +249,8 @@ pub(crate) enum Target {
     Mxfp8,
     /// NVFP4 of 2-D weights with K a multiple of 16, NVIDIA ModelOpt's checkpoint layout:
     /// `W` (uint8 [N, K/2], element 2j in the low nibble), `W_scale` (F8_E4M3 [N, K/16]),
-    /// `W_scale_2` (F32 scalar, amax / 2688).
+    /// `W_scale_2` (F32 scalar, amax / 2688); with --layout compressed-tensors,
+    /// `W_packed`, `W_scale` and `W_global_scale` (F32 [1], 2688 / amax).
     Nvfp4,
 }
 
@@ -267,10 +286,24 @@ pub(crate) enum MxProfileArg {
 /// `--fp8-scales`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Fp8Scales {
-    /// One scale per --fp8-block tile (`W_scale_inv`).
+    /// One scale per --fp8-block tile (`W_scale_inv`, or `W_scale` with --layout
+    /// compressed-tensors).
     Block,
     /// One scale per row (`W_scale` `[N, 1]`).
     Channel,
+    /// One scale per tensor (`W_scale` `[1]`).
+    Tensor,
+}
+
+/// `--layout`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Layout {
+    /// DeepSeek's block FP8 (`--to f8e4m3`).
+    Deepseek,
+    /// NVIDIA ModelOpt (`--to nvfp4`, `--to mxfp8`).
+    Modelopt,
+    /// compressed-tensors (`--to nvfp4`, `--to f8e4m3`).
+    CompressedTensors,
 }
 
 /// `--fp8-profile`.

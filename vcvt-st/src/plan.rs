@@ -48,11 +48,14 @@ pub(crate) enum Source {
     Cast(String),
     /// Block FP8: E4M3 `weight` with one `scale_inv` (F32; BF16 or F16 for the scaled-FP8
     /// conventions) per `tile` tile, which multiplies (DeepSeek's `weight_scale_inv`, and
-    /// compressed-tensors', FBGEMM's and ModelOpt's `weight_scale`).
+    /// compressed-tensors', FBGEMM's and ModelOpt's `weight_scale`). The weight is
+    /// `experts` matrices one after the other (fused experts `[E, N, K]`; 1 for a 2-D
+    /// weight), each with its own tiles and its own run of scales.
     DequantFp8 {
         weight: String,
         scale_inv: String,
         tile: (usize, usize),
+        experts: usize,
     },
     /// MX: `blocks` (gpt-oss MXFP4 `_blocks`, or ModelOpt MXFP8's F8_E4M3 weight) + E8M0
     /// `scales`, as a `rows × cols` matrix.
@@ -100,24 +103,74 @@ pub(crate) enum Source {
         element: MxElement,
         scales_name: String,
     },
-    /// One part of NVFP4 (ModelOpt) quantization of `src`, a `rows × cols` matrix.
+    /// One part of NVFP4 quantization of `src`, a `rows × cols` matrix: ModelOpt's rules,
+    /// or compressed-tensors' (`ct`) with a global scale from the amax of every tensor of
+    /// `fused` (`src` and the projections fused with it; see [`fused_partners`]).
     QuantNv {
         src: String,
         rows: usize,
         cols: usize,
         part: NvPart,
+        ct: bool,
+        fused: Vec<String>,
     },
 }
 
-/// The three tensors of a ModelOpt NVFP4 weight.
+/// The three tensors of an NVFP4 weight.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum NvPart {
-    /// `W`: packed E2M1 codes.
+    /// `W` (ModelOpt) or `W_packed` (compressed-tensors): packed E2M1 codes.
     Codes,
     /// `W_scale`: E4M3 block scales.
     Scales,
-    /// `W_scale_2`: the f32 tensor scale.
+    /// `W_scale_2` (ModelOpt, which multiplies) or `W_global_scale` (compressed-tensors,
+    /// which divides): the f32 tensor scale.
     TensorScale,
+}
+
+/// The scales FP8 quantization writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fp8Out {
+    /// One per `fp8_block × fp8_block` tile.
+    Block,
+    /// One per row (`[N, 1]`).
+    Channel,
+    /// One per tensor (`[1]`).
+    Tensor,
+}
+
+/// Sibling projections whose NVFP4 global scale compressed-tensors' producer shares (vLLM
+/// fuses them into one matrix with one global scale): llm-compressor's
+/// `FUSED_LAYER_NAMES` (`observers/helpers.py`).
+const FUSED: &[&[&str]] = &[
+    &["gate_proj", "up_proj"],
+    &["q_proj", "k_proj", "v_proj"],
+    &["q_a_proj", "kv_a_proj_with_mqa"],
+    &["w1", "w3"],
+];
+
+/// The weights fused with `name` (`P.q_proj.weight` → `P.q_proj.weight`, `P.k_proj.weight`,
+/// `P.v_proj.weight`), in that order, among those `quantized` says are quantized alike;
+/// `name` alone when it belongs to no fused set.
+pub(crate) fn fused_partners(name: &str, quantized: &dyn Fn(&str) -> bool) -> Vec<String> {
+    let Some(stem) = name.strip_suffix(".weight") else {
+        return vec![name.to_string()];
+    };
+    let (parent, leaf) = match stem.rsplit_once('.') {
+        Some((p, l)) => (format!("{p}."), l),
+        None => (String::new(), stem),
+    };
+    for set in FUSED {
+        if set.contains(&leaf) {
+            let members: Vec<String> = set
+                .iter()
+                .map(|l| format!("{parent}{l}.weight"))
+                .filter(|m| m == name || quantized(m))
+                .collect();
+            return members;
+        }
+    }
+    vec![name.to_string()]
 }
 
 /// One tensor of the output.
@@ -159,9 +212,12 @@ pub(crate) struct Filter<'a> {
     pub include: &'a [String],
     pub exclude: &'a [String],
     pub fp8_block: usize,
-    /// `--fp8-scales channel`: FP8 quantization with one scale per row (`W_scale` F32
-    /// `[N, 1]`) instead of block tiles.
-    pub fp8_channel: bool,
+    /// `--fp8-scales`: FP8 quantization with one scale per tile, row (`W_scale` F32
+    /// `[N, 1]`) or tensor (`W_scale` F32 `[1]`).
+    pub fp8_scales: Fp8Out,
+    /// `--layout compressed-tensors`: block FP8 scales named `W_scale` (not `W_scale_inv`),
+    /// NVFP4 as `W_packed`, `W_scale`, `W_global_scale` with compressed-tensors' rules.
+    pub ct: bool,
     /// Whether globs match case-sensitively.
     pub case_sensitive: bool,
     /// When quantizing, the dtype float tensors that are not quantized are cast to.
@@ -751,8 +807,13 @@ pub(crate) fn plan(
                         weight: name.clone(),
                         scale_inv: g.scale.clone(),
                         tile: *tile,
+                        experts: g.experts,
                     },
-                    format!("{what} scaled FP8"),
+                    if g.shape.len() == 3 {
+                        format!("{what} scaled FP8 (fused experts)")
+                    } else {
+                        format!("{what} scaled FP8")
+                    },
                 ),
                 conventions::Kind::NvCt { global } => (
                     Source::DequantNvCt {
@@ -765,7 +826,7 @@ pub(crate) fn plan(
                     "compressed-tensors NVFP4".to_string(),
                 ),
             };
-            let shape = vec![g.rows, g.cols];
+            let shape = g.shape.clone();
             outs.push(Out {
                 name: g.out.clone(),
                 shard: t.shard,
@@ -901,12 +962,19 @@ pub(crate) fn plan(
                 });
                 continue;
             }
-            let problem = if t.shape.len() != 2 {
-                Some(format!("the weight is {}-D, not 2-D", t.shape.len()))
+            let problem = if !matches!(t.shape.len(), 2 | 3) {
+                Some(format!(
+                    "the weight is {}-D, not 2-D (or 3-D fused experts)",
+                    t.shape.len()
+                ))
             } else if s.dtype != Dtype::F32 {
                 Some(format!("the scale_inv is {}, not F32", s.dtype))
-            } else if s.shape.len() != 2 {
-                Some(format!("the scale_inv is {}-D, not 2-D", s.shape.len()))
+            } else if s.shape.len() != t.shape.len() {
+                Some(format!(
+                    "the scale_inv is {}-D, the weight {}-D",
+                    s.shape.len(),
+                    t.shape.len()
+                ))
             } else {
                 None
             };
@@ -919,21 +987,30 @@ pub(crate) fn plan(
                     shape_str(&s.shape)
                 ));
             }
-            let (rows, cols) = (t.shape[0], t.shape[1]);
+            // A 2-D weight, or fused experts [E, N, K] with tiles of each expert.
+            let n = t.shape.len();
+            let (experts, rows, cols) = (
+                if n == 3 { t.shape[0] } else { 1 },
+                t.shape[n - 2],
+                t.shape[n - 1],
+            );
             let tile = (filter.fp8_block, filter.fp8_block);
-            let want = [rows.div_ceil(tile.0), cols.div_ceil(tile.1)];
+            let mut want = t.shape[..n - 2].to_vec();
+            want.extend([rows.div_ceil(tile.0), cols.div_ceil(tile.1)]);
             if s.shape != want {
                 return Err(format!(
-                    "{}: tensor `{scale_name}` has shape {}, a {}x{} weight with {}x{} tiles needs {} (use --fp8-block)",
+                    "{}: tensor `{scale_name}` has shape {}, a {} weight with {}x{} tiles needs {} (use --fp8-block)",
                     ck.where_is(s),
                     shape_str(&s.shape),
-                    rows,
-                    cols,
+                    shape_str(&t.shape),
                     tile.0,
                     tile.1,
                     shape_str(&want)
                 ));
             }
+            // (The rows of all experts; checked for an empty tensor of hostile dimensions.)
+            sizes::product(name, "the row count", &t.shape[..n - 1])
+                .map_err(|e| format!("{}: {e}", ck.where_is(t)))?;
             outs.push(Out {
                 name: name.clone(),
                 shard: t.shard,
@@ -943,12 +1020,14 @@ pub(crate) fn plan(
                     weight: name.clone(),
                     scale_inv: scale_name.clone(),
                     tile,
+                    experts,
                 },
             });
             lines.push(Line {
                 name: name.clone(),
                 action: format!(
-                    "dequantize block FP8 with `{scale_name}` → {}",
+                    "dequantize block FP8{} with `{scale_name}` → {}",
+                    if n == 3 { " (fused experts)" } else { "" },
                     dtype_of(target)
                 ),
             });
@@ -1110,20 +1189,29 @@ pub(crate) fn plan(
                             continue;
                         }
                         let b = filter.fp8_block;
-                        let (sname, tile, sshape, what) = if filter.fp8_channel {
-                            (
+                        let (sname, tile, sshape, what) = match filter.fp8_scales {
+                            Fp8Out::Channel => (
                                 format!("{name}_scale"),
                                 (1, cols),
                                 vec![rows, 1],
                                 "one scale per row".to_string(),
-                            )
-                        } else {
-                            (
-                                format!("{name}_scale_inv"),
+                            ),
+                            Fp8Out::Tensor => (
+                                format!("{name}_scale"),
+                                (rows, cols),
+                                vec![1],
+                                "one scale per tensor".to_string(),
+                            ),
+                            Fp8Out::Block => (
+                                if filter.ct {
+                                    format!("{name}_scale")
+                                } else {
+                                    format!("{name}_scale_inv")
+                                },
                                 (b, b),
                                 vec![rows.div_ceil(b), cols.div_ceil(b)],
                                 format!("{b}x{b} tiles"),
-                            )
+                            ),
                         };
                         taken(&[&sname])?;
                         let q = |scales| Source::QuantFp8 {
@@ -1210,17 +1298,37 @@ pub(crate) fn plan(
                             );
                             continue;
                         }
-                        let (sname, gname) = (format!("{name}_scale"), format!("{name}_scale_2"));
-                        taken(&[&sname, &gname])?;
+                        let ct = filter.ct;
+                        let (cname, sname, gname) = if ct {
+                            (
+                                format!("{name}_packed"),
+                                format!("{name}_scale"),
+                                format!("{name}_global_scale"),
+                            )
+                        } else {
+                            (
+                                name.clone(),
+                                format!("{name}_scale"),
+                                format!("{name}_scale_2"),
+                            )
+                        };
+                        if ct {
+                            taken(&[&cname, &sname, &gname])?;
+                        } else {
+                            taken(&[&sname, &gname])?;
+                        }
                         let q = |part| Source::QuantNv {
                             src: name.clone(),
                             rows,
                             cols,
                             part,
+                            ct,
+                            // Filled in once every quantized tensor is known (below).
+                            fused: Vec::new(),
                         };
                         push(
                             &mut outs,
-                            name,
+                            &cname,
                             Dtype::U8,
                             vec![rows, cols / 2],
                             q(NvPart::Codes),
@@ -1236,19 +1344,65 @@ pub(crate) fn plan(
                             &mut outs,
                             &gname,
                             Dtype::F32,
-                            vec![],
+                            if ct { vec![1] } else { vec![] },
                             q(NvPart::TensorScale),
                         );
                         lines.push(Line {
                             name: name.clone(),
-                            action: format!(
-                                "quantize {} → NVFP4 uint8 + `{sname}` + `{gname}`",
-                                t.dtype
-                            ),
+                            action: if ct {
+                                format!(
+                                    "quantize {} → NVFP4 (compressed-tensors) `{cname}` + `{sname}` + `{gname}`",
+                                    t.dtype
+                                )
+                            } else {
+                                format!(
+                                    "quantize {} → NVFP4 uint8 + `{sname}` + `{gname}`",
+                                    t.dtype
+                                )
+                            },
                         });
                     }
                 }
                 converted += 1;
+            }
+        }
+    }
+    // compressed-tensors NVFP4: the global scale of fused projections is that of their
+    // union (of those quantized alike: same dtype, same rules).
+    let ct_nv: HashMap<String, Dtype> = outs
+        .iter()
+        .filter_map(|o| match &o.source {
+            Source::QuantNv { src, ct: true, .. } => Some((src.clone(), tensors[src].dtype)),
+            _ => None,
+        })
+        .collect();
+    for o in &mut outs {
+        if let Source::QuantNv {
+            src,
+            ct: true,
+            fused,
+            ..
+        } = &mut o.source
+        {
+            let dtype = ct_nv[src.as_str()];
+            *fused = fused_partners(src, &|m| ct_nv.get(m) == Some(&dtype));
+            if fused.len() > 1 {
+                let line = lines
+                    .iter_mut()
+                    .find(|l| l.name == *src)
+                    .expect("a line per tensor");
+                let note = format!(
+                    "; global scale shared with `{}`",
+                    fused
+                        .iter()
+                        .filter(|m| *m != src)
+                        .map(|m| escape::text(m))
+                        .collect::<Vec<_>>()
+                        .join("`, `")
+                );
+                if !line.action.ends_with(&note) {
+                    line.action.push_str(&note);
+                }
             }
         }
     }
@@ -1309,7 +1463,8 @@ pub(crate) fn inspect(
         include: &[],
         exclude: &[],
         fp8_block: 128,
-        fp8_channel: false,
+        fp8_scales: Fp8Out::Block,
+        ct: false,
         case_sensitive: false,
         unquantized: None,
     };

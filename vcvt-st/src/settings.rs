@@ -33,6 +33,7 @@ fn of(args: &ConvertArgs, input: &Path) -> Value {
         "quant_config": name_of(&args.quant_config),
         "fp8_block": args.fp8_block,
         "fp8_scales": name_of(&args.fp8_scales),
+        "layout": args.layout.as_ref().map(name_of),
         "fp8_profile": name_of(&args.fp8_profile),
         "mx_profile": name_of(&args.mx_profile),
         "ignore_unindexed": args.ignore_unindexed,
@@ -179,6 +180,11 @@ pub(crate) fn read(input: Option<&Path>, out: &Path) -> Result<ConvertArgs, Stri
         quant_config: parse(s("quant_config")?, "quant_config", &bad)?,
         fp8_block,
         fp8_scales: parse(s("fp8_scales")?, "fp8_scales", &bad)?,
+        // (Absent from the records of runs that had no --layout option: its default.)
+        layout: match first.get("layout") {
+            None | Some(Value::Null) => None,
+            Some(_) => Some(parse(s("layout")?, "layout", &bad)?),
+        },
         fp8_profile: parse(s("fp8_profile")?, "fp8_profile", &bad)?,
         shard: None,
         mx_profile: parse(s("mx_profile")?, "mx_profile", &bad)?,

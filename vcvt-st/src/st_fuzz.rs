@@ -6,7 +6,9 @@
 //!
 //! ```text
 //! byte 0      target: bf16, f16, f32, f8e4m3, mxfp4, mxfp8, nvfp4 (mod 7)
-//! byte 1      --fp8-block: 1, 2, 3, 16, 128, 1 << 20 (mod 6)
+//! byte 1      bits 0-2: --fp8-block: 1, 2, 3, 16, 128, 1 << 20 (mod 6);
+//!             bit 3: --fp8-scales tensor (over bit 7 of byte 2);
+//!             bit 4: --layout compressed-tensors (block FP8 `W_scale`, NVFP4 `W_packed`)
 //! byte 2      bit 0: --include '*'; bit 1: an index follows the file;
 //!             bit 2: the file is described, not given (below);
 //!             bit 3: --case-sensitive-globs;
@@ -56,7 +58,7 @@ const BLOCKS: [usize; 6] = [1, 2, 3, 16, 128, 1 << 20];
 pub fn run(data: &[u8]) -> Result<bool, String> {
     let byte = |i: usize| data.get(i).copied().unwrap_or(0);
     let target = TARGETS[usize::from(byte(0)) % TARGETS.len()];
-    let block = BLOCKS[usize::from(byte(1)) % BLOCKS.len()];
+    let block = BLOCKS[usize::from(byte(1) & 7) % BLOCKS.len()];
     let flags = byte(2);
     let len = u32::from_le_bytes([byte(3), byte(4), byte(5), byte(6)]) as usize;
     let rest = data.get(7..).unwrap_or(&[]);
@@ -99,7 +101,14 @@ pub fn run(data: &[u8]) -> Result<bool, String> {
         include: if flags & 1 != 0 { &star } else { &[] },
         exclude: &[],
         fp8_block: block,
-        fp8_channel: flags & 128 != 0,
+        fp8_scales: if byte(1) & 8 != 0 {
+            plan::Fp8Out::Tensor
+        } else if flags & 128 != 0 {
+            plan::Fp8Out::Channel
+        } else {
+            plan::Fp8Out::Block
+        },
+        ct: byte(1) & 16 != 0,
         case_sensitive: flags & 8 != 0,
         unquantized: UNQUANTIZED[usize::from(flags >> 4) % UNQUANTIZED.len()],
     };
@@ -163,7 +172,7 @@ pub fn run(data: &[u8]) -> Result<bool, String> {
 /// a rank and dimensions (each one byte, or nine for a raw `u64`); the data bytes repeat the
 /// description's bytes.
 fn described(d: &[u8]) -> Vec<u8> {
-    const NAMES: [&str; 20] = [
+    const NAMES: [&str; 21] = [
         "w",
         "w_scale_inv",
         "x_blocks",
@@ -187,6 +196,9 @@ fn described(d: &[u8]) -> Vec<u8> {
         "p.weight_packed",
         "p.weight_scale",
         "p.weight_global_scale",
+        // A projection whose NVFP4 global scale compressed-tensors shares with `q.weight`'s
+        // siblings' (`k_proj`, `v_proj`).
+        "a.q_proj.weight",
     ];
     const DTYPES: [&str; 12] = [
         "F32", "BF16", "F16", "F8_E4M3", "U8", "F8_E8M0", "F4", "F64", "I32", "F6_E2M3", "F8_E5M2",
@@ -389,7 +401,70 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         ("q.weight_scale", "F32", &[0, 1], &[]),
     ]);
     let config = r#"{"quantization_config": {"quant_method": "compressed-tensors", "format": "float-quantized", "config_groups": {"g": {"weights": {"block_structure": [1, 16]}}}}}"#;
+    // Fused projections (their compressed-tensors NVFP4 global scale shared), fused experts
+    // with per-block, per-channel and per-expert scales, an ambiguous expert scale, and
+    // DeepSeek's block scale_inv of fused experts.
+    let fused = st_file(&[
+        ("l.q_proj.weight", "BF16", &[2, 32], &[0x3F; 128]),
+        ("l.k_proj.weight", "BF16", &[1, 32], &[0x40; 64]),
+        ("l.v_proj.weight", "F32", &[1, 32], &[0x3E; 128]),
+        ("l.o_proj.weight", "F16", &[2, 16], &[0x3C; 64]),
+    ]);
+    let experts = st_file(&[
+        ("b.weight", "F8_E4M3", &[2, 3, 32], &[0x38; 192]),
+        (
+            "b.weight_scale",
+            "F32",
+            &[2, 1, 2],
+            &[0, 0, 0x80, 0x3F].repeat(4),
+        ),
+        ("c.weight", "F8_E4M3", &[2, 3, 32], &[0x38; 192]),
+        (
+            "c.weight_scale",
+            "BF16",
+            &[2, 3, 1],
+            &[0x80, 0x3F].repeat(6),
+        ),
+        ("x.weight", "F8_E4M3", &[2, 3, 32], &[0x38; 192]),
+        (
+            "x.weight_scale",
+            "F32",
+            &[2, 1, 1],
+            &[0, 0, 0x80, 0x3F].repeat(2),
+        ),
+        ("d.weight", "F8_E4M3", &[2, 3, 32], &[0x38; 192]),
+        (
+            "d.weight_scale_inv",
+            "F32",
+            &[2, 1, 2],
+            &[0, 0, 0x80, 0x3F].repeat(4),
+        ),
+    ]);
+    let experts_ambiguous = st_file(&[
+        ("a.weight", "F8_E4M3", &[2, 1, 36], &[0x38; 72]),
+        (
+            "a.weight_scale",
+            "F32",
+            &[2, 1, 3],
+            &[0, 0, 0x80, 0x3F].repeat(6),
+        ),
+    ]);
+    let experts_huge = st_file(&[
+        ("h.weight", "F8_E4M3", &[1 << 62, 1 << 62, 0], &[]),
+        ("h.weight_scale", "F32", &[1 << 62, 1 << 62, 1], &[]),
+    ]);
     vec![
+        // Block index 3 (16): with bit 4 of byte 1, the compressed-tensors layout; bit 3,
+        // one FP8 scale per tensor.
+        ("quant-ct-nvfp4", input(nv, 3 | 16, 1, &fused, "")),
+        ("quant-ct-fp8-block", input(f8, 3 | 16, 1, &fused, "")),
+        ("quant-fp8-tensor", input(f8, 4 | 8, 1, &fused, "")),
+        ("experts-dequant", input(bf16, 3, 0, &experts, "")),
+        (
+            "experts-ambiguous",
+            input(bf16, 3, 0, &experts_ambiguous, ""),
+        ),
+        ("experts-huge", input(f32, 4, 0, &experts_huge, "")),
         ("ct-fp8-dequant", input(bf16, 4, 0, &ct_fp8, "")),
         ("ct-fp8-keep", input(f8, 4, 0, &ct_fp8, "")),
         ("ct-nvfp4-dequant", input(f32, 4, 0, &ct_nvfp4, "")),
@@ -487,6 +562,10 @@ mod tests {
                 "modelopt-huge-empty",
                 "scale-wrong-shape",
                 "zero-point",
+                // [2, 1, 3] of [2, 1, 36]: 16-wide blocks (16, 16, 4) or groups of 12; and
+                // [2^62, 2^62, 0]'s rows overflow.
+                "experts-ambiguous",
+                "experts-huge",
             ];
             assert_eq!(accepted, !refused.contains(&name), "{name}");
             let committed = std::fs::read(root.join(name)).unwrap_or_else(|e| {

@@ -347,6 +347,9 @@ pub(crate) fn verify(
     };
     // The checks every command runs first (also the conventions of `conventions.rs`).
     let found = plan::validate(&ick, &itensors, fp8_block)?;
+    // The block of OUT's compressed-tensors block FP8, from its config.json (else
+    // --fp8-block).
+    let out_block = crate::conventions::read_config(ock.dir.as_deref())?.block;
     // Activation scales of ModelOpt layers (checked with their weight).
     let modelopt_activation: HashSet<String> = itensors
         .iter()
@@ -380,7 +383,13 @@ pub(crate) fn verify(
         let r = match found.groups.get(name) {
             Some(g) => check_group(g, t, &otensors, &iv, &ov, &mut used, &mut row),
             None => check_one(
-                name, t, &itensors, &otensors, &iv, &ov, fp8_block, &mut used, &mut row,
+                name,
+                t,
+                (&itensors, &otensors),
+                (&iv, &ov),
+                (fp8_block, out_block),
+                &mut used,
+                &mut row,
             ),
         };
         if let Err(e) = r {
@@ -498,15 +507,15 @@ pub(crate) fn verify(
     Ok(bad == 0)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// IN's and OUT's tensors.
+type Pair<'a, T> = (&'a T, &'a T);
+
 fn check_one(
     name: &str,
     t: &plan::Tensor,
-    itensors: &BTreeMap<String, plan::Tensor>,
-    otensors: &BTreeMap<String, plan::Tensor>,
-    iv: &HashMap<String, TensorView<'_>>,
-    ov: &HashMap<String, TensorView<'_>>,
-    fp8_block: usize,
+    (itensors, otensors): Pair<'_, BTreeMap<String, plan::Tensor>>,
+    (iv, ov): Pair<'_, HashMap<String, TensorView<'_>>>,
+    (fp8_block, out_block): (usize, Option<(usize, usize)>),
     used: &mut HashSet<String>,
     row: &mut Row,
 ) -> Result<(), String> {
@@ -595,7 +604,10 @@ fn check_one(
     }
     let sname = format!("{name}_scale_inv");
     if t.dtype == Dtype::F8_E4M3 && itensors.contains_key(&sname) {
-        let (rows_, cols) = (t.shape[0], *t.shape.last().unwrap_or(&0));
+        // A 2-D weight, or fused experts [E, N, K] (tiles of each expert).
+        let nd = t.shape.len();
+        let experts = if nd == 3 { t.shape[0] } else { 1 };
+        let (rows_, cols) = (t.shape[nd - 2], t.shape[nd - 1]);
         if let Some(o) = out(name, used) {
             if o.dtype == Dtype::F8_E4M3 {
                 row.kind = "copy";
@@ -610,15 +622,10 @@ fn check_one(
             row.dtypes = format!("F8_E4M3 -> {}", o.dtype);
             expect(name, o, o.dtype, &t.shape)?;
             let fp8 = BlockFp8::new(fp8_block, fp8_block);
-            let shape = Shape::matrix(rows_, cols);
             let (w, s) = (iview.data(), iv[&sname].data());
-            let (want, reference) = both(o.dtype, rows_ * cols, &mut |d| {
-                match d {
-                    Dest::Bf16(d) => fp8.dequantize(w, s, shape, d),
-                    Dest::F16(d) => fp8.dequantize(w, s, shape, d),
-                    Dest::F32(d) => fp8.dequantize(w, s, shape, d),
-                }
-                .map_err(|e| format!("{e} (is --fp8-block right?)"))
+            let (want, reference) = both(o.dtype, experts * rows_ * cols, &mut |d| {
+                dequant_experts(&fp8, w, s, experts, (rows_, cols), d)
+                    .map_err(|e| format!("{e} (is --fp8-block right?)"))
             })?;
             return exact(row, &ov[name], &want, o.dtype, &reference);
         }
@@ -698,6 +705,46 @@ fn check_one(
         let scale = |i: usize| e8m0(sd[i / 32]);
         return quantized(row, name, iview, &deq, &scale, MxElement::E2M1);
     }
+    let (p, g) = (format!("{name}_packed"), format!("{name}_global_scale"));
+    if otensors.contains_key(&p) && otensors.contains_key(&g) && !otensors.contains_key(name) {
+        // compressed-tensors NVFP4 (`--layout compressed-tensors`).
+        row.kind = "quantize nvfp4";
+        row.dtypes = format!("{} -> NVFP4 (compressed-tensors)", t.dtype);
+        let s1 = format!("{name}_scale");
+        let (op, og) = (out(&p, used).unwrap(), out(&g, used).unwrap());
+        let os = out(&s1, used).ok_or_else(|| format!("`{s1}` is missing"))?;
+        expect(&p, op, Dtype::U8, &[r, cols / 2])?;
+        expect(&s1, os, Dtype::F8_E4M3, &[r, cols / 16])?;
+        expect(&g, og, Dtype::F32, &[1])?;
+        let gs = f32::from_le_bytes(ov[&g].data().try_into().unwrap());
+        // The global scale: compressed-tensors' rule on the amax of the weights fused with
+        // this one (those quantized alike in OUT).
+        let fused = plan::fused_partners(name, &|m| {
+            itensors.get(m).is_some_and(|x| x.dtype == t.dtype)
+                && otensors.contains_key(&format!("{m}_packed"))
+                && !otensors.contains_key(m)
+        });
+        let mut amax = 0u32;
+        for m in &fused {
+            let x = vcvt::safetensors::tensor_to_vec::<f32>(m, &iv[m.as_str()])
+                .map_err(|e| e.to_string())?;
+            amax = amax.max(vcvt::block::amax(&x).to_bits());
+        }
+        let want = crate::conventions::nvct_global(t.dtype, f32::from_bits(amax));
+        if gs.to_bits() != want.to_bits() {
+            return Err(format!(
+                "`{g}` is {gs:e}; compressed-tensors' rule on the amax {:e} of `{}` gives {want:e}",
+                f32::from_bits(amax),
+                fused.join("`, `")
+            ));
+        }
+        let sd = ov[&s1].data();
+        let mut deq = vec![0f32; r * cols];
+        crate::conventions::nvct_dequant(ov[&p].data(), sd, gs, &mut deq);
+        // The divisor compressed-tensors' quantizer uses: f32(f32(s8) / global_scale).
+        let scale = |i: usize| (vcvt::F8E4M3::from_bits(sd[i / 16]).to_f32() / gs) as f64;
+        return quantized(row, name, iview, &deq, &scale, MxElement::E2M1);
+    }
     let o = out(name, used).ok_or_else(|| format!("`{name}` is missing from OUT"))?;
     let (si, s1, s2) = (
         format!("{name}_scale_inv"),
@@ -730,15 +777,34 @@ fn check_one(
         && t.dtype != Dtype::F8_E4M3
         && otensors.get(&s1).is_some_and(|s| s.dtype == Dtype::F32)
     {
-        // `--fp8-scales channel`: one F32 scale per row.
-        row.kind = "quantize fp8";
-        row.dtypes = format!("{} -> F8_E4M3 (per channel)", t.dtype);
+        // `--fp8-scales tensor`, `channel`, or compressed-tensors blocks: F32 `W_scale`.
         let os = out(&s1, used).unwrap();
         expect(name, o, Dtype::F8_E4M3, &t.shape)?;
-        expect(&s1, os, Dtype::F32, &[r, 1])?;
+        let (bn, bk) = out_block.unwrap_or((fp8_block, fp8_block));
+        let (tile, what) = if os.shape.is_empty() || os.shape == [1] {
+            ((r.max(1), cols.max(1)), "per tensor")
+        } else if os.shape == [r, 1] {
+            ((1, cols.max(1)), "per channel")
+        } else if os.shape == [r.div_ceil(bn), cols.div_ceil(bk)] {
+            ((bn, bk), "block")
+        } else {
+            return Err(format!(
+                "`{s1}` is F32 {:?}: not [1] (per tensor), [{r}, 1] (per channel) or [{}, {}] ({bn}x{bk} blocks{})",
+                os.shape,
+                r.div_ceil(bn),
+                cols.div_ceil(bk),
+                if out_block.is_some() {
+                    ", from OUT's config.json"
+                } else {
+                    "; is --fp8-block right?"
+                }
+            ));
+        };
+        row.kind = "quantize fp8";
+        row.dtypes = format!("{} -> F8_E4M3 ({what})", t.dtype);
         let sd = f32s(ov[&s1].data());
         let mut deq = vec![0f32; r * cols];
-        BlockFp8::new(1, cols.max(1))
+        BlockFp8::new(tile.0, tile.1)
             .dequantize(
                 ov[name].data(),
                 ov[&s1].data(),
@@ -746,7 +812,8 @@ fn check_one(
                 &mut deq,
             )
             .map_err(|e| e.to_string())?;
-        let scale = |i: usize| sd[i / cols];
+        let across = cols.div_ceil(tile.1);
+        let scale = |i: usize| sd[(i / cols) / tile.0 * across + (i % cols) / tile.1];
         return quantized(row, name, iview, &deq, &scale, MxElement::E4M3);
     }
     if o.dtype == Dtype::F8_E4M3 && t.dtype != Dtype::F8_E4M3 && otensors.contains_key(&s1) {
@@ -860,14 +927,13 @@ fn check_group(
         .get(&g.out)
         .ok_or_else(|| format!("`{}` is missing from OUT", e(&g.out)))?;
     used.insert(g.out.clone());
-    if !matches!(o.dtype, Dtype::BF16 | Dtype::F16 | Dtype::F32) || o.shape != [g.rows, g.cols] {
+    if !matches!(o.dtype, Dtype::BF16 | Dtype::F16 | Dtype::F32) || o.shape != g.shape {
         return Err(format!(
-            "`{}` is {} {:?}, expected the dequantized [{}, {}] (BF16, F16 or F32)",
+            "`{}` is {} {:?}, expected the dequantized {:?} (BF16, F16 or F32)",
             e(&g.out),
             o.dtype,
             o.shape,
-            g.rows,
-            g.cols
+            g.shape
         ));
     }
     let n = g.rows * g.cols;
@@ -878,14 +944,9 @@ fn check_group(
             let fp8 = BlockFp8::new(tile.0, tile.1);
             let s = crate::conventions::scale_f32(&iv[&g.scale]);
             let w = iv[&g.codes].data();
-            let shape = Shape::matrix(g.rows, g.cols);
+            let m = (g.rows / g.experts.max(1), g.cols);
             both(o.dtype, n, &mut |d| {
-                match d {
-                    Dest::Bf16(d) => fp8.dequantize(w, &s, shape, d),
-                    Dest::F16(d) => fp8.dequantize(w, &s, shape, d),
-                    Dest::F32(d) => fp8.dequantize(w, &s, shape, d),
-                }
-                .map_err(|e| e.to_string())
+                dequant_experts(&fp8, w, &s, g.experts, m, d).map_err(|e| e.to_string())
             })?
         }
         Kind::NvCt { global } => {
@@ -913,6 +974,38 @@ fn check_group(
         }
     };
     exact(row, &ov[&g.out], &want, o.dtype, &reference)
+}
+
+/// Block-FP8 dequantization of `experts` matrices of `rows × cols` one after the other,
+/// each with its own run of tile scales.
+fn dequant_experts(
+    fp8: &BlockFp8,
+    w: &[u8],
+    s: &[u8],
+    experts: usize,
+    (rows, cols): (usize, usize),
+    d: Dest<'_>,
+) -> Result<(), vcvt::Error> {
+    let shape = Shape::matrix(rows, cols);
+    let (wn, sn) = (rows * cols, fp8.scale_inv_len(shape)?);
+    let (w, s) = (w.chunks(wn.max(1)), s.chunks(sn.max(1)));
+    match d {
+        Dest::Bf16(d) => w
+            .zip(s)
+            .zip(d.chunks_mut(wn.max(1)))
+            .take(experts)
+            .try_for_each(|((w, s), d)| fp8.dequantize(w, s, shape, d)),
+        Dest::F16(d) => w
+            .zip(s)
+            .zip(d.chunks_mut(wn.max(1)))
+            .take(experts)
+            .try_for_each(|((w, s), d)| fp8.dequantize(w, s, shape, d)),
+        Dest::F32(d) => w
+            .zip(s)
+            .zip(d.chunks_mut(wn.max(1)))
+            .take(experts)
+            .try_for_each(|((w, s), d)| fp8.dequantize(w, s, shape, d)),
+    }
 }
 
 fn e8m0(b: u8) -> f64 {

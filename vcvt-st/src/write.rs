@@ -16,6 +16,7 @@ use vcvt::block::{BlockFp8, Fp8Profile, Mx, MxProfile, Nvfp4, Shape};
 use vcvt::safetensors::Format;
 use vcvt::{BF16, F16};
 
+use crate::Layout as QLayout;
 use crate::cleanup;
 use crate::plan::{self, Checkpoint, NvPart, Out, Plan, Source};
 use crate::sizes;
@@ -89,9 +90,10 @@ impl<'a> Ctx<'a> {
                 tensor_scale,
                 ..
             } => vec![weight, scales, tensor_scale],
-            Source::QuantFp8 { src, .. }
-            | Source::QuantMx { src, .. }
-            | Source::QuantNv { src, .. } => vec![src],
+            Source::QuantFp8 { src, .. } | Source::QuantMx { src, .. } => vec![src],
+            Source::QuantNv { src, fused, .. } => {
+                std::iter::once(src).chain(fused.iter()).collect()
+            }
         };
         names
             .into_iter()
@@ -194,41 +196,44 @@ fn to_f32(
 
 const PLANNED: &str = "lengths were checked when planning";
 
-/// The NVFP4 (ModelOpt) tensor scale of input tensor `v` (`n` values): the library's rule
-/// applied to the amax of the whole tensor, computed a step at a time (and kept for the
-/// other parts of the same tensor).
-fn tensor_scale(
-    ctx: &Ctx<'_>,
-    name: &str,
-    v: &TensorView<'_>,
-    n: usize,
-    values: &mut Vec<f32>,
-) -> f32 {
-    let key = format!("{name}\0tensor_scale");
+/// The `max |x|` of input tensors `names` (NaN if one holds a NaN), computed a step at a
+/// time and kept for the other parts of the same tensors.
+fn amax_of(ctx: &Ctx<'_>, names: &[String], values: &mut Vec<f32>) -> f32 {
+    let key = format!("{}\0amax", names.join("\0"));
     if let Some(b) = ctx.cache.lock().unwrap().get(&key) {
         return f32::from_le_bytes(b[..4].try_into().expect("4 bytes"));
     }
     // Amaxes are non-negative or NaN; as bits, NaN compares above every number, so the
-    // maximum of the bits propagates a NaN as the quantizer does.
+    // maximum of the bits propagates a NaN as the quantizers do.
     let mut m = 0u32;
-    for at in (0..n).step_by(STEP) {
-        let k = STEP.min(n - at);
-        to_f32(ctx, name, v, at, k, values);
-        m = m.max(vcvt::block::amax(&values[..]).to_bits());
+    for name in names {
+        let v = &ctx.views[name.as_str()];
+        let n = v.shape().iter().product::<usize>();
+        for at in (0..n).step_by(STEP) {
+            let k = STEP.min(n - at);
+            to_f32(ctx, name, v, at, k, values);
+            m = m.max(vcvt::block::amax(&values[..]).to_bits());
+        }
     }
-    // A block holding that amax: `quantize` derives the tensor scale from it by the
-    // profile's rule, exactly as for the whole tensor.
-    let mut block = [0f32; 16];
-    block[0] = f32::from_bits(m);
-    let (mut d, mut s) = ([0u8; 8], [0u8; 1]);
-    let g = Nvfp4::new()
-        .quantize(&block, Shape::matrix(1, 16), &mut d, &mut s, None)
-        .expect(PLANNED);
     ctx.cache
         .lock()
         .unwrap()
-        .insert(key, g.to_le_bytes().to_vec());
-    g
+        .insert(key, m.to_le_bytes().to_vec());
+    f32::from_bits(m)
+}
+
+/// The NVFP4 (ModelOpt) tensor scale of input tensor `name`: the library's rule applied
+/// to the amax of the whole tensor.
+fn tensor_scale(ctx: &Ctx<'_>, name: &str, values: &mut Vec<f32>) -> f32 {
+    let m = amax_of(ctx, &[name.to_string()], values);
+    // A block holding that amax: `quantize` derives the tensor scale from it by the
+    // profile's rule, exactly as for the whole tensor.
+    let mut block = [0f32; 16];
+    block[0] = m;
+    let (mut d, mut s) = ([0u8; 8], [0u8; 1]);
+    Nvfp4::new()
+        .quantize(&block, Shape::matrix(1, 16), &mut d, &mut s, None)
+        .expect(PLANNED)
 }
 
 /// Rows per chunk of `cols` values each (at least one).
@@ -311,41 +316,53 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
             weight,
             scale_inv,
             tile,
+            experts,
         } => {
             let w = view(weight);
-            let (rows, cols) = (w.shape()[0], w.shape()[1]);
+            let n = w.shape().len();
+            let cols = w.shape()[n - 1];
+            // Each expert's matrix (the weight's only one when 2-D).
+            let rows = w.shape()[..n - 1].iter().product::<usize>() / experts;
             let fp8 = BlockFp8::new(tile.0, tile.1);
             // F32 scales as they are; the BF16/F16 scales of scaled FP8, widened.
             let s = crate::conventions::scale_f32(view(scale_inv));
             let (w, s) = (w.data(), &s[..]);
             let scale_row = cols.div_ceil(tile.1) * 4;
+            let per_expert = rows.div_ceil(tile.0) * scale_row;
             // A chunk lies inside one tile row, or is whole tile rows: then its scales are
             // whole rows of them, and its local tile grid is the tensor's.
             let mut k = chunk_rows(cols, out_size);
             if k > tile.0 {
                 k -= k % tile.0;
             }
-            let mut r0 = 0;
             let mut released = 0;
-            while r0 < rows {
-                let tile_end = (r0 / tile.0 + 1) * tile.0;
-                let r1 = if k >= tile.0 {
-                    r0 + k
-                } else {
-                    (r0 + k).min(tile_end)
+            for e in 0..*experts {
+                let (w, s) = (
+                    &w[e * rows * cols..(e + 1) * rows * cols],
+                    &s[e * per_expert..(e + 1) * per_expert],
+                );
+                let base = e * rows;
+                let mut r0 = 0;
+                while r0 < rows {
+                    let tile_end = (r0 / tile.0 + 1) * tile.0;
+                    let r1 = if k >= tile.0 {
+                        r0 + k
+                    } else {
+                        (r0 + k).min(tile_end)
+                    }
+                    .min(rows);
+                    let wp = &w[r0 * cols..r1 * cols];
+                    let sp = &s[r0 / tile.0 * scale_row..r1.div_ceil(tile.0) * scale_row];
+                    emit_as!(sink, ctx, out.dtype, (r1 - r0) * cols, |d| {
+                        fp8.dequantize(wp, sp, Shape::matrix(r1 - r0, cols), d)
+                            .expect(PLANNED)
+                    })?;
+                    if (base + r1 - released) * cols >= STEP || r1 == rows {
+                        ctx.release(&view(weight).data()[released * cols..(base + r1) * cols]);
+                        released = base + r1;
+                    }
+                    r0 = r1;
                 }
-                .min(rows);
-                let wp = &w[r0 * cols..r1 * cols];
-                let sp = &s[r0 / tile.0 * scale_row..r1.div_ceil(tile.0) * scale_row];
-                emit_as!(sink, ctx, out.dtype, (r1 - r0) * cols, |d| {
-                    fp8.dequantize(wp, sp, Shape::matrix(r1 - r0, cols), d)
-                        .expect(PLANNED)
-                })?;
-                if (r1 - released) * cols >= STEP || r1 == rows {
-                    ctx.release(&w[released * cols..r1 * cols]);
-                    released = r1;
-                }
-                r0 = r1;
             }
         }
         Source::DequantNv {
@@ -447,6 +464,33 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
         } => {
             let (rows, cols, v) = (*rows, *cols, view(src));
             let fp8 = BlockFp8::new(tile.0, tile.1).profile(ctx.fp8_profile);
+            if tile.0 >= rows && tile.1 >= cols {
+                // One tile (a per-tensor scale): the scale from the whole tensor's amax,
+                // then the codes a step at a time, `e4m3(x / s)` as the library computes
+                // them for a tile (f32 division, nearest-even E4M3 rounding, saturating).
+                let s = fp8.scale_inv(amax_of(ctx, std::slice::from_ref(src), &mut sink.values));
+                if *scales {
+                    sink.write(ctx, &s.to_le_bytes())?;
+                } else {
+                    let n = rows * cols;
+                    let mut q = Vec::new();
+                    let mut codes = vec![vcvt::F8E4M3::ZERO; 0];
+                    for at in (0..n).step_by(STEP) {
+                        let k = STEP.min(n - at);
+                        to_f32(ctx, src, v, at, k, &mut sink.values);
+                        q.clear();
+                        q.extend(sink.values.iter().map(|x| x / s));
+                        codes.resize(k, vcvt::F8E4M3::ZERO);
+                        vcvt::par_convert_slice(&q, &mut codes);
+                        let bytes: Vec<u8> = codes.iter().map(|c| c.to_bits()).collect();
+                        sink.write(ctx, &bytes)?;
+                    }
+                }
+                for d in ctx.inputs(out) {
+                    ctx.release(d);
+                }
+                return Ok(());
+            }
             // Whole tile rows per step: tiles are independent, so the steps' codes and
             // scales, concatenated, are those of the whole tensor.
             let step = sizes::step_rows(STEP, tile.0, cols);
@@ -517,9 +561,15 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
             rows,
             cols,
             part,
+            ct,
+            fused,
         } => {
             let (rows, cols, v) = (*rows, *cols, view(src));
-            let g = tensor_scale(ctx, src, v, rows * cols, &mut sink.values);
+            let g = if *ct {
+                crate::conventions::nvct_global(v.dtype(), amax_of(ctx, fused, &mut sink.values))
+            } else {
+                tensor_scale(ctx, src, &mut sink.values)
+            };
             if *part == NvPart::TensorScale {
                 sink.write(ctx, &g.to_le_bytes())?;
             } else {
@@ -535,8 +585,20 @@ fn produce(out: &Out, ctx: &Ctx<'_>, sink: &mut Sink<'_>) -> std::io::Result<()>
                     let mut codes = std::mem::take(&mut sink.codes);
                     codes.resize(nv.data_len(shape).expect(PLANNED), 0);
                     let mut sc = vec![0u8; nv.scales_len(shape).expect(PLANNED)];
-                    nv.par_quantize(&sink.values, shape, &mut codes, &mut sc, Some(g))
-                        .expect(PLANNED);
+                    if *ct {
+                        use rayon::prelude::*;
+                        let d = v.dtype();
+                        sink.values
+                            .par_chunks(cols)
+                            .zip(codes.par_chunks_mut(cols / 2))
+                            .zip(sc.par_chunks_mut(cols / 16))
+                            .for_each(|((x, c), s)| {
+                                crate::conventions::nvct_quantize(d, x, g, c, s)
+                            });
+                    } else {
+                        nv.par_quantize(&sink.values, shape, &mut codes, &mut sc, Some(g))
+                            .expect(PLANNED);
+                    }
                     let r = sink.write(ctx, if *part == NvPart::Scales { &sc } else { &codes });
                     sink.codes = codes;
                     r?;
@@ -792,9 +854,12 @@ pub(crate) fn update_config(
                 }
             }
             let gpt_oss = obj.get("model_type").and_then(|m| m.as_str()) == Some("gpt_oss");
+            let ct = quant_layout(args)? == QLayout::CompressedTensors;
             let conventional = match args.to {
                 Target::F8e4m3 => true,
                 Target::Mxfp4 => gpt_oss,
+                // compressed-tensors' weight-only NVFP4A16 (no activation scales needed).
+                Target::Nvfp4 => ct,
                 _ => false,
             };
             let write = match args.quant_config {
@@ -834,28 +899,62 @@ pub(crate) fn update_config(
                 .filter(|o| o.shape.len() == 2 && !quantized.contains(o.name.as_str()))
                 .filter_map(|o| o.name.strip_suffix(".weight").map(str::to_owned))
                 .collect();
+            // compressed-tensors' `QuantizationConfig` with one group of Linear targets.
+            let ct_config = |format: &str, weights, input_activations| {
+                serde_json::json!({
+                    "quant_method": "compressed-tensors",
+                    "format": format,
+                    "quantization_status": "compressed",
+                    "config_groups": {"group_0": {
+                        "targets": ["Linear"],
+                        "weights": weights,
+                        "input_activations": input_activations,
+                        "format": format
+                    }},
+                    "ignore": unquantized
+                })
+            };
+            let args8 = |strategy: &str, dynamic: bool| {
+                serde_json::json!({
+                    "num_bits": 8, "type": "float", "symmetric": true,
+                    "strategy": strategy, "dynamic": dynamic
+                })
+            };
             let qc = match args.to {
-                Target::F8e4m3 if args.fp8_scales == crate::Fp8Scales::Channel => {
-                    // compressed-tensors' FP8_DYNAMIC scheme: static per-channel weight
-                    // scales, dynamic per-token activations.
-                    let args8 = |strategy: &str, dynamic: bool| {
-                        serde_json::json!({
-                            "num_bits": 8, "type": "float", "symmetric": true,
-                            "strategy": strategy, "dynamic": dynamic
-                        })
-                    };
-                    serde_json::json!({
-                        "quant_method": "compressed-tensors",
-                        "format": "float-quantized",
-                        "quantization_status": "compressed",
-                        "config_groups": {"group_0": {
-                            "targets": ["Linear"],
-                            "weights": args8("channel", false),
-                            "input_activations": args8("token", true)
-                        }},
-                        "ignore": unquantized
-                    })
+                // The weights of compressed-tensors' FP8_DYNAMIC (per channel), FP8 (per
+                // tensor) and FP8_BLOCK schemes; activations quantized dynamically, per
+                // token (FP8_DYNAMIC's; FP8's static activation scales come from calibration
+                // data, which a weight conversion has not) or per group of the block's
+                // width (FP8_BLOCK's).
+                Target::F8e4m3 if args.fp8_scales == crate::Fp8Scales::Channel => ct_config(
+                    "float-quantized",
+                    args8("channel", false),
+                    args8("token", true),
+                ),
+                Target::F8e4m3 if args.fp8_scales == crate::Fp8Scales::Tensor => ct_config(
+                    "float-quantized",
+                    args8("tensor", false),
+                    args8("token", true),
+                ),
+                Target::F8e4m3 if ct => {
+                    let b = args.fp8_block;
+                    let mut w = args8("block", false);
+                    w["block_structure"] = serde_json::json!([b, b]);
+                    let mut a = args8("group", true);
+                    a["group_size"] = b.into();
+                    ct_config("float-quantized", w, a)
                 }
+                // compressed-tensors' NVFP4A16 scheme (weights only: NVFP4's activation
+                // global scales come from calibration data).
+                Target::Nvfp4 if ct => ct_config(
+                    "nvfp4-pack-quantized",
+                    serde_json::json!({
+                        "num_bits": 4, "type": "float", "symmetric": true,
+                        "group_size": 16, "strategy": "tensor_group", "dynamic": false,
+                        "scale_dtype": "torch.float8_e4m3fn"
+                    }),
+                    serde_json::Value::Null,
+                ),
                 Target::F8e4m3 => {
                     let mut q = serde_json::json!({
                         "activation_scheme": "dynamic",
@@ -928,14 +1027,76 @@ pub(crate) fn filter(args: &ConvertArgs) -> Result<plan::Filter<'_>, String> {
             args.to.name()
         ));
     }
+    let fp8_scales = match args.fp8_scales {
+        crate::Fp8Scales::Block => plan::Fp8Out::Block,
+        crate::Fp8Scales::Channel => plan::Fp8Out::Channel,
+        crate::Fp8Scales::Tensor => plan::Fp8Out::Tensor,
+    };
+    let ct = quant_layout(args)? == QLayout::CompressedTensors;
     Ok(plan::Filter {
         include: &args.include,
         exclude: &args.exclude,
         fp8_block: args.fp8_block,
-        fp8_channel: args.fp8_scales == crate::Fp8Scales::Channel,
+        fp8_scales,
+        ct,
         case_sensitive: args.case_sensitive_globs,
         unquantized,
     })
+}
+
+/// The layout of `--to`'s quantized tensors: `--layout` where it applies to the target (an
+/// error where it does not), else the target's own.
+pub(crate) fn quant_layout(args: &ConvertArgs) -> Result<QLayout, String> {
+    let scales = args.fp8_scales;
+    let own = match args.to {
+        Target::F8e4m3 if scales != crate::Fp8Scales::Block => QLayout::CompressedTensors,
+        Target::F8e4m3 => QLayout::Deepseek,
+        Target::Nvfp4 | Target::Mxfp8 => QLayout::Modelopt,
+        // gpt-oss's MXFP4; casts have none.
+        _ => QLayout::Deepseek,
+    };
+    let Some(given) = args.layout else {
+        return Ok(own);
+    };
+    let name = |l: QLayout| {
+        clap::ValueEnum::to_possible_value(&l)
+            .map(|p| p.get_name().to_string())
+            .unwrap_or_default()
+    };
+    let ok = match (args.to, given) {
+        (Target::F8e4m3, QLayout::CompressedTensors)
+        | (Target::Nvfp4, QLayout::CompressedTensors) => true,
+        (Target::F8e4m3, QLayout::Deepseek) => scales == crate::Fp8Scales::Block,
+        (Target::Nvfp4 | Target::Mxfp8, QLayout::Modelopt) => true,
+        _ => false,
+    };
+    if !ok {
+        let takes = match args.to {
+            Target::F8e4m3 if scales != crate::Fp8Scales::Block => {
+                "compressed-tensors (the only layout of --fp8-scales channel and tensor)"
+            }
+            Target::F8e4m3 => "deepseek or compressed-tensors",
+            Target::Nvfp4 => "modelopt or compressed-tensors",
+            Target::Mxfp8 => "modelopt",
+            _ => "none: --layout applies to --to f8e4m3, nvfp4 and mxfp8",
+        };
+        return Err(format!(
+            "--layout {} does not apply to --to {}{} (it takes {takes})",
+            name(given),
+            args.to.name(),
+            if args.to == Target::F8e4m3 {
+                format!(
+                    " --fp8-scales {}",
+                    clap::ValueEnum::to_possible_value(&scales)
+                        .map(|p| p.get_name().to_string())
+                        .unwrap_or_default()
+                )
+            } else {
+                String::new()
+            }
+        ));
+    }
+    Ok(given)
 }
 
 /// The writer's context for a parsed checkpoint.

@@ -1165,12 +1165,271 @@ def case_conventions(d):
                    ["l.weight_scale", "[40, 3]", "[40, 1]"], [os.path.join(d, "bad-out.safetensors")])
 
 
+# ---------------------------------------------------------------- compressed-tensors outputs
+
+
+def to_src(v, dt):
+    """`v` rounded to the source dtype `dt` (torch computes an op on bf16/f16 tensors in f32
+    and rounds once), as f32."""
+    return np.asarray(v, np.float32).astype(dt).astype(np.float32)
+
+
+def ref_ct_global(xs, dt):
+    """compressed-tensors' `generate_gparam` on dtype `dt` over the fused weights `xs`:
+    m = max(amax, finfo(dt).tiny); 2688 / m evaluated as m.reciprocal() * 2688 (torch's
+    __rtruediv__), each step rounded to dt; a non-finite result is 1.0."""
+    amax = max(np.float32(np.abs(x.astype(np.float32)).max()) for x in xs)
+    tiny = np.float32(np.finfo(np.float16).tiny) if dt == np.float16 else np.float32(2.0 ** -126)
+    m = max(amax, tiny)
+    r = to_src(np.float32(1) / m, dt)
+    g = to_src(r * np.float32(2688), dt)
+    return np.float32(g) if np.isfinite(g) else np.float32(1)
+
+
+def ref_ct_nvfp4_quant(x, gs):
+    """compressed-tensors NVFP4 (llm-compressor's min-max observer, `calculate_qparams`,
+    `_quantize`, `pack_fp4_to_uint8`): s8 = e4m3(clip(f32(gs * W(amax_b / 6)), +-448)), a zero
+    s8 becomes 0.125; codes = e2m1(clip(f32(x / f32(f32(s8) / gs)), +-6)) (nearest even), +-0
+    giving code 0; element 2j in the low nibble."""
+    dt = x.dtype.type
+    xf = x.astype(np.float32)
+    rows, cols = xf.shape
+    xb = xf.reshape(rows, cols // 16, 16)
+    amax = np.abs(xb).max(-1)
+    q = (gs * to_src(amax / np.float32(6), dt)).astype(np.float32)
+    s8 = np.clip(q, -448, 448).astype(ml_dtypes.float8_e4m3fn)
+    s8[s8.astype(np.float32) == 0] = ml_dtypes.float8_e4m3fn(0.125)
+    div = (s8.astype(np.float32) / gs).astype(np.float32)
+    qx = (xb / div[..., None]).astype(np.float32)
+    codes = np.clip(qx, -6, 6).astype(ml_dtypes.float4_e2m1fn).view(np.uint8) & 15
+    codes[qx == 0] = 0
+    codes = codes.reshape(rows, cols)
+    packed = (codes[:, 0::2] | (codes[:, 1::2] << 4)).astype(np.uint8)
+    return packed, s8
+
+
+def ref_fp8_quant_tensor(x):
+    """One scale per tensor, DeepSeek's rule: s = max(amax, 1e-4) / 448, codes e4m3(x / s)."""
+    amax = max(np.float32(np.abs(x.astype(np.float32)).max()), np.float32(1e-4))
+    s = np.float32(amax / np.float32(448))
+    return (x.astype(np.float32) / s).astype(np.float32).astype(ml_dtypes.float8_e4m3fn), s
+
+
+def case_ct_outputs(d):
+    f32, bf16, f16 = np.float32, ml_dtypes.bfloat16, np.float16
+    ck = os.path.join(d, "in")
+    os.mkdir(ck)
+    a = "model.layers.0.self_attn."
+    m = "model.layers.0.mlp."
+    t = {
+        a + "q_proj.weight": random_floats((32, 64), -4, 2).astype(bf16),
+        a + "k_proj.weight": random_floats((16, 64), -4, 4).astype(bf16),
+        a + "v_proj.weight": random_floats((16, 64), -6, 0).astype(bf16),
+        # F16 with amax < 2688 / 65504: the F16 global scale overflows, and becomes 1.0.
+        a + "o_proj.weight": (random_floats((32, 32), -12, -6)).astype(f16),
+        m + "gate_proj.weight": random_floats((48, 32), -8, 3).astype(bf16),
+        m + "up_proj.weight": random_floats((48, 32), -3, 3).astype(bf16),
+        m + "down_proj.weight": random_floats((32, 48), -20, 20),
+        # > 4 Mi values: quantized in several steps.
+        "model.layers.1.mlp.down_proj.weight": random_floats((2048, 2304), -8, 8).astype(bf16),
+        "model.norm.weight": random_floats((64,)).astype(bf16),
+        "lm_head.weight": random_floats((8, 64)).astype(bf16),
+    }
+    dp = t[m + "down_proj.weight"]
+    dp[0, :16] = 0                   # an all-zero block: s8 0 -> 0.125
+    dp[1, :16] = 1e-30               # a block far below the global scale
+    dp[2, 0] = -1e-3                 # a small negative element: code 8 (-0)
+    dp[2, 1] = -0.0
+    t[a + "q_proj.weight"][3, 5] = 0
+    save(os.path.join(ck, "model.safetensors"), t)
+    with open(os.path.join(ck, "config.json"), "w") as f:
+        json.dump({"model_type": "llama"}, f)
+    before = digest(ck)
+
+    # NVFP4, compressed-tensors layout.
+    p = run("convert", ck, os.path.join(d, "dry"), "--to", "nvfp4", "--layout",
+            "compressed-tensors", "--dry-run")
+    check("global scale shared with" in p.stdout and "weight_packed" in p.stdout,
+          f"dry run shows the plan: {p.stdout}")
+    out = os.path.join(d, "nv")
+    run("convert", ck, out, "--to", "nvfp4", "--layout", "compressed-tensors", "-q")
+    got, _ = load(os.path.join(out, "model.safetensors"))
+    fused = [[a + "q_proj.weight", a + "k_proj.weight", a + "v_proj.weight"],
+             [a + "o_proj.weight"], [m + "gate_proj.weight", m + "up_proj.weight"],
+             [m + "down_proj.weight"], ["model.layers.1.mlp.down_proj.weight"]]
+    for group in fused:
+        gs = ref_ct_global([t[n] for n in group], t[group[0]].dtype.type)
+        for n in group:
+            packed, s8 = ref_ct_nvfp4_quant(t[n], gs)
+            same_bits(got[n + "_global_scale"], np.array([gs], f32), f"CT NVFP4 global scale {n}")
+            same_bits(got[n + "_scale"], s8, f"CT NVFP4 block scales {n}")
+            check(np.array_equal(got[n + "_packed"], packed), f"CT NVFP4 codes {n}")
+            check(n not in got, f"{n}: only its packed form")
+    check(got[a + "o_proj.weight_global_scale"][0] == 1.0, "F16 global scale overflow -> 1.0")
+    check(got[a + "q_proj.weight_global_scale"][0] == got[a + "v_proj.weight_global_scale"][0],
+          "q/k/v share the global scale")
+    check(got[m + "down_proj.weight_scale"][0, 0] == 0.125, "zero block: scale 0.125")
+    same_bits(got["lm_head.weight"], t["lm_head.weight"], "lm_head kept")
+    with open(os.path.join(out, "config.json")) as f:
+        qc = json.load(f)["quantization_config"]
+    w = qc["config_groups"]["group_0"]["weights"]
+    check(qc["quant_method"] == "compressed-tensors" and qc["format"] == "nvfp4-pack-quantized"
+          and w["strategy"] == "tensor_group" and w["group_size"] == 16 and w["num_bits"] == 4
+          and qc["config_groups"]["group_0"]["input_activations"] is None
+          and qc["ignore"] == ["lm_head"], f"NVFP4A16 config: {qc}")
+    p = run("verify", ck, out)
+    check("8 quantize nvfp4" in p.stdout and "0 violations" in p.stdout, f"verify CT NVFP4: {p.stdout}")
+    p = run("inspect", out)
+    check("compressed-tensors NVFP4" in p.stdout, f"inspect reads CT NVFP4: {p.stdout}")
+    # Round trip through the dequantizer.
+    back = os.path.join(d, "nv-f32")
+    run("convert", out, back, "--to", "f32", "-q")
+    b, _ = load(os.path.join(back, "model.safetensors"))
+    for group in fused:
+        for n in group:
+            same_bits(b[n], ref_ct_nvfp4(got[n + "_packed"], got[n + "_scale"],
+                                         got[n + "_global_scale"], f32), f"CT NVFP4 -> f32 {n}")
+    check("0 violations" in run("verify", out, back).stdout, "verify CT NVFP4 -> f32")
+    # A global scale changed in OUT: verify names it.
+    bad_out = os.path.join(d, "nv-bad")
+    shutil.copytree(out, bad_out)
+    corrupt(os.path.join(bad_out, "model.safetensors"), m + "down_proj.weight_global_scale", 3, 0x01)
+    p = run("verify", ck, bad_out, "-q", ok=False)
+    check(p.returncode == 1 and "down_proj.weight_global_scale" in p.stdout, f"verify catches: {p.stdout}")
+
+    # FP8 with one scale per tensor, and compressed-tensors blocks.
+    for scales, extra in [("tensor", []), ("block", ["--layout", "compressed-tensors", "--fp8-block", "16"])]:
+        out = os.path.join(d, f"fp8-{scales}")
+        run("convert", ck, out, "--to", "f8e4m3", "--fp8-scales", scales, *extra, "-q")
+        got, _ = load(os.path.join(out, "model.safetensors"))
+        # (The big weight with the per-tensor scale: the block reference loops in Python.)
+        for n in [a + "q_proj.weight", a + "o_proj.weight", m + "down_proj.weight"] + (
+                ["model.layers.1.mlp.down_proj.weight"] if scales == "tensor" else []):
+            if scales == "tensor":
+                codes, sc = ref_fp8_quant_tensor(t[n])
+                sc = np.array([sc], f32)
+                tile = None
+            else:
+                codes, sc = ref_fp8_quant(t[n].astype(f32), 16)
+                tile = (16, 16)
+            same_bits(got[n], codes, f"FP8 {scales} codes {n}")
+            same_bits(got[n + "_scale"], sc, f"FP8 {scales} scale {n}")
+            check(n + "_scale_inv" not in got, "compressed-tensors names")
+            back = ref_scaled_fp8(codes, sc, tile, bf16)
+            bk = os.path.join(d, f"fp8-{scales}-bf16")
+            if not os.path.exists(bk):
+                run("convert", out, bk, "--to", "bf16", "-q")
+            b, _ = load(os.path.join(bk, "model.safetensors"))
+            same_bits(b[n], back, f"FP8 {scales} -> bf16 {n}")
+        with open(os.path.join(out, "config.json")) as f:
+            qc = json.load(f)["quantization_config"]
+        w = qc["config_groups"]["group_0"]["weights"]
+        check(qc["quant_method"] == "compressed-tensors" and w["strategy"] == scales
+              and (scales == "tensor" or w["block_structure"] == [16, 16]), f"FP8 {scales} config: {qc}")
+        p = run("verify", ck, out)
+        check("8 quantize fp8" in p.stdout and "0 violations" in p.stdout, f"verify FP8 {scales}: {p.stdout}")
+        check("0 violations" in run("verify", out, os.path.join(d, f"fp8-{scales}-bf16")).stdout,
+              f"verify FP8 {scales} -> bf16")
+    check(digest(ck) == before, "input untouched")
+    expect_failure(d, ["convert", ck, os.path.join(d, "x"), "--to", "mxfp4", "--layout",
+                       "compressed-tensors"], ["--layout compressed-tensors", "mxfp4"],
+                   [os.path.join(d, "x")])
+
+    # Malformed compressed-tensors checkpoints: clear errors naming the tensor, nothing written.
+    nv_out, _ = load(os.path.join(d, "nv", "model.safetensors"))
+    n = m + "down_proj.weight"
+    for what, change, needles in [
+        ("global scale F16", {n + "_global_scale": nv_out[n + "_global_scale"].astype(f16)},
+         [n + "_global_scale", "F16"]),
+        ("block scales F32", {n + "_scale": nv_out[n + "_scale"].astype(f32)}, [n + "_scale", "F32"]),
+        ("block scales [32, 2]", {n + "_scale": nv_out[n + "_scale"][:, :2]}, [n + "_scale", "[32, 2]"]),
+    ]:
+        bad = os.path.join(d, "bad.safetensors")
+        save(bad, {**nv_out, **change})
+        expect_failure(d, ["convert", bad, os.path.join(d, "bad-out.safetensors"), "--to", "bf16"],
+                       needles, [os.path.join(d, "bad-out.safetensors")])
+        os.remove(bad)
+    fp8_out, _ = load(os.path.join(d, "fp8-tensor", "model.safetensors"))
+    n = a + "q_proj.weight"
+    for change, needles in [({n + "_scale": np.array([1.0, 2.0], f32)}, [n + "_scale", "[2]"]),
+                            ({n + "_scale": np.array([3], np.int64)}, [n, "I64"])]:
+        bad = os.path.join(d, "bad.safetensors")
+        save(bad, {**fp8_out, **change})
+        expect_failure(d, ["convert", bad, os.path.join(d, "bad-out.safetensors"), "--to", "bf16"],
+                       needles, [os.path.join(d, "bad-out.safetensors")])
+        os.remove(bad)
+
+
+def case_experts(d):
+    """Fused experts [E, N, K] in FP8 with scales per expert, per channel, per group or per
+    block (each expert its own matrix), and DeepSeek's block scale_inv; ambiguous and wrong
+    scale shapes are errors."""
+    f32, bf16 = np.float32, ml_dtypes.bfloat16
+    def pos(shape):
+        return np.ldexp(RNG.uniform(0.5, 1, shape), RNG.integers(-10, 3, shape)).astype(f32)
+    e, n, k = 4, 40, 64
+    t = {
+        "b.weight": fp8_codes((e, n, k)), "b.weight_scale": pos((e, 2, 2)),  # 32x32 blocks
+        "c.weight": fp8_codes((e, n, k)), "c.weight_scale": pos((e, n, 1)).astype(bf16),
+        "x.weight": fp8_codes((e, n, k)), "x.weight_scale": pos((e, 1, 1)),
+        "g.weight": fp8_codes((e, n, k)), "g.weight_scale": pos((e, n, 4)),  # groups of 16
+        "o.weight": fp8_codes((e, n, k)), "o.weight_scale": pos((1,)),
+    }
+    src = os.path.join(d, "experts.safetensors")
+    save(src, t)
+    ds = {"d.weight": fp8_codes((e, n, k)), "d.weight_scale_inv": pos((e, 2, 2))}
+    dsrc = os.path.join(d, "deepseek.safetensors")
+    save(dsrc, ds)
+    tiles = {"b": (32, 32), "c": (1, k), "x": (n, k), "g": (1, 16)}
+    for to, npt in [("bf16", bf16), ("f32", f32)]:
+        out = os.path.join(d, f"experts-{to}.safetensors")
+        run("convert", src, out, "--to", to, "--fp8-block", "32", "-q")
+        got, _ = load(out)
+        for name, tile in tiles.items():
+            w, s = t[f"{name}.weight"], t[f"{name}.weight_scale"]
+            want = np.stack([ref_scaled_fp8(w[i], s[i], tile, npt) for i in range(e)])
+            same_bits(got[f"{name}.weight"], want, f"fused experts {name} -> {to}")
+        o = t["o.weight"]
+        same_bits(got["o.weight"], ref_scaled_fp8(o.reshape(e * n, k), t["o.weight_scale"], None,
+                                                  npt).reshape(e, n, k), f"fused experts, one scale -> {to}")
+        p = run("verify", src, out, "--fp8-block", "32")
+        check("0 violations" in p.stdout, f"verify experts: {p.stdout}")
+        dout = os.path.join(d, f"deepseek-{to}.safetensors")
+        run("convert", dsrc, dout, "--to", to, "--fp8-block", "32", "-q")
+        got, _ = load(dout)
+        want = np.stack([ref_scaled_fp8(ds["d.weight"][i], ds["d.weight_scale_inv"][i], (32, 32), npt)
+                         for i in range(e)])
+        same_bits(got["d.weight"], want, f"DeepSeek fused experts -> {to}")
+        check("0 violations" in run("verify", dsrc, dout, "--fp8-block", "32").stdout,
+              "verify DeepSeek experts")
+    # (inspect takes the default 128x128 block: a file of per-channel experts.)
+    one = os.path.join(d, "channel-experts.safetensors")
+    save(one, {"c.weight": t["c.weight"], "c.weight_scale": t["c.weight_scale"]})
+    p = run("inspect", one)
+    check("per-channel scaled FP8 (fused experts)" in p.stdout and "[4, 40, 64]" in p.stdout,
+          f"inspect shows the experts: {p.stdout}")
+    # Ambiguous: [2, 1, 3] with 50-wide blocks reads as 3 blocks (50, 50, 20) or 3 groups of 40.
+    for name, shape, scale, args, needles in [
+        ("amb", (2, 1, 120), (2, 1, 3), ["--fp8-block", "50"], ["amb.weight_scale", "group", "block"]),
+        ("wrong", (e, n, k), (e, n, 5), [], ["wrong.weight_scale", "[4, 40, 5]", "[4, 40, 1]"]),
+        ("dtype", (e, n, k), (e, n, 1), [], ["dtype.weight", "I64"]),
+        ("dsbad", (e, n, k), (e, 2, 3), ["--fp8-block", "32"], ["dsbad.weight_scale_inv", "[4, 2, 3]"]),
+    ]:
+        sc = pos(scale).astype(np.int64) if name == "dtype" else pos(scale)
+        suffix = "_scale_inv" if name == "dsbad" else "_scale"
+        bad = os.path.join(d, "bad.safetensors")
+        save(bad, {f"{name}.weight": fp8_codes(shape), f"{name}.weight{suffix}": sc})
+        expect_failure(d, ["convert", bad, os.path.join(d, "bad-out.safetensors"), "--to", "bf16", *args],
+                       needles, [os.path.join(d, "bad-out.safetensors")])
+        os.remove(bad)
+
+
 def main():
     start = time.time()
     with tempfile.TemporaryDirectory() as d:
         for case in [case_bf16_to_f16, case_fp8_dequant, case_mx_dequant, case_sharded,
                      case_quantize, case_errors, case_tree, case_fanout, case_targets, case_verify,
-                     case_conventions]:
+                     case_conventions, case_ct_outputs, case_experts]:
             t = time.time()
             sub = os.path.join(d, case.__name__)
             os.mkdir(sub)

@@ -227,8 +227,9 @@ fn messages_state_the_actual_problem() {
         ],
     );
     let (o, _) = run(&[&"convert", &src, &out, &"--to", &"bf16"]);
+    // (Fused experts [E, N, K] take a scale_inv [E, ⌈N/b⌉, ⌈K/b⌉].)
     assert!(
-        stderr(&o).contains("the weight is 3-D, not 2-D"),
+        stderr(&o).contains("the scale_inv is 2-D, the weight 3-D"),
         "{}",
         stderr(&o)
     );
