@@ -367,7 +367,10 @@ fn overrides_are_exactly_the_listed_ones() {
     for b in Backend::available() {
         let kernels = all_kernels(b);
         if kernels.iter().all(|(_, _, o)| o.is_none()) {
-            assert!(b.overrides().is_empty(), "{b} lists overrides but keeps no generic table");
+            assert!(
+                b.overrides().is_empty(),
+                "{b} lists overrides but keeps no generic table"
+            );
             continue;
         }
         let actual: Vec<&str> = kernels

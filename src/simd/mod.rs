@@ -286,6 +286,32 @@ pub(crate) trait Vector: Copy {
             Self::load_u16(w.as_ptr().add(Self::LANES).cast(), Self::LANES)
         }
     }
+    /// Whether [`f16_words_lo`](Self::f16_words_lo) and [`f16_words_hi`](Self::f16_words_hi)
+    /// are native conversions (`VCVTPH2PS`, NEON `FCVTL`); where they are, the one-byte
+    /// formats whose codes are F16 codes of their values scaled by a power of two widen to
+    /// f32 through them (`words::widen_scaled_f16`).
+    const F16_WORDS: bool = false;
+    /// Words `0..LANES` of `self` read as F16 codes and widened to f32 bits exactly (NaNs
+    /// quieted with their payload kept, as [`load_f16`](Self::load_f16)).
+    #[inline(always)]
+    unsafe fn f16_words_lo(self) -> Self {
+        // SAFETY: the caller's guarantee; the buffer holds 2 · LANES <= 32 words.
+        unsafe {
+            let mut w = [0u16; 32];
+            self.store_u32(w.as_mut_ptr().cast(), Self::LANES);
+            Self::load_f16(w.as_ptr().cast(), Self::LANES)
+        }
+    }
+    /// Words `LANES..2 · LANES` of `self`, as [`f16_words_lo`](Self::f16_words_lo).
+    #[inline(always)]
+    unsafe fn f16_words_hi(self) -> Self {
+        // SAFETY: the caller's guarantee; the buffer holds 2 · LANES <= 32 words.
+        unsafe {
+            let mut w = [0u16; 32];
+            self.store_u32(w.as_mut_ptr().cast(), Self::LANES);
+            Self::load_f16(w.as_ptr().add(Self::LANES).cast(), Self::LANES)
+        }
+    }
     /// Lanes where `self == b`.
     unsafe fn eq(self, b: Self) -> Self::Mask;
     /// Lanes where `self > b` as signed 32-bit integers.

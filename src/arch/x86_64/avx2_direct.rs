@@ -20,14 +20,11 @@
 //! * **BF16 from F16** (11 significant bits, BF16 keeps 8): the integer round to nearest
 //!   even of the f32 → BF16 kernel (`f32_to_bf16_codes`), and the same `Saturate` fix-up for
 //!   infinities (finite F16 values never overflow BF16).
-//! * **F16**: `VCVTPS2PH` with rounding immediate 0 (round to nearest even, not MXCSR),
-//!   then `Saturate`'s fix-up, as the f32 → F16 kernel does. From BF16, which exceeds F16's
-//!   range, that applies the overflow policy; from E4M3 every value is an F16 value and
-//!   nothing rounds or overflows; from E5M2 only its infinities need the fix-up. MXCSR.DAZ reads an f32
-//!   subnormal (only a BF16 source gives them) as zero, and such a value narrows to ±0
-//!   anyway (it is far below half of F16's smallest subnormal).
-//! * **E4M3, E5M2 from F16 or BF16**: the integer method of the f32 → fp8 kernel
-//!   (`f32_to_f8_codes16`), which does not depend on MXCSR.
+//! * **F16 from E5M2** (`E5m2ToF16`): `c << 8` is the F16 code of the same value, and
+//!   `Saturate` turns the infinities into ±MAX; **from packed and unpacked FP4**, tables.
+//!
+//! (These are the kernels of the `Avx2` override list, `arch/x86_64/tables.rs`; the other
+//! narrow → narrow pairs run the generic one-pass kernels of `simd/generic`.)
 //!
 //! Loops: the `drive` driver of the `avx2` module, 16 elements per large step and 8 per
 //! small step, with its overlapping last step and stack buffer for short slices, so no
@@ -203,23 +200,6 @@ impl<const SAT: bool> ByteToWord for E5m2ToF16<SAT> {
     }
 }
 
-/// `round_trip` of f32 through F16 in registers: `VCVTPS2PH` (rounding immediate 0), the
-/// `Saturate` fix-up, `VCVTPH2PS`: exactly the f32 → F16 kernel followed by the F16 → f32
-/// one, without the F16 buffer.
-struct RoundTripF16<const SAT: bool>;
-
-impl<const SAT: bool> RoundTripF16<SAT> {
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    fn step(x: __m256) -> __m256 {
-        let mut h = _mm256_cvtps_ph::<0>(x);
-        if SAT {
-            h = _mm256_castsi256_si128(saturate16(_mm256_castsi128_si256(h), 0x7C00));
-        }
-        _mm256_cvtph_ps(h)
-    }
-}
-
 /// `round_trip` of f32 through BF16 in registers: the f32 → BF16 rounding
 /// (`f32_to_bf16_codes`), the `Saturate` fix-up, then `code << 16`.
 struct RoundTripBf16<const SAT: bool>;
@@ -272,7 +252,6 @@ macro_rules! round_trip_steps {
         }
     };
 }
-round_trip_steps!(RoundTripF16);
 round_trip_steps!(RoundTripBf16);
 
 /// The code in a hub format (F16 or BF16: exponent bias `hb`, `hm` fraction bits, a range
@@ -565,12 +544,10 @@ unsafe fn fp4x2_to_f16(src: *const u8, dst: *mut u8, len: usize, _policy: Policy
     unsafe { fp4x2_to_hub::<F16>(src, dst, len) }
 }
 
-policy_kernel!(round_trip_f16, RoundTripF16<true>, RoundTripF16<false>);
 policy_kernel!(round_trip_bf16, RoundTripBf16<true>, RoundTripBf16<false>);
 
 /// Puts the direct and fused round-trip kernels into the AVX2 table `t`.
 pub(super) const fn set(t: &mut Kernels) {
-    t.set_round_trip::<F16>(round_trip_f16);
     t.set_round_trip::<BF16>(round_trip_bf16);
     t.set_direct::<F4E2M1, BF16>(fp4_to_bf16);
     t.set_direct::<F4E2M1, F16>(fp4_to_f16);

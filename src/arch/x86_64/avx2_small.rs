@@ -1,6 +1,10 @@
 //! AVX2 kernels for the formats added after the first four: fnuz fp8 ([`F8E4M3FNUZ`],
 //! [`F8E5M2FNUZ`]), fp6 ([`F6E2M3`], [`F6E3M2`]), fp4 ([`F4E2M1`], and packed two per byte
-//! in [`F4E2M1x2`]) and E8M0 ([`F8E8M0`]), to and from f32 and f64.
+//! in [`F4E2M1x2`]) and E8M0 ([`F8E8M0`]), to and from f32 and f64: the ones in the `Avx2`
+//! override list (`arch/x86_64/tables.rs`). The f32 → fnuz, fp6, fp4 and packed FP4
+//! narrowings and the fp6 → f32 widenings are the generic kernels, which measured as fast;
+//! the f32 rounding core below ([`f32_codes16`]) still serves the block kernels of
+//! `avx2_block`.
 //!
 //! The same rules as in the `avx2` module hold: every kernel gives exactly the scalar
 //! codec's bits ([`crate::codec`], [`F8E8M0`]'s own codec, the packed layout of
@@ -151,7 +155,7 @@ use core::marker::PhantomData;
 use core::ptr;
 
 use super::avx2::{
-    load_f32x32, load_f64x8, pack_bytes8, round_mag, splat, splat16, srl, store_pd8, widen_pd_any,
+    load_f64x8, pack_bytes8, round_mag, splat, splat16, srl, store_pd8, widen_pd_any,
 };
 use crate::arch::Kernels;
 use crate::codec::{Format, NanKind};
@@ -429,102 +433,12 @@ pub(super) fn order_bytes(w01: __m256i, w23: __m256i) -> __m256i {
     )
 }
 
-/// 32 f32 at `src` to 32 code bytes of `F`, in order.
-///
-/// # Safety
-/// `src` readable for 128 bytes; AVX2, FMA and F16C present.
-#[inline]
-#[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn f32_codes32<F: Format, const SAT: bool>(src: *const u8) -> __m256i {
-    // SAFETY: forwarded (128 readable bytes).
-    let [x0, x1, x2, x3] = unsafe { load_f32x32(src) };
-    order_bytes(f32_codes16::<F, SAT>(x0, x1), f32_codes16::<F, SAT>(x2, x3))
-}
-
-/// f32 → fnuz, fp6 or fp4 (one value per byte).
-struct F32ToSmall<F, const SAT: bool>(PhantomData<F>);
-
-impl<F: Format, const SAT: bool> Steps for F32ToSmall<F, SAT> {
-    const S: usize = 4;
-    const D: usize = 1;
-    const BIG: usize = 32;
-    const SMALL: usize = 8;
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn big(src: *const u8, dst: *mut u8) {
-        // SAFETY: 32 f32 readable at src.
-        let b = unsafe { f32_codes32::<F, SAT>(src) };
-        // SAFETY: 32 bytes writable at dst.
-        unsafe { _mm256_storeu_si256(dst.cast(), b) };
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn small(src: *const u8, dst: *mut u8) {
-        // SAFETY: 8 f32 readable at src.
-        let x = unsafe { _mm256_loadu_si256(src.cast()) };
-        // Both halves convert the same 8 values; 64-bit order 0, 2, 1, 3 puts elements 0-7
-        // in the low 128 bits.
-        let w = _mm256_permute4x64_epi64::<0xD8>(f32_codes16::<F, SAT>(x, x));
-        let w = _mm256_castsi256_si128(w);
-        // SAFETY: 8 bytes writable at dst (MOVQ stores exactly 8).
-        unsafe { _mm_storel_epi64(dst.cast(), _mm_packus_epi16(w, w)) };
-    }
-}
-
 /// Joins 32 FP4 code bytes (each below 16, in order) pairwise: word `i` is
 /// `code[2i] | code[2i + 1] << 4` (`VPMADDUBSW` with weights 1 and 16; at most 255).
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
 pub(super) fn pair_nibbles(b: __m256i) -> __m256i {
     _mm256_maddubs_epi16(b, splat16(0x1001))
-}
-
-/// f32 → packed FP4; an element is a pair of values (8 bytes in, 1 byte out).
-struct F32ToPacked;
-
-impl Steps for F32ToPacked {
-    const S: usize = 8;
-    const D: usize = 1;
-    const BIG: usize = 32;
-    const SMALL: usize = 8;
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn big(src: *const u8, dst: *mut u8) {
-        // SAFETY: 64 f32 (256 bytes) readable at src: two blocks of 32.
-        let (b0, b1) = unsafe {
-            (
-                f32_codes32::<F4E2M1, true>(src),
-                f32_codes32::<F4E2M1, true>(src.add(128)),
-            )
-        };
-        // Words in order (pairs 0-15 and 16-31); VPACKUSWB gives 64-bit groups
-        // [0-7, 16-23 | 8-15, 24-31], and the order 0, 2, 1, 3 restores 0-31.
-        let p = _mm256_packus_epi16(pair_nibbles(b0), pair_nibbles(b1));
-        let p = _mm256_permute4x64_epi64::<0xD8>(p);
-        // SAFETY: 32 bytes writable at dst.
-        unsafe { _mm256_storeu_si256(dst.cast(), p) };
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn small(src: *const u8, dst: *mut u8) {
-        // SAFETY: 16 f32 (64 bytes) readable at src.
-        let (x0, x1) = unsafe {
-            (
-                _mm256_loadu_si256(src.cast()),
-                _mm256_loadu_si256(src.add(32).cast()),
-            )
-        };
-        // Codes in 16-bit lanes, 64-bit order 0, 2, 1, 3: values 0-7 | 8-15.
-        let w = _mm256_permute4x64_epi64::<0xD8>(f32_codes16::<F4E2M1, true>(x0, x1));
-        // VPMADDWD with weights 1 and 16: dword i = code[2i] + 16 * code[2i + 1], in order.
-        let p = _mm256_madd_epi16(w, splat(0x0010_0001));
-        // SAFETY: 8 bytes writable at dst (MOVQ stores exactly 8).
-        unsafe { _mm_storel_epi64(dst.cast(), pack_bytes8(p)) };
-    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1173,15 +1087,6 @@ unsafe fn narrow<Sat: Steps, NonSat: Steps>(
     }
 }
 
-/// f32 → fnuz, fp6 or fp4.
-///
-/// # Safety
-/// See [`RawKernel`](crate::arch::RawKernel).
-unsafe fn f32_to<F: Format>(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
-    // SAFETY: forwarded contract.
-    unsafe { narrow::<F32ToSmall<F, true>, F32ToSmall<F, false>>(src, dst, len, policy) }
-}
-
 /// f64 → fnuz, fp6 or fp4.
 ///
 /// # Safety
@@ -1209,16 +1114,6 @@ unsafe fn f32_to_e8m0(src: *const u8, dst: *mut u8, len: usize, policy: Policy) 
 unsafe fn f64_to_e8m0(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
     // SAFETY: forwarded contract.
     unsafe { narrow::<ByDwords<F64E8M0<true>>, ByDwords<F64E8M0<false>>>(src, dst, len, policy) }
-}
-
-/// f32 → packed FP4 (always saturating, every NaN policy alike).
-///
-/// # Safety
-/// See [`RawKernel`](crate::arch::RawKernel): `len` values in, `len.div_ceil(2)` bytes out.
-unsafe fn f32_to_packed(src: *const u8, dst: *mut u8, len: usize, _policy: Policy) {
-    // SAFETY: the caller's ranges (len f32, len.div_ceil(2) bytes) are drive_pack's; the
-    // features as in `narrow`.
-    unsafe { drive_pack::<F32ToPacked, 4>(src, dst, len) }
 }
 
 /// f64 → packed FP4.
@@ -1266,9 +1161,6 @@ unsafe fn unpack<const F64: bool>(src: *const u8, dst: *mut u8, len: usize, _pol
 /// gives ±MAX for a NaN under every policy, packed pairs must serve every policy, and
 /// widening has no NaN policy: those use `set_all_policies`.
 pub(super) const fn set(t: &mut Kernels) {
-    t.set::<f32, F8E4M3FNUZ>(f32_to::<F8E4M3FNUZ>);
-    t.set::<f32, F8E5M2FNUZ>(f32_to::<F8E5M2FNUZ>);
-    t.set_all_policies::<f32, F4E2M1x2>(f32_to_packed);
     t.set::<f32, F8E8M0>(f32_to_e8m0);
 
     t.set::<f64, F8E4M3FNUZ>(f64_to::<F8E4M3FNUZ>);
@@ -1281,8 +1173,6 @@ pub(super) const fn set(t: &mut Kernels) {
 
     t.set_all_policies::<F8E4M3FNUZ, f32>(widen::<F8E4M3FNUZ, false>);
     t.set_all_policies::<F8E5M2FNUZ, f32>(widen::<F8E5M2FNUZ, false>);
-    t.set_all_policies::<F6E2M3, f32>(widen::<F6E2M3, false>);
-    t.set_all_policies::<F6E3M2, f32>(widen::<F6E3M2, false>);
     t.set_all_policies::<F4E2M1, f32>(widen::<F4E2M1, false>);
     t.set_all_policies::<F4E2M1x2, f32>(unpack::<false>);
     t.set_all_policies::<F8E8M0, f32>(widen::<F8E8M0, false>);

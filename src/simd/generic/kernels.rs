@@ -39,14 +39,15 @@ pub(crate) trait Src {
     /// `p` valid for reading `n` elements, `1 <= n <= V::LANES`, and the CPU has `V`'s
     /// features.
     unsafe fn load<V: Vector>(p: *const u8, n: usize) -> V;
-    /// The subnormal table of [`words::widen_words`] where this source widens to words of
-    /// `e` exactly (`words::eligible`), else `None` (a constant after inlining).
+    /// `Some` where this source widens to words for `e` exactly on `V` (a constant after
+    /// inlining), holding the subnormal table of [`words::widen_words`] where its words
+    /// need one.
     #[inline(always)]
-    fn words(_e: Enc) -> Option<[u16; 16]> {
+    fn words<V: Vector>(_e: Enc) -> Option<[u16; 16]> {
         None
     }
-    /// Loads `n` elements (`1 <= n <= 2 · V::LANES`) at `p` widened to words of `e`; `sub` is
-    /// [`words`](Self::words)' table loaded for `Vector::lookup_u16`. Called only where
+    /// Loads `n` elements (`1 <= n <= 2 · V::LANES`) at `p` widened to words for `e`; `sub`
+    /// is [`words`](Self::words)' table loaded for `Vector::lookup_u16`. Called only where
     /// `words(e)` is `Some`.
     ///
     /// # Safety
@@ -55,6 +56,17 @@ pub(crate) trait Src {
     unsafe fn load_words<V: Vector>(p: *const u8, n: usize, e: Enc, sub: &[V; 2]) -> V {
         let _ = (p, n, e, sub);
         unreachable!("load_words of a source without words")
+    }
+    /// The words [`load_words`](Self::load_words) gave for [`Enc::F32`] as f32 bits: words
+    /// `0..LANES`, then `LANES..2 · LANES`.
+    ///
+    /// # Safety
+    /// The CPU has `V`'s features; `w` came from `load_words(.., Enc::F32, ..)`.
+    #[inline(always)]
+    unsafe fn words_to_f32<V: Vector>(w: V) -> [V; 2] {
+        // BF16 words moved to the top of 32-bit lanes are the f32 bits of the same values.
+        // SAFETY: the caller's guarantee.
+        unsafe { [w.words_lo().shl(16), w.words_hi().shl(16)] }
     }
 }
 
@@ -86,13 +98,14 @@ pub(crate) trait Dst {
     /// The word encoding this destination stores from ([`put_words`](Self::put_words)), if
     /// any.
     const ENC: Option<Enc> = None;
-    /// Stores `n` elements (`1 <= n <= 2 · V::LANES`) from words of [`ENC`](Self::ENC) at
-    /// `p`; `sat` is `Overflow::Saturate`. Called only where `ENC` is `Some`.
+    /// Stores `n` elements (`1 <= n <= 2 · V::LANES`) from the words source `S` loaded for
+    /// [`ENC`](Self::ENC) at `p`; `sat` is `Overflow::Saturate`. Called only where `ENC` is
+    /// `Some`.
     ///
     /// # Safety
     /// `p` valid for writing `n` elements, and the CPU has `V`'s features.
     #[inline(always)]
-    unsafe fn put_words<V: Vector>(w: V, sat: bool, p: *mut u8, n: usize) {
+    unsafe fn put_words<V: Vector, S: Src>(w: V, sat: bool, p: *mut u8, n: usize) {
         let _ = (w, sat, p, n);
         unreachable!("put_words of a destination without words")
     }
@@ -245,9 +258,14 @@ impl<F: Format> Src for Code<F> {
         unsafe { lanes::widen::<V, F>(V::load_u8(p, n)) }
     }
     #[inline(always)]
-    fn words(e: Enc) -> Option<[u16; 16]> {
+    fn words<V: Vector>(e: Enc) -> Option<[u16; 16]> {
         match e {
-            Enc::Bf16 if const { words::eligible::<F>(Enc::Bf16) } => {
+            // f32 through scaled F16 codes where the vector converts F16 natively, else
+            // through BF16 words.
+            Enc::F32 if V::F16_WORDS && const { words::scaled_f16_eligible::<F>() } => {
+                Some([0; 16])
+            }
+            Enc::Bf16 | Enc::F32 if const { words::eligible::<F>(Enc::Bf16) } => {
                 Some(const { words::sub_table::<F>(Enc::Bf16) })
             }
             Enc::F16 if const { words::eligible::<F>(Enc::F16) } => {
@@ -258,9 +276,36 @@ impl<F: Format> Src for Code<F> {
     }
     #[inline(always)]
     unsafe fn load_words<V: Vector>(p: *const u8, n: usize, e: Enc, sub: &[V; 2]) -> V {
-        // SAFETY: forwarded contract; `F` is eligible for `e` (the only callers are behind
-        // `words(e)`).
-        unsafe { words::widen_words::<V, F>(V::load_u8_words(p, n), e, sub) }
+        // SAFETY: forwarded contract; `F` is eligible for `e` as `words` chose (the only
+        // callers are behind `words(e)`).
+        unsafe {
+            let codes = V::load_u8_words(p, n);
+            match e {
+                Enc::F32 if V::F16_WORDS && const { words::scaled_f16_eligible::<F>() } => {
+                    words::widen_scaled_f16::<V, F>(codes)
+                }
+                Enc::F32 => words::widen_words::<V, F>(codes, Enc::Bf16, sub),
+                _ => words::widen_words::<V, F>(codes, e, sub),
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn words_to_f32<V: Vector>(w: V) -> [V; 2] {
+        // SAFETY: the caller's guarantee; `words(Enc::F32)` chose the words' kind.
+        unsafe {
+            if V::F16_WORDS && const { words::scaled_f16_eligible::<F>() } {
+                let (lo, hi) = (w.f16_words_lo(), w.f16_words_hi());
+                if F::BIAS == 15 {
+                    return [lo, hi];
+                }
+                // Exact and normal for finite values; Inf and the quiet NaNs pass unchanged
+                // (`words::widen_scaled_f16`).
+                let k = V::splat(const { words::scaled_f16_factor::<F>() });
+                [lo.mul_exact_f32(k), hi.mul_exact_f32(k)]
+            } else {
+                [w.words_lo().shl(16), w.words_hi().shl(16)]
+            }
+        }
     }
 }
 
@@ -305,16 +350,16 @@ impl Dst for F32 {
         // SAFETY: forwarded contract.
         unsafe { v.store_u32(p, n) }
     }
-    const ENC: Option<Enc> = Some(Enc::Bf16);
+    const ENC: Option<Enc> = Some(Enc::F32);
     #[inline(always)]
-    unsafe fn put_words<V: Vector>(w: V, _: bool, p: *mut u8, n: usize) {
-        // BF16 words moved to the top of 32-bit lanes are the f32 bits of the same values.
+    unsafe fn put_words<V: Vector, S: Src>(w: V, _: bool, p: *mut u8, n: usize) {
         // SAFETY: forwarded contract: the first `min(n, LANES)` elements, then the rest.
         unsafe {
             let l = V::LANES;
-            w.words_lo().shl(16).store_u32(p, n.min(l));
+            let [lo, hi] = S::words_to_f32(w);
+            lo.store_u32(p, n.min(l));
             if n > l {
-                w.words_hi().shl(16).store_u32(p.add(4 * l), n - l);
+                hi.store_u32(p.add(4 * l), n - l);
             }
         }
     }
@@ -337,16 +382,17 @@ impl Dst for F64 {
         // SAFETY: forwarded contract.
         unsafe { v.store_f64(p, n) }
     }
-    const ENC: Option<Enc> = Some(Enc::Bf16);
+    const ENC: Option<Enc> = Some(Enc::F32);
     #[inline(always)]
-    unsafe fn put_words<V: Vector>(w: V, _: bool, p: *mut u8, n: usize) {
+    unsafe fn put_words<V: Vector, S: Src>(w: V, _: bool, p: *mut u8, n: usize) {
         // As for `F32`, then f32 → f64 (exact).
         // SAFETY: forwarded contract: the first `min(n, LANES)` elements, then the rest.
         unsafe {
             let l = V::LANES;
-            w.words_lo().shl(16).store_f64(p, n.min(l));
+            let [lo, hi] = S::words_to_f32(w);
+            lo.store_f64(p, n.min(l));
             if n > l {
-                w.words_hi().shl(16).store_f64(p.add(8 * l), n - l);
+                hi.store_f64(p.add(8 * l), n - l);
             }
         }
     }
@@ -373,7 +419,7 @@ impl Dst for Half {
     }
     const ENC: Option<Enc> = Some(Enc::F16);
     #[inline(always)]
-    unsafe fn put_words<V: Vector>(w: V, sat: bool, p: *mut u8, n: usize) {
+    unsafe fn put_words<V: Vector, S: Src>(w: V, sat: bool, p: *mut u8, n: usize) {
         // SAFETY: forwarded contract.
         unsafe {
             let w = if sat { words::saturate(w, Enc::F16) } else { w };
@@ -405,7 +451,7 @@ impl Dst for Brain {
     }
     const ENC: Option<Enc> = Some(Enc::Bf16);
     #[inline(always)]
-    unsafe fn put_words<V: Vector>(w: V, sat: bool, p: *mut u8, n: usize) {
+    unsafe fn put_words<V: Vector, S: Src>(w: V, sat: bool, p: *mut u8, n: usize) {
         // SAFETY: forwarded contract.
         unsafe {
             let w = if sat {
@@ -677,7 +723,7 @@ pub(crate) unsafe fn run<V: Vector, S: Src, D: Dst>(
 ) {
     if V::WORDS
         && let Some(e) = D::ENC
-        && let Some(table) = S::words(e)
+        && let Some(table) = S::words::<V>(e)
     {
         // SAFETY: forwarded contract.
         unsafe { run_words::<V, S, D>(src, dst, len, p, e, &table) };
@@ -703,13 +749,43 @@ pub(crate) unsafe fn run<V: Vector, S: Src, D: Dst>(
     }
 }
 
-/// [`run`] for a source that widens to words of `e` and a destination that stores from them
-/// (`words.rs`): `2 · LANES` elements per vector, two vectors per step, then single vectors,
-/// then one partial vector of the last `n < 2 · LANES` elements, whose loads and stores touch
-/// exactly those elements.
+/// One vector of `n <= 2 · LANES` elements from element `i` for [`run_words`]. (No closure:
+/// a closure is a function of its own, which would not inherit the instantiation's target
+/// features.)
 ///
 /// # Safety
-/// As for [`run`]; `S::words(e)` is `Some(*table)` and `D::ENC` is `Some(e)`.
+/// As for [`run_words`], with `i + n <= len`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn word_step<V: Vector, S: Src, D: Dst>(
+    src: *const u8,
+    dst: *mut u8,
+    i: usize,
+    n: usize,
+    e: Enc,
+    sub: &[V; 2],
+    sat: bool,
+) {
+    // SAFETY: elements i..i + n are inside both slices (the caller's guarantee).
+    unsafe {
+        let x = S::load_words::<V>(src.add(S::offset(i)), n, e, sub);
+        D::put_words::<V, S>(x, sat, dst.add(D::offset(i)), n);
+    }
+}
+
+/// [`run`] for a source that widens to words for `e` and a destination that stores from them
+/// (`words.rs`): `2 · LANES` elements per vector. Source and destination are distinct
+/// buffers here (no round trip has words), so a slice of at least one vector is covered by
+/// full vectors only: the first at element 0, the loop from the first element whose
+/// destination address is a multiple of the vector's byte width (`4 · LANES`, so that the
+/// loop's stores do not straddle cache lines; the elements in between are converted twice,
+/// to the same bits), two vectors per step, then one vector, and a last vector that ends at
+/// the slice's end (again overlapping elements already written, with the same bits). A
+/// shorter slice is one partial vector, whose loads and stores touch exactly its elements.
+///
+/// # Safety
+/// As for [`run`], with `src` and `dst` not overlapping; `S::words::<V>(e)` is
+/// `Some(*table)` and `D::ENC` is `Some(e)`.
 #[inline(always)]
 unsafe fn run_words<V: Vector, S: Src, D: Dst>(
     src: *const u8,
@@ -721,9 +797,10 @@ unsafe fn run_words<V: Vector, S: Src, D: Dst>(
 ) {
     let w = 2 * V::LANES;
     let sat = p.overflow == crate::Overflow::Saturate;
-    // SAFETY: every access covers elements below `len` (the loop conditions). The table
-    // holds 16 words, 8 u32: `t0` reads `min(LANES, 8)` of them from word 0, and `t1` (only
-    // for 4 lanes, where a vector holds 8 words) the 4 from word 8 on.
+    // SAFETY: every access covers elements below `len` (the loop conditions, and
+    // `len - w >= 0` for the last vector). The table holds 16 words, 8 u32: `t0` reads
+    // `min(LANES, 8)` of them from word 0, and `t1` (only for 4 lanes, where a vector holds 8
+    // words) the 4 from word 8 on.
     unsafe {
         let t0 = V::load_u32(table.as_ptr().cast(), V::LANES.min(8));
         let t1 = if V::LANES < 8 {
@@ -732,22 +809,29 @@ unsafe fn run_words<V: Vector, S: Src, D: Dst>(
             t0
         };
         let sub = [t0, t1];
-        let mut i = 0;
+        if len < w {
+            word_step::<V, S, D>(src, dst, 0, len, e, &sub, sat);
+            return;
+        }
+        word_step::<V, S, D>(src, dst, 0, w, e, &sub, sat);
+        // The destination's elements are aligned to their size, so the distance to the next
+        // multiple of the vector's byte width is whole elements (fewer than `w`).
+        let a = 4 * V::LANES;
+        let peel = (a - dst as usize % a) % a / D::offset(1);
+        let mut i = if peel > 0 { peel } else { w };
         while i + 2 * w <= len {
-            let a = S::load_words::<V>(src.add(S::offset(i)), w, e, &sub);
-            let b = S::load_words::<V>(src.add(S::offset(i + w)), w, e, &sub);
-            D::put_words::<V>(a, sat, dst.add(D::offset(i)), w);
-            D::put_words::<V>(b, sat, dst.add(D::offset(i + w)), w);
+            let x = S::load_words::<V>(src.add(S::offset(i)), w, e, &sub);
+            let y = S::load_words::<V>(src.add(S::offset(i + w)), w, e, &sub);
+            D::put_words::<V, S>(x, sat, dst.add(D::offset(i)), w);
+            D::put_words::<V, S>(y, sat, dst.add(D::offset(i + w)), w);
             i += 2 * w;
         }
-        while i + w <= len {
-            let a = S::load_words::<V>(src.add(S::offset(i)), w, e, &sub);
-            D::put_words::<V>(a, sat, dst.add(D::offset(i)), w);
+        if i + w <= len {
+            word_step::<V, S, D>(src, dst, i, w, e, &sub, sat);
             i += w;
         }
         if i < len {
-            let a = S::load_words::<V>(src.add(S::offset(i)), len - i, e, &sub);
-            D::put_words::<V>(a, sat, dst.add(D::offset(i)), len - i);
+            word_step::<V, S, D>(src, dst, len - w, w, e, &sub, sat);
         }
     }
 }

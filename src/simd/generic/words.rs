@@ -32,27 +32,30 @@
 use crate::codec::{Format, NanKind};
 use crate::simd::Vector;
 
-/// A 16-bit IEEE-like target encoding of the word widenings.
+/// A target of the word widenings.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Enc {
-    /// BF16 (and, through it, f32 and f64).
+    /// BF16 words.
     Bf16,
-    /// F16.
+    /// F16 words.
     F16,
+    /// f32 (and through it f64): the source's words are BF16 words or scaled F16 words
+    /// ([`widen_scaled_f16`]), which `Src::words_to_f32` turns into two vectors of f32 bits.
+    F32,
 }
 
 impl Enc {
     /// Fraction bits.
     const fn man(self) -> u32 {
         match self {
-            Enc::Bf16 => 7,
+            Enc::Bf16 | Enc::F32 => 7,
             Enc::F16 => 10,
         }
     }
     /// Exponent bias.
     const fn bias(self) -> i32 {
         match self {
-            Enc::Bf16 => 127,
+            Enc::Bf16 | Enc::F32 => 127,
             Enc::F16 => 15,
         }
     }
@@ -63,7 +66,7 @@ impl Enc {
     /// The encoding of +Inf.
     const fn inf(self) -> u32 {
         match self {
-            Enc::Bf16 => 0x7F80,
+            Enc::Bf16 | Enc::F32 => 0x7F80,
             Enc::F16 => 0x7C00,
         }
     }
@@ -71,7 +74,7 @@ impl Enc {
     /// narrowing under `Preserve` (sign, quiet bit, the top payload bits).
     const fn nan_of_f32(self, x: u32) -> u32 {
         match self {
-            Enc::Bf16 => (x >> 16) | 0x0040,
+            Enc::Bf16 | Enc::F32 => (x >> 16) | 0x0040,
             Enc::F16 => ((x >> 16) & 0x8000) | 0x7E00 | ((x >> 13) & 0x03FF),
         }
     }
@@ -193,5 +196,92 @@ pub(crate) unsafe fn saturate<V: Vector>(w: V, e: Enc) -> V {
             .and(V::splat(0x7FFF_7FFF))
             .eq16(V::splat(e.inf() * 0x0001_0001));
         w.add16(inf)
+    }
+}
+
+/// Whether format `F`'s codes are, as [`widen_scaled_f16`] builds them, F16 codes of their
+/// values times `2^(BIAS − 15)`: at most 8 bits, at most 5 exponent bits (the field lands
+/// at the bottom of F16's), with 5 only where the top field is F16's Inf/NaN as well
+/// (E5M2-like, `BIAS == 15`), and every non-zero value at least 2^-126 (so the f32 product
+/// that undoes the scale is a normal number).
+pub(crate) const fn scaled_f16_eligible<F: Format>() -> bool {
+    F::BITS <= 8
+        && F::MAN_BITS >= 1
+        && F::MAN_BITS <= 10
+        && (F::EXP_BITS < 5 || (F::EXP_BITS == 5 && F::HAS_INF && F::BIAS == 15))
+        && 1 - F::BIAS - (F::MAN_BITS as i32) >= -126
+}
+
+/// The f32 bits of `2^(15 − BIAS)`, the factor that turns the widened scaled F16 words of
+/// [`widen_scaled_f16`] into the values.
+pub(crate) const fn scaled_f16_factor<F: Format>() -> u32 {
+    ((127 + 15 - F::BIAS) as u32) << 23
+}
+
+/// Codes of `F` in words (bits above its width ignored) as F16 codes of their values times
+/// `2^(BIAS − 15)` ([`scaled_f16_eligible`]): the sign to bit 15 and the magnitude shifted
+/// by `10 − MAN_BITS`, which puts the exponent field at the bottom of F16's and the
+/// fraction at the top of F16's, for normal and subnormal codes alike (a subnormal code's
+/// fraction lands on an F16 subnormal with the same scale). Inf and NaN codes (whose F16
+/// reading would be finite below F16's top exponent field) become F16's Inf and the F16
+/// quiet NaN of the codec's f32 NaN; widened (`VCVTPH2PS`) and multiplied by
+/// [`scaled_f16_factor`] they stay what they are, while every finite value's product is
+/// exact and normal (no rounding mode, FTZ or DAZ can change it). For E5M2-like formats
+/// (5 exponent bits, bias 15) the codes are F16 codes already: their Inf and NaN codes are
+/// F16's, and `VCVTPH2PS` quiets a NaN keeping its payload, as the codec does.
+///
+/// # Safety
+/// The CPU has `V`'s features; `F` is [`scaled_f16_eligible`].
+#[inline(always)]
+pub(crate) unsafe fn widen_scaled_f16<V: Vector, F: Format>(code: V) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
+        let splat16 = |x: u32| V::splat((x & 0xFFFF) * 0x0001_0001);
+        let c = if F::BITS < 8 {
+            code.and(splat16(F::CODE_MASK))
+        } else {
+            code
+        };
+        let mag = c.and(splat16(F::MAG_MASK));
+        let sign = if F::SIGNED {
+            c.and(splat16(F::SIGN_BIT)).shl16(16 - F::BITS)
+        } else {
+            V::splat(0)
+        };
+        let mut w = mag.shl16(10 - F::MAN_BITS).or(sign);
+        if F::EXP_BITS == 5 {
+            return w;
+        }
+        if F::HAS_INF {
+            let inf = mag.eq16(splat16(F::INF));
+            w = V::blend(inf, sign.or(splat16(0x7C00)), w);
+            let nan = mag.gt16(splat16(F::INF));
+            let keeps_payload = F::nan_to_f32(F::INF | 1) & 0x003F_FFFF != 0;
+            let quiet = sign.or(splat16(0x7E00));
+            let quiet = if keeps_payload {
+                quiet.or(mag
+                    .and(splat16((1 << F::MAN_BITS) - 1))
+                    .shl16(10 - F::MAN_BITS))
+            } else {
+                quiet
+            };
+            w = V::blend(nan, quiet, w);
+        } else {
+            match F::NAN {
+                NanKind::Fixed { code, signed: true } => {
+                    let nan = mag.eq16(splat16(code));
+                    w = V::blend(nan, sign.or(splat16(0x7E00)), w);
+                }
+                NanKind::Fixed {
+                    code,
+                    signed: false,
+                } => {
+                    let nan = c.eq16(splat16(code));
+                    w = V::blend(nan, splat16(Enc::F16.nan_of_f32(F::nan_to_f32(code))), w);
+                }
+                NanKind::Ieee | NanKind::None => {}
+            }
+        }
+        w
     }
 }

@@ -1,15 +1,7 @@
-//! **Of the element kernels, only the fused round trips are registered in the `Avx2` table**
-//! ([`fill_round_trips`]; the block kernels at the end of this file serve the slots the
-//! hand-written block kernels leave empty): on the Zen 4 VM (2026-12-03) the others measured
-//! slower than the hand-written AVX2 kernels and the two-pass routes they would replace (for
-//! example F8E4M3FNUZ → BF16 2.2 el/ns against 5.8, f64 → F6E2M3 1.3 against 3.3; docs/performance.md,
-//! "Every pair at 1 Ki elements"), so the table does not call [`fill`]. The instantiation
-//! was proven by the every-backend tests while it was registered, and is kept for a CPU where
-//! it wins; `#[allow(dead_code)]` marks it. The same holds for its MX block kernels
-//! ([`fill_block`]): MXFP4 → BF16 1.0–1.25 against 1.9–2.1 Gelem/s for the hand-written
-//! `arch/x86_64/avx2_block.rs`, MXFP8 → BF16 0.53–0.57 against 0.90–0.96 (builds alternated,
-//! `cargo bench --bench block -- '8x4096/.*-avx2$'`, load average 14); `tests/block_backends.rs`
-//! (every MXCSR setting included) passed with them registered.
+//! The `Avx2` tier's generic kernels: every pair and round trip of every registry format
+//! (`fill_registry`, which the table builds on before its override list,
+//! `arch/x86_64/tables.rs`), and the block kernels (`fill_block`) under the hand-written ones
+//! of `arch/x86_64/avx2_block.rs` that measured faster.
 //!
 //! [`Vector`] for AVX2 (with FMA and F16C): 8 lanes in a `__m256i`, lane masks as all-ones
 //! lanes, partial loads and stores through a zeroed stack buffer (the `n` elements are
@@ -296,6 +288,26 @@ impl Vector for V256 {
     unsafe fn words_hi(self) -> Self {
         // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V256(_mm256_cvtepu16_epi32(_mm256_extracti128_si256::<1>(self.0))) }
+    }
+    const F16_WORDS: bool = true;
+    #[inline(always)]
+    unsafe fn f16_words_lo(self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). `VCVTPH2PS` is exact and
+        // ignores MXCSR.
+        unsafe {
+            V256(_mm256_castps_si256(_mm256_cvtph_ps(
+                _mm256_castsi256_si128(self.0),
+            )))
+        }
+    }
+    #[inline(always)]
+    unsafe fn f16_words_hi(self) -> Self {
+        // SAFETY: as for `f16_words_lo`.
+        unsafe {
+            V256(_mm256_castps_si256(_mm256_cvtph_ps(
+                _mm256_extracti128_si256::<1>(self.0),
+            )))
+        }
     }
     #[inline(always)]
     unsafe fn eq(self, b: Self) -> __m256i {
@@ -601,7 +613,7 @@ impl Vector for V256 {
 // The instantiation: the generic kernels compiled for AVX2.
 // ---------------------------------------------------------------------------------------
 
-use crate::arch::{Isa, Kernels};
+use crate::arch::Isa;
 use crate::block::spec::kernels::{BlockKernels, NvRows};
 use crate::block::spec::{BlockDest, BlockSource};
 use crate::options::Policy;
@@ -638,22 +650,6 @@ unsafe fn k<S: Src, D: Dst>(src: *const u8, dst: *mut u8, len: usize, p: Policy)
 // `fill_registry(t, from)`: every pair and round trip of the registry's formats from index
 // `from` on, as generic kernels at 256 bits (`simd/generic/registry.rs`).
 crate::format::for_each_format!(fill_registry_items);
-
-/// The generic fused round trips (`lanes::round_trip`, which rounds in registers without
-/// forming codes) of E4M3, E5M2, both fnuz formats, both fp6 formats and E2M1: what the
-/// AVX-512 tables' base (`arch/x86_64/tables.rs`, `avx512_base`) keeps from this layer for
-/// those formats, as the AVX-512 tiers were measured against it.
-pub(crate) const fn fill_leaf_round_trips(t: &mut Kernels) {
-    use crate::simd::generic::kernels::{F32, RoundTrip};
-    use crate::{F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ};
-    t.set_round_trip::<F8E4M3>(k::<F32, RoundTrip<F8E4M3>>);
-    t.set_round_trip::<F8E5M2>(k::<F32, RoundTrip<F8E5M2>>);
-    t.set_round_trip::<F8E4M3FNUZ>(k::<F32, RoundTrip<F8E4M3FNUZ>>);
-    t.set_round_trip::<F8E5M2FNUZ>(k::<F32, RoundTrip<F8E5M2FNUZ>>);
-    t.set_round_trip::<F6E2M3>(k::<F32, RoundTrip<F6E2M3>>);
-    t.set_round_trip::<F6E3M2>(k::<F32, RoundTrip<F6E3M2>>);
-    t.set_round_trip::<F4E2M1>(k::<F32, RoundTrip<F4E2M1>>);
-}
 
 /// The generic MX block kernels (`simd/generic/block/mx.rs`) compiled for AVX2.
 struct Blocks;
