@@ -201,6 +201,95 @@ impl Vector for V128 {
         // SAFETY: the caller has the features (`Vector`'s contract). A true lane is all ones.
         unsafe { V128(vsubq_u32(self.0, m)) }
     }
+    const WORDS: bool = true;
+    #[inline(always)]
+    unsafe fn load_u8_words(p: *const u8, n: usize) -> Self {
+        // SAFETY: the caller has the features and vouches for the `n` bytes at `p`: 8 are
+        // read only when `n == 8`, else exactly `n` through a buffer.
+        unsafe {
+            let w = if n == 8 {
+                p.cast::<u64>().read_unaligned()
+            } else {
+                u64::from_le_bytes(buffered::<8>(p, n))
+            };
+            V128(vreinterpretq_u32_u16(vmovl_u8(vcreate_u8(w))))
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_words(self, p: *mut u8, n: usize) {
+        // SAFETY: the caller has the features and vouches for the `n` words at `p`: 16 bytes
+        // are written only when `n == 8`, else exactly `2 * n` through a buffer.
+        unsafe {
+            if n == 8 {
+                vst1q_u32(p.cast(), self.0);
+            } else {
+                let mut buf = [0u8; 16];
+                vst1q_u32(buf.as_mut_ptr().cast(), self.0);
+                unbuffer(&buf, p, 2 * n);
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn add16(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe {
+            let (a, b) = (vreinterpretq_u16_u32(self.0), vreinterpretq_u16_u32(b.0));
+            V128(vreinterpretq_u32_u16(vaddq_u16(a, b)))
+        }
+    }
+    #[inline(always)]
+    unsafe fn shl16(self, n: u32) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). `USHL` by a splat of
+        // `n < 16` (`SHL #n` once `n` is a constant).
+        unsafe {
+            let a = vreinterpretq_u16_u32(self.0);
+            V128(vreinterpretq_u32_u16(vshlq_u16(a, vdupq_n_s16(n as i16))))
+        }
+    }
+    #[inline(always)]
+    unsafe fn eq16(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe {
+            let (a, b) = (vreinterpretq_u16_u32(self.0), vreinterpretq_u16_u32(b.0));
+            V128(vreinterpretq_u32_u16(vceqq_u16(a, b)))
+        }
+    }
+    #[inline(always)]
+    unsafe fn gt16(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe {
+            let (a, b) = (vreinterpretq_s16_u32(self.0), vreinterpretq_s16_u32(b.0));
+            V128(vreinterpretq_u32_u16(vcgtq_s16(a, b)))
+        }
+    }
+    #[inline(always)]
+    unsafe fn blend(m: Self, t: Self, f: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). `BSL` selects bit by
+        // bit.
+        unsafe { V128(vbslq_u32(m.0, t.0, f.0)) }
+    }
+    #[inline(always)]
+    unsafe fn words_lo(self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe { V128(vmovl_u16(vget_low_u16(vreinterpretq_u16_u32(self.0)))) }
+    }
+    #[inline(always)]
+    unsafe fn words_hi(self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe { V128(vmovl_high_u16(vreinterpretq_u16_u32(self.0))) }
+    }
+    const F16_WORDS: bool = true;
+    #[inline(always)]
+    unsafe fn f16_words_lo(self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract); `FCVTL` is exact, and
+        // the kernels run under `Fpcr0` (as `load_f16`).
+        unsafe { V128(from_f16(vget_low_u16(vreinterpretq_u16_u32(self.0)))) }
+    }
+    #[inline(always)]
+    unsafe fn f16_words_hi(self) -> Self {
+        // SAFETY: as for `f16_words_lo`.
+        unsafe { V128(from_f16(vget_high_u16(vreinterpretq_u16_u32(self.0)))) }
+    }
     #[inline(always)]
     unsafe fn eq(self, b: Self) -> uint32x4_t {
         // SAFETY: the caller has the features (`Vector`'s contract).

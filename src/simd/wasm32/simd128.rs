@@ -251,6 +251,61 @@ impl Vector for V128 {
         // A true lane is all ones.
         V128(i32x4_sub(self.0, m))
     }
+    const WORDS: bool = true;
+    #[inline(always)]
+    unsafe fn load_u8_words(p: *const u8, n: usize) -> Self {
+        // SAFETY: the caller vouches for the `n` bytes at `p`; 8 are read only when n == 8.
+        let w = unsafe {
+            if n == 8 {
+                p.cast::<u64>().read_unaligned()
+            } else {
+                u64::from_le_bytes(buffered::<8>(p, n))
+            }
+        };
+        V128(u16x8_extend_low_u8x16(u64x2(w, 0)))
+    }
+    #[inline(always)]
+    unsafe fn store_words(self, p: *mut u8, n: usize) {
+        // SAFETY: the caller vouches for the `n` words at `p`; 16 bytes are written only when
+        // n == 8, else exactly `2 * n` through a buffer.
+        unsafe {
+            if n == 8 {
+                v128_store(p.cast(), self.0);
+            } else {
+                let mut buf = [0u8; 16];
+                v128_store(buf.as_mut_ptr().cast(), self.0);
+                unbuffer(&buf, p, 2 * n);
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn add16(self, b: Self) -> Self {
+        V128(i16x8_add(self.0, b.0))
+    }
+    #[inline(always)]
+    unsafe fn shl16(self, n: u32) -> Self {
+        V128(i16x8_shl(self.0, n))
+    }
+    #[inline(always)]
+    unsafe fn eq16(self, b: Self) -> Self {
+        V128(i16x8_eq(self.0, b.0))
+    }
+    #[inline(always)]
+    unsafe fn gt16(self, b: Self) -> Self {
+        V128(i16x8_gt(self.0, b.0))
+    }
+    #[inline(always)]
+    unsafe fn blend(m: Self, t: Self, f: Self) -> Self {
+        V128(v128_bitselect(t.0, f.0, m.0))
+    }
+    #[inline(always)]
+    unsafe fn words_lo(self) -> Self {
+        V128(u32x4_extend_low_u16x8(self.0))
+    }
+    #[inline(always)]
+    unsafe fn words_hi(self) -> Self {
+        V128(u32x4_extend_high_u16x8(self.0))
+    }
     #[inline(always)]
     unsafe fn eq(self, b: Self) -> v128 {
         i32x4_eq(self.0, b.0)

@@ -519,6 +519,26 @@ impl Vector for V256 {
         }
     }
     #[inline(always)]
+    unsafe fn store4_u8(v: [Self; 4], p: *mut u8) {
+        // SAFETY: the caller has the features and vouches for the 32 bytes at `p`.
+        unsafe {
+            // The low bytes alone (the packs saturate, so the bits above must be cleared).
+            let m = _mm256_set1_epi32(0xFF);
+            let a = _mm256_and_si256(v[0].0, m);
+            let b = _mm256_and_si256(v[1].0, m);
+            let c = _mm256_and_si256(v[2].0, m);
+            let d = _mm256_and_si256(v[3].0, m);
+            // Within each 128-bit half: words [a0-3, b0-3 | a4-7, b4-7], then bytes
+            // [a0-3, b0-3, c0-3, d0-3 | a4-7, b4-7, c4-7, d4-7]; the dword permute puts the
+            // four-byte groups in element order.
+            let ab = _mm256_packus_epi32(a, b);
+            let cd = _mm256_packus_epi32(c, d);
+            let bytes = _mm256_packus_epi16(ab, cd);
+            let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+            _mm256_storeu_si256(p.cast(), _mm256_permutevar8x32_epi32(bytes, order));
+        }
+    }
+    #[inline(always)]
     unsafe fn store_u16(self, p: *mut u8, n: usize) {
         // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {
