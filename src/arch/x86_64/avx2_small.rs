@@ -120,11 +120,7 @@
 //!   saturating pack to bytes: that is the `NonSaturating` result; `Saturate` first clamps
 //!   the unflagged code to 0xFE. NaN gives 0xFF (`Preserve`); `ToMax` is patched by the
 //!   dispatcher.
-//! * **Narrowing f64**: the nearest power of two with ties up is
-//!   `((a + 2^51) >> 52) - 1023`, and adding 2^51 only involves bits at and above bit 51,
-//!   so on the compressed high word it is `((hi + 0x80000) >> 20) - 1023` (the sticky bit
-//!   is bit 0 and changes nothing). The code is `max(that, -127) + 127`, with the same
-//!   flagged lanes (sign set, zero, Inf/NaN) and the same overflow handling.
+//! * **Narrowing f64** is the generic kernel's (`simd/generic`), which measured as fast.
 //! * **Widening**: `c << 23` is the f32 of code `c` for `1..=254`; code 0 (2^-127, the f32
 //!   subnormal `0x00400000`) and code 255 (`0x7F800000` after the shift) also get bit 22
 //!   set, giving 2^-127 and the quiet NaN `0x7FC00000`. The large steps build bytes 3
@@ -614,39 +610,6 @@ impl<const SAT: bool> Codes8 for F32E8M0<SAT> {
     }
 }
 
-/// f64 → E8M0 codes.
-struct F64E8M0<const SAT: bool>;
-
-impl<const SAT: bool> Codes8 for F64E8M0<SAT> {
-    const S: usize = 8;
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn codes8(src: *const u8) -> __m256i {
-        // SAFETY: 64 bytes readable at src.
-        let (hi, a) = unsafe { load_f64x8(src) };
-        // Biased exponent of the nearest power of two, ties up (module docs), at most 2048.
-        let e = srl(_mm256_add_epi32(a, splat(0x8_0000)), 20);
-        // Code e - 896 (2^(e - 1023) = 2^(code - 127)), at least 0 (2^-127 is the smallest).
-        let mut c = _mm256_sub_epi32(_mm256_max_epi32(e, splat(896)), splat(896));
-        if SAT {
-            c = _mm256_min_epu32(c, splat(0xFE));
-        }
-        // Sign set (negative, -0, negative NaN), zero (all 64 bits: the sticky bit counts
-        // the low word), Inf or NaN.
-        let bad = _mm256_or_si256(
-            _mm256_srai_epi32::<31>(hi),
-            _mm256_or_si256(
-                _mm256_cmpeq_epi32(a, _mm256_setzero_si256()),
-                _mm256_cmpgt_epi32(a, splat(0x7FEF_FFFF)),
-            ),
-        );
-        let c = _mm256_or_si256(c, _mm256_and_si256(bad, splat(0xFF)));
-        // Undo load_f64x8's lane order [0,1,4,5,2,3,6,7].
-        _mm256_permute4x64_epi64::<0xD8>(c)
-    }
-}
-
 // ---------------------------------------------------------------------------------------
 // Widening
 // ---------------------------------------------------------------------------------------
@@ -1107,15 +1070,6 @@ unsafe fn f32_to_e8m0(src: *const u8, dst: *mut u8, len: usize, policy: Policy) 
     unsafe { narrow::<ByDwords<F32E8M0<true>>, ByDwords<F32E8M0<false>>>(src, dst, len, policy) }
 }
 
-/// f64 → E8M0.
-///
-/// # Safety
-/// See [`RawKernel`](crate::arch::RawKernel).
-unsafe fn f64_to_e8m0(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
-    // SAFETY: forwarded contract.
-    unsafe { narrow::<ByDwords<F64E8M0<true>>, ByDwords<F64E8M0<false>>>(src, dst, len, policy) }
-}
-
 /// f64 → packed FP4.
 ///
 /// # Safety
@@ -1169,7 +1123,6 @@ pub(super) const fn set(t: &mut Kernels) {
     t.set_all_policies::<f64, F6E3M2>(f64_to::<F6E3M2>);
     t.set_all_policies::<f64, F4E2M1>(f64_to::<F4E2M1>);
     t.set_all_policies::<f64, F4E2M1x2>(f64_to_packed);
-    t.set::<f64, F8E8M0>(f64_to_e8m0);
 
     t.set_all_policies::<F8E4M3FNUZ, f32>(widen::<F8E4M3FNUZ, false>);
     t.set_all_policies::<F8E5M2FNUZ, f32>(widen::<F8E5M2FNUZ, false>);
