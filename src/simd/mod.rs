@@ -42,6 +42,18 @@
 //! touch (`1 <= n <= LANES`); a partial access never reads or writes memory past its `n`
 //! elements (AVX-512 uses mask registers, AVX2, NEON and simd128 a copy through a stack
 //! buffer), and the lanes it did not read hold zero bits.
+//!
+//! # Words
+//!
+//! The same register is also `2 · LANES` 16-bit words, for the one-byte formats' widenings
+//! (`generic/words.rs`): [`Vector::load_u8_words`] widens bytes to words, the word methods
+//! (`add16`, `shl16`, `eq16`, `gt16`, `blend`, [`Vector::lookup_u16`]) work on them,
+//! [`Vector::words_lo`]/[`Vector::words_hi`] and [`Vector::f16_words_lo`]/`_hi` widen
+//! halves of them to 32-bit lanes, and [`Vector::store_words`] stores them. Each has a
+//! default through memory, so the algorithms stay written once; a vector whose own
+//! instructions do it sets [`Vector::WORDS`] (and [`Vector::F16_WORDS`]), and only then do
+//! the kernels take the word paths (AVX2, NEON and simd128 so far; AVX-512 keeps 32-bit
+//! lanes until its word paths have run on an AVX-512 CPU).
 
 #[cfg(target_arch = "aarch64")]
 pub(crate) mod aarch64;
