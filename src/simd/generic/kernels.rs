@@ -262,7 +262,7 @@ impl<F: Format> Src for Code<F> {
         match e {
             // f32 through scaled F16 codes where the vector converts F16 natively, else
             // through BF16 words.
-            Enc::F32 if V::F16_WORDS && const { words::scaled_f16_eligible::<F>() } => {
+            Enc::F32 | Enc::F64 if V::F16_WORDS && const { words::scaled_f16_eligible::<F>() } => {
                 Some([0; 16])
             }
             Enc::Bf16 | Enc::F32 if const { words::eligible::<F>(Enc::Bf16) } => {
@@ -281,7 +281,9 @@ impl<F: Format> Src for Code<F> {
         unsafe {
             let codes = V::load_u8_words(p, n);
             match e {
-                Enc::F32 if V::F16_WORDS && const { words::scaled_f16_eligible::<F>() } => {
+                Enc::F32 | Enc::F64
+                    if V::F16_WORDS && const { words::scaled_f16_eligible::<F>() } =>
+                {
                     words::widen_scaled_f16::<V, F>(codes)
                 }
                 Enc::F32 => words::widen_words::<V, F>(codes, Enc::Bf16, sub),
@@ -382,7 +384,7 @@ impl Dst for F64 {
         // SAFETY: forwarded contract.
         unsafe { v.store_f64(p, n) }
     }
-    const ENC: Option<Enc> = Some(Enc::F32);
+    const ENC: Option<Enc> = Some(Enc::F64);
     #[inline(always)]
     unsafe fn put_words<V: Vector, S: Src>(w: V, _: bool, p: *mut u8, n: usize) {
         // As for `F32`, then f32 → f64 (exact).

@@ -39,23 +39,26 @@ pub(crate) enum Enc {
     Bf16,
     /// F16 words.
     F16,
-    /// f32 (and through it f64): the source's words are BF16 words or scaled F16 words
-    /// ([`widen_scaled_f16`]), which `Src::words_to_f32` turns into two vectors of f32 bits.
+    /// f32: the source's words are BF16 words or scaled F16 words ([`widen_scaled_f16`]),
+    /// which `Src::words_to_f32` turns into two vectors of f32 bits.
     F32,
+    /// f64, through f32 as [`Enc::F32`], but only from scaled F16 words: through BF16 words
+    /// the f64 widening measured slower than in 32-bit lanes.
+    F64,
 }
 
 impl Enc {
     /// Fraction bits.
     const fn man(self) -> u32 {
         match self {
-            Enc::Bf16 | Enc::F32 => 7,
+            Enc::Bf16 | Enc::F32 | Enc::F64 => 7,
             Enc::F16 => 10,
         }
     }
     /// Exponent bias.
     const fn bias(self) -> i32 {
         match self {
-            Enc::Bf16 | Enc::F32 => 127,
+            Enc::Bf16 | Enc::F32 | Enc::F64 => 127,
             Enc::F16 => 15,
         }
     }
@@ -66,7 +69,7 @@ impl Enc {
     /// The encoding of +Inf.
     const fn inf(self) -> u32 {
         match self {
-            Enc::Bf16 | Enc::F32 => 0x7F80,
+            Enc::Bf16 | Enc::F32 | Enc::F64 => 0x7F80,
             Enc::F16 => 0x7C00,
         }
     }
@@ -74,7 +77,7 @@ impl Enc {
     /// narrowing under `Preserve` (sign, quiet bit, the top payload bits).
     const fn nan_of_f32(self, x: u32) -> u32 {
         match self {
-            Enc::Bf16 | Enc::F32 => (x >> 16) | 0x0040,
+            Enc::Bf16 | Enc::F32 | Enc::F64 => (x >> 16) | 0x0040,
             Enc::F16 => ((x >> 16) & 0x8000) | 0x7E00 | ((x >> 13) & 0x03FF),
         }
     }
