@@ -148,13 +148,31 @@ pub(crate) unsafe fn widen_words<V: Vector, F: Format>(code: V, e: Enc, sub: &[V
         } else {
             V::splat(0)
         };
+        specials::<V, F>(c, mag, sign, w, e)
+    }
+}
+
+/// `w` with the Inf and NaN codes of `F` (codes `c`, magnitudes `mag`, signs `sign` at bit
+/// 15) replaced by `e`'s encodings of the codec's f32 results under `NanPolicy::Preserve`:
+/// ±Inf, and the quiet NaN of the code's sign with the code's fraction as its top payload
+/// bits where the format keeps a payload (E5M2) and without it otherwise (F8E3M4,
+/// F8E4M3IEEE, as ml_dtypes widens them); the unsigned NaN codes (`0x80` of fnuz) take their
+/// fixed f32 NaN's encoding. Shared by [`widen_words`] and [`widen_scaled_f16`] (whose words
+/// are F16 codes, `e` = [`Enc::F16`]).
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+unsafe fn specials<V: Vector, F: Format>(c: V, mag: V, sign: V, mut w: V, e: Enc) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
         let splat16 = |x: u32| V::splat((x & 0xFFFF) * 0x0001_0001);
         if F::HAS_INF {
             let inf = mag.eq16(splat16(F::INF));
             w = V::blend(inf, sign.or(splat16(e.inf())), w);
             let nan = mag.gt16(splat16(F::INF));
             // The codec's f32 NaN of the code just above Inf tells whether the fraction is
-            // kept as payload (E5M2) or not (F8E3M4, F8E4M3IEEE); see `lanes::widen_pow2`.
+            // kept as payload (see `lanes::widen_pow2`).
             let keeps_payload = F::nan_to_f32(F::INF | 1) & 0x003F_FFFF != 0;
             let quiet = sign.or(splat16(e.nan_of_f32(0x7FC0_0000)));
             let quiet = if keeps_payload {
@@ -164,24 +182,23 @@ pub(crate) unsafe fn widen_words<V: Vector, F: Format>(code: V, e: Enc, sub: &[V
             } else {
                 quiet
             };
-            w = V::blend(nan, quiet, w);
+            V::blend(nan, quiet, w)
         } else {
             match F::NAN {
                 NanKind::Fixed { code, signed: true } => {
                     let nan = mag.eq16(splat16(code));
-                    w = V::blend(nan, sign.or(splat16(e.nan_of_f32(0x7FC0_0000))), w);
+                    V::blend(nan, sign.or(splat16(e.nan_of_f32(0x7FC0_0000))), w)
                 }
                 NanKind::Fixed {
                     code,
                     signed: false,
                 } => {
                     let nan = c.eq16(splat16(code));
-                    w = V::blend(nan, splat16(e.nan_of_f32(F::nan_to_f32(code))), w);
+                    V::blend(nan, splat16(e.nan_of_f32(F::nan_to_f32(code))), w)
                 }
-                NanKind::Ieee | NanKind::None => {}
+                NanKind::Ieee | NanKind::None => w,
             }
         }
-        w
     }
 }
 
@@ -251,40 +268,10 @@ pub(crate) unsafe fn widen_scaled_f16<V: Vector, F: Format>(code: V) -> V {
         } else {
             V::splat(0)
         };
-        let mut w = mag.shl16(10 - F::MAN_BITS).or(sign);
+        let w = mag.shl16(10 - F::MAN_BITS).or(sign);
         if F::EXP_BITS == 5 {
             return w;
         }
-        if F::HAS_INF {
-            let inf = mag.eq16(splat16(F::INF));
-            w = V::blend(inf, sign.or(splat16(0x7C00)), w);
-            let nan = mag.gt16(splat16(F::INF));
-            let keeps_payload = F::nan_to_f32(F::INF | 1) & 0x003F_FFFF != 0;
-            let quiet = sign.or(splat16(0x7E00));
-            let quiet = if keeps_payload {
-                quiet.or(mag
-                    .and(splat16((1 << F::MAN_BITS) - 1))
-                    .shl16(10 - F::MAN_BITS))
-            } else {
-                quiet
-            };
-            w = V::blend(nan, quiet, w);
-        } else {
-            match F::NAN {
-                NanKind::Fixed { code, signed: true } => {
-                    let nan = mag.eq16(splat16(code));
-                    w = V::blend(nan, sign.or(splat16(0x7E00)), w);
-                }
-                NanKind::Fixed {
-                    code,
-                    signed: false,
-                } => {
-                    let nan = c.eq16(splat16(code));
-                    w = V::blend(nan, splat16(Enc::F16.nan_of_f32(F::nan_to_f32(code))), w);
-                }
-                NanKind::Ieee | NanKind::None => {}
-            }
-        }
-        w
+        specials::<V, F>(c, mag, sign, w, Enc::F16)
     }
 }
