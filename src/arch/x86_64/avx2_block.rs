@@ -1188,12 +1188,19 @@ pub(crate) const fn set(t: &mut BlockKernels) {
         Some(fp8_dequant_row::<ToBf16>),
         Some(fp8_dequant_row::<ToF16>),
     ];
+    set_fp8_dequant_f32(t);
     t.amax = [
         Some(amax_u32 as AmaxFn),
         Some(amax_u16 as AmaxFn),
         Some(amax_u16 as AmaxFn),
     ];
     t.products = Some(products_avx2 as ProductsFn);
+}
+
+/// Sets the block FP8 dequantization to f32 of this file: the AVX-512 tiers' override of
+/// that slot too (`block_tables.rs`).
+pub(crate) const fn set_fp8_dequant_f32(t: &mut BlockKernels) {
+    t.fp8_dequant[0] = Some(fp8_dequant_row::<ToF32> as Fp8DequantFn);
 }
 
 // The element codes' constants agree with the formats (checked at compile time).

@@ -729,9 +729,9 @@ impl mx::Inst for Blocks {
 /// load"): MXFP4 → BF16 1.65–1.85× and f32 → MXFP4 `Ceil` 1.1–1.75× the AVX2 kernels,
 /// MXFP8 → BF16 0.96–1.01× (within noise); the other elements and destinations run the same
 /// code paths and were not timed one by one. Also the `Ggml` and `Mlx` profiles, `amax`, block
-/// FP8 quantization and the fused scaled building blocks at 512 bits. Block FP8
-/// dequantization is not set here: to BF16/F16 the table kernel of `avx512_fp8.rs` serves it
-/// (`block_tables.rs` sets it on top), and to f32 the hand-written AVX2 kernel, which
+/// FP8 quantization and dequantization and the fused scaled building blocks at 512 bits.
+/// `block_tables.rs` puts two overrides of block FP8 dequantization on top: to BF16/F16 the
+/// table kernel of `avx512_fp8.rs`, and to f32 the hand-written AVX2 kernel, which
 /// measured as fast or faster than the generic one at 512 bits (`cargo bench --bench block -- fp8_scaled_8x4096`, six runs
 /// under load: medians 0.44 against 0.41 el/ns; docs/performance.md, "Block paths under
 /// load").
@@ -741,8 +741,7 @@ pub(crate) const fn fill_block(t: &mut BlockKernels) {
     fill_block_profiles(t);
     t.generic_isa = Isa::Avx512;
     // Block FP8, `amax` and the fused scaled building blocks.
-    block_kernels::fill_amax(t);
-    block_kernels::fill_block_new(t);
+    block_kernels::fill_block(t);
     // NVFP4: every profile, layout and type.
     nvfp4::nv_fill!(t, nv_dq, nv_q);
 }

@@ -20,7 +20,6 @@ macro_rules! block_instances {
             ///
             /// # Safety
             /// As for `AmaxFn`.
-            #[allow(dead_code)]
             $(#[$attr])*
             unsafe fn amax32(src: *const u8, n: usize) -> u32 {
                 // SAFETY: forwarded contract; the features are enabled here.
@@ -31,7 +30,6 @@ macro_rules! block_instances {
             ///
             /// # Safety
             /// As for `AmaxFn`.
-            #[allow(dead_code)]
             $(#[$attr])*
             unsafe fn amax16(src: *const u8, n: usize) -> u32 {
                 // SAFETY: forwarded contract; the features are enabled here.
@@ -68,7 +66,6 @@ macro_rules! block_instances {
             ///
             /// # Safety
             /// As for `Fp8DequantFn`.
-            #[allow(dead_code)]
             $(#[$attr])*
             unsafe fn fp8_dequant<D: run::Out>(
                 codes: *const u8,
@@ -114,34 +111,16 @@ macro_rules! block_instances {
                 unsafe { scaled::dequantize_exact::<$v, F, D>(src, n, scale, dst) }
             }
 
-            /// Sets every block slot of the generic layer in `t`. (A tier that keeps
-            /// hand-written kernels for some slots calls the parts below instead.)
-            #[allow(dead_code)]
+            /// Sets every block slot of this layer in `t`: `amax`, block FP8 dequantization
+            /// and quantization, and the fused scaled building blocks. (A tier's table puts
+            /// its hand-written overrides on top.)
             pub(crate) const fn fill_block(t: &mut BlockKernels) {
-                fill_amax(t);
-                fill_fp8_dequant(t);
-                fill_block_new(t);
-            }
-
-            /// Sets the `amax` slots.
-            #[allow(dead_code)]
-            pub(crate) const fn fill_amax(t: &mut BlockKernels) {
                 t.amax = [Some(amax32), Some(amax16), Some(amax16)];
-            }
-
-            /// Sets the block FP8 dequantization slots.
-            #[allow(dead_code)]
-            pub(crate) const fn fill_fp8_dequant(t: &mut BlockKernels) {
                 t.fp8_dequant = [
                     Some(fp8_dequant::<F32>),
                     Some(fp8_dequant::<Brain>),
                     Some(fp8_dequant::<Half>),
                 ];
-            }
-
-            /// Sets the slots that no hand-written kernel serves: block FP8 quantization and
-            /// the fused scaled building blocks.
-            pub(crate) const fn fill_block_new(t: &mut BlockKernels) {
                 t.fp8_quant = [
                     Some(fp8_quant::<F32>),
                     Some(fp8_quant::<Brain>),
