@@ -115,6 +115,12 @@ pub(crate) trait Vector: Copy {
         // SAFETY: the caller's guarantee.
         unsafe { Self::select(m, self.add(Self::splat(1)), self) }
     }
+    /// All-ones lanes where `m`, else `self` (a mask vector's OR on AVX2, NEON and wasm).
+    #[inline(always)]
+    unsafe fn ones_where(self, m: Self::Mask) -> Self {
+        // SAFETY: the caller's guarantee.
+        unsafe { Self::select(m, Self::splat(!0), self) }
+    }
     /// Whether [`lookup16`](Self::lookup16) is a native permutation (the block kernels
     /// then dequantize through per-block tables).
     const FAST_LOOKUP16: bool = false;
@@ -298,6 +304,33 @@ pub(crate) trait Vector: Copy {
             Self::load_u16(w.as_ptr().add(Self::LANES).cast(), Self::LANES)
         }
     }
+    /// Whether [`load_u8_top_words`](Self::load_u8_top_words) and
+    /// [`top_words`](Self::top_words) are cheaper than [`load_u8_words`](Self::load_u8_words)
+    /// with [`words_lo`](Self::words_lo)/[`words_hi`](Self::words_hi) and a shift; where they
+    /// are, the one-byte formats widen to f32 through BF16 words in that order
+    /// (`Src::words` in `simd/generic/kernels.rs`).
+    const TOP_WORDS: bool = false;
+    /// Loads `n` bytes (`1 <= n <= 2 · LANES`) zero-extended to 16-bit words, in the order
+    /// that [`top_words`](Self::top_words) undoes: word-wise operations see the elements in
+    /// some order of the vector's choosing, and only `top_words` may read the result. The
+    /// words it did not read are zero. By default the order of
+    /// [`load_u8_words`](Self::load_u8_words).
+    #[inline(always)]
+    unsafe fn load_u8_top_words(p: *const u8, n: usize) -> Self {
+        // SAFETY: the caller's guarantee.
+        unsafe { Self::load_u8_words(p, n) }
+    }
+    /// The words of a [`load_u8_top_words`](Self::load_u8_top_words) vector (after word-wise
+    /// operations) moved to the top halves of 32-bit lanes with zero low halves: elements
+    /// `0..LANES` and `LANES..2 · LANES`, in order. (A BF16 word so placed is the f32 of the
+    /// same value.) AVX2: the loads put elements `0..4, 8..12` in the low 128-bit lane and
+    /// `4..8, 12..16` in the high one, so that `VPUNPCKLWD`/`VPUNPCKHWD` with zero are the
+    /// whole widening.
+    #[inline(always)]
+    unsafe fn top_words(self) -> [Self; 2] {
+        // SAFETY: the caller's guarantee.
+        unsafe { [self.words_lo().shl(16), self.words_hi().shl(16)] }
+    }
     /// Whether [`f16_words_lo`](Self::f16_words_lo) and [`f16_words_hi`](Self::f16_words_hi)
     /// are native conversions (`VCVTPH2PS`, NEON `FCVTL`); where they are, the one-byte
     /// formats whose codes are F16 codes of their values scaled by a power of two widen to
@@ -322,6 +355,85 @@ pub(crate) trait Vector: Copy {
             let mut w = [0u16; 32];
             self.store_u32(w.as_mut_ptr().cast(), Self::LANES);
             Self::load_f16(w.as_ptr().add(Self::LANES).cast(), Self::LANES)
+        }
+    }
+    /// Whether [`bytes4_of`](Self::bytes4_of), [`signs4`](Self::signs4) and
+    /// [`store_bytes4`](Self::store_bytes4) are native instructions. Where they are, the
+    /// generic narrowing to a one-byte format finishes four vectors at once in bytes
+    /// (`lanes::narrow4`); the defaults go through memory and serve only to keep the
+    /// algorithm written once.
+    const BYTES4: bool = false;
+    /// Byte `k < 4` of every 32-bit lane of four vectors, as one vector of `4 · LANES` bytes
+    /// in an order of the vector's choosing, shared by [`signs4`](Self::signs4) and undone by
+    /// [`store_bytes4`](Self::store_bytes4). AVX2: one `VPSHUFB` per vector and three ORs,
+    /// giving the order of `VPACKSSDW`/`VPACKSSWB` (per 128-bit lane, four elements of each
+    /// vector in turn).
+    #[inline(always)]
+    unsafe fn bytes4_of(v: [Self; 4], k: u32) -> Self {
+        // SAFETY: the caller's guarantee; the buffers hold 4 · LANES <= 64 bytes.
+        unsafe {
+            let (mut x, mut b) = ([0u32; 16], [0u8; 64]);
+            for (j, vj) in v.into_iter().enumerate() {
+                vj.store_u32(x.as_mut_ptr().cast(), Self::LANES);
+                for (i, xi) in x.iter().enumerate().take(Self::LANES) {
+                    b[j * Self::LANES + i] = (xi >> (8 * k)) as u8;
+                }
+            }
+            Self::load_u32(b.as_ptr().cast(), Self::LANES)
+        }
+    }
+    /// `0xFF` bytes where a lane of four vectors is negative as a signed 32-bit integer (an
+    /// f32 with its sign bit set), `0` elsewhere, in [`bytes4_of`](Self::bytes4_of)'s order.
+    /// AVX2: signed-saturating packs (which keep every lane's sign) and a compare.
+    #[inline(always)]
+    unsafe fn signs4(v: [Self; 4]) -> Self {
+        // SAFETY: the caller's guarantee; the selects give all-ones lanes, whose byte 0 is
+        // 0xFF, where a lane is negative.
+        unsafe {
+            let (z, ones) = (Self::splat(0), Self::splat(!0));
+            let neg = [
+                Self::select(z.gt_i32(v[0]), ones, z),
+                Self::select(z.gt_i32(v[1]), ones, z),
+                Self::select(z.gt_i32(v[2]), ones, z),
+                Self::select(z.gt_i32(v[3]), ones, z),
+            ];
+            Self::bytes4_of(neg, 0)
+        }
+    }
+    /// Stores `4 · LANES` bytes held in [`bytes4_of`](Self::bytes4_of)'s order at `p`, in
+    /// element order.
+    #[inline(always)]
+    unsafe fn store_bytes4(self, p: *mut u8) {
+        // SAFETY: the caller's guarantee (`4 · LANES` bytes at `p`); the default order is
+        // element order.
+        unsafe { self.store_u32(p, Self::LANES) }
+    }
+    /// Byte-wise unsigned minimum.
+    #[inline(always)]
+    unsafe fn min_u8(self, b: Self) -> Self {
+        // SAFETY: the caller's guarantee; the buffers hold 4 · LANES <= 64 bytes.
+        unsafe {
+            let (mut x, mut y) = ([0u8; 64], [0u8; 64]);
+            self.store_u32(x.as_mut_ptr(), Self::LANES);
+            b.store_u32(y.as_mut_ptr(), Self::LANES);
+            for (a, b) in x.iter_mut().zip(y).take(4 * Self::LANES) {
+                *a = (*a).min(b);
+            }
+            Self::load_u32(x.as_ptr(), Self::LANES)
+        }
+    }
+    /// Byte-wise `self == b`: all-ones bytes where equal.
+    #[inline(always)]
+    unsafe fn eq8(self, b: Self) -> Self {
+        // SAFETY: the caller's guarantee; the buffers hold 4 · LANES <= 64 bytes.
+        unsafe {
+            let (mut x, mut y) = ([0u8; 64], [0u8; 64]);
+            self.store_u32(x.as_mut_ptr(), Self::LANES);
+            b.store_u32(y.as_mut_ptr(), Self::LANES);
+            for (a, b) in x.iter_mut().zip(y).take(4 * Self::LANES) {
+                *a = if *a == b { 0xFF } else { 0 };
+            }
+            Self::load_u32(x.as_ptr(), Self::LANES)
         }
     }
     /// Lanes where `self == b`.

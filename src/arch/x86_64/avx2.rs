@@ -28,15 +28,18 @@
 //!   vectors, one `VTESTPS`); a block without NaN skips the NaN lanes' masking and saturates
 //!   with two minimums instead ([`saturate_bf16_no_nan`]): 32 instead of 46 vector
 //!   instructions per 32 elements with `Saturate`.
-//! * **F8E4M3, F8E5M2, MXCSR rounding to nearest** (the usual case; the table entry reads
-//!   MXCSR with `STMXCSR` once per call): the fused multiply-add method of the `avx512`
-//!   module docs ([`f32_to_f8_fma`]), whose one rounding instruction, `VFMADD`, has no
-//!   rounding immediate on AVX2 and so rounds as MXCSR says. FTZ and DAZ cannot change its
-//!   result (argued there). The code bytes of four vectors are gathered with `VPSHUFB` and
-//!   one `VPERMD`; NaN lanes are marked 0xFF before the gather and become the NaN code with
-//!   one byte minimum, and the signs come from two signed-saturating packs of the inputs,
-//!   which leave them in the same byte order.
-//! * **F8E4M3, F8E5M2, any other rounding mode**: two candidate codes per lane, each exact
+//! * **F8E4M3, F8E5M2**: no slice kernel here any more; the generic one serves them (its
+//!   byte finish, `lanes::narrow4`, measured as fast as this file's, which it replaced). The
+//!   two cores below remain for the block kernels of `avx2_block.rs` (MX quantization).
+//! * **fp8, MXCSR rounding to nearest** (the usual case; the callers read MXCSR with
+//!   `STMXCSR` once per call): the fused multiply-add method of the `avx512` module docs
+//!   ([`f32_to_f8_fma`]), whose one rounding instruction, `VFMADD`, has no rounding immediate
+//!   on AVX2 and so rounds as MXCSR says. FTZ and DAZ cannot change its result (argued
+//!   there). The code bytes of four vectors are gathered with `VPSHUFB` and one `VPERMD`;
+//!   NaN lanes are marked 0xFF before the gather and become the NaN code with one byte
+//!   minimum, and the signs come from two signed-saturating packs of the inputs, which leave
+//!   them in the same byte order.
+//! * **fp8, any other rounding mode**: two candidate codes per lane, each exact
 //!   in its own range, merged with an unsigned minimum ([`f32_to_f8_codes16`]):
 //!   - *normal range* (|x| ≥ 2^emin, the target's smallest normal): the bits re-biased and
 //!     rounded to nearest even with a constant shift, `(a - (E0 << 23) + half - 1 + lsb) >> s`
@@ -644,41 +647,6 @@ impl<const SAT: bool> Steps for F32ToBf16<SAT> {
     }
 }
 
-/// f32 → an fp8 format by the integer core.
-struct F32ToF8<F, const SAT: bool>(PhantomData<F>);
-
-impl<F: Format, const SAT: bool> Steps for F32ToF8<F, SAT> {
-    const S: usize = 4;
-    const D: usize = 1;
-    const BIG: usize = 32;
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn big(src: *const u8, dst: *mut u8) {
-        // SAFETY: 32 f32 readable at src.
-        let [x0, x1, x2, x3] = unsafe { load_f32x32(src) };
-        let w01 = f32_to_f8_codes16::<F, SAT>(x0, x1);
-        let w23 = f32_to_f8_codes16::<F, SAT>(x2, x3);
-        // Bytes in 32-bit groups [0-3, 8-11, 16-19, 24-27 | 4-7, 12-15, 20-23, 28-31].
-        let b = _mm256_permutevar8x32_epi32(
-            _mm256_packus_epi16(w01, w23),
-            _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7),
-        );
-        // SAFETY: 32 bytes writable at dst.
-        unsafe { _mm256_storeu_si256(dst.cast(), b) };
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn small(src: *const u8, dst: *mut u8) {
-        // SAFETY: 8 f32 readable at src.
-        let x = unsafe { _mm256_loadu_si256(src.cast()) };
-        let b = f32x8_to_f8::<F, SAT>(x);
-        // SAFETY: 8 bytes writable at dst (MOVQ stores exactly 8).
-        unsafe { _mm_storel_epi64(dst.cast(), b) };
-    }
-}
-
 /// Whether MXCSR's rounding control (bits 13-14) is round to nearest, which the fused
 /// multiply-add of [`F32ToF8Fma`] needs (AVX2 has no rounding immediate for it).
 #[inline]
@@ -752,35 +720,6 @@ pub(super) fn f32_to_f8_fma<F: Format, const SAT: bool, const N: usize>(
     g = _mm256_or_si256(g, _mm256_and_si256(signs, _mm256_set1_epi8(0x80u8 as i8)));
     // 32-bit lane 4L + j holds elements 8j + 4L.., which belong at 32-bit lane 2j + L.
     _mm256_permutevar8x32_epi32(g, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
-}
-
-/// f32 → an fp8 format by one fused multiply-add per vector, when MXCSR rounds to nearest.
-struct F32ToF8Fma<F, const SAT: bool>(PhantomData<F>);
-
-impl<F: Format, const SAT: bool> Steps for F32ToF8Fma<F, SAT> {
-    const S: usize = 4;
-    const D: usize = 1;
-    const BIG: usize = 32;
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn big(src: *const u8, dst: *mut u8) {
-        // SAFETY: 32 f32 readable at src.
-        let x = unsafe { load_f32x32(src) };
-        let b = f32_to_f8_fma::<F, SAT, 4>(x);
-        // SAFETY: 32 bytes writable at dst.
-        unsafe { _mm256_storeu_si256(dst.cast(), b) };
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn small(src: *const u8, dst: *mut u8) {
-        // SAFETY: 8 f32 readable at src.
-        let x = unsafe { _mm256_loadu_si256(src.cast()) };
-        let b = _mm256_castsi256_si128(f32_to_f8_fma::<F, SAT, 1>([x]));
-        // SAFETY: 8 bytes writable at dst (MOVQ stores exactly 8).
-        unsafe { _mm_storel_epi64(dst.cast(), b) };
-    }
 }
 
 /// The permutation that undoes [`load_f64x8`]'s lane order after `VPACKUSDW` of two such
@@ -1285,41 +1224,7 @@ macro_rules! widen_kernel {
 }
 
 narrow_kernel!(f32_to_bf16, F32ToBf16<true>, F32ToBf16<false>);
-narrow_kernel!(f32_to_e4m3_int, F32ToF8<F8E4M3, true>, F32ToF8<F8E4M3, false>);
-narrow_kernel!(f32_to_e5m2_int, F32ToF8<F8E5M2, true>, F32ToF8<F8E5M2, false>);
-narrow_kernel!(f32_to_e4m3_fma, F32ToF8Fma<F8E4M3, true>, F32ToF8Fma<F8E4M3, false>);
-narrow_kernel!(f32_to_e5m2_fma, F32ToF8Fma<F8E5M2, true>, F32ToF8Fma<F8E5M2, false>);
 
-/// f32 → F8E4M3: the fused multiply-add kernel when MXCSR rounds to nearest (the usual
-/// case), else the integer one. Both give the codec's bits.
-///
-/// # Safety
-/// See [`RawKernel`](crate::arch::RawKernel).
-unsafe fn f32_to_e4m3(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
-    // SAFETY: forwarded contract.
-    unsafe {
-        if mxcsr_rounds_to_nearest() {
-            f32_to_e4m3_fma(src, dst, len, policy)
-        } else {
-            f32_to_e4m3_int(src, dst, len, policy)
-        }
-    }
-}
-
-/// f32 → F8E5M2, chosen as for [`f32_to_e4m3`].
-///
-/// # Safety
-/// See [`RawKernel`](crate::arch::RawKernel).
-unsafe fn f32_to_e5m2(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
-    // SAFETY: forwarded contract.
-    unsafe {
-        if mxcsr_rounds_to_nearest() {
-            f32_to_e5m2_fma(src, dst, len, policy)
-        } else {
-            f32_to_e5m2_int(src, dst, len, policy)
-        }
-    }
-}
 narrow_kernel!(f64_to_f16, F64ToF16<true>, F64ToF16<false>);
 narrow_kernel!(f64_to_bf16, F64ToInt<BF16, true>, F64ToInt<BF16, false>);
 narrow_kernel!(
@@ -1334,7 +1239,6 @@ narrow_kernel!(
 );
 widen_kernel!(f16_to_f32, ToF32<F16>);
 widen_kernel!(bf16_to_f32, ToF32<BF16>);
-widen_kernel!(e4m3_to_f32, ToF32<F8E4M3>);
 widen_kernel!(e5m2_to_f32, ToF32<F8E5M2>);
 widen_kernel!(f16_to_f64, ToF64<F16>);
 widen_kernel!(e4m3_to_f64, ToF64<F8E4M3>);
@@ -1343,15 +1247,12 @@ widen_kernel!(e5m2_to_f64, ToF64<F8E5M2>);
 /// Sets this file's kernels in an AVX2 table (`tables.rs` composes the tables).
 pub(super) const fn set(t: &mut Kernels) {
     t.set::<f32, BF16>(f32_to_bf16);
-    t.set::<f32, F8E4M3>(f32_to_e4m3);
-    t.set::<f32, F8E5M2>(f32_to_e5m2);
     t.set::<f64, F16>(f64_to_f16);
     t.set::<f64, BF16>(f64_to_bf16);
     t.set::<f64, F8E4M3>(f64_to_e4m3);
     t.set::<f64, F8E5M2>(f64_to_e5m2);
     t.set::<F16, f32>(f16_to_f32);
     t.set::<BF16, f32>(bf16_to_f32);
-    t.set::<F8E4M3, f32>(e4m3_to_f32);
     t.set::<F8E5M2, f32>(e5m2_to_f32);
     t.set::<F16, f64>(f16_to_f64);
     t.set::<F8E4M3, f64>(e4m3_to_f64);

@@ -144,29 +144,14 @@ pub(crate) const AVX2_OVERRIDES: &[Override] = &[
         ratio: 1.19,
     },
     Override {
-        pair: "f32 -> F8E4M3",
-        wins_by: "`VFMADD` rounding with a `VPSHUFB`/`VPERMD` byte gather and the signs from signed-saturating packs",
-        ratio: 1.23,
-    },
-    Override {
         pair: "f64 -> F8E4M3",
         wins_by: "the f64's high word with a sticky bit, one integer rounding (`VPSRLVD`) in 32-bit lanes",
         ratio: 2.28,
     },
     Override {
-        pair: "F8E4M3 -> f32",
-        wins_by: "`(c & 0x7F) << 7` read as F16 (`VCVTPH2PS`) times 2^8, in 32-bit lanes",
-        ratio: 1.20,
-    },
-    Override {
         pair: "F8E4M3 -> f64",
         wins_by: "`(c & 0x7F) << 7` read as F16 (`VCVTPH2PS`) times 2^8, in 32-bit lanes",
         ratio: 1.92,
-    },
-    Override {
-        pair: "f32 -> F8E5M2",
-        wins_by: "`VFMADD` rounding with a `VPSHUFB`/`VPERMD` byte gather and the signs from signed-saturating packs",
-        ratio: 1.23,
     },
     Override {
         pair: "f64 -> F8E5M2",

@@ -57,13 +57,14 @@ pub(crate) trait Src {
         let _ = (p, n, e, sub);
         unreachable!("load_words of a source without words")
     }
-    /// The words [`load_words`](Self::load_words) gave for [`Enc::F32`] as f32 bits: words
-    /// `0..LANES`, then `LANES..2 · LANES`.
+    /// The words [`load_words`](Self::load_words) gave for `e` ([`Enc::F32`] or
+    /// [`Enc::F64`]) as f32 bits: words `0..LANES`, then `LANES..2 · LANES`.
     ///
     /// # Safety
-    /// The CPU has `V`'s features; `w` came from `load_words(.., Enc::F32, ..)`.
+    /// The CPU has `V`'s features; `w` came from `load_words(.., e, ..)`.
     #[inline(always)]
-    unsafe fn words_to_f32<V: Vector>(w: V) -> [V; 2] {
+    unsafe fn words_to_f32<V: Vector>(w: V, e: Enc) -> [V; 2] {
+        let _ = e;
         // BF16 words moved to the top of 32-bit lanes are the f32 bits of the same values.
         // SAFETY: the caller's guarantee.
         unsafe { [w.words_lo().shl(16), w.words_hi().shl(16)] }
@@ -108,6 +109,23 @@ pub(crate) trait Dst {
     unsafe fn put_words<V: Vector, S: Src>(w: V, sat: bool, p: *mut u8, n: usize) {
         let _ = (w, sat, p, n);
         unreachable!("put_words of a destination without words")
+    }
+    /// Encodes four full vectors of decoded lanes and stores them at `p`, in order.
+    ///
+    /// # Safety
+    /// `p` valid for writing `4 * V::LANES` elements, and the CPU has `V`'s features.
+    #[inline(always)]
+    unsafe fn encode_put4<V: Vector>(c: &Self::Ctx<V>, v: [V; 4], p: *mut u8) {
+        // SAFETY: forwarded contract.
+        unsafe {
+            let e = [
+                Self::encode::<V>(c, v[0]),
+                Self::encode::<V>(c, v[1]),
+                Self::encode::<V>(c, v[2]),
+                Self::encode::<V>(c, v[3]),
+            ];
+            Self::put4::<V>(c, e, p)
+        }
     }
     /// Stores four full vectors of encoded elements at `p`, in order.
     ///
@@ -260,11 +278,8 @@ impl<F: Format> Src for Code<F> {
     #[inline(always)]
     fn words<V: Vector>(e: Enc) -> Option<[u16; 16]> {
         match e {
-            // f32 through scaled F16 codes where the vector converts F16 natively, else
-            // through BF16 words.
-            Enc::F32 | Enc::F64 if V::F16_WORDS && const { words::scaled_f16_eligible::<F>() } => {
-                Some([0; 16])
-            }
+            // f32 through scaled F16 codes or BF16 words (`via_f16`).
+            Enc::F32 | Enc::F64 if via_f16::<V, F>(e) => Some([0; 16]),
             Enc::Bf16 | Enc::F32 if const { words::eligible::<F>(Enc::Bf16) } => {
                 Some(const { words::sub_table::<F>(Enc::Bf16) })
             }
@@ -279,23 +294,21 @@ impl<F: Format> Src for Code<F> {
         // SAFETY: forwarded contract; `F` is eligible for `e` as `words` chose (the only
         // callers are behind `words(e)`).
         unsafe {
-            let codes = V::load_u8_words(p, n);
             match e {
-                Enc::F32 | Enc::F64
-                    if V::F16_WORDS && const { words::scaled_f16_eligible::<F>() } =>
-                {
-                    words::widen_scaled_f16::<V, F>(codes)
+                Enc::F32 | Enc::F64 if via_f16::<V, F>(e) => {
+                    words::widen_scaled_f16::<V, F>(V::load_u8_words(p, n))
                 }
-                Enc::F32 => words::widen_words::<V, F>(codes, Enc::Bf16, sub),
-                _ => words::widen_words::<V, F>(codes, e, sub),
+                // In `Vector::top_words`' order: `words_to_f32` reads them.
+                Enc::F32 => words::widen_words::<V, F>(V::load_u8_top_words(p, n), Enc::Bf16, sub),
+                _ => words::widen_words::<V, F>(V::load_u8_words(p, n), e, sub),
             }
         }
     }
     #[inline(always)]
-    unsafe fn words_to_f32<V: Vector>(w: V) -> [V; 2] {
-        // SAFETY: the caller's guarantee; `words(Enc::F32)` chose the words' kind.
+    unsafe fn words_to_f32<V: Vector>(w: V, e: Enc) -> [V; 2] {
+        // SAFETY: the caller's guarantee; `words(e)` chose the words' kind.
         unsafe {
-            if V::F16_WORDS && const { words::scaled_f16_eligible::<F>() } {
+            if via_f16::<V, F>(e) {
                 let (lo, hi) = (w.f16_words_lo(), w.f16_words_hi());
                 if F::BIAS == 15 {
                     return [lo, hi];
@@ -305,10 +318,25 @@ impl<F: Format> Src for Code<F> {
                 let k = V::splat(const { words::scaled_f16_factor::<F>() });
                 [lo.mul_exact_f32(k), hi.mul_exact_f32(k)]
             } else {
-                [w.words_lo().shl(16), w.words_hi().shl(16)]
+                w.top_words()
             }
         }
     }
+}
+
+/// Whether `F`'s widening to `e` (f32 or f64) on `V` goes through scaled F16 words
+/// ([`words::widen_scaled_f16`]) rather than BF16 words: where `V` converts F16 natively and
+/// `F`'s codes are scaled F16 codes, for f64 always (through BF16 words it measured slower
+/// than in 32-bit lanes), and for f32 unless BF16 words in [`Vector::top_words`]' order are
+/// cheaper (`V::TOP_WORDS`; on AVX2 they measured faster for every such format but the
+/// E5M2-like ones, whose scaled F16 codes are the codes shifted).
+const fn via_f16<V: Vector, F: Format>(e: Enc) -> bool {
+    V::F16_WORDS
+        && words::scaled_f16_eligible::<F>()
+        && (matches!(e, Enc::F64)
+            || !V::TOP_WORDS
+            || F::EXP_BITS == 5
+            || !words::eligible::<F>(Enc::Bf16))
 }
 
 impl Src for Packed {
@@ -358,7 +386,7 @@ impl Dst for F32 {
         // SAFETY: forwarded contract: the first `min(n, LANES)` elements, then the rest.
         unsafe {
             let l = V::LANES;
-            let [lo, hi] = S::words_to_f32(w);
+            let [lo, hi] = S::words_to_f32(w, Enc::F32);
             lo.store_u32(p, n.min(l));
             if n > l {
                 hi.store_u32(p.add(4 * l), n - l);
@@ -391,7 +419,7 @@ impl Dst for F64 {
         // SAFETY: forwarded contract: the first `min(n, LANES)` elements, then the rest.
         unsafe {
             let l = V::LANES;
-            let [lo, hi] = S::words_to_f32(w);
+            let [lo, hi] = S::words_to_f32(w, Enc::F64);
             lo.store_f64(p, n.min(l));
             if n > l {
                 hi.store_f64(p.add(8 * l), n - l);
@@ -492,6 +520,23 @@ impl<F: Format> Dst for Code<F> {
     unsafe fn put4<V: Vector>(_: &lanes::Narrow<V>, v: [V; 4], p: *mut u8) {
         // SAFETY: forwarded contract.
         unsafe { V::store4_u8(v, p) }
+    }
+    #[inline(always)]
+    unsafe fn encode_put4<V: Vector>(c: &lanes::Narrow<V>, v: [V; 4], p: *mut u8) {
+        // SAFETY: forwarded contract; `narrow4` only where `c.bytes_ok`.
+        unsafe {
+            if V::BYTES4 && c.bytes_ok {
+                lanes::narrow4::<V, F>(v, c).store_bytes4(p);
+            } else {
+                let e = [
+                    lanes::narrow::<V, F>(v[0], c),
+                    lanes::narrow::<V, F>(v[1], c),
+                    lanes::narrow::<V, F>(v[2], c),
+                    lanes::narrow::<V, F>(v[3], c),
+                ];
+                V::store4_u8(e, p)
+            }
+        }
     }
 }
 
@@ -689,7 +734,7 @@ unsafe fn step<V: Vector, S: Src, D: Dst>(
     }
 }
 
-/// Four full vectors from element `i`, stored together ([`Dst::put4`]).
+/// Four full vectors from element `i`, encoded and stored together ([`Dst::encode_put4`]).
 ///
 /// # Safety
 /// As for [`run`], with `i + 4 * V::LANES <= len`.
@@ -702,11 +747,11 @@ unsafe fn step4<V: Vector, S: Src, D: Dst>(c: &D::Ctx<V>, src: *const u8, dst: *
     unsafe {
         // (No closure here: a closure is a function of its own, which would not inherit the
         // instantiation's target features, and the intrinsics would become calls.)
-        let v0 = D::encode::<V>(c, S::load::<V>(src.add(S::offset(i)), l));
-        let v1 = D::encode::<V>(c, S::load::<V>(src.add(S::offset(i + l)), l));
-        let v2 = D::encode::<V>(c, S::load::<V>(src.add(S::offset(i + 2 * l)), l));
-        let v3 = D::encode::<V>(c, S::load::<V>(src.add(S::offset(i + 3 * l)), l));
-        D::put4::<V>(c, [v0, v1, v2, v3], dst.add(D::offset(i)));
+        let v0 = S::load::<V>(src.add(S::offset(i)), l);
+        let v1 = S::load::<V>(src.add(S::offset(i + l)), l);
+        let v2 = S::load::<V>(src.add(S::offset(i + 2 * l)), l);
+        let v3 = S::load::<V>(src.add(S::offset(i + 3 * l)), l);
+        D::encode_put4::<V>(c, [v0, v1, v2, v3], dst.add(D::offset(i)));
     }
 }
 

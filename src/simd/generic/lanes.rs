@@ -93,6 +93,14 @@ pub(crate) struct Narrow<V> {
     /// What [`narrow_by`] adds to the `VPMADDWD` result: `k · 2^(MAN_BITS + 8)` for a scale
     /// of `2^k` folded into the constants ([`Narrow::new_scaled`]); 0 otherwise.
     offset: V,
+    /// `nan` and `nan_sign` in every byte, for [`narrow4`].
+    nan8: V,
+    nan_sign8: V,
+    /// Whether [`narrow4`] gives this policy's codes (see there).
+    pub(crate) bytes_ok: bool,
+    /// Whether [`narrow4`] may turn its NaN bytes into the NaN code by a byte minimum before
+    /// the sign is applied (see there).
+    nan_by_min: bool,
 }
 
 impl<V: Vector> Narrow<V> {
@@ -115,6 +123,17 @@ impl<V: Vector> Narrow<V> {
         // or without it.
         let nan_sign = nan_neg ^ nan_pos;
         assert!(nan_sign == 0 || nan_sign == F::SIGN_BIT);
+        // `narrow4` marks NaN lanes (and an unsigned format's negative ones) with the byte
+        // 0xFF, which no magnitude code of a signed format reaches (at most 0x80); an unsigned
+        // format's marked lanes are then all the format's NaN code 0xFF, which must be what a
+        // NaN source gives too (not under `NanPolicy::ToMax`).
+        let bytes_ok = F::BITS <= 8 && (F::SIGNED || nan_pos == unsigned_nan::<F>());
+        // The minimum leaves every magnitude code (at most `cap_code`) as it is and makes
+        // 0xFF the positive NaN code; the sign step then gives the negative NaN code when it
+        // is the positive one with `SIGN_BIT` (the sign follows the source, or the code has
+        // `SIGN_BIT` already: fnuz's 0x80).
+        let nan_by_min =
+            cap_code <= nan_pos && (nan_sign == F::SIGN_BIT || nan_pos & F::SIGN_BIT != 0);
         // SAFETY: the caller's guarantee.
         unsafe {
             Narrow {
@@ -125,6 +144,10 @@ impl<V: Vector> Narrow<V> {
                 nan: V::splat(nan_pos),
                 nan_sign: V::splat(nan_sign),
                 offset: V::splat(0),
+                nan8: V::splat(nan_pos * 0x0101_0101),
+                nan_sign8: V::splat(nan_sign * 0x0101_0101),
+                bytes_ok,
+                nan_by_min,
             }
         }
     }
@@ -279,6 +302,74 @@ pub(crate) unsafe fn narrow_by<V: Vector, F: Format, const SCALED: bool>(x: V, c
         }
         let is_nan = abs.gt_i32(V::splat(0x7F80_0000));
         V::select_or_and(is_nan, c.nan, sign, c.nan_sign, code)
+    }
+}
+
+/// [`narrow`] of four vectors, finished in bytes: the low bytes of the four results, in
+/// [`Vector::bytes4_of`]'s order, where `c.bytes_ok`. Each lane runs `narrow`'s steps up to
+/// the `VPMADDWD` sum, whose byte 1 is the magnitude code; a NaN lane (and for an unsigned
+/// format a negative non-zero one) is set to all ones there, so its byte is 0xFF, a byte no
+/// magnitude code of a signed format reaches (they are at most 0x80). The four vectors' byte
+/// 1 is then gathered into one vector ([`Vector::bytes4_of`]), and the sign and NaN codes
+/// are applied to 4 · LANES bytes at a time, with the sign bytes of
+/// [`Vector::signs4`]:
+///
+/// * a signed format with −0: the magnitude with `SIGN_BIT` where the source is negative;
+/// * a signed format without −0 (fnuz, F8E4M3B11FNUZ): the sign only where the magnitude
+///   is not zero (it is at most 0x80, and 0x80 is the NaN code that a sign leaves as it is);
+/// * then the 0xFF bytes become the NaN code of the call's policy, with the sign where the
+///   policy keeps it; where that code is at least every magnitude code and its negative
+///   form is the positive one with `SIGN_BIT` (`nan_by_min`), by a byte minimum with the
+///   positive code before the sign step instead;
+/// * an unsigned format: the magnitude, and the 0xFF bytes are already its NaN code, which
+///   is what both a negative non-zero source and (where `bytes_ok`) a NaN source give.
+///
+/// # Safety
+/// The CPU has `V`'s features; `c.bytes_ok`.
+#[inline(always)]
+pub(crate) unsafe fn narrow4<V: Vector, F: Format>(x: [V; 4], c: &Narrow<V>) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
+        let marks = !matches!(F::NAN, NanKind::None) || !F::SIGNED;
+        let mut p = [V::splat(0); 4];
+        let mut j = 0;
+        while j < 4 {
+            let abs = x[j].and(V::splat(0x7FFF_FFFF));
+            let a = abs.min_u32(c.cap);
+            let t = a.and(V::splat(0x7F80_0000)).max_u32(c.min_normal);
+            let s = V::fma_rne(t, c.k, a);
+            let mut sum = s.madd16(c.weights);
+            if marks {
+                sum = sum.ones_where(abs.gt_i32(V::splat(0x7F80_0000)));
+                if !F::SIGNED {
+                    // `x ^ 2^31 > 0` as signed integers: the negative non-zero bit patterns.
+                    let neg = x[j].xor(V::splat(0x8000_0000)).gt_i32(V::splat(0));
+                    sum = sum.ones_where(neg);
+                }
+            }
+            p[j] = sum;
+            j += 1;
+        }
+        let mut g = V::bytes4_of(p, 1);
+        if !F::SIGNED {
+            return g;
+        }
+        let has_nan = !matches!(F::NAN, NanKind::None);
+        if has_nan && c.nan_by_min {
+            g = g.min_u8(c.nan8);
+        }
+        let sign = V::signs4(x);
+        let bit = V::splat(F::SIGN_BIT * 0x0101_0101);
+        let code = if F::NEG_ZERO {
+            g.or_and(sign, bit)
+        } else {
+            V::blend(g.eq8(V::splat(0)), g, g.or_and(sign, bit))
+        };
+        if !has_nan || c.nan_by_min {
+            return code;
+        }
+        let nan = c.nan8.or_and(sign, c.nan_sign8);
+        V::blend(g.eq8(V::splat(!0)), nan, code)
     }
 }
 

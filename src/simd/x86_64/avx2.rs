@@ -289,6 +289,42 @@ impl Vector for V256 {
         // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V256(_mm256_cvtepu16_epi32(_mm256_extracti128_si256::<1>(self.0))) }
     }
+    const TOP_WORDS: bool = true;
+    #[inline(always)]
+    unsafe fn load_u8_top_words(p: *const u8, n: usize) -> Self {
+        // SAFETY: the caller has the features and vouches for the `n` bytes at `p`; see `splat`.
+        unsafe {
+            let b = if n == 16 {
+                _mm_loadu_si128(p.cast())
+            } else {
+                _mm_loadu_si128(buffered::<16>(p, n).as_ptr().cast())
+            };
+            // The 16 bytes in both 128-bit lanes (from memory, `VBROADCASTI128` is a load
+            // alone), then one in-lane `VPSHUFB`: bytes 0..4 and 8..12 to the low lane's
+            // words, 4..8 and 12..16 to the high lane's; index bytes with bit 7 set give the
+            // zero high bytes.
+            let b = _mm256_broadcastsi128_si256(b);
+            let z = -128i8;
+            let order = _mm256_setr_epi8(
+                0, z, 1, z, 2, z, 3, z, 8, z, 9, z, 10, z, 11, z, //
+                4, z, 5, z, 6, z, 7, z, 12, z, 13, z, 14, z, 15, z,
+            );
+            V256(_mm256_shuffle_epi8(b, order))
+        }
+    }
+    #[inline(always)]
+    unsafe fn top_words(self) -> [Self; 2] {
+        // SAFETY: the caller has the features (`Vector`'s contract). Per 128-bit lane, the
+        // unpacks take words 0..4 (low) or 4..8 (high): elements 0..4 | 4..8 and 8..12 |
+        // 12..16 in the order `load_u8_top_words` chose.
+        unsafe {
+            let z = _mm256_setzero_si256();
+            [
+                V256(_mm256_unpacklo_epi16(z, self.0)),
+                V256(_mm256_unpackhi_epi16(z, self.0)),
+            ]
+        }
+    }
     const F16_WORDS: bool = true;
     #[inline(always)]
     unsafe fn f16_words_lo(self) -> Self {
@@ -323,6 +359,12 @@ impl Vector for V256 {
     unsafe fn select(m: __m256i, t: Self, f: Self) -> Self {
         // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V256(_mm256_blendv_epi8(f.0, t.0, m)) }
+    }
+    #[inline(always)]
+    unsafe fn ones_where(self, m: __m256i) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). The compares' masks are
+        // all-ones or zero lanes, so the OR is the select.
+        unsafe { V256(_mm256_or_si256(self.0, m)) }
     }
     #[inline(always)]
     unsafe fn fma_rne(a: Self, b: Self, c: Self) -> Self {
@@ -517,6 +559,58 @@ impl Vector for V256 {
                 unbuffer(&buf, p, n);
             }
         }
+    }
+    const BYTES4: bool = true;
+    #[inline(always)]
+    unsafe fn bytes4_of(v: [Self; 4], k: u32) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract); no memory is touched.
+        unsafe {
+            // Vector j's byte k of the four lanes of each 128-bit half goes to bytes 4j..4j + 4
+            // of that half (index bytes with bit 7 set give zero), so the ORs leave, per
+            // half, four elements of vector 0, 1, 2 and 3: the packs' order (`signs4`).
+            let mut g = _mm256_setzero_si256();
+            for (j, vj) in v.into_iter().enumerate() {
+                let mut idx = [-128i8; 16];
+                for i in 0..4 {
+                    idx[4 * j + i] = (4 * i as u32 + k) as i8;
+                }
+                let idx = _mm_loadu_si128(idx.as_ptr().cast());
+                let idx = _mm256_broadcastsi128_si256(idx);
+                g = _mm256_or_si256(g, _mm256_shuffle_epi8(vj.0, idx));
+            }
+            V256(g)
+        }
+    }
+    #[inline(always)]
+    unsafe fn signs4(v: [Self; 4]) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). Signed saturation keeps
+        // each lane's sign through dwords → words → bytes, and within each 128-bit half the
+        // packs leave four elements of each vector in turn, as `bytes4_of` does.
+        unsafe {
+            let ab = _mm256_packs_epi32(v[0].0, v[1].0);
+            let cd = _mm256_packs_epi32(v[2].0, v[3].0);
+            let b = _mm256_packs_epi16(ab, cd);
+            V256(_mm256_cmpgt_epi8(_mm256_setzero_si256(), b))
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_bytes4(self, p: *mut u8) {
+        // SAFETY: the caller has the features and vouches for the 32 bytes at `p`. Dword 4h + j
+        // holds elements 8j + 4h.., which belong at dword 2j + h.
+        unsafe {
+            let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+            _mm256_storeu_si256(p.cast(), _mm256_permutevar8x32_epi32(self.0, order));
+        }
+    }
+    #[inline(always)]
+    unsafe fn min_u8(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe { V256(_mm256_min_epu8(self.0, b.0)) }
+    }
+    #[inline(always)]
+    unsafe fn eq8(self, b: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe { V256(_mm256_cmpeq_epi8(self.0, b.0)) }
     }
     #[inline(always)]
     unsafe fn store4_u8(v: [Self; 4], p: *mut u8) {
