@@ -138,13 +138,10 @@ pub(crate) unsafe fn widen_words<V: Vector, F: Format>(code: V, e: Enc, sub: &[V
         // the other words' lookups are discarded by the blend.
         let small = mag.and(V::splat(0x000F_000F)).lookup_u16(sub);
         let is_sub = V::splat((1 << F::MAN_BITS) * 0x0001_0001).gt16(mag);
-        let mut w = V::blend(is_sub, small, normal);
+        let w = V::blend(is_sub, small, normal);
         let sign = if F::SIGNED {
-            let s = c
-                .and(V::splat(F::SIGN_BIT * 0x0001_0001))
-                .shl16(16 - F::BITS);
-            w = w.or(s);
-            s
+            c.and(V::splat(F::SIGN_BIT * 0x0001_0001))
+                .shl16(16 - F::BITS)
         } else {
             V::splat(0)
         };
@@ -152,13 +149,17 @@ pub(crate) unsafe fn widen_words<V: Vector, F: Format>(code: V, e: Enc, sub: &[V
     }
 }
 
-/// `w` with the Inf and NaN codes of `F` (codes `c`, magnitudes `mag`, signs `sign` at bit
-/// 15) replaced by `e`'s encodings of the codec's f32 results under `NanPolicy::Preserve`:
-/// ±Inf, and the quiet NaN of the code's sign with the code's fraction as its top payload
-/// bits where the format keeps a payload (E5M2) and without it otherwise (F8E3M4,
-/// F8E4M3IEEE, as ml_dtypes widens them); the unsigned NaN codes (`0x80` of fnuz) take their
-/// fixed f32 NaN's encoding. Shared by [`widen_words`] and [`widen_scaled_f16`] (whose words
-/// are F16 codes, `e` = [`Enc::F16`]).
+/// The finished words: `w` (the magnitudes' words, without sign) with the Inf and NaN codes
+/// of `F` (codes `c`, magnitudes `mag`, signs `sign` at bit 15) replaced by `e`'s encodings
+/// of the codec's f32 results under `NanPolicy::Preserve`, and the signs ORed in: ±Inf, and
+/// the quiet NaN of the code's sign with the code's fraction as its top payload bits where
+/// the format keeps a payload (E5M2) and without it otherwise (F8E3M4, F8E4M3IEEE, as
+/// ml_dtypes widens them); the unsigned NaN codes (`0x80` of fnuz) take their fixed f32
+/// NaN's encoding. Every signed result is its magnitude's word with the code's sign, so the
+/// replacements are magnitudes and the sign is ORed in once, after them; only an unsigned
+/// NaN code, whose sign bit is set but whose result has none, is replaced after the sign.
+/// Shared by [`widen_words`] and [`widen_scaled_f16`] (whose words are F16 codes, `e` =
+/// [`Enc::F16`]).
 ///
 /// # Safety
 /// The CPU has `V`'s features.
@@ -169,12 +170,12 @@ unsafe fn specials<V: Vector, F: Format>(c: V, mag: V, sign: V, mut w: V, e: Enc
         let splat16 = |x: u32| V::splat((x & 0xFFFF) * 0x0001_0001);
         if F::HAS_INF {
             let inf = mag.eq16(splat16(F::INF));
-            w = V::blend(inf, sign.or(splat16(e.inf())), w);
+            w = V::blend(inf, splat16(e.inf()), w);
             let nan = mag.gt16(splat16(F::INF));
             // The codec's f32 NaN of the code just above Inf tells whether the fraction is
             // kept as payload (see `lanes::widen_pow2`).
             let keeps_payload = F::nan_to_f32(F::INF | 1) & 0x003F_FFFF != 0;
-            let quiet = sign.or(splat16(e.nan_of_f32(0x7FC0_0000)));
+            let quiet = splat16(e.nan_of_f32(0x7FC0_0000));
             let quiet = if keeps_payload {
                 quiet.or(mag
                     .and(splat16((1 << F::MAN_BITS) - 1))
@@ -182,22 +183,21 @@ unsafe fn specials<V: Vector, F: Format>(c: V, mag: V, sign: V, mut w: V, e: Enc
             } else {
                 quiet
             };
-            V::blend(nan, quiet, w)
-        } else {
-            match F::NAN {
-                NanKind::Fixed { code, signed: true } => {
-                    let nan = mag.eq16(splat16(code));
-                    V::blend(nan, sign.or(splat16(e.nan_of_f32(0x7FC0_0000))), w)
-                }
-                NanKind::Fixed {
-                    code,
-                    signed: false,
-                } => {
-                    let nan = c.eq16(splat16(code));
-                    V::blend(nan, splat16(e.nan_of_f32(F::nan_to_f32(code))), w)
-                }
-                NanKind::Ieee | NanKind::None => w,
+            return V::blend(nan, quiet, w).or(sign);
+        }
+        match F::NAN {
+            NanKind::Fixed { code, signed: true } => {
+                let nan = mag.eq16(splat16(code));
+                V::blend(nan, splat16(e.nan_of_f32(0x7FC0_0000)), w).or(sign)
             }
+            NanKind::Fixed {
+                code,
+                signed: false,
+            } => {
+                let nan = c.eq16(splat16(code));
+                V::blend(nan, splat16(e.nan_of_f32(F::nan_to_f32(code))), w.or(sign))
+            }
+            NanKind::Ieee | NanKind::None => w.or(sign),
         }
     }
 }
@@ -268,9 +268,9 @@ pub(crate) unsafe fn widen_scaled_f16<V: Vector, F: Format>(code: V) -> V {
         } else {
             V::splat(0)
         };
-        let w = mag.shl16(10 - F::MAN_BITS).or(sign);
+        let w = mag.shl16(10 - F::MAN_BITS);
         if F::EXP_BITS == 5 {
-            return w;
+            return w.or(sign);
         }
         specials::<V, F>(c, mag, sign, w, Enc::F16)
     }

@@ -237,7 +237,13 @@ impl Vector for V256 {
             } else {
                 _mm_loadu_si128(buffered::<16>(p, n).as_ptr().cast())
             };
-            V256(_mm256_cvtepu8_epi16(b))
+            let b = _mm256_broadcastsi128_si256(b);
+            let z = -128i8;
+            let order = _mm256_setr_epi8(
+                0, z, 1, z, 2, z, 3, z, 4, z, 5, z, 6, z, 7, z, //
+                8, z, 9, z, 10, z, 11, z, 12, z, 13, z, 14, z, 15, z,
+            );
+            V256(_mm256_shuffle_epi8(b, order))
         }
     }
     #[inline(always)]
