@@ -88,7 +88,8 @@
 //!   (DAZ does not apply to its half-precision inputs).
 //! * **F8E5M2 → f32**: `code << 8` is the F16 code of the same value (same exponent field,
 //!   fraction padded with zeros), then `VCVTPH2PS`.
-//! * **F8E4M3 → f32**: `(code & 0x7F) << 7`, with the sign moved to bit 15, read as F16 is
+//! * **F8E4M3 → f64** (and → f32 for `vcvt::vector` and the block kernels; the slice
+//!   kernel to f32 is the generic one): `(code & 0x7F) << 7`, with the sign moved to bit 15, read as F16 is
 //!   the E4M3 value times 2^-8 for every normal and subnormal code (biases 7 and 15 differ
 //!   by 8, and E4M3 subnormals land on F16 subnormals with the same fraction bits).
 //!   `VCVTPH2PS` widens it exactly and `VMULPS` by 256 restores the value: the product is
