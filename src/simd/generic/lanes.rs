@@ -330,26 +330,13 @@ pub(crate) unsafe fn narrow_by<V: Vector, F: Format, const SCALED: bool>(x: V, c
 pub(crate) unsafe fn narrow4<V: Vector, F: Format>(x: [V; 4], c: &Narrow<V>) -> V {
     // SAFETY: the caller's guarantee; no memory is touched.
     unsafe {
-        let marks = !matches!(F::NAN, NanKind::None) || !F::SIGNED;
-        let mut p = [V::splat(0); 4];
-        let mut j = 0;
-        while j < 4 {
-            let abs = x[j].and(V::splat(0x7FFF_FFFF));
-            let a = abs.min_u32(c.cap);
-            let t = a.and(V::splat(0x7F80_0000)).max_u32(c.min_normal);
-            let s = V::fma_rne(t, c.k, a);
-            let mut sum = s.madd16(c.weights);
-            if marks {
-                sum = sum.ones_where(abs.gt_i32(V::splat(0x7F80_0000)));
-                if !F::SIGNED {
-                    // `x ^ 2^31 > 0` as signed integers: the negative non-zero bit patterns.
-                    let neg = x[j].xor(V::splat(0x8000_0000)).gt_i32(V::splat(0));
-                    sum = sum.ones_where(neg);
-                }
-            }
-            p[j] = sum;
-            j += 1;
-        }
+        // (Four calls written out rather than a loop: the same code in every build profile.)
+        let p = [
+            marked_sum::<V, F>(x[0], c),
+            marked_sum::<V, F>(x[1], c),
+            marked_sum::<V, F>(x[2], c),
+            marked_sum::<V, F>(x[3], c),
+        ];
         let mut g = V::bytes4_of(p, 1);
         if !F::SIGNED {
             return g;
@@ -370,6 +357,31 @@ pub(crate) unsafe fn narrow4<V: Vector, F: Format>(x: [V; 4], c: &Narrow<V>) -> 
         }
         let nan = c.nan8.or_and(sign, c.nan_sign8);
         V::blend(g.eq8(V::splat(!0)), nan, code)
+    }
+}
+
+/// [`narrow4`]'s lane step: `narrow`'s `VPMADDWD` sum of `x` (its byte 1 is the magnitude
+/// code), all ones in a NaN lane and, for an unsigned format, in a negative non-zero one.
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+unsafe fn marked_sum<V: Vector, F: Format>(x: V, c: &Narrow<V>) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
+        let abs = x.and(V::splat(0x7FFF_FFFF));
+        let a = abs.min_u32(c.cap);
+        let t = a.and(V::splat(0x7F80_0000)).max_u32(c.min_normal);
+        let s = V::fma_rne(t, c.k, a);
+        let mut sum = s.madd16(c.weights);
+        if !matches!(F::NAN, NanKind::None) || !F::SIGNED {
+            sum = sum.ones_where(abs.gt_i32(V::splat(0x7F80_0000)));
+        }
+        if !F::SIGNED {
+            // `x ^ 2^31 > 0` as signed integers: the negative non-zero bit patterns.
+            sum = sum.ones_where(x.xor(V::splat(0x8000_0000)).gt_i32(V::splat(0)));
+        }
+        sum
     }
 }
 

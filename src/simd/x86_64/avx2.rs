@@ -574,17 +574,35 @@ impl Vector for V256 {
             // Vector j's byte k of the four lanes of each 128-bit half goes to bytes 4j..4j + 4
             // of that half (index bytes with bit 7 set give zero), so the ORs leave, per
             // half, four elements of vector 0, 1, 2 and 3: the packs' order (`signs4`).
-            let mut g = _mm256_setzero_si256();
-            for (j, vj) in v.into_iter().enumerate() {
-                let mut idx = [-128i8; 16];
-                for i in 0..4 {
-                    idx[4 * j + i] = (4 * i as u32 + k) as i8;
-                }
-                let idx = _mm_loadu_si128(idx.as_ptr().cast());
-                let idx = _mm256_broadcastsi128_si256(idx);
-                g = _mm256_or_si256(g, _mm256_shuffle_epi8(vj.0, idx));
-            }
-            V256(g)
+            // The index of vector j: (4i + k) at byte 4j + i, for i < 4, and -128 (zero)
+            // elsewhere; written out so that it is a constant in every build profile.
+            let z = -128i8;
+            let (a, b, c, d) = (k as i8, 4 + k as i8, 8 + k as i8, 12 + k as i8);
+            let i0 = _mm256_setr_epi8(
+                a, b, c, d, z, z, z, z, z, z, z, z, z, z, z, z, //
+                a, b, c, d, z, z, z, z, z, z, z, z, z, z, z, z,
+            );
+            let i1 = _mm256_setr_epi8(
+                z, z, z, z, a, b, c, d, z, z, z, z, z, z, z, z, //
+                z, z, z, z, a, b, c, d, z, z, z, z, z, z, z, z,
+            );
+            let i2 = _mm256_setr_epi8(
+                z, z, z, z, z, z, z, z, a, b, c, d, z, z, z, z, //
+                z, z, z, z, z, z, z, z, a, b, c, d, z, z, z, z,
+            );
+            let i3 = _mm256_setr_epi8(
+                z, z, z, z, z, z, z, z, z, z, z, z, a, b, c, d, //
+                z, z, z, z, z, z, z, z, z, z, z, z, a, b, c, d,
+            );
+            let g01 = _mm256_or_si256(
+                _mm256_shuffle_epi8(v[0].0, i0),
+                _mm256_shuffle_epi8(v[1].0, i1),
+            );
+            let g23 = _mm256_or_si256(
+                _mm256_shuffle_epi8(v[2].0, i2),
+                _mm256_shuffle_epi8(v[3].0, i3),
+            );
+            V256(_mm256_or_si256(g01, g23))
         }
     }
     #[inline(always)]
