@@ -408,33 +408,32 @@ pub(crate) trait Vector: Copy {
         // element order.
         unsafe { self.store_u32(p, Self::LANES) }
     }
-    /// Byte-wise unsigned minimum.
+    /// `f` applied byte by byte to `self` and `b` through memory: the defaults of the byte
+    /// methods below.
     #[inline(always)]
-    unsafe fn min_u8(self, b: Self) -> Self {
+    unsafe fn bytes_with(self, b: Self, f: impl Fn(u8, u8) -> u8) -> Self {
         // SAFETY: the caller's guarantee; the buffers hold 4 · LANES <= 64 bytes.
         unsafe {
             let (mut x, mut y) = ([0u8; 64], [0u8; 64]);
             self.store_u32(x.as_mut_ptr(), Self::LANES);
             b.store_u32(y.as_mut_ptr(), Self::LANES);
             for (a, b) in x.iter_mut().zip(y).take(4 * Self::LANES) {
-                *a = (*a).min(b);
+                *a = f(*a, b);
             }
             Self::load_u32(x.as_ptr(), Self::LANES)
         }
     }
+    /// Byte-wise unsigned minimum.
+    #[inline(always)]
+    unsafe fn min_u8(self, b: Self) -> Self {
+        // SAFETY: the caller's guarantee.
+        unsafe { self.bytes_with(b, u8::min) }
+    }
     /// Byte-wise `self == b`: all-ones bytes where equal.
     #[inline(always)]
     unsafe fn eq8(self, b: Self) -> Self {
-        // SAFETY: the caller's guarantee; the buffers hold 4 · LANES <= 64 bytes.
-        unsafe {
-            let (mut x, mut y) = ([0u8; 64], [0u8; 64]);
-            self.store_u32(x.as_mut_ptr(), Self::LANES);
-            b.store_u32(y.as_mut_ptr(), Self::LANES);
-            for (a, b) in x.iter_mut().zip(y).take(4 * Self::LANES) {
-                *a = if *a == b { 0xFF } else { 0 };
-            }
-            Self::load_u32(x.as_ptr(), Self::LANES)
-        }
+        // SAFETY: the caller's guarantee.
+        unsafe { self.bytes_with(b, |a, b| if a == b { 0xFF } else { 0 }) }
     }
     /// Lanes where `self == b`.
     unsafe fn eq(self, b: Self) -> Self::Mask;

@@ -23,6 +23,27 @@ use crate::simd::{Vector, buffered, unbuffer};
 #[derive(Clone, Copy)]
 pub(crate) struct V256(__m256i);
 
+/// `n <= 16` bytes at `p` (the rest zero) zero-extended to 16-bit words in the order of
+/// `order`: the 16 bytes in both 128-bit lanes (from memory, `VBROADCASTI128` is a load
+/// alone), then one in-lane `VPSHUFB`, whose index bytes with bit 7 set give the zero high
+/// bytes. `load_u8_words` and `load_u8_top_words` differ only in `order`.
+///
+/// # Safety
+/// The CPU has AVX2; `p` is valid for reading `n` bytes (`buffered` copies a short tail, so
+/// nothing past them is read).
+#[inline(always)]
+unsafe fn bytes_to_words(p: *const u8, n: usize, order: __m256i) -> V256 {
+    // SAFETY: the caller's guarantee: 16 bytes read in place only when `n == 16`.
+    unsafe {
+        let b = if n == 16 {
+            _mm_loadu_si128(p.cast())
+        } else {
+            _mm_loadu_si128(buffered::<16>(p, n).as_ptr().cast())
+        };
+        V256(_mm256_shuffle_epi8(_mm256_broadcastsi128_si256(b), order))
+    }
+}
+
 /// `n` as the count operand of the shifts that take one from a register (LLVM turns a
 /// constant count into the immediate form).
 #[inline(always)]
@@ -232,18 +253,12 @@ impl Vector for V256 {
     unsafe fn load_u8_words(p: *const u8, n: usize) -> Self {
         // SAFETY: the caller has the features and vouches for the `n` bytes at `p`; see `splat`.
         unsafe {
-            let b = if n == 16 {
-                _mm_loadu_si128(p.cast())
-            } else {
-                _mm_loadu_si128(buffered::<16>(p, n).as_ptr().cast())
-            };
-            let b = _mm256_broadcastsi128_si256(b);
             let z = -128i8;
             let order = _mm256_setr_epi8(
                 0, z, 1, z, 2, z, 3, z, 4, z, 5, z, 6, z, 7, z, //
                 8, z, 9, z, 10, z, 11, z, 12, z, 13, z, 14, z, 15, z,
             );
-            V256(_mm256_shuffle_epi8(b, order))
+            bytes_to_words(p, n, order)
         }
     }
     #[inline(always)]
@@ -300,22 +315,13 @@ impl Vector for V256 {
     unsafe fn load_u8_top_words(p: *const u8, n: usize) -> Self {
         // SAFETY: the caller has the features and vouches for the `n` bytes at `p`; see `splat`.
         unsafe {
-            let b = if n == 16 {
-                _mm_loadu_si128(p.cast())
-            } else {
-                _mm_loadu_si128(buffered::<16>(p, n).as_ptr().cast())
-            };
-            // The 16 bytes in both 128-bit lanes (from memory, `VBROADCASTI128` is a load
-            // alone), then one in-lane `VPSHUFB`: bytes 0..4 and 8..12 to the low lane's
-            // words, 4..8 and 12..16 to the high lane's; index bytes with bit 7 set give the
-            // zero high bytes.
-            let b = _mm256_broadcastsi128_si256(b);
+            // Bytes 0..4 and 8..12 to the low lane's words, 4..8 and 12..16 to the high lane's.
             let z = -128i8;
             let order = _mm256_setr_epi8(
                 0, z, 1, z, 2, z, 3, z, 8, z, 9, z, 10, z, 11, z, //
                 4, z, 5, z, 6, z, 7, z, 12, z, 13, z, 14, z, 15, z,
             );
-            V256(_mm256_shuffle_epi8(b, order))
+            bytes_to_words(p, n, order)
         }
     }
     #[inline(always)]
