@@ -29,7 +29,7 @@ pub(crate) trait Src {
     /// rounding immediate (AVX2): the instantiation then runs it under round to nearest.
     /// (NEON runs every kernel under FPCR = 0 and WebAssembly always rounds to nearest, so
     /// only x86-64 reads it.)
-    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    #[cfg(target_arch = "x86_64")]
     const NEEDS_RN: bool = false;
     /// Byte offset of element `i` (`i` a multiple of every vector width).
     fn offset(i: usize) -> usize;
@@ -74,7 +74,7 @@ pub(crate) trait Src {
 /// A kernel's output: how lanes are encoded and stored.
 pub(crate) trait Dst {
     /// As [`Src::NEEDS_RN`], for encoding (the fused multiply-add narrowing).
-    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    #[cfg(target_arch = "x86_64")]
     const NEEDS_RN: bool = false;
     /// Per-call constants.
     type Ctx<V: Vector>: Copy;
@@ -195,6 +195,7 @@ impl Src for F32 {
 }
 
 impl Src for F64Odd {
+    #[cfg(target_arch = "x86_64")]
     const NEEDS_RN: bool = true;
     #[inline(always)]
     fn offset(i: usize) -> usize {
@@ -208,6 +209,7 @@ impl Src for F64Odd {
 }
 
 impl<F: Format> Src for F64Code<F> {
+    #[cfg(target_arch = "x86_64")]
     const NEEDS_RN: bool = true;
     #[inline(always)]
     fn offset(i: usize) -> usize {
@@ -498,6 +500,7 @@ impl Dst for Brain {
 }
 
 impl<F: Format> Dst for Code<F> {
+    #[cfg(target_arch = "x86_64")]
     const NEEDS_RN: bool = true;
     type Ctx<V: Vector> = lanes::Narrow<V>;
     #[inline(always)]
@@ -544,6 +547,7 @@ impl<F: Format> Dst for Code<F> {
 }
 
 impl Dst for Packed {
+    #[cfg(target_arch = "x86_64")]
     const NEEDS_RN: bool = true;
     type Ctx<V: Vector> = lanes::Narrow<V>;
     #[inline(always)]
@@ -626,6 +630,7 @@ impl Dst for E8m0Hi {
 }
 
 impl<F: Format> Dst for RoundTrip<F> {
+    #[cfg(target_arch = "x86_64")]
     const NEEDS_RN: bool = true;
     type Ctx<V: Vector> = lanes::RoundTrip<V>;
     #[inline(always)]

@@ -13,7 +13,7 @@ use crate::{BF16, F16, Overflow};
 
 /// The guard of the instantiations whose instructions carry their rounding (AVX-512,
 /// WebAssembly): nothing to set up.
-#[cfg_attr(target_arch = "aarch64", allow(dead_code))]
+#[cfg(not(target_arch = "aarch64"))]
 pub(crate) struct Unguarded;
 
 /// A lane-wise step between a kernel's [`Src`] and its [`Dst`] (the scaling).
@@ -163,6 +163,7 @@ impl<V: Vector> Lanes<V> for Identity {
 pub(crate) struct Folded<F>(PhantomData<F>);
 
 impl<F: Format> Dst for Folded<F> {
+    #[cfg(target_arch = "x86_64")]
     const NEEDS_RN: bool = true;
     type Ctx<V: Vector> = lanes::Narrow<V>;
     #[inline(always)]
