@@ -5,7 +5,7 @@
 /// every slot, and `fill_block`, which sets them in a table. `$v` is the vector type,
 /// `$attr` the attributes of every entry point (its target features), `$guard` an
 /// expression whose value lives for the kernel's call (the FP environment it needs:
-/// `RoundNearest` on AVX2, `Fpcr0` on NEON, [`Unguarded`](super::run::Unguarded) where the instructions carry
+/// `RoundNearest` on AVX2, `Fpcr0` on NEON, `run::Unguarded` where the instructions carry
 /// their rounding).
 macro_rules! block_instances {
     ($v:ty, [$(#[$attr:meta])*], $guard:expr) => {
