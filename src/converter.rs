@@ -8,6 +8,7 @@ use core::mem::MaybeUninit;
 use crate::backend::{Entry, active_entry};
 use crate::options::Policy;
 use crate::slice::{Route, length_mismatch, values};
+use crate::stream::Geometry;
 use crate::{Backend, ConvertTo, Element, Error, Options};
 
 /// A conversion from `S` to `D` resolved once: the backend, its kernel for the pair and the
@@ -194,7 +195,10 @@ impl<S: ConvertTo<D>, D: Element> Converter<S, D> {
     unsafe fn run(&self, src: *const u8, dst: *mut u8, n: usize) {
         // SAFETY: forwarded; the route was made for this pair from this entry and policy,
         // and the entry's backend is available (checked when the handle was made).
-        unsafe { self.route.call(self.entry, src, dst, n, self.policy) }
+        unsafe {
+            self.route
+                .call(self.entry, Geometry::of::<S, D>(), src, dst, n, self.policy)
+        }
     }
 }
 

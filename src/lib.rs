@@ -190,12 +190,14 @@
 //! Scalar kernel there, with the same bits. [`Backend::kernel`] says which kernel (instruction
 //! set, vector width, passes) serves a pair.
 //!
-//! Large conversions: on the AVX-512 backends, a conversion that moves (source plus
-//! destination bytes) at least three quarters of the last-level cache size that CPUID
-//! reports, or 32 MiB if it reports none, writes its destination with streaming
-//! (non-temporal) stores, as `memcpy` does for large copies. With `std`, `VCVT_STREAM_MIN_BYTES=<bytes>` sets that
-//! threshold for the process (`0`: stream whenever an aligned block exists; a huge value:
-//! never).
+//! Large conversions: on x86-64, a conversion that moves (source plus destination bytes) at
+//! least three quarters of the last-level cache size that CPUID reports, or 32 MiB if it
+//! reports none, writes its destination with streaming (non-temporal) stores, as `memcpy`
+//! does for large copies: the backend's kernel converts 8 KiB of destination at a time into
+//! a buffer that stays in the L1 cache, and streaming stores move it out, so every pair and
+//! every backend streams with the same bits. With `std`, `VCVT_STREAM_MIN_BYTES=<bytes>`
+//! sets that threshold for the process (`0`: stream every conversion; a huge value: never;
+//! a value that is not a byte count panics on the first conversion, naming the variable).
 //!
 //! # Features
 //!
@@ -267,6 +269,7 @@ pub mod safetensors;
 ))]
 mod simd;
 mod slice;
+mod stream;
 mod text;
 pub mod vector;
 

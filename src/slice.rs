@@ -6,6 +6,7 @@ use crate::arch;
 use crate::backend::{Entry, active_entry};
 use crate::element::private::{Pair, Via};
 use crate::options::Policy;
+use crate::stream::Geometry;
 use crate::{Backend, ConvertTo, Element, Error, NanPolicy, Options};
 
 /// How one pair runs on one backend under one set of options: what [`run`] decides on every
@@ -51,6 +52,64 @@ impl Route {
     pub(crate) unsafe fn call(
         self,
         entry: &Entry,
+        g: Geometry,
+        src: *const u8,
+        dst: *mut u8,
+        len: usize,
+        policy: Policy,
+    ) {
+        if g.wants(len) {
+            // SAFETY: forwarded from this function's contract.
+            unsafe { self.call_streamed(entry, g, src, dst, len, policy) }
+        } else {
+            // SAFETY: forwarded from this function's contract.
+            unsafe { self.call_cached(entry, src, dst, len, policy) }
+        }
+    }
+
+    /// [`call`](Self::call) for a conversion larger than the cache: the route converts a
+    /// chunk at a time into a stack buffer, which streaming stores move to `dst`
+    /// (`stream.rs`).
+    ///
+    /// # Safety
+    /// As for [`call`](Self::call).
+    #[cold]
+    #[inline(never)]
+    unsafe fn call_streamed(
+        self,
+        entry: &Entry,
+        g: Geometry,
+        src: *const u8,
+        dst: *mut u8,
+        len: usize,
+        policy: Policy,
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: forwarded from this function's contract; `stream::run` calls the closure
+        // with `s` readable for `n` source values inside `src` and `d` a buffer writable
+        // for `n` destination values, which is `call_cached`'s contract.
+        unsafe {
+            crate::stream::run(g, src, dst, len, |s, d, n| {
+                self.call_cached(entry, s, d, n, policy)
+            })
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        // SAFETY: forwarded from this function's contract (`Geometry::wants` is false off
+        // x86-64, so this is not reached there).
+        unsafe {
+            let _ = g;
+            self.call_cached(entry, src, dst, len, policy)
+        }
+    }
+
+    /// Runs the route over `len` values with ordinary stores.
+    ///
+    /// # Safety
+    /// As for [`call`](Self::call).
+    #[inline(always)]
+    unsafe fn call_cached(
+        self,
+        entry: &Entry,
         src: *const u8,
         dst: *mut u8,
         len: usize,
@@ -85,7 +144,9 @@ pub(crate) unsafe fn run<S: ConvertTo<D>, D: Element>(
 ) {
     let policy = options.resolve(S::PAIR.default_overflow);
     // SAFETY: forwarded from this function's contract; the route is this pair's on `entry`.
-    unsafe { Route::of::<S, D>(entry, policy).call(entry, src, dst, len, policy) }
+    unsafe {
+        Route::of::<S, D>(entry, policy).call(entry, Geometry::of::<S, D>(), src, dst, len, policy)
+    }
 }
 
 /// Runs the table kernel of a pair with an f32 or f64 side, patching the NaN policy in

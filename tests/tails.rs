@@ -1,7 +1,7 @@
 //! Lengths, alignments and bounds: every kernel must convert exactly the elements it is given
 //! and never write outside its destination.
 //!
-//! For each of the 40 unpacked pairs, both overflow policies and every available backend, through
+//! For each of the 56 unpacked pairs, both overflow policies and every available backend, through
 //! the free functions and through a [`Converter`] made for that backend: every length `0..=300`
 //! (the widest vector is 64 bytes, so this covers empty input, pure tails, one to four full
 //! vectors and every remainder in between, and the 256-value row of issue 29's call lengths), with the source and the
@@ -425,7 +425,7 @@ fn bytes<S: Gen + ConvertTo<D>, D: Element + Pod>(report: &mut Report) {
     }
 }
 
-/// Runs `$f::<S, D>($args)` for the 40 unpacked pairs, narrowing or widening (packed FP4
+/// Runs `$f::<S, D>($args)` for the 56 unpacked pairs, narrowing or widening (packed FP4
 /// has its own length rule and its own test, `tests/packed_fp4.rs`).
 macro_rules! narrowing_pairs {
     ($f:ident($($a:expr),*)) => {
@@ -507,7 +507,7 @@ fn tails_narrowing_every_backend() {
     let backends = backends(test);
     let mut report = Report::default();
     narrowing_pairs!(typed(&backends, false, &mut report));
-    report.finish(test, &coverage("20 narrowing pairs", &backends));
+    report.finish(test, &coverage("28 narrowing pairs", &backends));
 }
 
 #[test]
@@ -518,7 +518,7 @@ fn tails_narrowing_handle_every_backend() {
     narrowing_pairs!(typed(&backends, true, &mut report));
     report.finish(
         test,
-        &coverage("20 narrowing pairs through Converter", &backends),
+        &coverage("28 narrowing pairs through Converter", &backends),
     );
 }
 
@@ -528,7 +528,7 @@ fn tails_widening_every_backend() {
     let backends = backends(test);
     let mut report = Report::default();
     widening_pairs!(typed(&backends, false, &mut report));
-    report.finish(test, &coverage("20 widening pairs", &backends));
+    report.finish(test, &coverage("28 widening pairs", &backends));
 }
 
 #[test]
@@ -539,7 +539,7 @@ fn tails_widening_handle_every_backend() {
     widening_pairs!(typed(&backends, true, &mut report));
     report.finish(
         test,
-        &coverage("20 widening pairs through Converter", &backends),
+        &coverage("28 widening pairs through Converter", &backends),
     );
 }
 
@@ -556,7 +556,7 @@ fn tails_uninit_active_backend() {
     report.finish(
         test,
         &coverage(
-            "40 pairs through convert_slice_uninit_with and Converter::convert_uninit",
+            "56 pairs through convert_slice_uninit_with and Converter::convert_uninit",
             &active,
         ),
     );
@@ -573,18 +573,19 @@ fn tails_bytes_active_backend() {
     report.finish(
         test,
         &format!(
-            "40 pairs through convert_from_bytes_with/convert_to_bytes_with, {} lengths x 8 byte offsets x 2 modes x 2 canaries on [{}]",
+            "56 pairs through convert_from_bytes_with/convert_to_bytes_with, {} lengths x 8 byte offsets x 2 modes x 2 canaries on [{}]",
             lengths().len(),
             names(&active)
         ),
     );
 }
 
-/// The same checks with streaming stores: `VCVT_STREAM_MIN_BYTES=0` makes the AVX-512
-/// kernels write every 64-byte-aligned block of the destination with non-temporal stores
-/// (normally only conversions about the size of the last-level cache do), after converting
-/// the elements before the first aligned one with ordinary stores. The variable is read once
-/// per process, so the two tests above run again in a child process of this binary.
+/// The same checks with streaming stores: `VCVT_STREAM_MIN_BYTES=0` makes every conversion
+/// of at least one value take the streaming route (`src/stream.rs`: the kernel fills an L1
+/// buffer, non-temporal stores move its whole 64-byte lines, ordinary stores the parts of
+/// lines at either end), which normally only conversions about the size of the last-level
+/// cache take. The variable is read once per process, so the two tests above run again in
+/// a child process of this binary.
 #[test]
 #[cfg_attr(
     target_os = "wasi",
@@ -620,4 +621,177 @@ fn tails_streaming_stores() {
         );
     }
     println!("{test}: {children:?} passed again with VCVT_STREAM_MIN_BYTES=0");
+}
+
+/// The threshold the streaming child of [`tails_streaming_long`] runs with (source plus
+/// destination bytes): low enough that every length below streams on every pair, high
+/// enough that the 64-value pieces of the reference never do.
+const STREAM_TEST_MIN_BYTES: usize = 4096;
+
+/// Lengths for one pair whose source and destination take `s2` and `d2` bytes per two
+/// values: around the streaming threshold (one below it, which does not stream, and two at
+/// or above it) and around one, two and three destination chunks of the streaming buffer
+/// (`BUF` = 8 KiB in `src/stream.rs`), where a chunk of the route ends and the next begins.
+fn stream_lengths(s2: usize, d2: usize) -> Vec<usize> {
+    let t = (STREAM_TEST_MIN_BYTES * 2).div_ceil(s2 + d2);
+    let per = 8192 * 2 / d2;
+    let mut v = vec![
+        t - 1,
+        t,
+        t + 1,
+        per - 1,
+        per,
+        per + 1,
+        2 * per + 1,
+        3 * per - 3,
+    ];
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// The reference: `S -> D` converted 64 values per call on the Scalar backend, calls too
+/// short to stream.
+fn pieces<S: ConvertTo<D>, D: Element + Pod>(src: &[S], opts: Options) -> Vec<D> {
+    let mut out = vec![D::zeroed(); src.len()];
+    for (s, d) in src.chunks(64).zip(out.chunks_mut(64)) {
+        vcvt::convert_slice_on(Backend::Scalar, s, d, opts).unwrap();
+    }
+    out
+}
+
+/// One pair at the streaming lengths, on every backend, both overflow policies, a NaN policy
+/// other than `Preserve` (the NaN patch route), at destination offsets 0 and 3 elements from
+/// a 64-byte line, inside canaries.
+fn stream_pair<S: Gen + ConvertTo<D>, D: Element + Pod>(backends: &[Backend], report: &mut Report) {
+    let pair = format!("{}->{}", short::<S>(), short::<D>());
+    let (ssz, dsz) = (size_of::<S>(), size_of::<D>());
+    let lens = stream_lengths(2 * ssz, 2 * dsz);
+    let max = *lens.last().unwrap();
+    let mut rng = Rng::new(0x57EA ^ (ssz as u64) << 8 ^ dsz as u64);
+    let src: Vec<S> = (0..max).map(|_| S::generate(&mut rng)).collect();
+    let canary = CANARIES[0];
+    let mut dst_buf = Aligned::new(GUARD + (3 + max) * dsz + GUARD, canary);
+    for (mode, nan) in [
+        (MODES[0], vcvt::NanPolicy::Preserve),
+        (MODES[1], vcvt::NanPolicy::Preserve),
+        (MODES[0], vcvt::NanPolicy::Canonical),
+    ] {
+        let opts = Options::new().overflow(mode).nan(nan);
+        let reference = pieces::<S, D>(&src, opts);
+        for &b in backends {
+            for &len in &lens {
+                for dof in [0, 3] {
+                    let (start, end) = (GUARD + dof * dsz, GUARD + (dof + len) * dsz);
+                    let dst: &mut [D] =
+                        bytemuck::cast_slice_mut(&mut dst_buf.bytes_mut()[start..end]);
+                    vcvt::convert_slice_on(b, &src[..len], dst, opts).unwrap();
+                    let what =
+                        || format!("{pair} on {b}, {mode:?}, {nan:?}, len {len}, dst offset {dof}");
+                    let got: &[D] = bytemuck::cast_slice(&dst_buf.bytes()[start..end]);
+                    report.compare(what, &reference[..len], got, |k| to_u64(&src[k]));
+                    check_canary(report, what, dst_buf.bytes(), start..end, canary);
+                    dst_buf.bytes_mut().fill(canary);
+                }
+            }
+        }
+    }
+}
+
+/// Packed FP4 both ways through the byte API (odd lengths end in half a byte), at the
+/// streaming lengths.
+fn stream_packed(report: &mut Report) {
+    let mut rng = Rng::new(0xF4F4);
+    for (s2, d2, narrow) in [(8, 1, true), (1, 8, false)] {
+        for len in stream_lengths(s2, d2) {
+            let bytes = len.div_ceil(2);
+            if narrow {
+                let src: Vec<f32> = (0..len).map(|_| f32::generate(&mut rng)).collect();
+                let mut want = vec![0u8; bytes];
+                for (s, d) in src.chunks(64).zip(want.chunks_mut(32)) {
+                    let d: &mut [vcvt::F4E2M1x2] = bytemuck::cast_slice_mut(d);
+                    vcvt::convert_slice_on(Backend::Scalar, s, d, Options::new()).unwrap();
+                }
+                let mut got = vec![0u8; bytes];
+                vcvt::convert_to_bytes::<f32, vcvt::F4E2M1x2>(&src, &mut got).unwrap();
+                report.compare(
+                    || format!("f32->F4E2M1x2 len {len}"),
+                    &want,
+                    &got,
+                    |k| k as u64,
+                );
+            } else {
+                let src: Vec<u8> = (0..bytes).map(|_| rng.next_u64() as u8).collect();
+                let mut want = vec![0f32; len];
+                for (s, d) in src.chunks(32).zip(want.chunks_mut(64)) {
+                    let s: &[vcvt::F4E2M1x2] = bytemuck::cast_slice(s);
+                    vcvt::convert_slice_on(Backend::Scalar, s, d, Options::new()).unwrap();
+                }
+                let mut got = vec![0f32; len];
+                vcvt::convert_from_bytes::<vcvt::F4E2M1x2, f32>(&src, &mut got).unwrap();
+                report.compare(
+                    || format!("F4E2M1x2->f32 len {len}"),
+                    &want,
+                    &got,
+                    |k| src[k / 2].into(),
+                );
+            }
+        }
+    }
+}
+
+/// The child of [`tails_streaming_long`]: runs only with `VCVT_STREAM_MIN_BYTES` set to
+/// [`STREAM_TEST_MIN_BYTES`] (a plain run passes it by).
+#[test]
+fn tails_streaming_long_child() {
+    let test = "tails_streaming_long_child";
+    if std::env::var("VCVT_STREAM_MIN_BYTES").ok() != Some(STREAM_TEST_MIN_BYTES.to_string()) {
+        return;
+    }
+    let backends = backends(test);
+    let mut report = Report::default();
+    narrowing_pairs!(stream_pair(&backends, &mut report));
+    widening_pairs!(stream_pair(&backends, &mut report));
+    // Narrow -> narrow: a direct kernel, a two-pass route, F16 <-> BF16.
+    stream_pair::<F8E4M3, BF16>(&backends, &mut report);
+    stream_pair::<F8E5M2FNUZ, F16>(&backends, &mut report);
+    stream_pair::<BF16, F8E4M3>(&backends, &mut report);
+    stream_pair::<F16, BF16>(&backends, &mut report);
+    stream_packed(&mut report);
+    report.finish(
+        test,
+        &format!(
+            "62 pairs at lengths around the streaming threshold and its 8 KiB chunks, 3 policies, 2 destination offsets on [{}]",
+            names(&backends)
+        ),
+    );
+}
+
+/// Conversions larger than the streaming threshold, in a child process with the threshold
+/// at 4 KiB (`VCVT_STREAM_MIN_BYTES` is read once per process): every pair streams its
+/// destination a chunk at a time, and must give the bits of the Scalar backend converting
+/// 64 values per call (which never streams), with the canaries around it intact.
+#[test]
+#[cfg_attr(target_os = "wasi", ignore = "spawns a child process; WASI has none")]
+fn tails_streaming_long() {
+    let test = "tails_streaming_long";
+    if std::env::var_os("VCVT_STREAM_MIN_BYTES").is_some() {
+        return;
+    }
+    let child = "tails_streaming_long_child";
+    let out = common::rerun_self()
+        .args([child, "--exact", "--nocapture", "--test-threads=1"])
+        .env("VCVT_STREAM_MIN_BYTES", STREAM_TEST_MIN_BYTES.to_string())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    print!("{stdout}");
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{test}: the child run failed");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with(&format!("{child}: ")) && l.ends_with(", 0 mismatches")),
+        "{test}: no clean result line from {child}"
+    );
 }

@@ -91,8 +91,8 @@ pub(crate) fn avx512_bf16_available() -> bool {
 }
 
 /// The environment variable that sets the size (source plus destination bytes) from which
-/// the AVX-512 kernels write their destination with streaming stores (see the crate docs,
-/// "Backends").
+/// conversions write their destination with streaming stores (`src/stream.rs`, and the
+/// crate docs, "Backends").
 #[cfg(feature = "std")]
 const STREAM_ENV_VAR: &str = "VCVT_STREAM_MIN_BYTES";
 
@@ -100,8 +100,9 @@ const STREAM_ENV_VAR: &str = "VCVT_STREAM_MIN_BYTES";
 /// stores for their destination: three quarters of the last-level cache, as reported by
 /// CPUID leaf 4 (Intel) or 0x8000001D (AMD), or 32 MiB when neither reports one. With
 /// `std`, the environment variable `VCVT_STREAM_MIN_BYTES` (a byte count; read once)
-/// overrides it: 0 streams every conversion large enough to have an aligned block, and a
-/// huge value never streams.
+/// overrides it (0 streams every conversion, a huge value none; empty is unset, and
+/// anything else that is not a decimal byte count panics on the first conversion that
+/// reads it, naming the variable).
 pub(crate) fn stream_min_bytes() -> usize {
     let v = stream_min_bytes_cached();
     if v != 0 {
@@ -124,11 +125,21 @@ static STREAM_MIN_BYTES: AtomicUsize = AtomicUsize::new(0);
 #[cold]
 fn compute_stream_min_bytes() -> usize {
     #[cfg(feature = "std")]
-    if let Some(v) = std::env::var(STREAM_ENV_VAR)
-        .ok()
-        .and_then(|s| s.trim().parse::<usize>().ok())
-    {
-        return v;
+    if let Some(s) = std::env::var_os(STREAM_ENV_VAR) {
+        // A value that is not a byte count is a mistake to report, not to ignore: the
+        // process would otherwise run with a threshold its user did not ask for.
+        match s
+            .to_str()
+            .map(str::trim)
+            .and_then(|t| t.parse::<usize>().ok())
+        {
+            Some(v) => return v,
+            None if s.is_empty() => {}
+            None => panic!(
+                "vcvt: {STREAM_ENV_VAR}={s:?} is not a byte count (a decimal integer such as 0 \
+                 or 25165824)"
+            ),
+        }
     }
     match last_level_cache_bytes() {
         Some(b) => b / 4 * 3,

@@ -1,0 +1,170 @@
+//! Streaming stores for conversions larger than the cache.
+//!
+//! A conversion whose source and destination together are larger than the last-level cache
+//! gains nothing from keeping its destination in the cache, and pays for it: an ordinary
+//! store first reads the line it writes (the read-for-ownership), so a widening that writes
+//! four bytes per byte it reads moves almost twice the bytes a copy of the same size moves.
+//! `memcpy` avoids that with non-temporal stores, which write whole lines to memory without
+//! reading them. This module does the same for every conversion, whatever kernel serves it:
+//!
+//! 1. the route (a table kernel, a direct narrow → narrow kernel, the NaN patch, the two
+//!    halves through f32) converts [`BUF`] bytes of destination at a time into a buffer on
+//!    the stack, which stays in the L1 cache;
+//! 2. [`nt_copy`] moves the buffer to the destination with non-temporal stores of whole
+//!    64-byte lines (ordinary stores for the parts of lines at either end);
+//! 3. one store fence at the end orders the streamed lines before whatever the caller does
+//!    next (non-temporal stores are weakly ordered).
+//!
+//! So the kernels stay one system, written once, and every pair on every x86-64 tier
+//! streams: the buffer's extra L1 write and read cost far less than the memory traffic they
+//! save. The bits are those of the kernel (the buffer holds its output unchanged), which
+//! `tests/tails.rs` checks with the threshold forced to 0.
+//!
+//! The threshold is three quarters of the last-level cache that CPUID reports (32 MiB if it
+//! reports none), counted as source plus destination bytes; with `std`, the environment
+//! variable `VCVT_STREAM_MIN_BYTES` sets it for the process.
+//!
+//! Only x86-64 streams. AArch64 has `STNP`, a hint that cores may ignore, and no
+//! measurement of it on a core that honours it; WebAssembly has no such store.
+
+use core::mem::{MaybeUninit, size_of};
+
+use crate::{ConvertTo, Element};
+
+/// Bytes of destination converted per step into the stack buffer (a multiple of 64, and
+/// small enough that the buffer and the source chunk that fills it stay in a 32 KiB L1).
+pub(crate) const BUF: usize = 8192;
+
+/// The bytes a pair moves per two values, source and destination (a packed FP4 side holds
+/// two values per byte; every other element is a whole number of bytes).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Geometry {
+    /// Source bytes per two values.
+    src2: usize,
+    /// Destination bytes per two values.
+    dst2: usize,
+}
+
+impl Geometry {
+    /// The geometry of pair `S -> D`.
+    #[inline(always)]
+    pub(crate) const fn of<S: ConvertTo<D>, D: Element>() -> Geometry {
+        let pair = S::PAIR;
+        // A packed side's element (F4E2M1x2, one byte) holds two values.
+        let (src2, dst2) = match (pair.packed, pair.packed_dst) {
+            (true, true) => (2 * size_of::<S>(), size_of::<D>()),
+            (true, false) => (size_of::<S>(), 2 * size_of::<D>()),
+            (false, _) => (2 * size_of::<S>(), 2 * size_of::<D>()),
+        };
+        Geometry { src2, dst2 }
+    }
+
+    /// Whether a conversion of `len` values is large enough to stream: a relaxed load and a
+    /// compare, so that a short call pays next to nothing.
+    #[inline(always)]
+    pub(crate) fn wants(self, len: usize) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // Saturating: a length whose byte count overflows certainly streams.
+            let bytes = len.saturating_mul(self.src2 + self.dst2) / 2;
+            bytes >= min_bytes_cached() && len != 0
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = len;
+            false
+        }
+    }
+}
+
+/// Runs `chunk` over `len` values a [`BUF`]-byte destination chunk at a time into a stack
+/// buffer, and streams each chunk to `dst` ([`nt_copy`]), then fences.
+///
+/// # Safety
+/// `src` valid for reading and `dst` for writing `len` values of the pair `g` describes,
+/// without overlap; `chunk(s, d, n)` must be safe to call with `s` valid for reading `n`
+/// source values and `d` valid for writing `n` destination values (a 64-byte-aligned stack
+/// buffer), `n` even unless it is the last chunk, and must write all `n` of them.
+#[cfg(target_arch = "x86_64")]
+#[inline(never)]
+pub(crate) unsafe fn run(
+    g: Geometry,
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+    mut chunk: impl FnMut(*const u8, *mut u8, usize),
+) {
+    #[repr(C, align(64))]
+    struct Buf([MaybeUninit<u8>; BUF]);
+    let mut buf = Buf([MaybeUninit::uninit(); BUF]);
+    let b = buf.0.as_mut_ptr().cast::<u8>();
+    // Values per chunk: even (a destination element is 1, 2, 4 or 8 bytes, or half a byte
+    // packed, all of which divide `BUF / 2`), so every chunk but the last starts on a whole
+    // byte of a packed side.
+    let per = BUF * 2 / g.dst2;
+    debug_assert!((BUF * 2).is_multiple_of(g.dst2) && per.is_multiple_of(2));
+    let mut i = 0;
+    while i < len {
+        let n = per.min(len - i);
+        // Bytes of the destination this chunk fills (a packed destination's last chunk may
+        // end in half a byte, which the kernel writes whole).
+        let bytes = (n * g.dst2).div_ceil(2);
+        // SAFETY: `i` is even, so `i * src2 / 2` and `i * dst2 / 2` are the byte offsets of
+        // value `i` on both sides, inside the caller's ranges with the `n` values that
+        // follow; the buffer holds `BUF >= bytes` bytes and overlaps neither range; `chunk`
+        // writes all `bytes` of it before `nt_copy` reads them.
+        unsafe {
+            chunk(src.add(i * g.src2 / 2), b, n);
+            nt_copy(b, dst.add(i * g.dst2 / 2), bytes);
+        }
+        i += n;
+    }
+    // SAFETY: SFENCE is SSE, which every x86-64 CPU has.
+    unsafe { core::arch::x86_64::_mm_sfence() };
+}
+
+/// Copies `len` bytes from `src` to `dst`: the whole 64-byte lines of `dst` with
+/// non-temporal stores, the bytes before the first and after the last such line with
+/// ordinary ones. The caller fences.
+///
+/// # Safety
+/// `src` valid for reading and `dst` for writing `len` bytes, without overlap.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn nt_copy(src: *const u8, dst: *mut u8, len: usize) {
+    use core::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+    let head = (dst as usize).wrapping_neg() % 64;
+    if head >= len {
+        // SAFETY: the caller's ranges.
+        unsafe { core::ptr::copy_nonoverlapping(src, dst, len) };
+        return;
+    }
+    let lines = (len - head) / 64;
+    let tail = head + lines * 64;
+    // SAFETY: every access is to bytes `0..len` of the two ranges: the head `0..head`, the
+    // lines `head..tail` (16 bytes at a time, the stores to a 64-byte-aligned address, as
+    // MOVNTDQ requires) and the tail `tail..len`. MOVNTDQ and MOVDQU are SSE2, which every
+    // x86-64 CPU has.
+    unsafe {
+        core::ptr::copy_nonoverlapping(src, dst, head);
+        for l in 0..lines {
+            let s = src.add(head + l * 64);
+            let d = dst.add(head + l * 64);
+            for q in 0..4 {
+                let v = _mm_loadu_si128(s.add(16 * q).cast::<__m128i>());
+                _mm_stream_si128(d.add(16 * q).cast::<__m128i>(), v);
+            }
+        }
+        core::ptr::copy_nonoverlapping(src.add(tail), dst.add(tail), len - tail);
+    }
+}
+
+/// The cached threshold, or 0 before it is first computed (then [`min_bytes`] computes it).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn min_bytes_cached() -> usize {
+    match crate::arch::x86_64::stream_min_bytes_cached() {
+        0 => crate::arch::x86_64::stream_min_bytes(),
+        v => v,
+    }
+}
