@@ -17,16 +17,9 @@
 //! 2 KiB ahead (only lines inside the source): with long loop bodies the core otherwise
 //! keeps too few DRAM reads in flight on large slices.
 //!
-//! Conversions that move about as many bytes as the last-level cache holds (see
-//! `stream_min_bytes`) write their destination with non-temporal (streaming) stores, as
-//! `memcpy` does for large copies: an ordinary store to a line that is not cached first
-//! reads the line from memory, a third transfer for every destination byte, and the result
-//! would evict the cache anyway. The elements before the first 64-byte-aligned one are
-//! converted with ordinary stores, the 64-element blocks from there on with streaming
-//! stores, the remainder with ordinary masked stores, and an `SFENCE` ends the call so that
-//! the streamed stores are ordered before anything the caller does next. A destination
-//! whose elements never meet a 64-byte boundary (odd addresses for 2-byte codes, from the
-//! byte APIs) keeps ordinary stores.
+//! Conversions larger than the last-level cache reach these kernels a chunk at a time,
+//! through the streaming route of `src/stream.rs`, which writes the destination with
+//! non-temporal stores; the kernels themselves always store ordinarily.
 //!
 //! # Narrowing f32
 //!
@@ -158,62 +151,26 @@ fn mask16(n: usize) -> __mmask16 {
     ((1u32 << n) - 1) as __mmask16
 }
 
-/// Stores 64 bytes at `p`: a non-temporal (streaming) store when `NT`, ordinary otherwise.
+/// Stores 64 bytes at `p`.
 ///
 /// # Safety
-/// `p` valid for writing 64 bytes, and 64-byte aligned when `NT`.
+/// `p` valid for writing 64 bytes.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-pub(super) unsafe fn store512<const NT: bool>(p: *mut u8, v: __m512i) {
-    // SAFETY: the caller's guarantees.
-    unsafe {
-        if NT {
-            _mm512_stream_si512(p.cast(), v);
-        } else {
-            _mm512_storeu_si512(p.cast(), v);
-        }
-    }
+pub(super) unsafe fn store512(p: *mut u8, v: __m512i) {
+    // SAFETY: the caller's guarantee.
+    unsafe { _mm512_storeu_si512(p.cast(), v) }
 }
 
-/// Stores 32 bytes at `p`, as [`store512`] (32-byte alignment when `NT`).
+/// Stores 32 bytes at `p`.
 ///
 /// # Safety
-/// `p` valid for writing 32 bytes, and 32-byte aligned when `NT`.
+/// `p` valid for writing 32 bytes.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-unsafe fn store256<const NT: bool>(p: *mut u8, v: __m256i) {
-    // SAFETY: the caller's guarantees.
-    unsafe {
-        if NT {
-            _mm256_stream_si256(p.cast(), v);
-        } else {
-            _mm256_storeu_si256(p.cast(), v);
-        }
-    }
-}
-
-/// Where streaming stores start in a conversion of `len` elements of `ssize` source and
-/// `dsize` destination bytes writing at `dst`: `None` (ordinary stores throughout) unless
-/// the conversion moves at least [`super::stream_min_bytes`] bytes and some element boundary
-/// of the destination is 64-byte aligned; otherwise the number of leading elements to
-/// convert with ordinary stores, after which the destination is 64-byte aligned.
-///
-/// Streaming stores write whole cache lines to memory without first reading them (an
-/// ordinary store to a line not in cache reads it in: a third memory transfer per
-/// destination byte) and without evicting the cache's contents; `memcpy` does the same for
-/// large copies. Below the threshold (about the size of the last-level cache) the
-/// destination is better left in cache for the caller.
-#[inline]
-pub(super) fn stream_split(dst: *mut u8, len: usize, ssize: usize, dsize: usize) -> Option<usize> {
-    if len.saturating_mul(ssize + dsize) < super::stream_min_bytes() {
-        return None;
-    }
-    let mis = dst as usize % 64;
-    if !mis.is_multiple_of(dsize) {
-        return None;
-    }
-    let head = (64 - mis) % 64 / dsize;
-    (head < len).then_some(head)
+unsafe fn store256(p: *mut u8, v: __m256i) {
+    // SAFETY: the caller's guarantee.
+    unsafe { _mm256_storeu_si256(p.cast(), v) }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -454,21 +411,18 @@ fn f32_from_f64_pair(x0: __m512d, x1: __m512d) -> __m512i {
 // Narrowing loops
 // ---------------------------------------------------------------------------------------
 
-/// Stores the 64 codes of four `narrow16` results at `dst` (64 elements of format `FMT`),
-/// with streaming stores when `NT`.
+/// Stores the 64 codes of four `narrow16` results at `dst` (64 elements of format `FMT`).
 ///
 /// # Safety
-/// `dst` must be valid for writing 64 elements of the format, and 64-byte aligned when
-/// `NT`.
+/// `dst` must be valid for writing 64 elements of the format.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-pub(super) unsafe fn store64<const FMT: u8, const NT: bool>(dst: *mut u8, v: [__m512i; 4]) {
+pub(super) unsafe fn store64<const FMT: u8>(dst: *mut u8, v: [__m512i; 4]) {
     match FMT {
         F16 => {
             for (j, h) in v.into_iter().enumerate() {
-                // SAFETY: 16 codes of 2 bytes at element 16*j < 64; in bounds by contract. When
-                // NT, `dst` is 64-byte aligned, so each 32-byte part is 32-byte aligned.
-                unsafe { store256::<NT>(dst.add(32 * j), _mm512_castsi512_si256(h)) };
+                // SAFETY: 16 codes of 2 bytes at element 16*j < 64; in bounds by contract.
+                unsafe { store256(dst.add(32 * j), _mm512_castsi512_si256(h)) };
             }
         }
         BF16 => {
@@ -479,11 +433,10 @@ pub(super) unsafe fn store64<const FMT: u8, const NT: bool>(dst: *mut u8, v: [__
             );
             let p0 = _mm512_permutex2var_epi16(v[0], idx, v[1]);
             let p1 = _mm512_permutex2var_epi16(v[2], idx, v[3]);
-            // SAFETY: 2 x 32 codes of 2 bytes = 64 elements; in bounds by contract; both
-            // 64-byte parts are 64-byte aligned when NT, as `dst` is.
+            // SAFETY: 2 x 32 codes of 2 bytes = 64 elements; in bounds by contract.
             unsafe {
-                store512::<NT>(dst, p0);
-                store512::<NT>(dst.add(64), p1);
+                store512(dst, p0);
+                store512(dst.add(64), p1);
             }
         }
         _ => {
@@ -494,8 +447,8 @@ pub(super) unsafe fn store64<const FMT: u8, const NT: bool>(dst: *mut u8, v: [__
             let w1 = _mm512_packus_epi32(v[2], v[3]);
             let b = _mm512_packus_epi16(w0, w1);
             let idx = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-            // SAFETY: 64 one-byte codes; in bounds by contract; aligned when NT, as `dst` is.
-            unsafe { store512::<NT>(dst, _mm512_permutexvar_epi32(idx, b)) };
+            // SAFETY: 64 one-byte codes; in bounds by contract.
+            unsafe { store512(dst, _mm512_permutexvar_epi32(idx, b)) };
         }
     }
 }
@@ -523,13 +476,12 @@ const fn narrow_size(fmt: u8) -> usize {
     if fmt == F16 || fmt == BF16 { 2 } else { 1 }
 }
 
-/// Narrows `len` f32 to format `FMT`, the 64-element blocks with streaming stores when `NT`.
+/// Narrows `len` f32 to format `FMT`.
 ///
 /// # Safety
-/// [`RawKernel`](crate::arch::RawKernel) contract, the CPU has this backend's features, and `dst` is 64-byte
-/// aligned when `NT`.
+/// [`RawKernel`](crate::arch::RawKernel) contract, and the CPU has this backend's features.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-pub(super) unsafe fn narrow_f32<const FMT: u8, const SAT: bool, const NT: bool>(
+pub(super) unsafe fn narrow_f32<const FMT: u8, const SAT: bool>(
     src: *const u8,
     dst: *mut u8,
     len: usize,
@@ -551,7 +503,7 @@ pub(super) unsafe fn narrow_f32<const FMT: u8, const SAT: bool, const NT: bool>(
                     _mm512_loadu_si512(p.add(32).cast()),
                     _mm512_loadu_si512(p.add(48).cast()),
                 ];
-                store512::<NT>(dst.add(i), fp8x64_from_f32::<FMT, SAT>(x));
+                store512(dst.add(i), fp8x64_from_f32::<FMT, SAT>(x));
             }
             i += BLOCK;
             continue;
@@ -565,7 +517,7 @@ pub(super) unsafe fn narrow_f32<const FMT: u8, const SAT: bool, const NT: bool>(
                 narrow16::<FMT, SAT>(_mm512_loadu_si512(p.add(32).cast())),
                 narrow16::<FMT, SAT>(_mm512_loadu_si512(p.add(48).cast())),
             ];
-            store64::<FMT, NT>(dst.add(i * size), v);
+            store64::<FMT>(dst.add(i * size), v);
         }
         i += BLOCK;
     }
@@ -581,7 +533,7 @@ pub(super) unsafe fn narrow_f32<const FMT: u8, const SAT: bool, const NT: bool>(
 }
 
 /// Narrows `len` F16 (`SRC == F16`) or BF16 (`SRC == BF16`) values to F8E4M3/F8E5M2
-/// (`FMT`) in one pass, the 64-element blocks with streaming stores when `NT`: [`widen16`]
+/// (`FMT`) in one pass: [`widen16`]
 /// (exact: `VCVTPH2PS`, or the BF16 bits moved up) feeds the hand-written f32 narrowing of
 /// [`narrow_f32`] in registers. Every F16 and BF16 value is exactly an f32, so the one
 /// rounding is the narrowing's, from the source value, as the two-pass route computes it,
@@ -589,10 +541,9 @@ pub(super) unsafe fn narrow_f32<const FMT: u8, const SAT: bool, const NT: bool>(
 /// neither step reads MXCSR's rounding, and F16 subnormals widen to normal f32.
 ///
 /// # Safety
-/// [`RawKernel`](crate::arch::RawKernel) contract, the CPU has this backend's features, and
-/// `dst` is 64-byte aligned when `NT`.
+/// [`RawKernel`](crate::arch::RawKernel) contract, and the CPU has this backend's features.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-unsafe fn fp8_from_16<const SRC: u8, const FMT: u8, const SAT: bool, const NT: bool>(
+unsafe fn fp8_from_16<const SRC: u8, const FMT: u8, const SAT: bool>(
     src: *const u8,
     dst: *mut u8,
     len: usize,
@@ -606,7 +557,7 @@ unsafe fn fp8_from_16<const SRC: u8, const FMT: u8, const SAT: bool, const NT: b
         unsafe {
             let p = src.add(2 * i);
             let x = [0, 1, 2, 3].map(|j| widen16::<SRC>(_mm256_loadu_si256(p.add(32 * j).cast())));
-            store512::<NT>(dst.add(i), fp8x64_from_f32::<FMT, SAT>(x));
+            store512(dst.add(i), fp8x64_from_f32::<FMT, SAT>(x));
         }
         i += BLOCK;
     }
@@ -636,26 +587,18 @@ unsafe fn entry_fp8_from_16<const SRC: u8, const FMT: u8>(
     // SAFETY: as in `entry_narrow_f32`.
     unsafe {
         match o.overflow {
-            Overflow::Saturate => run_split!(fp8_from_16[SRC, FMT, true](src, dst, len, 2, 1)),
-            Overflow::NonSaturating => {
-                run_split!(fp8_from_16[SRC, FMT, false](src, dst, len, 2, 1))
-            }
+            Overflow::Saturate => fp8_from_16::<SRC, FMT, true>(src, dst, len),
+            Overflow::NonSaturating => fp8_from_16::<SRC, FMT, false>(src, dst, len),
         }
     }
 }
 
-/// Narrows `len` f64 to format `FMT` with a single rounding, the 64-element blocks with
-/// streaming stores when `NT`.
+/// Narrows `len` f64 to format `FMT` with a single rounding.
 ///
 /// # Safety
-/// [`RawKernel`](crate::arch::RawKernel) contract, the CPU has this backend's features, and `dst` is 64-byte
-/// aligned when `NT`.
+/// [`RawKernel`](crate::arch::RawKernel) contract, and the CPU has this backend's features.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-unsafe fn narrow_f64<const FMT: u8, const SAT: bool, const NT: bool>(
-    src: *const u8,
-    dst: *mut u8,
-    len: usize,
-) {
+unsafe fn narrow_f64<const FMT: u8, const SAT: bool>(src: *const u8, dst: *mut u8, len: usize) {
     let src = src.cast::<f64>();
     let size = narrow_size(FMT);
     let mut i = 0;
@@ -664,13 +607,13 @@ unsafe fn narrow_f64<const FMT: u8, const SAT: bool, const NT: bool>(
         prefetch_ahead(src.wrapping_add(i).cast(), end, BLOCK * 8);
         if FMT == BF16 {
             // SAFETY: elements i..i+64 are in bounds of both slices (len - i >= 64): eight
-            // 64-byte loads, two 64-byte stores (64-byte aligned when NT, as `dst` is).
+            // 64-byte loads, two 64-byte stores.
             unsafe {
                 let p = src.add(i);
                 let x = |j: usize| _mm512_loadu_pd(p.add(8 * j));
                 let d = dst.add(2 * i);
-                store512::<NT>(d, bf16x32_from_f64::<SAT>([x(0), x(1), x(2), x(3)]));
-                store512::<NT>(d.add(64), bf16x32_from_f64::<SAT>([x(4), x(5), x(6), x(7)]));
+                store512(d, bf16x32_from_f64::<SAT>([x(0), x(1), x(2), x(3)]));
+                store512(d.add(64), bf16x32_from_f64::<SAT>([x(4), x(5), x(6), x(7)]));
             }
             i += BLOCK;
             continue;
@@ -686,9 +629,9 @@ unsafe fn narrow_f64<const FMT: u8, const SAT: bool, const NT: bool>(
             }
             if FMT == E4M3 || FMT == E5M2 {
                 // The f32 rounded to odd keeps enough bits for one RNE to the target.
-                store512::<NT>(dst.add(i), fp8x64_from_f32::<FMT, SAT>(v));
+                store512(dst.add(i), fp8x64_from_f32::<FMT, SAT>(v));
             } else {
-                store64::<FMT, NT>(dst.add(i * size), v.map(|x| narrow16::<FMT, SAT>(x)));
+                store64::<FMT>(dst.add(i * size), v.map(|x| narrow16::<FMT, SAT>(x)));
             }
         }
         i += BLOCK;
@@ -833,18 +776,12 @@ fn f64_from_f32_bits<const FMT: u8>(x: __m256i) -> __m512d {
     }
 }
 
-/// Widens `len` codes of format `FMT` to f32 (`WIDE64 == false`) or f64, the 64-element
-/// blocks with streaming stores when `NT`.
+/// Widens `len` codes of format `FMT` to f32 (`WIDE64 == false`) or f64.
 ///
 /// # Safety
-/// [`RawKernel`](crate::arch::RawKernel) contract, the CPU has this backend's features, and `dst` is 64-byte
-/// aligned when `NT`.
+/// [`RawKernel`](crate::arch::RawKernel) contract, and the CPU has this backend's features.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-unsafe fn widen<const FMT: u8, const WIDE64: bool, const NT: bool>(
-    src: *const u8,
-    dst: *mut u8,
-    len: usize,
-) {
+unsafe fn widen<const FMT: u8, const WIDE64: bool>(src: *const u8, dst: *mut u8, len: usize) {
     let size = narrow_size(FMT);
     let mut i = 0;
     let end = src.wrapping_add(len * size);
@@ -858,8 +795,8 @@ unsafe fn widen<const FMT: u8, const WIDE64: bool, const NT: bool>(
                 let h = fp8x32_to_f16::<FMT>(_mm256_loadu_si256(src.add(e).cast()));
                 let lo = f32_from_fp8_f16::<FMT>(_mm512_castsi512_si256(h));
                 let hi = f32_from_fp8_f16::<FMT>(_mm512_extracti64x4_epi64::<1>(h));
-                store_wide_full::<FMT, WIDE64, NT>(dst, e, lo);
-                store_wide_full::<FMT, WIDE64, NT>(dst, e + 16, hi);
+                store_wide_full::<FMT, WIDE64>(dst, e, lo);
+                store_wide_full::<FMT, WIDE64>(dst, e + 16, hi);
             }
         }
         i += BLOCK;
@@ -871,7 +808,7 @@ unsafe fn widen<const FMT: u8, const WIDE64: bool, const NT: bool>(
             // SAFETY: elements e..e+16 are in bounds of both slices (len - i >= 64).
             unsafe {
                 let c = load16::<FMT>(src.add(e * size), 0xFFFF);
-                store_wide_full::<FMT, WIDE64, NT>(dst, e, widen16::<FMT>(c));
+                store_wide_full::<FMT, WIDE64>(dst, e, widen16::<FMT>(c));
             }
         }
         i += BLOCK;
@@ -916,105 +853,31 @@ unsafe fn store_wide<const FMT: u8, const WIDE64: bool>(
     }
 }
 
-/// Stores 16 widened lanes (f32 bits `w`) as f32 or f64 at element `i` of `dst`, with
-/// streaming stores when `NT`.
+/// Stores 16 widened lanes (f32 bits `w`) as f32 or f64 at element `i` of `dst`.
 ///
 /// # Safety
-/// `dst` must be valid for writing the elements `i..i + 16`, and element `i` 64-byte aligned
-/// when `NT`.
+/// `dst` must be valid for writing the elements `i..i + 16`.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-unsafe fn store_wide_full<const FMT: u8, const WIDE64: bool, const NT: bool>(
-    dst: *mut u8,
-    i: usize,
-    w: __m512i,
-) {
+unsafe fn store_wide_full<const FMT: u8, const WIDE64: bool>(dst: *mut u8, i: usize, w: __m512i) {
     if WIDE64 {
         let lo = f64_from_f32_bits::<FMT>(_mm512_castsi512_si256(w));
         let hi = f64_from_f32_bits::<FMT>(_mm512_extracti64x4_epi64::<1>(w));
         let p = dst.wrapping_add(8 * i);
-        // SAFETY: 16 f64 (128 bytes) writable at element i; aligned when NT.
+        // SAFETY: 16 f64 (128 bytes) writable at element i.
         unsafe {
-            store512::<NT>(p, _mm512_castpd_si512(lo));
-            store512::<NT>(p.wrapping_add(64), _mm512_castpd_si512(hi));
+            store512(p, _mm512_castpd_si512(lo));
+            store512(p.wrapping_add(64), _mm512_castpd_si512(hi));
         }
     } else {
-        // SAFETY: 16 f32 (64 bytes) writable at element i; aligned when NT.
-        unsafe { store512::<NT>(dst.wrapping_add(4 * i), w) };
+        // SAFETY: 16 f32 (64 bytes) writable at element i.
+        unsafe { store512(dst.wrapping_add(4 * i), w) };
     }
 }
 
 // ---------------------------------------------------------------------------------------
 // The table
 // ---------------------------------------------------------------------------------------
-
-/// Runs `kernel::<C.., NT>` over a conversion (invoked as `run_split!(kernel[C..](src, dst,
-/// len, source size, destination size))`): with ordinary stores when the conversion is at
-/// most one 64-value block or below the streaming threshold, else through
-/// [`run_split_cold`]. A short call pays one compare (it never streams: a conversion of one
-/// block has at most one aligned block to stream); a longer one a relaxed load, a multiply
-/// and a compare. The table entries that invoke this carry their kernel's target features,
-/// so that the kernel is inlined into them and a call is one indirect call.
-macro_rules! run_split {
-    ($kernel:ident[$($c:tt),*]($src:expr, $dst:expr, $len:expr, $ssize:expr, $dsize:expr)) => {{
-        let (src, dst, len): (*const u8, *mut u8, usize) = ($src, $dst, $len);
-        // Before the threshold is known this reads 0, which sends the call down the cold
-        // path, where it is computed.
-        if len <= BLOCK || len.saturating_mul($ssize + $dsize) < super::stream_min_bytes_cached() {
-            $kernel::<$($c,)* false>(src, dst, len)
-        } else {
-            // The two sizes in one argument, so that all six fit in registers and the
-            // call can be a tail call (no stack frame on the common path).
-            run_split_cold(
-                src,
-                dst,
-                len,
-                ($ssize) | (($dsize) << 8),
-                $kernel::<$($c,)* false>,
-                $kernel::<$($c,)* true>,
-            )
-        }
-    }};
-}
-pub(super) use run_split;
-
-/// A kernel with its contract: [`RawKernel`](crate::arch::RawKernel) without the overflow argument, plus 64-byte
-/// alignment of `dst` for the streaming variants.
-pub(super) type Kernel = unsafe fn(*const u8, *mut u8, usize);
-
-/// The large-conversion path of [`run_split`]: ordinary stores for the elements before the
-/// first 64-byte-aligned destination element ([`stream_split`]), `streaming` from there,
-/// then a store fence, so that the streamed data is ordered before whatever the caller does
-/// next, as ordinary stores are. Without such an element, `normal` throughout.
-///
-/// # Safety
-/// The kernels' contract for the whole conversion, and the CPU has their features.
-#[cold]
-#[inline(never)]
-pub(super) unsafe fn run_split_cold(
-    src: *const u8,
-    dst: *mut u8,
-    len: usize,
-    sizes: usize,
-    normal: Kernel,
-    streaming: Kernel,
-) {
-    // Source element size in the low byte, destination size in the next (`run_split`).
-    let (ssize, dsize) = (sizes & 0xFF, sizes >> 8);
-    // SAFETY: the two parts are consecutive and together cover the conversion; the second
-    // starts 64-byte aligned in the destination, as `streaming` requires. SFENCE is SSE,
-    // which every x86-64 CPU has.
-    unsafe {
-        match stream_split(dst, len, ssize, dsize) {
-            None => normal(src, dst, len),
-            Some(head) => {
-                normal(src, dst, head);
-                streaming(src.add(head * ssize), dst.add(head * dsize), len - head);
-                _mm_sfence();
-            }
-        }
-    }
-}
 
 /// Table entry: f32 to format `FMT`.
 ///
@@ -1023,13 +886,11 @@ pub(super) unsafe fn run_split_cold(
 /// the dispatcher checks (`avx512_available`) before handing out this table.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 unsafe fn entry_narrow_f32<const FMT: u8>(src: *const u8, dst: *mut u8, len: usize, o: Policy) {
-    let ds = narrow_size(FMT);
-    // SAFETY: forwarded contract; the features are present (see above); `run_split` passes
-    // NT = true only for a destination part that starts 64-byte aligned.
+    // SAFETY: forwarded contract; the features are present (see above).
     unsafe {
         match o.overflow {
-            Overflow::Saturate => run_split!(narrow_f32[FMT, true](src, dst, len, 4, ds)),
-            Overflow::NonSaturating => run_split!(narrow_f32[FMT, false](src, dst, len, 4, ds)),
+            Overflow::Saturate => narrow_f32::<FMT, true>(src, dst, len),
+            Overflow::NonSaturating => narrow_f32::<FMT, false>(src, dst, len),
         }
     }
 }
@@ -1040,12 +901,11 @@ unsafe fn entry_narrow_f32<const FMT: u8>(src: *const u8, dst: *mut u8, len: usi
 /// As [`entry_narrow_f32`].
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 unsafe fn entry_narrow_f64<const FMT: u8>(src: *const u8, dst: *mut u8, len: usize, o: Policy) {
-    let ds = narrow_size(FMT);
     // SAFETY: as in `entry_narrow_f32`.
     unsafe {
         match o.overflow {
-            Overflow::Saturate => run_split!(narrow_f64[FMT, true](src, dst, len, 8, ds)),
-            Overflow::NonSaturating => run_split!(narrow_f64[FMT, false](src, dst, len, 8, ds)),
+            Overflow::Saturate => narrow_f64::<FMT, true>(src, dst, len),
+            Overflow::NonSaturating => narrow_f64::<FMT, false>(src, dst, len),
         }
     }
 }
@@ -1061,9 +921,8 @@ unsafe fn entry_widen<const FMT: u8, const WIDE64: bool>(
     len: usize,
     _o: Policy,
 ) {
-    let ds = if WIDE64 { 8 } else { 4 };
     // SAFETY: as in `entry_narrow_f32`.
-    unsafe { run_split!(widen[FMT, WIDE64](src, dst, len, narrow_size(FMT), ds)) }
+    unsafe { widen::<FMT, WIDE64>(src, dst, len) }
 }
 
 /// Sets this file's kernels in an AVX-512 table (`tables.rs` composes the tables).

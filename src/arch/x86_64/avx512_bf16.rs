@@ -32,7 +32,7 @@
 
 use core::arch::x86_64::*;
 
-use super::avx512::{self, BF16, BLOCK, run_split, run_split_cold};
+use super::avx512::{self, BF16, BLOCK};
 use crate::Overflow;
 use crate::arch::Kernels;
 use crate::options::Policy;
@@ -72,17 +72,12 @@ fn bf16x32<const SAT: bool>(lo: __m512i, hi: __m512i) -> __m512i {
     }
 }
 
-/// Narrows `len` f32 to BF16, the 64-element blocks with streaming stores when `NT`.
+/// Narrows `len` f32 to BF16.
 ///
 /// # Safety
-/// [`crate::arch::RawKernel`] contract, the CPU has this backend's features, and `dst` is
-/// 64-byte aligned when `NT`.
+/// [`crate::arch::RawKernel`] contract, and the CPU has this backend's features.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx2,fma,f16c")]
-unsafe fn narrow_f32_bf16<const SAT: bool, const NT: bool>(
-    src: *const u8,
-    dst: *mut u8,
-    len: usize,
-) {
+unsafe fn narrow_f32_bf16<const SAT: bool>(src: *const u8, dst: *mut u8, len: usize) {
     let s = src.cast::<f32>();
     let end = src.wrapping_add(4 * len);
     let mut i = 0;
@@ -99,14 +94,14 @@ unsafe fn narrow_f32_bf16<const SAT: bool, const NT: bool>(
                 _mm512_loadu_si512(p.add(48).cast()),
             ];
             let d = dst.add(2 * i);
-            avx512::store512::<NT>(d, bf16x32::<SAT>(x[0], x[1]));
-            avx512::store512::<NT>(d.add(64), bf16x32::<SAT>(x[2], x[3]));
+            avx512::store512(d, bf16x32::<SAT>(x[0], x[1]));
+            avx512::store512(d.add(64), bf16x32::<SAT>(x[2], x[3]));
         }
         i += BLOCK;
     }
     // SAFETY: elements i..len of both slices, fewer than 64: in bounds by the contract; the
     // CPU has the `Avx512` backend's features, a subset of this one's.
-    unsafe { avx512::narrow_f32::<BF16, SAT, false>(src.add(4 * i), dst.add(2 * i), len - i) }
+    unsafe { avx512::narrow_f32::<BF16, SAT>(src.add(4 * i), dst.add(2 * i), len - i) }
 }
 
 /// Table entry: f32 to BF16.
@@ -117,12 +112,11 @@ unsafe fn narrow_f32_bf16<const SAT: bool, const NT: bool>(
 /// before handing out this table.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx2,fma,f16c")]
 unsafe fn entry_f32_to_bf16(src: *const u8, dst: *mut u8, len: usize, o: Policy) {
-    // SAFETY: forwarded contract; the features are present (see above); `run_split` passes
-    // NT = true only for a destination part that starts 64-byte aligned.
+    // SAFETY: forwarded contract; the features are present (see above).
     unsafe {
         match o.overflow {
-            Overflow::Saturate => run_split!(narrow_f32_bf16[true](src, dst, len, 4, 2)),
-            Overflow::NonSaturating => run_split!(narrow_f32_bf16[false](src, dst, len, 4, 2)),
+            Overflow::Saturate => narrow_f32_bf16::<true>(src, dst, len),
+            Overflow::NonSaturating => narrow_f32_bf16::<false>(src, dst, len),
         }
     }
 }

@@ -69,7 +69,7 @@
 
 use core::arch::x86_64::*;
 
-use super::avx512::{self, BLOCK, E4M3, E5M2, run_split, run_split_cold};
+use super::avx512::{self, BLOCK, E4M3, E5M2};
 use crate::arch::Kernels;
 use crate::codec::Format;
 use crate::options::Policy;
@@ -387,18 +387,12 @@ fn widen64_f64(t: Lut, ord: __m512i, c: __m512i) -> [__m512i; 8] {
     ]
 }
 
-/// Widens `len` fp8 codes of format `FMT` to f32 (`WIDE64 == false`) or f64, the 64-element
-/// blocks with streaming stores when `NT`.
+/// Widens `len` fp8 codes of format `FMT` to f32 (`WIDE64 == false`) or f64.
 ///
 /// # Safety
-/// [`crate::arch::RawKernel`] contract, the CPU has this backend's features, and `dst` is
-/// 64-byte aligned when `NT`.
+/// [`crate::arch::RawKernel`] contract, and the CPU has this backend's features.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
-unsafe fn widen_fp8<const FMT: u8, const WIDE64: bool, const NT: bool>(
-    src: *const u8,
-    dst: *mut u8,
-    len: usize,
-) {
+unsafe fn widen_fp8<const FMT: u8, const WIDE64: bool>(src: *const u8, dst: *mut u8, len: usize) {
     let t = load_lut::<FMT, WIDE64>();
     let ord = if WIDE64 { &ORDER_F64 } else { &ORDER_F32 };
     // SAFETY: a 64-byte load of a static 64-byte array.
@@ -414,12 +408,12 @@ unsafe fn widen_fp8<const FMT: u8, const WIDE64: bool, const NT: bool>(
             if WIDE64 {
                 let d = dst.add(8 * i);
                 for (k, v) in widen64_f64(t, ord, c).into_iter().enumerate() {
-                    avx512::store512::<NT>(d.add(64 * k), v);
+                    avx512::store512(d.add(64 * k), v);
                 }
             } else {
                 let d = dst.add(4 * i);
                 for (k, v) in widen64_f32(t, ord, c).into_iter().enumerate() {
-                    avx512::store512::<NT>(d.add(64 * k), v);
+                    avx512::store512(d.add(64 * k), v);
                 }
             }
         }
@@ -507,10 +501,9 @@ fn words16(t: Lut, p: &Tables16, ord: __m512i, c: __m512i) -> (__m512i, __m512i)
 /// element order.
 ///
 /// # Safety
-/// [`crate::arch::RawKernel`] contract, the CPU has this backend's features, and `dst` is
-/// 64-byte aligned when `NT`.
+/// [`crate::arch::RawKernel`] contract, and the CPU has this backend's features.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
-unsafe fn to16<const K: u8, const NT: bool>(src: *const u8, dst: *mut u8, len: usize) {
+unsafe fn to16<const K: u8>(src: *const u8, dst: *mut u8, len: usize) {
     let p = pair16(K);
     let t = load_tables(&p.t);
     // SAFETY: a 64-byte load of a static 64-byte array.
@@ -523,8 +516,8 @@ unsafe fn to16<const K: u8, const NT: bool>(src: *const u8, dst: *mut u8, len: u
         // load, and 128 bytes of stores at element i.
         unsafe {
             let (w0, w1) = words16(t, p, ord, _mm512_loadu_si512(src.add(i).cast()));
-            avx512::store512::<NT>(dst.add(2 * i), w0);
-            avx512::store512::<NT>(dst.add(2 * i + 64), w1);
+            avx512::store512(dst.add(2 * i), w0);
+            avx512::store512(dst.add(2 * i + 64), w1);
         }
         i += BLOCK;
     }
@@ -552,9 +545,8 @@ unsafe fn to16<const K: u8, const NT: bool>(src: *const u8, dst: *mut u8, len: u
 /// As for [`entry_widen_fp8`].
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
 unsafe fn entry_to16<const K: u8>(src: *const u8, dst: *mut u8, len: usize, _o: Policy) {
-    // SAFETY: forwarded contract; the features are present (see `entry_widen_fp8`);
-    // `run_split` passes NT = true only for a destination part that starts 64-byte aligned.
-    unsafe { run_split!(to16[K](src, dst, len, 1, 2)) }
+    // SAFETY: forwarded contract; the features are present (see `entry_widen_fp8`).
+    unsafe { to16::<K>(src, dst, len) }
 }
 
 /// Table entry: fp8 format `FMT` to f32 (`WIDE64 == false`) or f64.
@@ -570,10 +562,8 @@ unsafe fn entry_widen_fp8<const FMT: u8, const WIDE64: bool>(
     len: usize,
     _o: Policy,
 ) {
-    let ds = if WIDE64 { 8 } else { 4 };
-    // SAFETY: forwarded contract; the features are present (see above); `run_split` passes
-    // NT = true only for a destination part that starts 64-byte aligned.
-    unsafe { run_split!(widen_fp8[FMT, WIDE64](src, dst, len, 1, ds)) }
+    // SAFETY: forwarded contract; the features are present (see above).
+    unsafe { widen_fp8::<FMT, WIDE64>(src, dst, len) }
 }
 
 /// Sets this file's kernels in an AVX-512 VBMI table (`tables.rs` composes the tables).
