@@ -13,10 +13,14 @@
 //! * `free`: `vcvt::convert_slice` per call;
 //! * `handle`: one [`vcvt::Converter`] made before the loop, `convert` per call;
 //! * `half`: the `half` crate's slice conversion per call (f32 ↔ F16, f32 → BF16);
-//! * `bare` (f32 → F16, on a CPU with AVX-512): one masked `VCVTPS2PH` per 16 values in a
-//!   function called through a pointer, with no checks: the floor of any library that
-//!   picks its kernel at run time. `bare ÷ free at 1 Ki` is the most of vcvt's long-call
-//!   rate that such a call could keep.
+//! * `bare` (f32 → F16): one masked `VCVTPS2PH` per 16 values (AVX-512), or one `VCVTPS2PH`
+//!   per 8 (AVX2), in a function called through a pointer, with no checks: the floor of any
+//!   library that picks its kernel at run time. `bare ÷ free at 1 Ki` is the most of vcvt's
+//!   long-call rate that such a call could keep. For F8E4M3 → BF16 and F4E2M1 → BF16 the
+//!   `bare` column is a floor that is not a conversion: the same bytes moved by the cheapest
+//!   instruction that widens them (`VPMOVZXBW`, 16 bytes to 16 words per step, AVX2), in a
+//!   function called through a pointer; its output is not checked (it is not the
+//!   conversion), only its cost matters.
 //!
 //! and two block formats, one row per call:
 //!
@@ -77,13 +81,70 @@ mod bare {
 
     pub type Kernel = unsafe fn(*const f32, *mut u16, usize);
 
-    /// The kernel, if this CPU has AVX-512 F/BW/VL (and F16C).
+    /// The kernel: AVX-512 F/BW/VL if this CPU has them, else AVX2 and F16C if it has those.
     pub fn kernel() -> Option<Kernel> {
-        let ok = is_x86_feature_detected!("avx512f")
+        let avx512 = is_x86_feature_detected!("avx512f")
             && is_x86_feature_detected!("avx512bw")
             && is_x86_feature_detected!("avx512vl")
             && is_x86_feature_detected!("f16c");
-        ok.then_some(f32_to_f16 as Kernel)
+        let avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("f16c");
+        if avx512 {
+            Some(f32_to_f16 as Kernel)
+        } else if avx2 {
+            Some(f32_to_f16_avx2 as Kernel)
+        } else {
+            None
+        }
+    }
+
+    /// A 1-byte → 2-byte floor that is not a conversion: `VPMOVZXBW`, if this CPU has AVX2.
+    pub type Widen = unsafe fn(*const u8, *mut u16, usize);
+
+    /// The floor kernel, if this CPU has AVX2.
+    pub fn widen_floor() -> Option<Widen> {
+        is_x86_feature_detected!("avx2").then_some(zero_extend as Widen)
+    }
+
+    /// # Safety
+    /// `src` readable for `len` f32, `dst` writable for `len` u16; the CPU has AVX2 and F16C.
+    #[target_feature(enable = "avx2,f16c")]
+    unsafe fn f32_to_f16_avx2(src: *const f32, dst: *mut u16, len: usize) {
+        let mut i = 0;
+        while len - i >= 8 {
+            // SAFETY: elements i..i + 8 are inside both buffers (the caller's contract).
+            unsafe {
+                let x = _mm256_loadu_ps(src.add(i));
+                // Immediate 0: round to nearest even, whatever MXCSR says.
+                let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(x);
+                _mm_storeu_si128(dst.add(i).cast(), h);
+            }
+            i += 8;
+        }
+        while i < len {
+            // SAFETY: element i is inside both buffers.
+            unsafe { *dst.add(i) = vcvt::F16::from_f32(*src.add(i)).to_bits() };
+            i += 1;
+        }
+    }
+
+    /// # Safety
+    /// `src` readable for `len` bytes, `dst` writable for `len` u16; the CPU has AVX2.
+    #[target_feature(enable = "avx2")]
+    unsafe fn zero_extend(src: *const u8, dst: *mut u16, len: usize) {
+        let mut i = 0;
+        while len - i >= 16 {
+            // SAFETY: elements i..i + 16 are inside both buffers (the caller's contract).
+            unsafe {
+                let b = _mm_loadu_si128(src.add(i).cast());
+                _mm256_storeu_si256(dst.add(i).cast(), _mm256_cvtepu8_epi16(b));
+            }
+            i += 16;
+        }
+        while i < len {
+            // SAFETY: element i is inside both buffers.
+            unsafe { *dst.add(i) = u16::from(*src.add(i)) };
+            i += 1;
+        }
     }
 
     /// # Safety
@@ -309,7 +370,40 @@ fn main() {
     results.push(time_pair("f32 -> F8E4M3", vec![a, b, None, None], rounds));
 
     let [a, b] = vcvt_runs::<F8E4M3, BF16>("e4m3 -> bf16", &e4m3s, &d_bf16);
-    results.push(time_pair("F8E4M3 -> BF16", vec![a, b, None, None], rounds));
+    let floor = |codes: &'static [u8]| -> Option<Run> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let k = black_box(bare::widen_floor()?);
+            let d_bf16 = &d_bf16;
+            Some(Box::new(move |len| {
+                let mut d = d_bf16.borrow_mut();
+                for (s, d) in codes.chunks(len).zip(d.chunks_mut(len)) {
+                    let s = black_box(s);
+                    // SAFETY: `s` and `d` hold the same number of elements (`chunks` of the
+                    // same length over buffers of TOTAL); `widen_floor` returned `k` only if
+                    // this CPU has AVX2.
+                    unsafe { k(s.as_ptr(), d.as_mut_ptr().cast(), s.len()) }
+                }
+            }) as Run)
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = codes;
+            None
+        }
+    };
+    let e4m3_bytes: &'static [u8] = Box::leak(
+        e4m3s
+            .iter()
+            .map(|c| c.to_bits())
+            .collect::<Vec<u8>>()
+            .into_boxed_slice(),
+    );
+    results.push(time_pair(
+        "F8E4M3 -> BF16",
+        vec![a, b, None, floor(e4m3_bytes)],
+        rounds,
+    ));
 
     let [a, b] = vcvt_runs::<F16, f32>("f16 -> f32", &f16s, &d_f32);
     let h: Run = Box::new(|len| {
@@ -378,9 +472,15 @@ fn main() {
             to_bf16.convert(black_box(s), d);
         }
     });
+    let fp4_bytes: &'static [u8] = Box::leak(
+        fp4.iter()
+            .map(|c| c.to_bits())
+            .collect::<Vec<u8>>()
+            .into_boxed_slice(),
+    );
     results.push(time_pair(
         "F4E2M1 -> BF16",
-        vec![Some(fp4_free), Some(fp4_handle), None, None],
+        vec![Some(fp4_free), Some(fp4_handle), None, floor(fp4_bytes)],
         rounds,
     ));
 

@@ -2,8 +2,17 @@
 //! old and the new crate in alternating 5 ms batches on the same buffers, 9 batches each, after
 //! a check that both write the same bytes. One line per pair: the old and new el/ns (medians
 //! of the batches) and new/old. Inputs: finite codes (narrow sources) or f32 values spread
-//! over several binades.
+//! over several binades. `AB_PAIRS=a,b` times only the pairs whose name contains `a` or `b`
+//! (e.g. `AB_PAIRS="f32 -> F16,F8E4M3 -> BF16"`).
 use std::time::Instant;
+
+/// Whether `AB_PAIRS` (if set) selects pair `name`.
+fn selected(name: &str) -> bool {
+    match std::env::var("AB_PAIRS") {
+        Ok(f) => f.split(',').any(|p| name.contains(p.trim())),
+        Err(_) => true,
+    }
+}
 
 fn batch(f: &mut dyn FnMut()) -> f64 {
     let t = Instant::now();
@@ -17,6 +26,9 @@ fn batch(f: &mut dyn FnMut()) -> f64 {
     t.elapsed().as_nanos() as f64 / n as f64
 }
 fn ab(name: &str, mut o: impl FnMut(), mut n: impl FnMut(), len: usize) {
+    if !selected(name) {
+        return;
+    }
     for _ in 0..3 {
         o();
         n();

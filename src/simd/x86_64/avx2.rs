@@ -779,8 +779,13 @@ unsafe fn k<S: Src, D: Dst>(src: *const u8, dst: *mut u8, len: usize, p: Policy)
         // MXCSR (flags included) is put back after it. The asm blocks are not `nomem`, so
         // the kernel's loads and stores, and the arithmetic that depends on them, stay
         // between the two.
+        // A kernel that does not need it reads no MXCSR: `STMXCSR` is not free, and a short
+        // call would pay it on every call.
+        if !(S::NEEDS_RN || D::NEEDS_RN) {
+            return run::<V256, S, D>(src, dst, len, p);
+        }
         let saved = super::mxcsr();
-        let switch = (S::NEEDS_RN || D::NEEDS_RN) && saved & 0x6000 != 0;
+        let switch = saved & 0x6000 != 0;
         if switch {
             super::load_mxcsr(saved & !0x6000);
         }
