@@ -196,8 +196,15 @@ impl<S: ConvertTo<D>, D: Element> Converter<S, D> {
         // SAFETY: forwarded; the route was made for this pair from this entry and policy,
         // and the entry's backend is available (checked when the handle was made).
         unsafe {
-            self.route
-                .call(self.entry, Geometry::of::<S, D>(), src, dst, n, self.policy)
+            self.route.call(
+                self.entry,
+                Geometry::of::<S, D>(),
+                src,
+                dst,
+                n,
+                n,
+                self.policy,
+            )
         }
     }
 }

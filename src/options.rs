@@ -86,10 +86,41 @@ pub enum NanPolicy {
 /// assert_eq!(dst[1].to_f32(), -1.0);
 /// assert_eq!(dst[2], F8E4M3::MAX); // the NaN source, under `ToMax`
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Options {
     overflow: Option<Overflow>,
     nan: NanPolicy,
+    /// The length of the whole conversion a call is a part of (0: the call is the whole
+    /// conversion), which decides whether it streams (`src/stream.rs`): the parallel entry
+    /// points set it on the calls of their chunks. Not an option of the user's; it does not
+    /// change a result.
+    whole: StreamLen,
+}
+
+/// [`Options`]' `whole`: equal, hashed and printed as nothing, so that it is invisible in
+/// the public type's `PartialEq`, `Hash` and `Debug`.
+#[derive(Clone, Copy, Default)]
+struct StreamLen(usize);
+
+impl PartialEq for StreamLen {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for StreamLen {}
+
+impl core::hash::Hash for StreamLen {
+    fn hash<H: core::hash::Hasher>(&self, _: &mut H) {}
+}
+
+impl core::fmt::Debug for Options {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Options")
+            .field("overflow", &self.overflow)
+            .field("nan", &self.nan)
+            .finish()
+    }
 }
 
 impl Options {
@@ -99,6 +130,7 @@ impl Options {
         Options {
             overflow: None,
             nan: NanPolicy::Preserve,
+            whole: StreamLen(0),
         }
     }
 
@@ -124,6 +156,25 @@ impl Options {
     /// The NaN policy ([`NanPolicy::Preserve`] unless set with [`Options::nan`]).
     pub const fn nan_policy(&self) -> NanPolicy {
         self.nan
+    }
+
+    /// These options for one part of a conversion of `whole` values (the parallel entry
+    /// points' chunks), so that the part streams when the whole would.
+    #[cfg(feature = "rayon")]
+    pub(crate) const fn part_of(mut self, whole: usize) -> Self {
+        self.whole = StreamLen(whole);
+        self
+    }
+
+    /// The length that decides whether a call of `len` values streams: the whole
+    /// conversion's, if the call is a part of one.
+    #[inline(always)]
+    pub(crate) const fn stream_len(&self, len: usize) -> usize {
+        if self.whole.0 > len {
+            self.whole.0
+        } else {
+            len
+        }
     }
 
     /// The resolved policy for a destination whose default overflow policy is `default`.

@@ -13,6 +13,9 @@
 //!   source the edge is moved to the next even value, which may leave it a few bytes off);
 //! * below [`PAR_MIN_VALUES`] values the call runs serially on the calling thread (see
 //!   its docs for how it was chosen);
+//! * a conversion larger than the streaming threshold (`VCVT_STREAM_MIN_BYTES`, see the
+//!   crate docs) streams each chunk's destination, as its serial counterpart would stream
+//!   the whole;
 //! * work runs in the current rayon pool ([`rayon::ThreadPool::install`] picks the pool; by
 //!   default the global one).
 //!
@@ -185,9 +188,10 @@ pub fn par_convert_slice_with<S: ConvertTo<D>, D: Element>(
             .iter()
             .map(|c| dst_at::<S, D>(c.start, n, dst_len)..dst_at::<S, D>(c.end, n, dst_len)),
     );
+    let part = options.part_of(n);
     chunks.into_par_iter().zip(dsts).for_each(|(c, d)| {
         let s = &src[src_at::<S, D>(c.start, n, src.len())..src_at::<S, D>(c.end, n, src.len())];
-        crate::convert_slice_with(s, d, options);
+        crate::convert_slice_with(s, d, part);
     });
 }
 
@@ -245,10 +249,11 @@ pub fn par_convert_slice_uninit_with<'d, S: ConvertTo<D>, D: Element>(
                 .iter()
                 .map(|c| dst_at::<S, D>(c.start, n, dst_len)..dst_at::<S, D>(c.end, n, dst_len)),
         );
+        let part = options.part_of(n);
         chunks.into_par_iter().zip(dsts).for_each(|(c, d)| {
             let s =
                 &src[src_at::<S, D>(c.start, n, src.len())..src_at::<S, D>(c.end, n, src.len())];
-            crate::convert_slice_uninit_with(s, d, options);
+            crate::convert_slice_uninit_with(s, d, part);
         });
     }
     // SAFETY: the chunks cover `0..dst_len` without gaps (`value_chunks` runs from 0 to `n`
@@ -312,10 +317,11 @@ pub fn par_convert_from_bytes_with<S: ConvertTo<D>, D: Element>(
             .map(|c| dst_at::<S, D>(c.start, n, dst_len)..dst_at::<S, D>(c.end, n, dst_len)),
     );
     let es = size_of::<S>();
+    let part = options.part_of(n);
     chunks.into_par_iter().zip(dsts).try_for_each(|(c, d)| {
         let s = &bytes
             [es * src_at::<S, D>(c.start, n, src_len)..es * src_at::<S, D>(c.end, n, src_len)];
-        crate::convert_from_bytes_with::<S, D>(s, d, options)
+        crate::convert_from_bytes_with::<S, D>(s, d, part)
     })
 }
 
@@ -383,10 +389,11 @@ pub fn par_convert_from_bytes_uninit_with<'d, S: ConvertTo<D>, D: Element>(
                 .map(|c| dst_at::<S, D>(c.start, n, dst_len)..dst_at::<S, D>(c.end, n, dst_len)),
         );
         let es = size_of::<S>();
+        let part = options.part_of(n);
         chunks.into_par_iter().zip(dsts).try_for_each(|(c, d)| {
             let s = &bytes
                 [es * src_at::<S, D>(c.start, n, src_len)..es * src_at::<S, D>(c.end, n, src_len)];
-            crate::convert_from_bytes_uninit_with::<S, D>(s, d, options).map(|_| ())
+            crate::convert_from_bytes_uninit_with::<S, D>(s, d, part).map(|_| ())
         })?;
     }
     // SAFETY: the chunks cover `0..dst_len` without gaps, and each chunk's conversion
@@ -448,9 +455,10 @@ pub fn par_convert_to_bytes_with<S: ConvertTo<D>, D: Element>(
             ds * dst_at::<S, D>(c.start, n, dst_len)..ds * dst_at::<S, D>(c.end, n, dst_len)
         }),
     );
+    let part = options.part_of(n);
     chunks.into_par_iter().zip(dsts).try_for_each(|(c, d)| {
         let s = &src[src_at::<S, D>(c.start, n, src.len())..src_at::<S, D>(c.end, n, src.len())];
-        crate::convert_to_bytes_with::<S, D>(s, d, options)
+        crate::convert_to_bytes_with::<S, D>(s, d, part)
     })
 }
 

@@ -43,7 +43,9 @@ impl Route {
         }
     }
 
-    /// Runs the route over `len` values.
+    /// Runs the route over `len` values, streaming the destination (`src/stream.rs`) when a
+    /// conversion of `stream_len` values would (`len`, or the whole conversion's length for a
+    /// part of one).
     ///
     /// # Safety
     /// As for [`run`], with `self` made by [`Route::of`] for this pair from `entry` and
@@ -56,9 +58,10 @@ impl Route {
         src: *const u8,
         dst: *mut u8,
         len: usize,
+        stream_len: usize,
         policy: Policy,
     ) {
-        if g.wants(len) {
+        if g.wants(stream_len) {
             // SAFETY: forwarded from this function's contract.
             unsafe { self.call_streamed(entry, g, src, dst, len, policy) }
         } else {
@@ -145,7 +148,15 @@ pub(crate) unsafe fn run<S: ConvertTo<D>, D: Element>(
     let policy = options.resolve(S::PAIR.default_overflow);
     // SAFETY: forwarded from this function's contract; the route is this pair's on `entry`.
     unsafe {
-        Route::of::<S, D>(entry, policy).call(entry, Geometry::of::<S, D>(), src, dst, len, policy)
+        Route::of::<S, D>(entry, policy).call(
+            entry,
+            Geometry::of::<S, D>(),
+            src,
+            dst,
+            len,
+            options.stream_len(len),
+            policy,
+        )
     }
 }
 

@@ -4,6 +4,8 @@
 //! every position) and thread counts 1, 2 and 7.
 #![cfg(feature = "rayon")]
 
+mod common;
+
 use std::mem::MaybeUninit;
 
 use vcvt::block::{BlockFp8, Fp8Profile, Mx, MxElement, MxProfile, Nvfp4, Shape};
@@ -283,4 +285,31 @@ fn nvfp4_matches_serial() {
             });
         }
     }
+}
+
+/// The slice and byte checks again with streaming stores (`src/stream.rs`): in a child
+/// process with the threshold at 4 KiB (`VCVT_STREAM_MIN_BYTES` is read once per process),
+/// each chunk of a parallel conversion streams because the whole conversion is above the
+/// threshold, and must still give the serial bits.
+#[test]
+#[cfg_attr(target_os = "wasi", ignore = "spawns a child process; WASI has none")]
+fn streaming_parts_match_serial() {
+    if std::env::var_os("VCVT_STREAM_MIN_BYTES").is_some() {
+        return;
+    }
+    let children = ["slices_match_serial", "bytes_match_serial"];
+    let out = common::rerun_self()
+        .args(children)
+        .args(["--exact", "--test-threads=2"])
+        .env("VCVT_STREAM_MIN_BYTES", "4096")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    print!("{stdout}");
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "the child run failed");
+    assert!(
+        stdout.contains("test result: ok. 2 passed"),
+        "the child did not run both checks"
+    );
 }
