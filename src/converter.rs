@@ -198,10 +198,9 @@ impl<S: ConvertTo<D>, D: Element> Converter<S, D> {
         unsafe {
             self.route.call(
                 self.entry,
-                Geometry::of::<S, D>(),
+                (Geometry::of::<S, D>(), n),
                 src,
                 dst,
-                n,
                 n,
                 self.policy,
             )

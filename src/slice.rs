@@ -43,9 +43,9 @@ impl Route {
         }
     }
 
-    /// Runs the route over `len` values, streaming the destination (`src/stream.rs`) when a
-    /// conversion of `stream_len` values would (`len`, or the whole conversion's length for a
-    /// part of one).
+    /// Runs the route over `len` values of a pair whose geometry is `g`, streaming the
+    /// destination (`src/stream.rs`) when a conversion of `stream_len` values would (`len`,
+    /// or the whole conversion's length for a part of one).
     ///
     /// # Safety
     /// As for [`run`], with `self` made by [`Route::of`] for this pair from `entry` and
@@ -54,11 +54,10 @@ impl Route {
     pub(crate) unsafe fn call(
         self,
         entry: &Entry,
-        g: Geometry,
+        (g, stream_len): (Geometry, usize),
         src: *const u8,
         dst: *mut u8,
         len: usize,
-        stream_len: usize,
         policy: Policy,
     ) {
         if g.wants(stream_len) {
@@ -150,11 +149,10 @@ pub(crate) unsafe fn run<S: ConvertTo<D>, D: Element>(
     unsafe {
         Route::of::<S, D>(entry, policy).call(
             entry,
-            Geometry::of::<S, D>(),
+            (Geometry::of::<S, D>(), options.stream_len(len)),
             src,
             dst,
             len,
-            options.stream_len(len),
             policy,
         )
     }
