@@ -27,21 +27,26 @@
 //! Only x86-64 streams. AArch64 has `STNP`, a hint that cores may ignore, and no
 //! measurement of it on a core that honours it; WebAssembly has no such store.
 
+#[cfg(target_arch = "x86_64")]
 use core::mem::{MaybeUninit, size_of};
 
 use crate::{ConvertTo, Element};
 
 /// Bytes of destination converted per step into the stack buffer (a multiple of 64, and
 /// small enough that the buffer and the source chunk that fills it stay in a 32 KiB L1).
-pub(crate) const BUF: usize = 8192;
+#[cfg(target_arch = "x86_64")]
+const BUF: usize = 8192;
 
 /// The bytes a pair moves per two values, source and destination (a packed FP4 side holds
-/// two values per byte; every other element is a whole number of bytes).
+/// two values per byte; every other element is a whole number of bytes). Empty where
+/// nothing streams.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Geometry {
     /// Source bytes per two values.
+    #[cfg(target_arch = "x86_64")]
     src2: usize,
     /// Destination bytes per two values.
+    #[cfg(target_arch = "x86_64")]
     dst2: usize,
 }
 
@@ -49,14 +54,22 @@ impl Geometry {
     /// The geometry of pair `S -> D`.
     #[inline(always)]
     pub(crate) const fn of<S: ConvertTo<D>, D: Element>() -> Geometry {
-        let pair = S::PAIR;
-        // A packed side's element (F4E2M1x2, one byte) holds two values.
-        let (src2, dst2) = match (pair.packed, pair.packed_dst) {
-            (true, true) => (2 * size_of::<S>(), size_of::<D>()),
-            (true, false) => (size_of::<S>(), 2 * size_of::<D>()),
-            (false, _) => (2 * size_of::<S>(), 2 * size_of::<D>()),
-        };
-        Geometry { src2, dst2 }
+        #[cfg(target_arch = "x86_64")]
+        {
+            // A packed side's element (F4E2M1x2, one byte) holds two values.
+            let (src2, dst2) = match (S::PAIR.packed, S::PAIR.packed_dst) {
+                (true, true) => (2 * size_of::<S>(), size_of::<D>()),
+                (true, false) => (size_of::<S>(), 2 * size_of::<D>()),
+                (false, _) => (2 * size_of::<S>(), 2 * size_of::<D>()),
+            };
+            Geometry { src2, dst2 }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            // Nothing streams here: the pair's sizes are not needed.
+            let _ = S::PAIR;
+            Geometry {}
+        }
     }
 
     /// Whether a conversion of `len` values is large enough to stream: a relaxed load and a
