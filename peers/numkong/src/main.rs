@@ -615,15 +615,23 @@ fn pairs() -> Vec<Pair> {
 // ---------------------------------------------------------------------------------------
 // The machine.
 
-/// The CPU model (Linux).
+/// The CPU model with its CPUID family and model numbers (Linux), e.g.
+/// `AMD EPYC (family 25, model 1)`.
 fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            let line = s.lines().find(|l| l.starts_with("model name"))?;
-            Some(line.split_once(':')?.1.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".to_string())
+    let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else {
+        return "unknown".to_string();
+    };
+    let field = |name: &str| {
+        info.lines()
+            .find(|l| l.split(':').next().map(str::trim) == Some(name))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+    };
+    let model = field("model name").unwrap_or_else(|| "unknown".to_string());
+    match (field("cpu family"), field("model")) {
+        (Some(f), Some(m)) => format!("{model} (family {f}, model {m})"),
+        _ => model,
+    }
 }
 
 /// The load averages over 1, 5 and 15 minutes (Linux).
