@@ -580,8 +580,8 @@ fn tails_bytes_active_backend() {
     );
 }
 
-/// The same checks with streaming stores: `VCVT_STREAM_MIN_BYTES=0` makes every conversion
-/// of at least one value take the streaming route (`src/stream.rs`: the kernel fills an L1
+/// The same checks with streaming stores: `VCVT_STREAM_MIN_BYTES=0` makes every widening to
+/// f32 or f64 of at least one value take the streaming route (`src/stream.rs`: the kernel fills an L1
 /// buffer, non-temporal stores move its whole 64-byte lines, ordinary stores the parts of
 /// lines at either end), which normally only conversions about the size of the last-level
 /// cache take. The variable is read once per process, so the two tests above run again in
@@ -624,7 +624,8 @@ fn tails_streaming_stores() {
 }
 
 /// The threshold the streaming child of [`tails_streaming_long`] runs with (source plus
-/// destination bytes): low enough that every length below streams on every pair, high
+/// destination bytes): low enough that every length below streams on every pair that
+/// streams at all (the widenings to f32 and f64), high
 /// enough that the 64-value pieces of the reference never do.
 const STREAM_TEST_MIN_BYTES: usize = 4096;
 
@@ -768,7 +769,7 @@ fn tails_streaming_long_child() {
 }
 
 /// Conversions larger than the streaming threshold, in a child process with the threshold
-/// at 4 KiB (`VCVT_STREAM_MIN_BYTES` is read once per process): every pair streams its
+/// at 4 KiB (`VCVT_STREAM_MIN_BYTES` is read once per process): every widening to f32 or f64 streams its
 /// destination a chunk at a time, and must give the bits of the Scalar backend converting
 /// 64 values per call (which never streams), with the canaries around it intact.
 #[test]
