@@ -36,10 +36,11 @@ use core::marker::PhantomData;
 use super::avx2::{
     Steps, WidenFrom, bf16_rne_no_nan, drive, f32_to_bf16_codes, pack_words, saturate16, srl,
 };
+use super::avx2_small::f16_codes16;
 use crate::arch::Kernels;
 use crate::codec::Format;
 use crate::options::Policy;
-use crate::{BF16, F4E2M1, F4E2M1x2, F8E5M2, F8E8M0, F16, Overflow};
+use crate::{BF16, F4E2M1, F4E2M1x2, F8E5M2, F8E5M2FNUZ, F8E8M0, F16, Overflow};
 
 /// How a direct kernel narrows f32 values to its destination.
 trait NarrowTo {
@@ -459,6 +460,22 @@ unsafe fn fp4x2_to_hub<H: Fp4Hub>(src: *const u8, dst: *mut u8, len: usize) {
     }
 }
 
+/// F16 from E5M2FNUZ: every E5M2FNUZ value is an F16 value (its smallest subnormal,
+/// 2^-17, is an F16 subnormal; its largest, 57344, is below F16's MAX), and `f16_codes16`
+/// of `avx2_small` builds its F16 code in 16-bit lanes (`c << 8` is the code of twice the
+/// value: `- 0x400` halves a normal one, `>> 1` a subnormal one). The one NaN, `0x80`,
+/// becomes `0xFE00`, the F16 code that widening it to f32 (`0xFFC00000`) and narrowing back
+/// under `NanPolicy::Preserve` give. No overflow policy applies.
+struct E5m2FnuzToF16;
+
+impl ByteToWord for E5m2FnuzToF16 {
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn codes16(c: __m128i) -> __m256i {
+        f16_codes16::<F8E5M2FNUZ>(c)
+    }
+}
+
 /// E8M0 → BF16, exact: code `c` in 1..=254 is 2^(c - 127), whose BF16 code is `c << 7`
 /// (exponent field `c`, fraction 0); code 0 is 2^-127, the BF16 subnormal `0x0040`; code
 /// 0xFF is NaN, which widening makes the f32 quiet NaN `0x7FC00000`, so BF16 `0x7FC0`.
@@ -525,6 +542,7 @@ policy_kernel!(
 exact_kernel!(fp4_to_bf16, Fp4ToHub<BF16>);
 exact_kernel!(fp4_to_f16, Fp4ToHub<F16>);
 exact_kernel!(e8m0_to_bf16, Bytes<E8m0ToBf16>);
+exact_kernel!(e5m2fnuz_to_f16, Bytes<E5m2FnuzToF16>);
 
 /// Packed FP4 → BF16 or F16 (exact; no policy applies).
 ///
@@ -556,5 +574,6 @@ pub(super) const fn set(t: &mut Kernels) {
     t.set_direct::<F8E8M0, BF16>(e8m0_to_bf16);
     t.set_direct::<F8E5M2, BF16>(e5m2_to_bf16);
     t.set_direct::<F8E5M2, F16>(e5m2_to_f16);
+    t.set_direct::<F8E5M2FNUZ, F16>(e5m2fnuz_to_f16);
     t.set_direct::<F16, BF16>(f16_to_bf16);
 }

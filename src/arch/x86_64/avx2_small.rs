@@ -619,7 +619,7 @@ impl<const SAT: bool> Codes8 for F32E8M0<SAT> {
 /// fnuz NaN becomes the F16 NaN `0xFE00` (module docs).
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn f16_codes16<F: Format>(c: __m128i) -> __m256i {
+pub(super) fn f16_codes16<F: Format>(c: __m128i) -> __m256i {
     let fnuz = const { is_fnuz::<F>() };
     // The only 5-exponent-bit format here is E5M2FNUZ (the branch below is written for it).
     const { assert!(F::EXP_BITS <= 4 || (F::EXP_BITS == 5 && F::MAN_BITS == 2 && F::BIAS == 16)) };
