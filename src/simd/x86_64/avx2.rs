@@ -248,6 +248,60 @@ impl Vector for V256 {
             V256(_mm256_blendv_epi8(lo, hi, upper))
         }
     }
+    const FP4_PLANES: bool = true;
+    #[inline(always)]
+    unsafe fn fp4_block_words<const SPLIT: bool>(p: *const u8, t: *const u8) -> [Self; 4] {
+        // SAFETY: the caller has the features and vouches for the 16 bytes at `p` and the 32
+        // at `t` (`Vector`'s contract); each load reads 16 of them.
+        unsafe {
+            let b = _mm256_broadcastsi128_si256(_mm_loadu_si128(p.cast()));
+            let lo = _mm256_broadcastsi128_si256(_mm_loadu_si128(t.cast()));
+            let hi = _mm256_broadcastsi128_si256(_mm_loadu_si128(t.add(16).cast()));
+            let nib = _mm256_set1_epi8(0x0F);
+            // One code index a byte, arranged so that the in-lane unpacks below give the
+            // words in order: bytes 0..8 of the low 128-bit lane are codes 0..8, of the
+            // high lane codes 8..16; bytes 8..16 codes 16..24 and 24..32.
+            let idx = if SPLIT {
+                // Code j < 16 is the low nibble of byte j, code j + 16 its high nibble: each
+                // lane holds its 8 bytes twice, the first copy's low nibbles, the second's
+                // high nibbles (the shift by 4 in 16-bit units leaves a byte's high nibble
+                // in its low nibble; the bits above are masked off).
+                let x = _mm256_shuffle_epi8(
+                    b,
+                    _mm256_setr_epi8(
+                        0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, //
+                        8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15,
+                    ),
+                );
+                let y = _mm256_srli_epi16::<4>(x);
+                _mm256_and_si256(_mm256_blend_epi32::<0b1100_1100>(x, y), nib)
+            } else {
+                // Planar: byte j holds codes 2j and 2j + 1. Bytes 0..4, 8..12 to the low
+                // lane's words and 4..8, 12..16 to the high lane's, zero-extended; then
+                // `w | w << 4` puts the high nibble in the word's high byte, so that, masked,
+                // byte 2k is code 2j and byte 2k + 1 code 2j + 1.
+                let z = -128i8;
+                let w = _mm256_shuffle_epi8(
+                    b,
+                    _mm256_setr_epi8(
+                        0, z, 1, z, 2, z, 3, z, 8, z, 9, z, 10, z, 11, z, //
+                        4, z, 5, z, 6, z, 7, z, 12, z, 13, z, 14, z, 15, z,
+                    ),
+                );
+                _mm256_and_si256(_mm256_or_si256(w, _mm256_slli_epi16::<4>(w)), nib)
+            };
+            // The indices are below 16, so `VPSHUFB` reads each plane's byte `code`.
+            let l = _mm256_shuffle_epi8(lo, idx);
+            let h = _mm256_shuffle_epi8(hi, idx);
+            let z = _mm256_setzero_si256();
+            [
+                V256(_mm256_unpacklo_epi8(l, h)),
+                V256(_mm256_unpackhi_epi8(l, h)),
+                V256(z),
+                V256(z),
+            ]
+        }
+    }
     const WORDS: bool = true;
     #[inline(always)]
     unsafe fn load_u8_words(p: *const u8, n: usize) -> Self {
