@@ -578,7 +578,8 @@ fn nvfp4_backends() -> Vec<Backend> {
 }
 
 /// `nvfp4_to_bf16/N` and `f32_to_nvfp4/N` at N = 8 rows × 4096 values: NVFP4 dequantization
-/// to BF16 (`ModelOpt` and `Mlx` planar, `Ggml` in the `block_nvfp4` layout) beside
+/// to BF16 (`ModelOpt` and `Mlx` planar, `Ggml` in the `block_nvfp4` layout, which also
+/// to f32) beside
 /// F4E2M1 → BF16 (one code a byte), and quantization (`ModelOpt` and `Mlx`, planar, the
 /// profiles' own tensor scales) beside f32 → F4E2M1, on each backend of [`nvfp4_backends`].
 fn bench_nvfp4(c: &mut Criterion) {
@@ -615,6 +616,22 @@ fn bench_nvfp4(c: &mut Criterion) {
                     )
                 })
             });
+            if name == "ggml" {
+                // f32, what ggml's own `dequantize_row_nvfp4` writes
+                // (`scripts/ggml_mxfp4_bench`).
+                let mut out = vec![0f32; n];
+                g.bench_function(format!("{name}_f32-{b}"), |bench| {
+                    bench.iter(|| {
+                        nv.on(b).dequantize(
+                            black_box(&data),
+                            black_box(&scales),
+                            t,
+                            shape,
+                            black_box(&mut out),
+                        )
+                    })
+                });
+            }
         }
         g.bench_function(format!("f4e2m1_to_bf16-{b}"), |bench| {
             bench.iter(|| {

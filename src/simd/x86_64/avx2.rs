@@ -302,6 +302,62 @@ impl Vector for V256 {
             ]
         }
     }
+    #[inline(always)]
+    unsafe fn fp4_pair_words<const SPLIT: bool>(
+        p: *const u8,
+        ta: *const u8,
+        tb: *const u8,
+    ) -> [Self; 4] {
+        // SAFETY: the caller has the features and vouches for the 16 bytes at `p` and the 32
+        // at `ta` and `tb` (`Vector`'s contract); each load reads 16 of them.
+        unsafe {
+            let b = _mm256_broadcastsi128_si256(_mm_loadu_si128(p.cast()));
+            // Block A's planes in the low 128-bit lane, B's in the high one.
+            let lo = _mm256_loadu2_m128i(tb.cast(), ta.cast());
+            let hi = _mm256_loadu2_m128i(tb.add(16).cast(), ta.add(16).cast());
+            let nib = _mm256_set1_epi8(0x0F);
+            // One code index a byte: the low lane holds A's 16 codes in order, the high lane
+            // B's.
+            let idx = if SPLIT {
+                // Each lane holds its block's 8 bytes twice: the first copy's low nibbles
+                // (codes 0..8), the second's high nibbles (codes 8..16), as in
+                // `fp4_block_words`.
+                let x = _mm256_shuffle_epi8(
+                    b,
+                    _mm256_setr_epi8(
+                        0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, //
+                        8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15,
+                    ),
+                );
+                let y = _mm256_srli_epi16::<4>(x);
+                _mm256_and_si256(_mm256_blend_epi32::<0b1100_1100>(x, y), nib)
+            } else {
+                // Planar: the block's 8 bytes zero-extended to words, then `w | w << 4`
+                // masked: byte 2k is code 2k (the low nibble), byte 2k + 1 code 2k + 1.
+                let z = -128i8;
+                let w = _mm256_shuffle_epi8(
+                    b,
+                    _mm256_setr_epi8(
+                        0, z, 1, z, 2, z, 3, z, 4, z, 5, z, 6, z, 7, z, //
+                        8, z, 9, z, 10, z, 11, z, 12, z, 13, z, 14, z, 15, z,
+                    ),
+                );
+                _mm256_and_si256(_mm256_or_si256(w, _mm256_slli_epi16::<4>(w)), nib)
+            };
+            let l = _mm256_shuffle_epi8(lo, idx);
+            let h = _mm256_shuffle_epi8(hi, idx);
+            // [A 0..8 | B 0..8] and [A 8..16 | B 8..16], then each block's two halves.
+            let u0 = _mm256_unpacklo_epi8(l, h);
+            let u1 = _mm256_unpackhi_epi8(l, h);
+            let z = _mm256_setzero_si256();
+            [
+                V256(_mm256_permute2x128_si256::<0x20>(u0, u1)),
+                V256(_mm256_permute2x128_si256::<0x31>(u0, u1)),
+                V256(z),
+                V256(z),
+            ]
+        }
+    }
     const WORDS: bool = true;
     #[inline(always)]
     unsafe fn load_u8_words(p: *const u8, n: usize) -> Self {

@@ -225,16 +225,58 @@ pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: Bl
         }
         // (Uninitialised: only the entries of the served scale bytes are written and read.)
         let mut enc = [const { MaybeUninit::<[u32; BLOCK]>::uninit() }; 256];
+        // With byte-plane lookups, the same results as rows of byte planes (the 16-bit
+        // codes' low bytes, then their high bytes): two blocks per pair of `VPSHUFB`.
+        let planes_path = lut && V::FP4_PLANES;
+        let mut planes = [const { MaybeUninit::<[u8; 32]>::uninit() }; 256];
         if lut {
             for (s8, e) in enc.iter_mut().enumerate() {
                 if table[s8] != BAD {
-                    encode_codes::<V, P, D>(V::splat(table[s8]), e.write([0; BLOCK]), &bf);
+                    let e = e.write([0; BLOCK]);
+                    encode_codes::<V, P, D>(V::splat(table[s8]), e, &bf);
+                    if planes_path {
+                        let mut row = [0u8; 32];
+                        for (k, &x) in e.iter().enumerate() {
+                            (row[k], row[16 + k]) = (x as u8, (x >> 8) as u8);
+                        }
+                        planes[s8].write(row);
+                    }
                 }
             }
         }
         for r in 0..a.rows {
             let row = a.values.add(r * a.values_stride);
+            let mut paired = false;
             for b in 0..a.blocks {
+                if paired {
+                    // Written with block `b − 1`.
+                    paired = false;
+                    continue;
+                }
+                if planes_path && b % 2 == 0 && b + 1 < a.blocks {
+                    // Blocks `b` and `b + 1` (b even): their 16 code bytes are adjacent in
+                    // both layouts (a ggml block holds 4 sub-blocks), and so are their 32
+                    // values.
+                    let (codes, sa) = block_at::<L>(a, r, b);
+                    let sb = block_at::<L>(a, r, b + 1).1;
+                    let (sa, sb) = (*sa as usize, *sb as usize);
+                    if table[sa] != BAD && table[sb] != BAD {
+                        // Written above: neither multiplier is `BAD`.
+                        let (ta, tb) = (planes[sa].as_ptr().cast(), planes[sb].as_ptr().cast());
+                        let v = if L == PLANAR {
+                            V::fp4_pair_words::<false>(codes, ta, tb)
+                        } else {
+                            V::fp4_pair_words::<true>(codes, ta, tb)
+                        };
+                        let w = 2 * l;
+                        let out = row.add(b * BLOCK * size);
+                        for (j, x) in v.iter().enumerate().take(2 * BLOCK / w) {
+                            x.store_words(out.add(2 * j * w), w);
+                        }
+                        paired = true;
+                        continue;
+                    }
+                }
                 let (codes, sp) = block_at::<L>(a, r, b);
                 let s8 = *sp;
                 let out = row.add(b * BLOCK * size);
