@@ -519,7 +519,11 @@ pub(crate) trait Vector: Copy {
             let mut w = [0u16; 32];
             for j in 0..16 {
                 let b = *p.add(j);
-                let (lo, hi) = if SPLIT { (j, j + 16) } else { (2 * j, 2 * j + 1) };
+                let (lo, hi) = if SPLIT {
+                    (j, j + 16)
+                } else {
+                    (2 * j, 2 * j + 1)
+                };
                 for (k, c) in [(lo, b & 0xF), (hi, b >> 4)] {
                     w[k] = u16::from(*t.add(c as usize)) | u16::from(*t.add(16 + c as usize)) << 8;
                 }
@@ -554,7 +558,11 @@ pub(crate) trait Vector: Copy {
                 let (blk, k) = (j / 8, j % 8);
                 let t = if blk == 0 { ta } else { tb };
                 let b = *p.add(j);
-                let (lo, hi) = if SPLIT { (k, k + 8) } else { (2 * k, 2 * k + 1) };
+                let (lo, hi) = if SPLIT {
+                    (k, k + 8)
+                } else {
+                    (2 * k, 2 * k + 1)
+                };
                 for (i, c) in [(lo, b & 0xF), (hi, b >> 4)] {
                     let c = c as usize;
                     w[16 * blk + i] = u16::from(*t.add(c)) | u16::from(*t.add(16 + c)) << 8;

@@ -337,7 +337,8 @@ pub(crate) fn scaled_table<F: Format>(s: u32) -> [u16; 16] {
     for m in 0..1u32 << F::MAN_BITS {
         let normal = (1.0 + m as f32 / q) * f32::from_bits(((127 - F::BIAS) as u32) << 23);
         t[m as usize] = bf16(normal * s);
-        let sub = m as f32 * f32::from_bits(((127 + 1 - F::BIAS - F::MAN_BITS as i32) as u32) << 23);
+        let sub =
+            m as f32 * f32::from_bits(((127 + 1 - F::BIAS - F::MAN_BITS as i32) as u32) << 23);
         t[8 + m as usize] = bf16(sub * s);
     }
     t

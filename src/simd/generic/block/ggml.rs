@@ -614,7 +614,9 @@ pub(crate) unsafe fn fp4_block_planes<V: Vector, D: BlockDest, const SPLIT: bool
             } else {
                 let p = out.add(4 * j * w);
                 x.words_lo().shl(16).store_u32(p, V::LANES);
-                x.words_hi().shl(16).store_u32(p.add(4 * V::LANES), V::LANES);
+                x.words_hi()
+                    .shl(16)
+                    .store_u32(p.add(4 * V::LANES), V::LANES);
             }
         }
     }
