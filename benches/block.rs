@@ -383,6 +383,36 @@ fn bench_mx_rows(c: &mut Criterion) {
                 vcvt::convert_slice_on(b, black_box(&q8), black_box(&mut out), Options::new())
             })
         });
+        // The other destinations and elements, for the override list of the `avx2` block
+        // table (`src/arch/x86_64/block_tables.rs`).
+        let mx = mxfp4.on(b);
+        let mut out32 = vec![0f32; n];
+        g.bench_function(format!("mxfp4_to_f32-{b}"), |bench| {
+            bench.iter(|| {
+                mx.dequantize(black_box(&d4), black_box(&s4), shape, black_box(&mut out32))
+            })
+        });
+        for (name, element) in [
+            ("mxfp8_e5m2", MxElement::E5M2),
+            ("mxfp6_e2m3", MxElement::E2M3),
+            ("mxfp6_e3m2", MxElement::E3M2),
+        ] {
+            let mx = Mx::new(element);
+            let mut data = vec![0u8; mx.data_len(shape).unwrap()];
+            let mut scales = vec![0u8; sc.len()];
+            mx.quantize(&w, shape, &mut data, &mut scales).unwrap();
+            let mx = mx.on(b);
+            g.bench_function(format!("{name}_to_bf16-{b}"), |bench| {
+                bench.iter(|| {
+                    mx.dequantize(
+                        black_box(&data),
+                        black_box(&scales),
+                        shape,
+                        black_box(&mut out),
+                    )
+                })
+            });
+        }
     }
     g.finish();
 }

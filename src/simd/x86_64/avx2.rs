@@ -1007,7 +1007,9 @@ crate::simd::generic::block::instances::block_instances!(
 /// kernels, `amax` and block FP8 dequantization of `arch/x86_64/avx2_block.rs`, which measured
 /// faster (MXFP4 → BF16 1.9–2.1 against 1.0–1.25 Gelem/s, MXFP8 → BF16 0.90–0.96 against
 /// 0.53–0.57, alternating builds under load on the Zen 4 VM,
-/// `cargo bench --bench block -- '8x4096/.*-avx2$'`).
+/// `cargo bench --bench block -- '8x4096/.*-avx2$'`), but for the MX dequantizations whose
+/// generic kernels have since measured faster (the word and byte-plane paths; that file
+/// lists them).
 pub(crate) const fn fill_block(t: &mut BlockKernels) {
     fill_block_mx(t);
     fill_block_profiles(t);
