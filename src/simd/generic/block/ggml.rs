@@ -624,8 +624,8 @@ pub(crate) unsafe fn fp4_block_planes<V: Vector, D: BlockDest, const SPLIT: bool
 
 #[cfg(test)]
 mod tests {
-    use super::E2M1_PLANES;
     use crate::block::spec::mx::ggml_dequantize_block;
+    use crate::simd::generic::block::ggml::E2M1_PLANES;
     use core::mem::MaybeUninit;
 
     #[test]
