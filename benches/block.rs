@@ -23,7 +23,10 @@
 //!   backend.
 //! * `mx_quant_8x4096/32768`, `mx_dequant_8x4096/32768`: MXFP4/MXFP8 `Ceil` and `Ocp`
 //!   quantization beside f32 → F4E2M1 / F8E4M3, and dequantization to BF16 beside
-//!   F4E2M1 / F8E4M3 → BF16, at 8 rows × 4096 values (issue 28's size), every backend.
+//!   F4E2M1 / F8E4M3 → BF16, at 8 rows × 4096 values (issue 28's size), every backend; also
+//!   MXFP4 → f32 and E5M2, E2M3, E3M2 → BF16 (the `avx2` block table's override list).
+//! * `nvfp4_to_bf16/32768`: NVFP4 dequantization to BF16 (`ModelOpt`, `Mlx`, `Ggml`; `Ggml`
+//!   also to f32, what ggml's C writes) beside F4E2M1 → BF16.
 //!
 //! Sizes: 1 Ki values (L1) and, with `VCVT_BENCH_BIG=1`, 128 Mi values (beyond this VM's
 //! last-level cache). Throughput is in values (elements) per second.
