@@ -23,7 +23,10 @@
 //!   backend.
 //! * `mx_quant_8x4096/32768`, `mx_dequant_8x4096/32768`: MXFP4/MXFP8 `Ceil` and `Ocp`
 //!   quantization beside f32 → F4E2M1 / F8E4M3, and dequantization to BF16 beside
-//!   F4E2M1 / F8E4M3 → BF16, at 8 rows × 4096 values (issue 28's size), every backend.
+//!   F4E2M1 / F8E4M3 → BF16, at 8 rows × 4096 values (issue 28's size), every backend; also
+//!   MXFP4 → f32 and E5M2, E2M3, E3M2 → BF16 (the `avx2` block table's override list).
+//! * `nvfp4_to_bf16/32768`: NVFP4 dequantization to BF16 (`ModelOpt`, `Mlx`, `Ggml`; `Ggml`
+//!   also to f32, what ggml's C writes) beside F4E2M1 → BF16.
 //!
 //! Sizes: 1 Ki values (L1) and, with `VCVT_BENCH_BIG=1`, 128 Mi values (beyond this VM's
 //! last-level cache). Throughput is in values (elements) per second.
@@ -383,6 +386,36 @@ fn bench_mx_rows(c: &mut Criterion) {
                 vcvt::convert_slice_on(b, black_box(&q8), black_box(&mut out), Options::new())
             })
         });
+        // The other destinations and elements, for the override list of the `avx2` block
+        // table (`src/arch/x86_64/block_tables.rs`).
+        let mx = mxfp4.on(b);
+        let mut out32 = vec![0f32; n];
+        g.bench_function(format!("mxfp4_to_f32-{b}"), |bench| {
+            bench.iter(|| {
+                mx.dequantize(black_box(&d4), black_box(&s4), shape, black_box(&mut out32))
+            })
+        });
+        for (name, element) in [
+            ("mxfp8_e5m2", MxElement::E5M2),
+            ("mxfp6_e2m3", MxElement::E2M3),
+            ("mxfp6_e3m2", MxElement::E3M2),
+        ] {
+            let mx = Mx::new(element);
+            let mut data = vec![0u8; mx.data_len(shape).unwrap()];
+            let mut scales = vec![0u8; sc.len()];
+            mx.quantize(&w, shape, &mut data, &mut scales).unwrap();
+            let mx = mx.on(b);
+            g.bench_function(format!("{name}_to_bf16-{b}"), |bench| {
+                bench.iter(|| {
+                    mx.dequantize(
+                        black_box(&data),
+                        black_box(&scales),
+                        shape,
+                        black_box(&mut out),
+                    )
+                })
+            });
+        }
     }
     g.finish();
 }
@@ -578,7 +611,8 @@ fn nvfp4_backends() -> Vec<Backend> {
 }
 
 /// `nvfp4_to_bf16/N` and `f32_to_nvfp4/N` at N = 8 rows × 4096 values: NVFP4 dequantization
-/// to BF16 (`ModelOpt` and `Mlx` planar, `Ggml` in the `block_nvfp4` layout) beside
+/// to BF16 (`ModelOpt` and `Mlx` planar, `Ggml` in the `block_nvfp4` layout, which also
+/// to f32) beside
 /// F4E2M1 → BF16 (one code a byte), and quantization (`ModelOpt` and `Mlx`, planar, the
 /// profiles' own tensor scales) beside f32 → F4E2M1, on each backend of [`nvfp4_backends`].
 fn bench_nvfp4(c: &mut Criterion) {
@@ -615,6 +649,22 @@ fn bench_nvfp4(c: &mut Criterion) {
                     )
                 })
             });
+            if name == "ggml" {
+                // f32, what ggml's own `dequantize_row_nvfp4` writes
+                // (`scripts/ggml_mxfp4_bench`).
+                let mut out = vec![0f32; n];
+                g.bench_function(format!("{name}_f32-{b}"), |bench| {
+                    bench.iter(|| {
+                        nv.on(b).dequantize(
+                            black_box(&data),
+                            black_box(&scales),
+                            t,
+                            shape,
+                            black_box(&mut out),
+                        )
+                    })
+                });
+            }
         }
         g.bench_function(format!("f4e2m1_to_bf16-{b}"), |bench| {
             bench.iter(|| {

@@ -1,8 +1,9 @@
-// Timing harness for ggml's own C MXFP4 reference (quantize_row_mxfp4_ref, dequantize_row_mxfp4),
-// the yardstick of issue 28 for vcvt's `Ggml` profile. Linked against ggml's unmodified
+// Timing harness for ggml's own C MXFP4 reference (quantize_row_mxfp4_ref, dequantize_row_mxfp4)
+// and NVFP4 dequantization (dequantize_row_nvfp4), the yardsticks of vcvt's `Ggml` profiles. Linked against ggml's unmodified
 // src/ggml-quants.c (extracted from a pinned commit by run.sh). Inputs are the values of
 // benches/block.rs (`weights(32768, 3)` to quantize, `weights(32768, 4)` quantized then
-// dequantized): 8 rows of 4096 values, each row one call, as vcvt's bench runs them.
+// dequantized; NVFP4: `weights(32768, 3)` quantized by quantize_row_nvfp4_ref, as the `ggml`
+// contender of `nvfp4_to_bf16`): 8 rows of 4096 values, each row one call, as vcvt's bench runs them.
 // Prints the median over `reps` timed rounds of el/ns for each operation.
 //
 // usage: bench [reps]
@@ -62,6 +63,8 @@ int main(int argc, char ** argv) {
     static block_mxfp4 q[N / 32];
     double * tq = malloc(sizeof(double) * reps);
     double * td = malloc(sizeof(double) * reps);
+    double * tn = malloc(sizeof(double) * reps);
+    static block_nvfp4 qn[N / QK_NVFP4];
     for (int r = 0; r < reps; r++) {
         // Alternate the two operations, each timed over enough calls for ~1 ms.
         weights(w, 3);
@@ -82,10 +85,21 @@ int main(int argc, char ** argv) {
                 dequantize_row_mxfp4(q + row * (COLS / 32), out + row * COLS, COLS);
         td[r] = (now() - t0) / calls;
         sink ^= (uint8_t) out[5];
+        weights(w, 3);
+        for (int row = 0; row < ROWS; row++)
+            quantize_row_nvfp4_ref(w + row * COLS, qn + row * (COLS / QK_NVFP4), COLS);
+        t0 = now();
+        for (int c = 0; c < calls; c++)
+            for (int row = 0; row < ROWS; row++)
+                dequantize_row_nvfp4(qn + row * (COLS / QK_NVFP4), out + row * COLS, COLS);
+        tn[r] = (now() - t0) / calls;
+        sink ^= (uint8_t) out[7];
     }
     qsort(tq, reps, sizeof(double), cmp);
     qsort(td, reps, sizeof(double), cmp);
+    qsort(tn, reps, sizeof(double), cmp);
     printf("quantize_row_mxfp4_ref  %.3f el/ns (median of %d)\n", N / tq[reps / 2], reps);
     printf("dequantize_row_mxfp4    %.3f el/ns (median of %d)\n", N / td[reps / 2], reps);
+    printf("dequantize_row_nvfp4    %.3f el/ns (median of %d)\n", N / tn[reps / 2], reps);
     return 0;
 }

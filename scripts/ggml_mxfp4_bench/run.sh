@@ -1,8 +1,8 @@
 #!/bin/sh
 # Builds bench.c against ggml's own (unmodified) src/ggml-quants.c at the commit the test
 # vectors pin (scripts/ggml_nvfp4/run.sh), with the compiler's best flags for this machine,
-# and prints el/ns of quantize_row_mxfp4_ref and dequantize_row_mxfp4 on the inputs and
-# shape of `cargo bench --bench block -- profiles_` (8 rows × 4096 values).
+# and prints el/ns of quantize_row_mxfp4_ref, dequantize_row_mxfp4 and dequantize_row_nvfp4 on
+# the inputs and shape of `cargo bench --bench block -- 'profiles_|nvfp4'` (8 rows × 4096 values).
 #
 # usage: scripts/ggml_mxfp4_bench/run.sh <ggml git dir> [reps]
 #   <ggml git dir>: any clone (bare or not) of https://github.com/ggml-org/ggml containing GGML_COMMIT.

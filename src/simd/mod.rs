@@ -500,6 +500,81 @@ pub(crate) trait Vector: Copy {
             }
         }
     }
+    /// Whether [`fp4_block_words`](Self::fp4_block_words) is native (AVX2: one `VPSHUFB`
+    /// per byte plane for the whole block); the MX FP4 dequantizations to BF16 and f32 then
+    /// take it with a table of planes per scale byte.
+    const FP4_PLANES: bool = false;
+    /// The 32 FP4 codes of one MX block (the 16 bytes at `p`: with `SPLIT` false code `2j`
+    /// in the low nibble of byte `j` and code `2j + 1` in its high nibble, with `SPLIT` true
+    /// ggml's `block_mxfp4` order, code `j` in the low nibble of byte `j` and code `j + 16`
+    /// in its high nibble), each replaced by word `code` of the 16-word table `t` given as
+    /// its two byte planes (`t[0..16]` the words' low bytes, `t[16..32]` their high bytes),
+    /// in code order, `2 · LANES` words a vector, in the first `16 / LANES` vectors (the
+    /// others are unspecified). The default goes through memory and serves `LANES <= 16`.
+    #[inline(always)]
+    unsafe fn fp4_block_words<const SPLIT: bool>(p: *const u8, t: *const u8) -> [Self; 4] {
+        // SAFETY: the caller's guarantee (16 bytes at `p`, 32 at `t`); the buffer holds the
+        // 32 words, and vector `j` reads words `j · 2 · LANES ..` + 2 · LANES of it.
+        unsafe {
+            let mut w = [0u16; 32];
+            for j in 0..16 {
+                let b = *p.add(j);
+                let (lo, hi) = if SPLIT {
+                    (j, j + 16)
+                } else {
+                    (2 * j, 2 * j + 1)
+                };
+                for (k, c) in [(lo, b & 0xF), (hi, b >> 4)] {
+                    w[k] = u16::from(*t.add(c as usize)) | u16::from(*t.add(16 + c as usize)) << 8;
+                }
+            }
+            let mut v = [Self::splat(0); 4];
+            for (j, x) in v.iter_mut().enumerate().take(16 / Self::LANES) {
+                *x = Self::load_u32(w.as_ptr().add(2 * j * Self::LANES).cast(), Self::LANES);
+            }
+            v
+        }
+    }
+    /// The codes of two NVFP4 blocks of 16 (the 16 bytes at `p`: block A's 8 bytes, then block
+    /// B's; with `SPLIT` false code `2j` of a block in the low nibble of its byte `j` and
+    /// code `2j + 1` in the high nibble, with `SPLIT` true ggml's `block_nvfp4` order, code
+    /// `j < 8` in the low nibble of byte `j` and code `j + 8` in its high nibble), A's
+    /// replaced by the words of the 16-word table `ta` and B's by those of `tb` (each given
+    /// as its byte planes, as for [`fp4_block_words`](Self::fp4_block_words)): A's 16 words
+    /// then B's, in code order, `2 · LANES` words a vector, in the first `16 / LANES`
+    /// vectors. Native where [`FP4_PLANES`](Self::FP4_PLANES) is set; the default goes
+    /// through memory and serves `LANES <= 16`.
+    #[inline(always)]
+    unsafe fn fp4_pair_words<const SPLIT: bool>(
+        p: *const u8,
+        ta: *const u8,
+        tb: *const u8,
+    ) -> [Self; 4] {
+        // SAFETY: the caller's guarantee (16 bytes at `p`, 32 at `ta` and `tb`); the buffer
+        // holds the 32 words, and vector `j` reads words `j · 2 · LANES ..` + 2 · LANES of it.
+        unsafe {
+            let mut w = [0u16; 32];
+            for j in 0..16 {
+                let (blk, k) = (j / 8, j % 8);
+                let t = if blk == 0 { ta } else { tb };
+                let b = *p.add(j);
+                let (lo, hi) = if SPLIT {
+                    (k, k + 8)
+                } else {
+                    (2 * k, 2 * k + 1)
+                };
+                for (i, c) in [(lo, b & 0xF), (hi, b >> 4)] {
+                    let c = c as usize;
+                    w[16 * blk + i] = u16::from(*t.add(c)) | u16::from(*t.add(16 + c)) << 8;
+                }
+            }
+            let mut v = [Self::splat(0); 4];
+            for (j, x) in v.iter_mut().enumerate().take(16 / Self::LANES) {
+                *x = Self::load_u32(w.as_ptr().add(2 * j * Self::LANES).cast(), Self::LANES);
+            }
+            v
+        }
+    }
     /// Lane-wise `VPMADDWD` with the weight pair `w` (low 16 bits: the low half's weight,
     /// high 16 bits: the high half's): `lo(self) * lo(w) + hi(self) * hi(w)` with signed
     /// 16-bit halves.

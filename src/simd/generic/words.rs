@@ -275,3 +275,111 @@ pub(crate) unsafe fn widen_scaled_f16<V: Vector, F: Format>(code: V) -> V {
         specials::<V, F>(c, mag, sign, w, Enc::F16)
     }
 }
+
+/// [`widen_words`] to BF16 of the codes times `2^k`, for `step = (k << 7) · 0x0001_0001`
+/// (wrapping): every finite non-zero code's word gets `k` added to its exponent field,
+/// after the normal codes' re-bias or the subnormal codes' table lookup; zero codes stay
+/// `±0`, and Inf and NaN codes give what [`widen_words`] gives (`x · 2^k` is `x` for them).
+/// Exact when every non-zero finite value of `F` times `2^k` is a normal f32 (then the
+/// field stays in `1..=254`, so no carry or borrow leaves it): the MX block kernels' scale
+/// bytes `LO..=HI` (`simd/generic/block/mx.rs`). `sub` is [`sub_table`] for [`Enc::Bf16`],
+/// loaded as [`Vector::lookup_u16`] wants it.
+///
+/// # Safety
+/// The CPU has `V`'s features; `F` is [`eligible`] for [`Enc::Bf16`].
+#[inline(always)]
+pub(crate) unsafe fn widen_words_pow2<V: Vector, F: Format>(code: V, sub: &[V; 2], step: V) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
+        let e = Enc::Bf16;
+        let c = code.and(V::splat(F::CODE_MASK * 0x0001_0001));
+        let mag = c.and(V::splat(F::MAG_MASK * 0x0001_0001));
+        let rebias = (((e.bias() - F::BIAS) as u32) << e.man()) * 0x0001_0001;
+        let normal = mag.shl16(e.man() - F::MAN_BITS).add16(V::splat(rebias));
+        let small = mag.and(V::splat(0x000F_000F)).lookup_u16(sub);
+        let is_sub = V::splat((1 << F::MAN_BITS) * 0x0001_0001).gt16(mag);
+        let w = V::blend(is_sub, small, normal).add16(step);
+        // The zero codes (table word 0) lose the step again.
+        let w = V::blend(mag.eq16(V::splat(0)), V::splat(0), w);
+        let sign = if F::SIGNED {
+            c.and(V::splat(F::SIGN_BIT * 0x0001_0001))
+                .shl16(16 - F::BITS)
+        } else {
+            V::splat(0)
+        };
+        specials::<V, F>(c, mag, sign, w, e)
+    }
+}
+
+/// Whether [`widen_words_scaled`] serves format `F`: [`eligible`] for BF16 words and at most
+/// 3 fraction bits (its table holds `2^MAN_BITS` normal and `2^MAN_BITS` subnormal entries).
+pub(crate) const fn scaled_eligible<F: Format>() -> bool {
+    eligible::<F>(Enc::Bf16) && F::MAN_BITS <= 3
+}
+
+/// The table of [`widen_words_scaled`] for the positive f32 scale `s` (bits): entry
+/// `m < 2^MAN_BITS` the BF16 code (nearest even) of `(1 + m / 2^MAN_BITS) · 2^-BIAS · s`,
+/// the value of a normal code of fraction `m` with its exponent field taken as 0; entry
+/// `8 + m` that of the subnormal code `m`, `m · 2^(1 − BIAS − MAN_BITS) · s`. Every such
+/// product is exact and normal in f32 when the scale is exact for `F` as the fused
+/// `dequantize_scaled` requires (`simd/generic/block/scaled.rs`: the smallest code times `s`
+/// at least 2^-126; these products have the codes' significands and exponents down to the
+/// smallest subnormal's plus `MAN_BITS − 1`), so the f32 product below is exact whatever
+/// MXCSR holds and its rounding to BF16 is the one rounding of the exact value.
+pub(crate) fn scaled_table<F: Format>(s: u32) -> [u16; 16] {
+    let s = f32::from_bits(s);
+    let bf16 = |x: f32| {
+        let b = x.to_bits();
+        ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) as u16
+    };
+    let mut t = [0u16; 16];
+    let q = (1u32 << F::MAN_BITS) as f32;
+    for m in 0..1u32 << F::MAN_BITS {
+        let normal = (1.0 + m as f32 / q) * f32::from_bits(((127 - F::BIAS) as u32) << 23);
+        t[m as usize] = bf16(normal * s);
+        let sub =
+            m as f32 * f32::from_bits(((127 + 1 - F::BIAS - F::MAN_BITS as i32) as u32) << 23);
+        t[8 + m as usize] = bf16(sub * s);
+    }
+    t
+}
+
+/// Codes of `F` in words (bits above its width ignored) times a positive scale `s`, rounded
+/// once to BF16, given [`scaled_table`] of `s` as `t` (loaded as [`Vector::lookup_u16`] wants
+/// it). A normal code of exponent field `e` and fraction `m` is `2^e` times table entry `m`
+/// (the product with its field taken as 0), and both that product and the code's are normal
+/// in f32, where rounding to BF16 commutes with a power of two: its BF16 code is entry `m`
+/// plus `e << 7` in the exponent field (a rounding up to `2^128` gives field 255 with a zero
+/// fraction, `+Inf`, the non-saturating rounding's result). A subnormal code `m` (field 0)
+/// is entry `8 + m` as it is, zero entry 8 (`+0`). The code's sign is ORed in (a positive
+/// scale keeps it), and Inf and NaN codes give what [`widen_words`] gives: `±Inf · s` is
+/// `±Inf`, and a NaN keeps its widened bits, as the specification says.
+///
+/// # Safety
+/// The CPU has `V`'s features; [`scaled_eligible::<F>`](scaled_eligible).
+#[inline(always)]
+pub(crate) unsafe fn widen_words_scaled<V: Vector, F: Format>(code: V, t: &[V; 2]) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
+        let splat16 = |x: u32| V::splat((x & 0xFFFF) * 0x0001_0001);
+        let c = if F::BITS < 8 {
+            code.and(splat16(F::CODE_MASK))
+        } else {
+            code
+        };
+        let mag = c.and(splat16(F::MAG_MASK));
+        // The exponent field at bit 7 (BF16's), the fraction below it dropped.
+        let exp = mag.shl16(7 - F::MAN_BITS).and(splat16(0x7F80));
+        let is_sub = splat16(1 << F::MAN_BITS).gt16(mag);
+        let idx = mag
+            .and(splat16((1 << F::MAN_BITS) - 1))
+            .or(is_sub.and(splat16(8)));
+        let w = idx.lookup_u16(t).add16(exp);
+        let sign = if F::SIGNED {
+            c.and(splat16(F::SIGN_BIT)).shl16(16 - F::BITS)
+        } else {
+            V::splat(0)
+        };
+        specials::<V, F>(c, mag, sign, w, Enc::Bf16)
+    }
+}

@@ -248,6 +248,116 @@ impl Vector for V256 {
             V256(_mm256_blendv_epi8(lo, hi, upper))
         }
     }
+    const FP4_PLANES: bool = true;
+    #[inline(always)]
+    unsafe fn fp4_block_words<const SPLIT: bool>(p: *const u8, t: *const u8) -> [Self; 4] {
+        // SAFETY: the caller has the features and vouches for the 16 bytes at `p` and the 32
+        // at `t` (`Vector`'s contract); each load reads 16 of them.
+        unsafe {
+            let b = _mm256_broadcastsi128_si256(_mm_loadu_si128(p.cast()));
+            let lo = _mm256_broadcastsi128_si256(_mm_loadu_si128(t.cast()));
+            let hi = _mm256_broadcastsi128_si256(_mm_loadu_si128(t.add(16).cast()));
+            let nib = _mm256_set1_epi8(0x0F);
+            // One code index a byte, arranged so that the in-lane unpacks below give the
+            // words in order: bytes 0..8 of the low 128-bit lane are codes 0..8, of the
+            // high lane codes 8..16; bytes 8..16 codes 16..24 and 24..32.
+            let idx = if SPLIT {
+                // Code j < 16 is the low nibble of byte j, code j + 16 its high nibble: each
+                // lane holds its 8 bytes twice, the first copy's low nibbles, the second's
+                // high nibbles (the shift by 4 in 16-bit units leaves a byte's high nibble
+                // in its low nibble; the bits above are masked off).
+                let x = _mm256_shuffle_epi8(
+                    b,
+                    _mm256_setr_epi8(
+                        0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, //
+                        8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15,
+                    ),
+                );
+                let y = _mm256_srli_epi16::<4>(x);
+                _mm256_and_si256(_mm256_blend_epi32::<0b1100_1100>(x, y), nib)
+            } else {
+                // Planar: byte j holds codes 2j and 2j + 1. Bytes 0..4, 8..12 to the low
+                // lane's words and 4..8, 12..16 to the high lane's, zero-extended; then
+                // `w | w << 4` puts the high nibble in the word's high byte, so that, masked,
+                // byte 2k is code 2j and byte 2k + 1 code 2j + 1.
+                let z = -128i8;
+                let w = _mm256_shuffle_epi8(
+                    b,
+                    _mm256_setr_epi8(
+                        0, z, 1, z, 2, z, 3, z, 8, z, 9, z, 10, z, 11, z, //
+                        4, z, 5, z, 6, z, 7, z, 12, z, 13, z, 14, z, 15, z,
+                    ),
+                );
+                _mm256_and_si256(_mm256_or_si256(w, _mm256_slli_epi16::<4>(w)), nib)
+            };
+            // The indices are below 16, so `VPSHUFB` reads each plane's byte `code`.
+            let l = _mm256_shuffle_epi8(lo, idx);
+            let h = _mm256_shuffle_epi8(hi, idx);
+            let z = _mm256_setzero_si256();
+            [
+                V256(_mm256_unpacklo_epi8(l, h)),
+                V256(_mm256_unpackhi_epi8(l, h)),
+                V256(z),
+                V256(z),
+            ]
+        }
+    }
+    #[inline(always)]
+    unsafe fn fp4_pair_words<const SPLIT: bool>(
+        p: *const u8,
+        ta: *const u8,
+        tb: *const u8,
+    ) -> [Self; 4] {
+        // SAFETY: the caller has the features and vouches for the 16 bytes at `p` and the 32
+        // at `ta` and `tb` (`Vector`'s contract); each load reads 16 of them.
+        unsafe {
+            let b = _mm256_broadcastsi128_si256(_mm_loadu_si128(p.cast()));
+            // Block A's planes in the low 128-bit lane, B's in the high one.
+            let lo = _mm256_loadu2_m128i(tb.cast(), ta.cast());
+            let hi = _mm256_loadu2_m128i(tb.add(16).cast(), ta.add(16).cast());
+            let nib = _mm256_set1_epi8(0x0F);
+            // One code index a byte: the low lane holds A's 16 codes in order, the high lane
+            // B's.
+            let idx = if SPLIT {
+                // Each lane holds its block's 8 bytes twice: the first copy's low nibbles
+                // (codes 0..8), the second's high nibbles (codes 8..16), as in
+                // `fp4_block_words`.
+                let x = _mm256_shuffle_epi8(
+                    b,
+                    _mm256_setr_epi8(
+                        0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, //
+                        8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15,
+                    ),
+                );
+                let y = _mm256_srli_epi16::<4>(x);
+                _mm256_and_si256(_mm256_blend_epi32::<0b1100_1100>(x, y), nib)
+            } else {
+                // Planar: the block's 8 bytes zero-extended to words, then `w | w << 4`
+                // masked: byte 2k is code 2k (the low nibble), byte 2k + 1 code 2k + 1.
+                let z = -128i8;
+                let w = _mm256_shuffle_epi8(
+                    b,
+                    _mm256_setr_epi8(
+                        0, z, 1, z, 2, z, 3, z, 4, z, 5, z, 6, z, 7, z, //
+                        8, z, 9, z, 10, z, 11, z, 12, z, 13, z, 14, z, 15, z,
+                    ),
+                );
+                _mm256_and_si256(_mm256_or_si256(w, _mm256_slli_epi16::<4>(w)), nib)
+            };
+            let l = _mm256_shuffle_epi8(lo, idx);
+            let h = _mm256_shuffle_epi8(hi, idx);
+            // [A 0..8 | B 0..8] and [A 8..16 | B 8..16], then each block's two halves.
+            let u0 = _mm256_unpacklo_epi8(l, h);
+            let u1 = _mm256_unpackhi_epi8(l, h);
+            let z = _mm256_setzero_si256();
+            [
+                V256(_mm256_permute2x128_si256::<0x20>(u0, u1)),
+                V256(_mm256_permute2x128_si256::<0x31>(u0, u1)),
+                V256(z),
+                V256(z),
+            ]
+        }
+    }
     const WORDS: bool = true;
     #[inline(always)]
     unsafe fn load_u8_words(p: *const u8, n: usize) -> Self {
@@ -902,7 +1012,9 @@ crate::simd::generic::block::instances::block_instances!(
 /// kernels, `amax` and block FP8 dequantization of `arch/x86_64/avx2_block.rs`, which measured
 /// faster (MXFP4 → BF16 1.9–2.1 against 1.0–1.25 Gelem/s, MXFP8 → BF16 0.90–0.96 against
 /// 0.53–0.57, alternating builds under load on the Zen 4 VM,
-/// `cargo bench --bench block -- '8x4096/.*-avx2$'`).
+/// `cargo bench --bench block -- '8x4096/.*-avx2$'`), but for the MX dequantizations whose
+/// generic kernels have since measured faster (the word and byte-plane paths; that file
+/// lists them).
 pub(crate) const fn fill_block(t: &mut BlockKernels) {
     fill_block_mx(t);
     fill_block_profiles(t);

@@ -491,6 +491,15 @@ pub(crate) unsafe fn dequantize<V: Vector, D: BlockDest, const GGML: bool>(
     unsafe {
         let table = E2m1Table::<V>::new(false);
         for b in 0..blocks {
+            if V::FP4_PLANES && D::KIND != DestKind::F16 {
+                // The block's row of byte planes, two lookups for its 32 codes.
+                let (p, s) = fp4_block_at::<GGML>(codes, scales, b);
+                if (2..=252).contains(&s) {
+                    let out = dst.add(b * BLOCK * size_of::<D>());
+                    fp4_block_planes::<V, D, GGML>(p, s, false, out);
+                    continue;
+                }
+            }
             let (c, s) = load_fp4::<V, GGML>(codes, scales, b);
             if !(2..=252).contains(&s) {
                 let (c, s) = load_fp4_scalar::<GGML>(codes, scales, b);
@@ -505,6 +514,137 @@ pub(crate) unsafe fn dequantize<V: Vector, D: BlockDest, const GGML: bool>(
             } else {
                 for (j, cj) in c.iter().enumerate().take(nv) {
                     store_dst::<V, D>(e2m1_scaled(*cj, s, false), dst, b * BLOCK + j * V::LANES);
+                }
+            }
+        }
+    }
+}
+
+/// The 16 code bytes and the scale byte of MXFP4 block `b`: planar (`codes + 16b`,
+/// `scales + b`) or ggml (`s` at `codes + 17b`, the code bytes after it).
+///
+/// # Safety
+/// The inputs readable for block `b`.
+#[inline(always)]
+pub(crate) unsafe fn fp4_block_at<const GGML: bool>(
+    codes: *const u8,
+    scales: *const u8,
+    b: usize,
+) -> (*const u8, u8) {
+    // SAFETY: the caller's guarantee.
+    unsafe {
+        if GGML {
+            let p = codes.add(b * GGML_BLOCK);
+            (p.add(1), *p)
+        } else {
+            (codes.add(b * BLOCK / 2), *scales.add(b))
+        }
+    }
+}
+
+/// The byte planes of the BF16 codes of the 16 E2M1 codes times `2^(s − 127)`, for every
+/// scale byte `s` in `2..=252` (the other rows are unused zeros), as
+/// [`Vector::fp4_block_words`] takes a table: row `s` holds the 16 codes' low bytes, then
+/// their high bytes. Index 0 has code 8 as `−0` (`0x8000`: the `Ocp` and `Mlx` profiles),
+/// index 1 as `+0` (gguf's `kvalues[8]`, the `Ggml` profile). Built at compile time: the
+/// scale adds `(s − 127) << 7` to the exponent field of the 14 non-zero codes (fields
+/// 126..=129, which stay in 1..=254 for `s` in `2..=252`, so every product is an exact
+/// normal BF16 and no carry reaches the sign), the same bits as [`e2m1_scaled`] (the unit
+/// test below checks every row against the specification). 16 KiB, 64-byte aligned, so that a row never straddles two
+/// cache lines.
+pub(crate) static E2M1_PLANES: Planes = Planes({
+    const E2M1_BF16: [u16; 16] = [
+        0x0000, 0x3F00, 0x3F80, 0x3FC0, 0x4000, 0x4040, 0x4080, 0x40C0, //
+        0x8000, 0xBF00, 0xBF80, 0xBFC0, 0xC000, 0xC040, 0xC080, 0xC0C0,
+    ];
+    let mut t = [[[0u8; 32]; 256]; 2];
+    let mut z = 0;
+    while z < 2 {
+        let mut s = 2;
+        while s <= 252 {
+            let mut c = 0;
+            while c < 16 {
+                let b = E2M1_BF16[c];
+                let w = if b & 0x7FFF == 0 {
+                    if z == 1 { 0 } else { b }
+                } else {
+                    (b as i32 + ((s as i32 - 127) << 7)) as u16
+                };
+                t[z][s][c] = w as u8;
+                t[z][s][16 + c] = (w >> 8) as u8;
+                c += 1;
+            }
+            s += 1;
+        }
+        z += 1;
+    }
+    t
+});
+
+/// A table of byte-plane rows (see [`E2M1_PLANES`]), 64-byte aligned.
+#[repr(C, align(64))]
+pub(crate) struct Planes(pub(crate) [[[u8; 32]; 256]; 2]);
+
+/// One MXFP4 block with scale byte `s` in `2..=252` dequantized to `D` (BF16 or f32) through
+/// [`Vector::fp4_block_words`] and the block's row of [`E2M1_PLANES`]: the BF16 codes of
+/// `E2M1 · 2^(s − 127)` (exact), stored as they are, or moved to the top of 32-bit lanes
+/// (the f32 of the same value). Code 8 is `−0` when `signed_zero`, else `+0`. `SPLIT`: the
+/// ggml `block_mxfp4` order of the 16 code bytes at `c` (else planar).
+///
+/// # Safety
+/// `c` readable for 16 bytes, `out` writable for 32 values of `D`; `s` in `2..=252`;
+/// `D` is BF16 or f32; the CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn fp4_block_planes<V: Vector, D: BlockDest, const SPLIT: bool>(
+    c: *const u8,
+    s: u8,
+    signed_zero: bool,
+    out: *mut u8,
+) {
+    debug_assert!((2..=252).contains(&s) && D::KIND != DestKind::F16);
+    let w = 2 * V::LANES;
+    // SAFETY: the caller's guarantee; the row is inside the table (`s < 256`), and the
+    // stores cover the block's 32 values, `w` per vector of words.
+    unsafe {
+        let row = E2M1_PLANES.0[usize::from(!signed_zero)][usize::from(s)].as_ptr();
+        let v = V::fp4_block_words::<SPLIT>(c, row);
+        for (j, x) in v.iter().enumerate().take(BLOCK / w) {
+            if D::KIND == DestKind::Bf16 {
+                x.store_words(out.add(2 * j * w), w);
+            } else {
+                let p = out.add(4 * j * w);
+                x.words_lo().shl(16).store_u32(p, V::LANES);
+                x.words_hi()
+                    .shl(16)
+                    .store_u32(p.add(4 * V::LANES), V::LANES);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::block::spec::mx::ggml_dequantize_block;
+    use crate::simd::generic::block::ggml::E2M1_PLANES;
+    use core::mem::MaybeUninit;
+
+    #[test]
+    fn planes_are_the_specification() {
+        // Every row in 2..=252, both zeros: the Ggml profile's specification for code 8 as
+        // +0, and the sign flipped onto the +0 of code 0 for the other.
+        let codes: [u8; 32] = core::array::from_fn(|j| (j % 16) as u8);
+        for s in 2..=252u8 {
+            let mut out = [MaybeUninit::<f32>::uninit(); 32];
+            ggml_dequantize_block::<f32>(&codes, s, &mut out);
+            for c in 0..16 {
+                // SAFETY: `ggml_dequantize_block` initialised every value.
+                let bits = unsafe { out[c].assume_init() }.to_bits();
+                assert_eq!(bits & 0xFFFF, 0);
+                for z in 0..2 {
+                    let row = &E2M1_PLANES.0[z][s as usize];
+                    let w = u32::from(row[c]) | u32::from(row[16 + c]) << 8;
+                    let want = if c == 8 && z == 0 { 0x8000 } else { bits >> 16 };
+                    assert_eq!(w, want, "scale {s}, code {c}, zero {z}");
                 }
             }
         }

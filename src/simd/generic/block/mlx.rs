@@ -246,6 +246,24 @@ pub(crate) unsafe fn dequantize<V: Vector, D: BlockDest, const VARIANT: usize>(
                     store_dst::<V, D>(V::select(is_nan, nan_v, scaled), dst, b * BLOCK + j * l);
                 }
             } else {
+                if V::FP4_PLANES && D::KIND != DestKind::F16 {
+                    // The block's row of byte planes (code 8 is −0 here), two lookups for
+                    // its 32 codes.
+                    let (p, s) = if ggml {
+                        super::ggml::fp4_block_at::<true>(codes, scales, b)
+                    } else {
+                        super::ggml::fp4_block_at::<false>(codes, scales, b)
+                    };
+                    if range.contains(&s) {
+                        let out = dst.add(b * BLOCK * size_of::<D>());
+                        if ggml {
+                            super::ggml::fp4_block_planes::<V, D, true>(p, s, true, out);
+                        } else {
+                            super::ggml::fp4_block_planes::<V, D, false>(p, s, true, out);
+                        }
+                        continue;
+                    }
+                }
                 let (c, s) = if ggml {
                     load_fp4::<V, true>(codes, scales, b)
                 } else {

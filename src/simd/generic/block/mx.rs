@@ -65,6 +65,7 @@ use crate::block::spec::{BlockDest, DestKind};
 use crate::codec::Format;
 use crate::simd::Vector;
 use crate::simd::generic::lanes::{self, Narrow};
+use crate::simd::generic::words::{self, Enc};
 use crate::{BF16, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E5M2, F16};
 
 /// An MX element format.
@@ -207,6 +208,20 @@ pub(crate) unsafe fn dequant<V: Vector, E: Element, D: Dest>(
     dst: *mut u8,
 ) {
     let mut skipped = false;
+    // The subnormal codes' BF16 words for the word path (unused otherwise).
+    let table = const { words::sub_table::<E>(Enc::Bf16) };
+    // SAFETY: the table holds 16 words, 8 u32: the first load reads `min(LANES, 8)` of them
+    // from word 0, the second (only for 4 lanes, where a vector holds 8 words) the 4 from
+    // word 8 on; the CPU has `V`'s features (the caller's guarantee).
+    let sub = unsafe {
+        let t0 = V::load_u32(table.as_ptr().cast(), V::LANES.min(8));
+        let t1 = if V::LANES < 8 {
+            V::load_u32(table.as_ptr().add(8).cast(), V::LANES)
+        } else {
+            t0
+        };
+        [t0, t1]
+    };
     for b in 0..blocks {
         // SAFETY: b < blocks, so scale b, code bytes b · BYTES.. + BYTES and values
         // 32b..32b + 32 are inside the caller's ranges; every vector below covers LANES of
@@ -215,8 +230,26 @@ pub(crate) unsafe fn dequant<V: Vector, E: Element, D: Dest>(
             let s = scales.add(b).read();
             let c = codes.add(b * E::BYTES);
             let d = dst.add(b * BLOCK * D::SIZE);
-            if E::PACKED && D::KIND == DestKind::Bf16 && (E::LO..=E::HI).contains(&s) {
+            if E::PACKED
+                && V::FP4_PLANES
+                && D::KIND != DestKind::F16
+                && (E::LO..=E::HI).contains(&s)
+            {
+                // Two byte-plane lookups for the block's 32 codes (`LO..=HI` is `2..=252`).
+                super::ggml::fp4_block_planes::<V, D, false>(c, s, true, d);
+            } else if E::PACKED && D::KIND == DestKind::Bf16 && (E::LO..=E::HI).contains(&s) {
                 e2m1_bf16_block::<V>(c, s, d);
+            } else if words_path::<V, E, D>() && (E::LO..=E::HI).contains(&s) {
+                // BF16 words, `2 · LANES` values a vector, with the scale added to their
+                // exponent fields (`words::widen_words_pow2`, exact in `LO..=HI`).
+                let step = V::splat((((s as i32 - 127) << 7) as u32 & 0xFFFF) * 0x0001_0001);
+                let w = 2 * V::LANES;
+                let mut i = 0;
+                while i < BLOCK {
+                    let code = V::load_u8_words(c.add(i), w);
+                    words::widen_words_pow2::<V, E>(code, &sub, step).store_words(d.add(2 * i), w);
+                    i += w;
+                }
             } else if (E::LO..=E::HI).contains(&s) {
                 let step = V::splat(((s as i32 - 127) as u32) << 23);
                 let mut i = 0;
@@ -247,6 +280,14 @@ pub(crate) unsafe fn dequant<V: Vector, E: Element, D: Dest>(
         // SAFETY: the same ranges, forwarded.
         unsafe { dequant_spec_blocks::<E, D>(codes, scales, blocks, dst) };
     }
+}
+
+/// Whether [`dequant`] of element `E` into `D` runs on BF16 words: one code per byte
+/// ([`words::eligible`] for BF16: E4M3, E5M2, E2M3, E3M2) into BF16, on a vector with native
+/// word instructions.
+#[inline(always)]
+const fn words_path<V: Vector, E: Element, D: Dest>() -> bool {
+    V::WORDS && !E::PACKED && matches!(D::KIND, DestKind::Bf16) && words::eligible::<E>(Enc::Bf16)
 }
 
 /// The BF16 codes of the 16 E2M1 codes (0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives:

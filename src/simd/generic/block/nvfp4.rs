@@ -157,10 +157,14 @@ unsafe fn store_dst<V: Vector, D: BlockDest>(y: V, p: *mut u8, n: usize, bf: &la
 /// Where the results are computed: on a vector with a native word permute
 /// ([`Vector::WORD_LOOKUP`], AVX-512) BF16 and F16 run [`dequantize_pairs`] (the
 /// multipliers of 16 blocks in lanes, two blocks' results per permute, no per-call table
-/// for the planar layout); with a register lookup ([`Vector::FAST_LOOKUP16`]) f32 computes
-/// each block's 16 products `f32(fp4(k) · f)` and looks the codes up in them; BF16 and F16
-/// on AVX2 look up a per-call table of the 16 encoded results of every scale byte (16 KiB)
-/// when the call has enough blocks; the rest multiplies value by value. Every path stores
+/// for the planar layout); with byte-plane lookups ([`Vector::FP4_PLANES`], AVX2) and
+/// enough blocks, BF16 and F16 (and f32 for `Ggml`, whose results are exact BF16 values)
+/// look two blocks up at once in rows of byte planes of the 16 encoded results, one row
+/// per scale byte, built when a block first needs it ([`plane_row`]); with a register
+/// lookup ([`Vector::FAST_LOOKUP16`]) f32 computes each block's 16 products
+/// `f32(fp4(k) · f)` and looks the codes up in them, and BF16 and F16 without planes look
+/// up a per-call table of the 16 encoded results of every scale byte (16 KiB) when the call
+/// has enough blocks; the rest multiplies value by value. Every path stores
 /// `D(f32(fp4 · f))` for the same `f` and the same product.
 ///
 /// `Ggml` multiplies in f64 in the specification (`ue4m3 · g`, exact, then `e2m1 · d`
@@ -209,8 +213,18 @@ pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: Bl
         // results of all 16 codes under every scale byte (16 KiB), then one lookup per
         // vector of codes.
         // (For f32 the 16 products of each block are computed in place instead, below.)
-        let lut =
-            V::FAST_LOOKUP16 && D::KIND != DestKind::F32 && a.rows * a.blocks >= LUT_MIN_BLOCKS;
+        // With byte-plane lookups instead ([`Vector::FP4_PLANES`]), the same results as rows
+        // of byte planes (the 16-bit codes' low bytes, then their high bytes), each built
+        // when a block first needs it: two blocks per pair of `VPSHUFB`. `Ggml` into f32
+        // too: its products are exact with at most 6 significant bits (see above), so each
+        // is its BF16 code shifted left by 16.
+        let planes_path = V::FP4_PLANES
+            && a.rows * a.blocks >= LUT_MIN_BLOCKS
+            && (D::KIND != DestKind::F32 || P == GGML);
+        let lut = V::FAST_LOOKUP16
+            && !planes_path
+            && D::KIND != DestKind::F32
+            && a.rows * a.blocks >= LUT_MIN_BLOCKS;
         // The E2M1 values of codes 0..16 as f32 bits (`Ggml`: code 8 as code 0), for the
         // f32 products.
         let mut fp4 = [V::splat(0); 4];
@@ -225,6 +239,8 @@ pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: Bl
         }
         // (Uninitialised: only the entries of the served scale bytes are written and read.)
         let mut enc = [const { MaybeUninit::<[u32; BLOCK]>::uninit() }; 256];
+        let mut planes = [const { MaybeUninit::<[u8; 32]>::uninit() }; 256];
+        let mut built = [false; 256];
         if lut {
             for (s8, e) in enc.iter_mut().enumerate() {
                 if table[s8] != BAD {
@@ -234,7 +250,49 @@ pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: Bl
         }
         for r in 0..a.rows {
             let row = a.values.add(r * a.values_stride);
+            let mut paired = false;
             for b in 0..a.blocks {
+                if paired {
+                    // Written with block `b − 1`.
+                    paired = false;
+                    continue;
+                }
+                if planes_path && b % 2 == 0 && b + 1 < a.blocks {
+                    // Blocks `b` and `b + 1` (b even): their 16 code bytes are adjacent in
+                    // both layouts (a ggml block holds 4 sub-blocks), and so are their 32
+                    // values.
+                    let (codes, sa) = block_at::<L>(a, r, b);
+                    let sb = block_at::<L>(a, r, b + 1).1;
+                    let (sa, sb) = (*sa as usize, *sb as usize);
+                    if table[sa] != BAD && table[sb] != BAD {
+                        for s in [sa, sb] {
+                            if !built[s] {
+                                planes[s].write(plane_row::<V, P, D>(table[s], &bf));
+                                built[s] = true;
+                            }
+                        }
+                        // Both rows are written (just above, or for an earlier pair).
+                        let (ta, tb) = (planes[sa].as_ptr().cast(), planes[sb].as_ptr().cast());
+                        let v = if L == PLANAR {
+                            V::fp4_pair_words::<false>(codes, ta, tb)
+                        } else {
+                            V::fp4_pair_words::<true>(codes, ta, tb)
+                        };
+                        let w = 2 * l;
+                        let out = row.add(b * BLOCK * size);
+                        for (j, x) in v.iter().enumerate().take(2 * BLOCK / w) {
+                            if D::KIND == DestKind::F32 {
+                                let p = out.add(4 * j * w);
+                                x.words_lo().shl(16).store_u32(p, l);
+                                x.words_hi().shl(16).store_u32(p.add(4 * l), l);
+                            } else {
+                                x.store_words(out.add(2 * j * w), w);
+                            }
+                        }
+                        paired = true;
+                        continue;
+                    }
+                }
                 let (codes, sp) = block_at::<L>(a, r, b);
                 let s8 = *sp;
                 let out = row.add(b * BLOCK * size);
@@ -581,6 +639,34 @@ static IOTA_U32: [u32; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 
 /// Blocks from which a dequantization builds the per-call table of encoded results (256
 /// vectors of work, against one per block).
 const LUT_MIN_BLOCKS: usize = 64;
+
+/// The row of byte planes of [`dequantize`]'s plane lookups for multiplier `f` (not
+/// [`BAD`]): the 16 codes' results encoded as [`encode_codes`] encodes them for `D` (BF16
+/// codes for an f32 `D`, which only `Ggml` reads this way), their low bytes, then their high
+/// bytes.
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+unsafe fn plane_row<V: Vector, const P: usize, D: BlockDest>(
+    f: u32,
+    bf: &lanes::Bf16<V>,
+) -> [u8; 32] {
+    let mut e = [0u32; BLOCK];
+    // SAFETY: the caller's guarantee.
+    unsafe {
+        if D::KIND == DestKind::F32 {
+            encode_codes::<V, P, crate::BF16>(V::splat(f), &mut e, bf);
+        } else {
+            encode_codes::<V, P, D>(V::splat(f), &mut e, bf);
+        }
+    }
+    let mut row = [0u8; 32];
+    for (k, &x) in e.iter().enumerate() {
+        (row[k], row[16 + k]) = (x as u8, (x >> 8) as u8);
+    }
+    row
+}
 
 /// The 16 codes' results under multiplier `f`, encoded for `D` (f32 bits, or the BF16 or
 /// F16 code in the low 16 bits), into `e`: the values the direct path stores, computed the

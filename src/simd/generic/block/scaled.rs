@@ -35,11 +35,13 @@
 //! exact value once, as the specification rounds the exact f64 product.
 
 use super::run::{Folded, Identity, Lanes, Out, TO_DEST, is_nan, map};
+use crate::block::spec::{BlockDest, DestKind};
 use crate::codec::Format;
 use crate::options::{NanPolicy, Policy};
 use crate::simd::Vector;
 use crate::simd::generic::kernels::{Code, Dst, Src};
 use crate::simd::generic::lanes;
+use crate::simd::generic::words;
 
 /// `x · 2^k` built on the bits (module docs).
 struct Pow2<V> {
@@ -128,11 +130,67 @@ pub(crate) unsafe fn dequantize_exact<V: Vector, F: Format, D: Out>(
     scale: u32,
     dst: *mut u8,
 ) {
+    if V::WORDS
+        && <D::T as BlockDest>::KIND as usize == DestKind::Bf16 as usize
+        && words::scaled_eligible::<F>()
+        && scale >> 31 == 0
+    {
+        // SAFETY: forwarded contract; the conditions of `dequantize_words`.
+        unsafe { dequantize_words::<V, F>(src, n, scale, dst) };
+        return;
+    }
     // SAFETY: forwarded contract.
     unsafe {
         // The lanes are exact finite products, ±Inf, or the widened NaNs of the codes, whose
         // payload (at most the code's fraction bits) sits far above the low 16 bits.
         let c = <D::Finite as Dst>::ctx::<V>(TO_DEST);
         map::<V, Code<F>, D::Finite, _>(&MulExact(V::splat(scale)), &c, src, dst, n);
+    }
+}
+
+/// [`dequantize_exact`] into BF16 on words, `2 · LANES` codes a vector, for a positive scale
+/// (bits `scale`): each code's result is looked up by its fraction in the per-call table of
+/// [`words::scaled_table`] (the products rounded once to BF16) and its exponent field added
+/// ([`words::widen_words_scaled`] argues the bits). The last `n % (2 · LANES)` codes take
+/// one partial load and store that touch exactly them.
+///
+/// # Safety
+/// As for [`dequantize_exact`] into BF16; `scale` positive; `V::WORDS`;
+/// [`words::scaled_eligible::<F>`](words::scaled_eligible).
+#[inline(always)]
+unsafe fn dequantize_words<V: Vector, F: Format>(
+    src: *const u8,
+    n: usize,
+    scale: u32,
+    dst: *mut u8,
+) {
+    let table = words::scaled_table::<F>(scale);
+    let w = 2 * V::LANES;
+    // SAFETY: the table holds 16 words, 8 u32: the first load reads `min(LANES, 8)` of them
+    // from word 0, the second (only for 4 lanes, where a vector holds 8 words) the 4 from
+    // word 8 on; every code access covers codes below `n` and the stores the same values'
+    // BF16 slots (2 bytes each); the CPU has `V`'s features (the caller's guarantee).
+    unsafe {
+        let t0 = V::load_u32(table.as_ptr().cast(), V::LANES.min(8));
+        let t1 = if V::LANES < 8 {
+            V::load_u32(table.as_ptr().add(8).cast(), V::LANES)
+        } else {
+            t0
+        };
+        let t = [t0, t1];
+        let mut i = 0;
+        while i + 2 * w <= n {
+            let a = words::widen_words_scaled::<V, F>(V::load_u8_words(src.add(i), w), &t);
+            let b = words::widen_words_scaled::<V, F>(V::load_u8_words(src.add(i + w), w), &t);
+            a.store_words(dst.add(2 * i), w);
+            b.store_words(dst.add(2 * (i + w)), w);
+            i += 2 * w;
+        }
+        while i < n {
+            let k = w.min(n - i);
+            words::widen_words_scaled::<V, F>(V::load_u8_words(src.add(i), k), &t)
+                .store_words(dst.add(2 * i), k);
+            i += k;
+        }
     }
 }
