@@ -575,6 +575,18 @@ pub(crate) trait Vector: Copy {
     /// caller guarantees is the code of `+0`).
     #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     unsafe fn store_nibbles(self, p: *mut u8, n: usize);
+    /// Stores the FP4 codes (below 16) of the lanes of four vectors packed two per byte, in
+    /// order (`2 · LANES` bytes: element `2i` in the low nibble of byte `i`). The default is
+    /// four [`store_nibbles`](Self::store_nibbles); AVX2 packs all four at once.
+    #[inline(always)]
+    unsafe fn store_nibbles4(v: [Self; 4], p: *mut u8) {
+        // SAFETY: the caller's guarantee: `p` is valid for `2 · LANES` bytes.
+        unsafe {
+            for (j, x) in v.into_iter().enumerate() {
+                x.store_nibbles(p.add(j * Self::LANES / 2), Self::LANES);
+            }
+        }
+    }
 }
 
 /// Copies `bytes <= B` bytes from `p` into a zeroed `B`-byte buffer: the partial loads of the

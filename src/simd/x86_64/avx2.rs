@@ -751,6 +751,29 @@ impl Vector for V256 {
             }
         }
     }
+    #[inline(always)]
+    unsafe fn store_nibbles4(v: [Self; 4], p: *mut u8) {
+        // SAFETY: the caller has the features and vouches for the 16 bytes at `p`.
+        unsafe {
+            // The codes as bytes, per 128-bit half [a0-3, b0-3, c0-3, d0-3 | a4-7, …] (the
+            // packs saturate nothing: every lane is below 16). In each 16-bit word the pair
+            // 2k, 2k + 1 sits as `lo | hi << 8`; `w | w >> 4` puts `lo | hi << 4` in its low
+            // byte, and the word pack keeps that byte: per half the pairs of a0-3, b0-3,
+            // c0-3, d0-3 (two bytes each), then the word interleave of the two halves puts
+            // a0-3, a4-7, b0-3, … in element order.
+            let ab = _mm256_packus_epi32(v[0].0, v[1].0);
+            let cd = _mm256_packus_epi32(v[2].0, v[3].0);
+            let b = _mm256_packus_epi16(ab, cd);
+            let w = _mm256_and_si256(
+                _mm256_or_si256(b, _mm256_srli_epi16::<4>(b)),
+                _mm256_set1_epi16(0xFF),
+            );
+            let w = _mm256_packus_epi16(w, w);
+            let out =
+                _mm_unpacklo_epi16(_mm256_castsi256_si128(w), _mm256_extracti128_si256::<1>(w));
+            _mm_storeu_si128(p.cast(), out);
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------

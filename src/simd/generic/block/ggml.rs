@@ -139,8 +139,12 @@ pub(crate) unsafe fn store_fp4<V: Vector, const GGML: bool>(
             }
         } else {
             *scales.add(b) = s;
-            for (j, v) in c.iter().enumerate().take(nv) {
-                v.store_nibbles(codes.add(b * BLOCK / 2 + j * l / 2), l);
+            if nv == 4 {
+                V::store_nibbles4([c[0], c[1], c[2], c[3]], codes.add(b * BLOCK / 2));
+            } else {
+                for (j, v) in c.iter().enumerate().take(nv) {
+                    v.store_nibbles(codes.add(b * BLOCK / 2 + j * l / 2), l);
+                }
             }
         }
     }
@@ -431,6 +435,22 @@ pub(crate) unsafe fn out_slice<'a, D: BlockDest>(
     unsafe { core::slice::from_raw_parts_mut(dst.cast::<MaybeUninit<D>>().add(b * BLOCK), BLOCK) }
 }
 
+/// [`ggml_scale`] of a block's largest magnitude bits `amax`, without its `log2` check
+/// where that check cannot change the result: for a normal finite `amax` whose fraction is
+/// below `0x7FC000` (mantissa `1.f < 2 − 2^-9`), `ggml_floor_log2` returns the exponent
+/// itself (its `u = 1.f / 2 − 1 < −2^-10` early exit), so the byte is the biased exponent
+/// minus 2. Every other `amax` (zero, subnormal, infinite, NaN, or a mantissa near 2, one
+/// block in 512 of random data) takes `ggml_scale`.
+#[inline(always)]
+pub(crate) fn scale_byte(amax: u32) -> u8 {
+    let field = amax >> 23;
+    if (2..=254).contains(&field) && amax & 0x007F_FFFF < 0x007F_C000 {
+        (field - 2) as u8
+    } else {
+        ggml_scale(amax)
+    }
+}
+
 /// The `Ggml` profile's quantization of `blocks` whole blocks of `T` (a
 /// [`MxProfileQuantFn`](crate::block::spec::kernels::MxProfileQuantFn) body; module docs).
 ///
@@ -451,7 +471,7 @@ pub(crate) unsafe fn quantize<V: Vector, T: BlockSource, const GGML: bool>(
         let fc = Fp4Consts::<V>::new();
         for b in 0..blocks {
             let (x, amax) = load_block::<V, T>(src, b);
-            let s = ggml_scale(amax);
+            let s = scale_byte(amax);
             // A zero block: scale 0, every code 0 (the shift below is 0 then).
             let k = if amax == 0 {
                 0
