@@ -760,6 +760,47 @@ unsafe fn mlx_codes<V: Vector>(wq: V, big: bool, c: &Consts<V>) -> V {
     }
 }
 
+/// The codes of the block of 16 values of `S` at `p` with divisor `den` (f32 bits), in the
+/// first `16 / LANES` vectors: [`modelopt_codes`] or [`mlx_codes`] of each vector.
+///
+/// # Safety
+/// `p` readable for the block's values; the CPU has `V`'s features.
+#[inline(always)]
+unsafe fn block_codes<V: Vector, const P: usize, S: BlockSource>(
+    p: *const u8,
+    den: u32,
+    c: &Consts<V>,
+) -> [V; 4] {
+    let l = V::LANES;
+    let per = BLOCK / l;
+    let size = size_of::<S>();
+    // SAFETY: the caller's guarantee; every load is inside the block (`j · l + l <= 16`).
+    unsafe {
+        let dv = V::splat(den);
+        let mut cs = [V::splat(0); 4];
+        if P == MODELOPT {
+            for (j, cj) in cs.iter_mut().enumerate().take(per) {
+                let x = load_src::<V, S>(p.add(j * l * size), l);
+                *cj = modelopt_codes(x, dv, c);
+            }
+        } else {
+            let mut wq = [V::splat(0); 4];
+            let mut hi = V::splat(0);
+            for (j, w) in wq.iter_mut().enumerate().take(per) {
+                let x = load_src::<V, S>(p.add(j * l * size), l);
+                *w = mlx_wq::<V, S>(x, dv, c);
+                hi = hi.max_u32(w.and(V::splat(ABS)));
+            }
+            // NaN lanes count as big too; `mlx_codes` decides them apart.
+            let big = hi.reduce_max_u32() >= F8;
+            for (cj, &w) in cs.iter_mut().zip(&wq).take(per) {
+                *cj = mlx_codes(w, big, c);
+            }
+        }
+        cs
+    }
+}
+
 /// Quantizes the whole blocks of `a` (values of type `S`) under profile `P` (`ModelOpt` or
 /// `Mlx`) and layout `L`, or returns `false` when the tensor scale is not one it serves.
 ///
@@ -820,31 +861,22 @@ pub(crate) unsafe fn quantize<V: Vector, const P: usize, const L: usize, S: Bloc
                 d.store_u32(den.as_mut_ptr().cast(), nb);
                 let mut sb = [0u32; 16];
                 s8.store_u32(sb.as_mut_ptr().cast(), nb);
-                for i in 0..nb {
+                let mut i = 0;
+                while i < nb {
                     let b = b0 + i;
-                    let p = row.add(b * BLOCK * size);
                     let (codes, sp) = block_at::<L>(a, r, b);
                     *sp = sb[i] as u8;
-                    let dv = V::splat(den[i]);
-                    let mut cs = [V::splat(0); 4];
-                    if P == MODELOPT {
-                        for (j, cj) in cs.iter_mut().enumerate().take(per) {
-                            let x = load_src::<V, S>(p.add(j * l * size), l);
-                            *cj = modelopt_codes(x, dv, &c);
-                        }
-                    } else {
-                        let mut wq = [V::splat(0); 4];
-                        let mut hi = V::splat(0);
-                        for (j, w) in wq.iter_mut().enumerate().take(per) {
-                            let x = load_src::<V, S>(p.add(j * l * size), l);
-                            *w = mlx_wq::<V, S>(x, dv, &c);
-                            hi = hi.max_u32(w.and(V::splat(ABS)));
-                        }
-                        // NaN lanes count as big too; `mlx_codes` decides them apart.
-                        let big = hi.reduce_max_u32() >= F8;
-                        for (cj, &w) in cs.iter_mut().zip(&wq).take(per) {
-                            *cj = mlx_codes(w, big, &c);
-                        }
+                    let cs = block_codes::<V, P, S>(row.add(b * BLOCK * size), den[i], &c);
+                    if L == PLANAR && per == 2 && i + 1 < nb {
+                        // Two blocks' codes (16 contiguous bytes in the planar layout)
+                        // packed at once.
+                        let (_, sp1) = block_at::<L>(a, r, b + 1);
+                        *sp1 = sb[i + 1] as u8;
+                        let cs1 =
+                            block_codes::<V, P, S>(row.add((b + 1) * BLOCK * size), den[i + 1], &c);
+                        V::store_nibbles4([cs[0], cs[1], cs1[0], cs1[1]], codes);
+                        i += 2;
+                        continue;
                     }
                     if L == PLANAR {
                         for (j, &cj) in cs.iter().enumerate().take(per) {
@@ -853,6 +885,7 @@ pub(crate) unsafe fn quantize<V: Vector, const P: usize, const L: usize, S: Bloc
                     } else {
                         V::store_nibbles_split(cs, codes);
                     }
+                    i += 1;
                 }
                 b0 += nb;
             }
