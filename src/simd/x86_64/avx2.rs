@@ -752,6 +752,35 @@ impl Vector for V256 {
         }
     }
     #[inline(always)]
+    unsafe fn lookup8(self, t: &[u8; 16]) -> Self {
+        // SAFETY: the caller has the features; `t` is 16 readable bytes. The indices are
+        // below 16 (bit 7 clear), so `VPSHUFB` reads byte `index` of the table copy in the
+        // index's own 128-bit half.
+        unsafe {
+            let tab = _mm256_broadcastsi128_si256(_mm_loadu_si128(t.as_ptr().cast()));
+            V256(_mm256_shuffle_epi8(tab, self.0))
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_nibbles_b4(self, p: *mut u8) {
+        // SAFETY: the caller has the features and vouches for the 16 bytes at `p`.
+        unsafe {
+            // Per 128-bit half the bytes are [a0-3, b0-3, c0-3, d0-3 | a4-7, …] (`bytes4_of`):
+            // as in `store_nibbles4`, `w | w >> 4` leaves each pair's byte in the low byte of
+            // its word, the word pack keeps those bytes, and the word interleave of the two
+            // halves gives element order.
+            let b = self.0;
+            let w = _mm256_and_si256(
+                _mm256_or_si256(b, _mm256_srli_epi16::<4>(b)),
+                _mm256_set1_epi16(0xFF),
+            );
+            let w = _mm256_packus_epi16(w, w);
+            let out =
+                _mm_unpacklo_epi16(_mm256_castsi256_si128(w), _mm256_extracti128_si256::<1>(w));
+            _mm_storeu_si128(p.cast(), out);
+        }
+    }
+    #[inline(always)]
     unsafe fn store_nibbles4(v: [Self; 4], p: *mut u8) {
         // SAFETY: the caller has the features and vouches for the 16 bytes at `p`.
         unsafe {

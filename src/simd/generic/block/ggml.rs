@@ -371,6 +371,55 @@ pub(crate) unsafe fn fp4_code<V: Vector>(m: V, x: V, c: &Fp4Consts<V>) -> V {
     }
 }
 
+/// The key of [`fp4_codes4`] of each lane of `m`.
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+unsafe fn fp4_key<V: Vector>(m: V) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
+        let k = m
+            .sub(V::splat(1 + (0x1FD << 21)))
+            .shr(21)
+            .min_u32(V::splat(1024));
+        V::select(m.gt_i32(V::splat(0x3F00_0000)), k, V::splat(15))
+    }
+}
+
+/// [`fp4_code`] of four vectors at once, finished in bytes: the codes of `m[j]` (signs from
+/// `x[j]`) as `4 · LANES` bytes in [`Vector::bytes4_of`]'s order, for
+/// [`Vector::store_nibbles_b4`]. Every midpoint's bits have their low 21 bits zero, so for
+/// `m >= 1`, `m > t` exactly when `(m − 1) >> 21 >= t >> 21`; the key
+/// `k = (m − 1 − 0x1FD · 2^21) >> 21` is 0 for `1.25 < m <= 1.5` (code 1), and for
+/// `m > 1.5` the number of `(m − 1) >> 21` steps above `0x1FD`: 1..=3 (code 2; the midpoint
+/// 2.5 is step 4), 4..=5 (3), 6..=7 (4), 8..=9 (5), 10..=11 (6), 12 and more (7), at most 14
+/// as `m < 16` (the callers' range). A smaller `m` makes the difference negative, a shifted
+/// key of at least 1024 that the minimum with 1024 turns into a low byte of 0 (code 1); a
+/// lane with `m <= 0.5` (code 0, including the negative and tiny `m`) takes key 15 instead.
+/// The key's low byte of the four vectors is gathered ([`Vector::bytes4_of`]), looked up in
+/// a 16-byte table ([`Vector::lookup8`]), and the sign (8) added where `x` is negative and
+/// the code is not zero.
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn fp4_codes4<V: Vector>(m: [V; 4], x: [V; 4]) -> V {
+    /// Codes by key: 0 → 1, 1..=3 → 2, 4..=5 → 3, 6..=7 → 4, 8..=9 → 5, 10..=11 → 6,
+    /// 12..=14 → 7, 15 (`m <= 0.5`) → 0.
+    const CODES: [u8; 16] = [1, 2, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 7, 0];
+    // SAFETY: the caller's guarantee; no memory is touched but the table.
+    unsafe {
+        // (No closure: it would be a function without the target features.)
+        let keys = [fp4_key(m[0]), fp4_key(m[1]), fp4_key(m[2]), fp4_key(m[3])];
+        let k = V::bytes4_of(keys, 0);
+        let code = k.lookup8(&CODES);
+        let sign = V::signs4(x);
+        let zero = code.eq8(V::splat(0));
+        V::blend(zero, code, code.or_and(sign, V::splat(0x0808_0808)))
+    }
+}
+
 /// The constants of [`fp4_code`].
 #[derive(Clone, Copy)]
 pub(crate) struct Fp4Consts<V: Vector> {
@@ -483,6 +532,18 @@ pub(crate) unsafe fn quantize<V: Vector, T: BlockSource, const GGML: bool>(
                 continue;
             };
             let shift = V::splat((k << 23) as u32);
+            if !GGML && V::BYTES4 && nv == 4 {
+                // m / d as f32 bits (signed: negative or tiny when m / d is below 2^-126).
+                let m = [
+                    x[0].and(abs).sub(shift),
+                    x[1].and(abs).sub(shift),
+                    x[2].and(abs).sub(shift),
+                    x[3].and(abs).sub(shift),
+                ];
+                *scales.add(b) = s;
+                fp4_codes4(m, [x[0], x[1], x[2], x[3]]).store_nibbles_b4(codes.add(b * BLOCK / 2));
+                continue;
+            }
             let mut c = [V::splat(0); 8];
             for j in 0..nv {
                 // m / d as f32 bits (signed: negative or tiny when m / d is below 2^-126).

@@ -44,7 +44,7 @@
 //! conversion produces. Other scales run the specification's block function.
 
 use super::ggml::{
-    E2m1Table, Fp4Consts, block_slice, e2m1_scaled, fp4_code, load_block, load_fp4,
+    E2m1Table, Fp4Consts, block_slice, e2m1_scaled, fp4_code, fp4_codes4, load_block, load_fp4,
     load_fp4_scalar, out_slice, per_block, store_dst, store_fp4, store_fp4_scalar,
 };
 use crate::F8E4M3;
@@ -153,6 +153,24 @@ pub(crate) unsafe fn quantize<V: Vector, T: BlockSource, const VARIANT: usize>(
                     }
                 }
             };
+            if byte != 0xFF && !e4m3 && !ggml && V::BYTES4 && nv == 4 {
+                // As below, the four vectors' codes finished in bytes.
+                let shift = V::splat((e << 23) as u32);
+                let keep = V::splat(((e.max(0) as u32) << 23) | 0x007F_FFFF);
+                let mut wq = [V::splat(0); 4];
+                let mut m = [V::splat(0); 4];
+                for j in 0..4 {
+                    let mag = x[j].and(abs);
+                    wq[j] = V::select(mag.gt_i32(keep), x[j].sub(shift), x[j].and(sign_bit));
+                    if T::KIND == DestKind::F16 {
+                        wq[j] = wq[j].round_f16(false);
+                    }
+                    m[j] = wq[j].and(abs).add(V::splat(1 << 23));
+                }
+                *scales.add(b) = byte;
+                fp4_codes4(m, wq).store_nibbles_b4(codes.add(b * BLOCK / 2));
+                continue;
+            }
             if byte != 0xFF {
                 // x / 2^e where the result is a normal f32, else a zero of x's sign.
                 let shift = V::splat((e << 23) as u32);
