@@ -606,6 +606,22 @@ pub(crate) trait Vector: Copy {
             }
         }
     }
+    /// As [`store_nibbles_b4`](Self::store_nibbles_b4), in ggml's `block_mxfp4` order:
+    /// element `i < 2 · LANES` in the low nibble of byte `i`, element `i + 2 · LANES` in its
+    /// high nibble. AVX2: a byte shift by 8 and a dword interleave of the two halves.
+    #[inline(always)]
+    unsafe fn store_nibbles_halves_b4(self, p: *mut u8) {
+        // SAFETY: the caller's guarantee: `p` is valid for `2 · LANES` bytes; the buffer
+        // holds 4 · LANES <= 64 bytes.
+        unsafe {
+            let mut b = [0u8; 64];
+            self.store_u32(b.as_mut_ptr(), Self::LANES);
+            let h = 2 * Self::LANES;
+            for i in 0..h {
+                *p.add(i) = (b[i] & 15) | (b[i + h] << 4);
+            }
+        }
+    }
     /// Stores the FP4 codes (below 16) of the lanes of four vectors packed two per byte, in
     /// order (`2 · LANES` bytes: element `2i` in the low nibble of byte `i`). The default is
     /// four [`store_nibbles`](Self::store_nibbles); AVX2 packs all four at once.

@@ -781,6 +781,22 @@ impl Vector for V256 {
         }
     }
     #[inline(always)]
+    unsafe fn store_nibbles_halves_b4(self, p: *mut u8) {
+        // SAFETY: the caller has the features and vouches for the 16 bytes at `p`.
+        unsafe {
+            // Per 128-bit half the bytes are [a0-3, b0-3, c0-3, d0-3 | a4-7, …] (`bytes4_of`;
+            // a, b, c, d the elements 0-7, 8-15, 16-23, 24-31): the half shifted down by 8
+            // bytes and its codes moved to the high nibbles (below 16, so the word shift
+            // keeps them in their byte) pairs a with c and b with d in the low 8 bytes, and
+            // the dword interleave of the halves gives a0-3, a4-7, b0-3, b4-7.
+            let hi = _mm256_slli_epi16::<4>(_mm256_srli_si256::<8>(self.0));
+            let t = _mm256_or_si256(self.0, hi);
+            let out =
+                _mm_unpacklo_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256::<1>(t));
+            _mm_storeu_si128(p.cast(), out);
+        }
+    }
+    #[inline(always)]
     unsafe fn store_nibbles4(v: [Self; 4], p: *mut u8) {
         // SAFETY: the caller has the features and vouches for the 16 bytes at `p`.
         unsafe {

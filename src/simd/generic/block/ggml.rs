@@ -150,6 +150,33 @@ pub(crate) unsafe fn store_fp4<V: Vector, const GGML: bool>(
     }
 }
 
+/// Stores the 32 codes of block `b` held as bytes in [`Vector::bytes4_of`]'s order (from
+/// [`fp4_codes4`]) and its scale byte, as [`store_fp4`] does.
+///
+/// # Safety
+/// As for [`store_fp4`]; `V::LANES == 8`.
+#[inline(always)]
+pub(crate) unsafe fn store_codes4<V: Vector, const GGML: bool>(
+    c: V,
+    s: u8,
+    codes: *mut u8,
+    scales: *mut u8,
+    b: usize,
+) {
+    // SAFETY: the caller's guarantee; every store is inside block `b`'s bytes (16 code
+    // bytes).
+    unsafe {
+        if GGML {
+            let p = codes.add(b * GGML_BLOCK);
+            *p = s;
+            c.store_nibbles_halves_b4(p.add(1));
+        } else {
+            *scales.add(b) = s;
+            c.store_nibbles_b4(codes.add(b * BLOCK / 2));
+        }
+    }
+}
+
 /// Stores 32 scalar codes of block `b` as [`store_fp4`] does.
 ///
 /// # Safety
@@ -532,7 +559,7 @@ pub(crate) unsafe fn quantize<V: Vector, T: BlockSource, const GGML: bool>(
                 continue;
             };
             let shift = V::splat((k << 23) as u32);
-            if !GGML && V::BYTES4 && nv == 4 {
+            if V::BYTES4 && nv == 4 {
                 // m / d as f32 bits (signed: negative or tiny when m / d is below 2^-126).
                 let m = [
                     x[0].and(abs).sub(shift),
@@ -540,8 +567,13 @@ pub(crate) unsafe fn quantize<V: Vector, T: BlockSource, const GGML: bool>(
                     x[2].and(abs).sub(shift),
                     x[3].and(abs).sub(shift),
                 ];
-                *scales.add(b) = s;
-                fp4_codes4(m, [x[0], x[1], x[2], x[3]]).store_nibbles_b4(codes.add(b * BLOCK / 2));
+                store_codes4::<V, GGML>(
+                    fp4_codes4(m, [x[0], x[1], x[2], x[3]]),
+                    s,
+                    codes,
+                    scales,
+                    b,
+                );
                 continue;
             }
             let mut c = [V::splat(0); 8];

@@ -45,7 +45,7 @@
 
 use super::ggml::{
     E2m1Table, Fp4Consts, block_slice, e2m1_scaled, fp4_code, fp4_codes4, load_block, load_fp4,
-    load_fp4_scalar, out_slice, per_block, store_dst, store_fp4, store_fp4_scalar,
+    load_fp4_scalar, out_slice, per_block, store_codes4, store_dst, store_fp4, store_fp4_scalar,
 };
 use crate::F8E4M3;
 use crate::block::spec::kernels::{MLX_E2M1_GGML, MLX_E4M3};
@@ -153,7 +153,7 @@ pub(crate) unsafe fn quantize<V: Vector, T: BlockSource, const VARIANT: usize>(
                     }
                 }
             };
-            if byte != 0xFF && !e4m3 && !ggml && V::BYTES4 && nv == 4 {
+            if byte != 0xFF && !e4m3 && V::BYTES4 && nv == 4 {
                 // As below, the four vectors' codes finished in bytes.
                 let shift = V::splat((e << 23) as u32);
                 let keep = V::splat(((e.max(0) as u32) << 23) | 0x007F_FFFF);
@@ -167,8 +167,12 @@ pub(crate) unsafe fn quantize<V: Vector, T: BlockSource, const VARIANT: usize>(
                     }
                     m[j] = wq[j].and(abs).add(V::splat(1 << 23));
                 }
-                *scales.add(b) = byte;
-                fp4_codes4(m, wq).store_nibbles_b4(codes.add(b * BLOCK / 2));
+                let c = fp4_codes4(m, wq);
+                if ggml {
+                    store_codes4::<V, true>(c, byte, codes, scales, b);
+                } else {
+                    store_codes4::<V, false>(c, byte, codes, scales, b);
+                }
                 continue;
             }
             if byte != 0xFF {
