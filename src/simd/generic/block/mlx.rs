@@ -159,13 +159,23 @@ pub(crate) unsafe fn quantize<V: Vector, T: BlockSource, const VARIANT: usize>(
                 let keep = V::splat(((e.max(0) as u32) << 23) | 0x007F_FFFF);
                 let mut wq = [V::splat(0); 4];
                 let mut m = [V::splat(0); 4];
-                for j in 0..4 {
-                    let mag = x[j].and(abs);
-                    wq[j] = V::select(mag.gt_i32(keep), x[j].sub(shift), x[j].and(sign_bit));
-                    if T::KIND == DestKind::F16 {
-                        wq[j] = wq[j].round_f16(false);
+                if T::KIND == DestKind::F16 {
+                    for j in 0..4 {
+                        let mag = x[j].and(abs);
+                        let w = V::select(mag.gt_i32(keep), x[j].sub(shift), x[j].and(sign_bit));
+                        wq[j] = w.round_f16(false);
+                        m[j] = wq[j].and(abs).add(V::splat(1 << 23));
                     }
-                    m[j] = wq[j].and(abs).add(V::splat(1 << 23));
+                } else {
+                    // `2|wq|` as `|x| − (e − 1) << 23` (signed): the same bits where `2|wq|`
+                    // is a normal f32; elsewhere (`wq` flushed to zero above, or an f32
+                    // subnormal `x`) below the bits of 0.5 or negative, code 0 either way.
+                    // The sign is `x`'s, which `wq` has wherever the code is not 0.
+                    let shift2 = V::splat(((e - 1) << 23) as u32);
+                    for j in 0..4 {
+                        wq[j] = x[j];
+                        m[j] = x[j].and(abs).sub(shift2);
+                    }
                 }
                 let c = fp4_codes4(m, wq);
                 if ggml {
