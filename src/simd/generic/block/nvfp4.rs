@@ -760,6 +760,26 @@ unsafe fn mlx_codes<V: Vector>(wq: V, big: bool, c: &Consts<V>) -> V {
     }
 }
 
+/// Whether no quotient of a `ModelOpt` block with largest magnitude bits `amax` and
+/// divisor `den` (f32 bits) is NaN: `amax` finite (so every value is) and `den` finite and
+/// not zero. Its codes are then the E2M1 narrowing of the quotients, with `−0` as `+0`
+/// ([`modelopt_codes`] without its NaN case), which [`lanes::narrow4`] gives four vectors
+/// at a time (E2M1 has no NaN: the saturating clamp takes ±Inf to ±6, as the codec does).
+#[inline(always)]
+fn quotients_finite(amax: u32, den: u32) -> bool {
+    amax < INF && den & ABS != 0 && den & ABS < INF
+}
+
+/// `x` with a `−0` lane made `+0` (ModelOpt encodes `−0.0` as code 0).
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+unsafe fn plus_zero<V: Vector>(x: V) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe { V::select(x.eq(V::splat(0x8000_0000)), V::splat(0), x) }
+}
+
 /// The codes of the block of 16 values of `S` at `p` with divisor `den` (f32 bits), in the
 /// first `16 / LANES` vectors: [`modelopt_codes`] or [`mlx_codes`] of each vector.
 ///
@@ -866,6 +886,29 @@ pub(crate) unsafe fn quantize<V: Vector, const P: usize, const L: usize, S: Bloc
                     let b = b0 + i;
                     let (codes, sp) = block_at::<L>(a, r, b);
                     *sp = sb[i] as u8;
+                    if P == MODELOPT
+                        && V::BYTES4
+                        && L == PLANAR
+                        && per == 2
+                        && i + 1 < nb
+                        && quotients_finite(am[i], den[i])
+                        && quotients_finite(am[i + 1], den[i + 1])
+                    {
+                        let (_, sp1) = block_at::<L>(a, r, b + 1);
+                        *sp1 = sb[i + 1] as u8;
+                        let p0 = row.add(b * BLOCK * size);
+                        let p1 = row.add((b + 1) * BLOCK * size);
+                        let (d0, d1) = (V::splat(den[i]), V::splat(den[i + 1]));
+                        let y = [
+                            plus_zero(load_src::<V, S>(p0, l).div_ieee(d0)),
+                            plus_zero(load_src::<V, S>(p0.add(l * size), l).div_ieee(d0)),
+                            plus_zero(load_src::<V, S>(p1, l).div_ieee(d1)),
+                            plus_zero(load_src::<V, S>(p1.add(l * size), l).div_ieee(d1)),
+                        ];
+                        lanes::narrow4::<V, F4E2M1>(y, &c.fp4).store_nibbles_b4(codes);
+                        i += 2;
+                        continue;
+                    }
                     let cs = block_codes::<V, P, S>(row.add(b * BLOCK * size), den[i], &c);
                     if L == PLANAR && per == 2 && i + 1 < nb {
                         // Two blocks' codes (16 contiguous bytes in the planar layout)
