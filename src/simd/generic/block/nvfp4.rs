@@ -860,12 +860,17 @@ pub(crate) unsafe fn quantize<V: Vector, const P: usize, const L: usize, S: Bloc
             fp4: lanes::Narrow::new::<F4E2M1>(SAT),
             bf: lanes::Bf16::new(TO_DEST),
         };
+        // Lane numbers, for placing the blocks' maxima.
+        let lane = V::load_u32(IOTA_U32.as_ptr().cast(), l);
         for r in 0..a.rows {
             let row = a.values.add(r * a.values_stride).cast_const();
             let mut b0 = 0;
             while b0 < a.blocks {
                 let nb = l.min(a.blocks - b0);
                 let mut am = [0u32; 16];
+                // The blocks' maxima also go into the lanes of `amax` directly (a vector load
+                // of the scalar stores would wait for them: no store forwarding).
+                let mut amax = V::splat(0);
                 for (i, m) in am.iter_mut().enumerate().take(nb) {
                     let p = row.add((b0 + i) * BLOCK * size);
                     let mut v = V::splat(0);
@@ -874,8 +879,8 @@ pub(crate) unsafe fn quantize<V: Vector, const P: usize, const L: usize, S: Bloc
                         v = v.max_u32(x.and(V::splat(ABS)));
                     }
                     *m = v.reduce_max_u32();
+                    amax = V::select(lane.eq(V::splat(i as u32)), V::splat(*m), amax);
                 }
-                let amax = V::load_u32(am.as_ptr().cast(), nb);
                 let (s8, d) = scales::<V, P, S>(amax, &c);
                 let mut den = [0u32; 16];
                 d.store_u32(den.as_mut_ptr().cast(), nb);
