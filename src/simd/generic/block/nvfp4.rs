@@ -29,6 +29,7 @@ use crate::block::spec::nvfp4::{
 use crate::block::spec::{BlockDest, BlockSource, DestKind, soft};
 use crate::options::Policy;
 use crate::simd::Vector;
+use crate::simd::generic::block::ggml::fp4_codes4;
 use crate::simd::generic::lanes;
 use crate::{F4E2M1, F8E4M3, NanPolicy, Overflow};
 
@@ -913,6 +914,39 @@ pub(crate) unsafe fn quantize<V: Vector, const P: usize, const L: usize, S: Bloc
                         lanes::narrow4::<V, F4E2M1>(y, &c.fp4).store_nibbles_b4(codes);
                         i += 2;
                         continue;
+                    }
+                    if P == MLX && V::BYTES4 && L == PLANAR && per == 2 && i + 1 < nb {
+                        let p0 = row.add(b * BLOCK * size);
+                        let p1 = row.add((b + 1) * BLOCK * size);
+                        let (d0, d1) = (V::splat(den[i]), V::splat(den[i + 1]));
+                        let wq = [
+                            mlx_wq::<V, S>(load_src::<V, S>(p0, l), d0, &c),
+                            mlx_wq::<V, S>(load_src::<V, S>(p0.add(l * size), l), d0, &c),
+                            mlx_wq::<V, S>(load_src::<V, S>(p1, l), d1, &c),
+                            mlx_wq::<V, S>(load_src::<V, S>(p1.add(l * size), l), d1, &c),
+                        ];
+                        let abs = V::splat(ABS);
+                        let hi = wq[0].and(abs).max_u32(wq[1].and(abs));
+                        let hi = hi.max_u32(wq[2].and(abs).max_u32(wq[3].and(abs)));
+                        if hi.reduce_max_u32() < F8 {
+                            // Every |wq| below 8 and no NaN: `mlx_codes` is the number of
+                            // midpoints strictly below |wq| (ties toward the smaller), with
+                            // the sign where the code is not 0, which `fp4_codes4` gives for
+                            // `m = 2|wq|` (exact for a normal |wq|; a smaller one stays
+                            // below 0.5, code 0, as its own code is) against the doubled grid.
+                            let one = V::splat(1 << 23);
+                            let m = [
+                                wq[0].and(abs).add(one),
+                                wq[1].and(abs).add(one),
+                                wq[2].and(abs).add(one),
+                                wq[3].and(abs).add(one),
+                            ];
+                            let (_, sp1) = block_at::<L>(a, r, b + 1);
+                            *sp1 = sb[i + 1] as u8;
+                            fp4_codes4(m, wq).store_nibbles_b4(codes);
+                            i += 2;
+                            continue;
+                        }
                     }
                     let cs = block_codes::<V, P, S>(row.add(b * BLOCK * size), den[i], &c);
                     if L == PLANAR && per == 2 && i + 1 < nb {
