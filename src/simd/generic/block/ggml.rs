@@ -30,7 +30,12 @@
 //! No floating-point instruction runs, so MXCSR and FPCR cannot change the codes. The scale
 //! byte is the specification's `ggml_scale` of the block's largest magnitude (taken as the
 //! unsigned maximum of the magnitude bits), one scalar call per block: its `floor(log2f)`
-//! needs the f32 `log2` check only for a mantissa within 2^-10 of the next power of two.
+//! needs the f32 `log2` check only for a mantissa within 2^-10 of the next power of two,
+//! and [`scale_byte`] skips it below that.
+//!
+//! Where the vector has the byte methods ([`Vector::BYTES4`]) and a block is four vectors,
+//! the same counts are taken for the whole block at once in bytes ([`fp4_codes4`]: a key
+//! per lane, one 16-byte table) and stored from that order ([`store_codes4`]).
 //!
 //! # Dequantization
 //!

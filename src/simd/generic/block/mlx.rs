@@ -27,7 +27,9 @@
 //!   value) both differences are exact in `w` (Sterbenz, and they are multiples of `|wq|`'s
 //!   ulp below the lower neighbour's binade), so the code is the number of midpoints
 //!   `0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5` strictly below `|wq|`, plus 8 for a negative
-//!   `wq` with a non-zero code: integer compares;
+//!   `wq` with a non-zero code: integer compares (four vectors at once in bytes where the
+//!   vector has the byte methods, `ggml::fp4_codes4`, with `2|wq|` from f32 and BF16 sources
+//!   as `|x| − (e − 1) << 23`: its bits where it is normal, below 0.5 elsewhere);
 //! * **E4M3**: the generic narrowing ([`lanes::narrow`], saturating, the kernels' argued
 //!   multiply-add rounding) of `wq`, which is finite and at most 448.
 //!

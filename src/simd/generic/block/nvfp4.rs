@@ -833,7 +833,12 @@ unsafe fn block_codes<V: Vector, const P: usize, S: BlockSource>(
 /// Per row, `LANES` blocks at a time: each block's largest magnitude (a vector maximum of
 /// the magnitude bits, then the lanes' maximum), the scales of all of them as one vector
 /// ([`scales`]), then each block's codes with its divisor. The values are read twice (both
-/// times from L1).
+/// times from L1). Where the vector has the byte methods ([`Vector::BYTES4`]) and a block is
+/// two vectors, the planar layout codes two blocks at once in bytes: `ModelOpt` where no
+/// quotient can be NaN ([`quotients_finite`]: the E2M1 narrowing of four vectors, `−0`
+/// made `+0` first), `Mlx` where every `|wq|` is below 8 (`ggml::fp4_codes4` of `2|wq|`,
+/// the count of midpoints below `|wq|` that [`mlx_codes`] gives there); the codes of both
+/// blocks are stored together ([`Vector::store_nibbles_b4`]).
 ///
 /// # Safety
 /// As for [`NvFn`](crate::block::spec::kernels::NvFn), with `V`'s features.
