@@ -186,7 +186,8 @@ fn amax_values() -> Vec<u32> {
     }
     // Just below every power of two: where log2f rounds up (to 16 ulps below).
     for field in 1u32..=254 {
-        for k in [1u32, 2, 3, 5, 8, 13, 16, 64, 200] {
+        // (0x4000 below: the fraction 0x7FC000 where the kernels' scale skips the check.)
+        for k in [1u32, 2, 3, 5, 8, 13, 16, 64, 200, 0x3FFF, 0x4000, 0x4001] {
             v.push((field << 23) - k);
         }
     }

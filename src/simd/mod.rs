@@ -650,6 +650,65 @@ pub(crate) trait Vector: Copy {
     /// caller guarantees is the code of `+0`).
     #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     unsafe fn store_nibbles(self, p: *mut u8, n: usize);
+    /// Byte-wise table lookup: every byte of `self` holds an index below 16 and is replaced
+    /// by byte `index` of `t`. AVX2: the table in both 128-bit halves and one `VPSHUFB`.
+    #[inline(always)]
+    unsafe fn lookup8(self, t: &[u8; 16]) -> Self {
+        // SAFETY: the caller's guarantee; the buffer holds 4 · LANES <= 64 bytes.
+        unsafe {
+            let mut b = [0u8; 64];
+            self.store_u32(b.as_mut_ptr(), Self::LANES);
+            for x in b.iter_mut().take(4 * Self::LANES) {
+                *x = t[(*x & 15) as usize];
+            }
+            Self::load_u32(b.as_ptr(), Self::LANES)
+        }
+    }
+    /// Stores `4 · LANES` FP4 codes (bytes below 16) held in [`bytes4_of`](Self::bytes4_of)'s
+    /// order packed two per byte in element order (`2 · LANES` bytes at `p`: element `2i` in
+    /// the low nibble of byte `i`). The default goes through memory (its `bytes4_of` order is
+    /// element order); AVX2 pairs neighbouring bytes (its order keeps each even-odd pair of
+    /// elements adjacent) and interleaves the two halves' words.
+    #[inline(always)]
+    unsafe fn store_nibbles_b4(self, p: *mut u8) {
+        // SAFETY: the caller's guarantee: `p` is valid for `2 · LANES` bytes; the buffer
+        // holds 4 · LANES <= 64 bytes.
+        unsafe {
+            let mut b = [0u8; 64];
+            self.store_u32(b.as_mut_ptr(), Self::LANES);
+            for i in 0..2 * Self::LANES {
+                *p.add(i) = (b[2 * i] & 15) | (b[2 * i + 1] << 4);
+            }
+        }
+    }
+    /// As [`store_nibbles_b4`](Self::store_nibbles_b4), in ggml's `block_mxfp4` order:
+    /// element `i < 2 · LANES` in the low nibble of byte `i`, element `i + 2 · LANES` in its
+    /// high nibble. AVX2: a byte shift by 8 and a dword interleave of the two halves.
+    #[inline(always)]
+    unsafe fn store_nibbles_halves_b4(self, p: *mut u8) {
+        // SAFETY: the caller's guarantee: `p` is valid for `2 · LANES` bytes; the buffer
+        // holds 4 · LANES <= 64 bytes.
+        unsafe {
+            let mut b = [0u8; 64];
+            self.store_u32(b.as_mut_ptr(), Self::LANES);
+            let h = 2 * Self::LANES;
+            for i in 0..h {
+                *p.add(i) = (b[i] & 15) | (b[i + h] << 4);
+            }
+        }
+    }
+    /// Stores the FP4 codes (below 16) of the lanes of four vectors packed two per byte, in
+    /// order (`2 · LANES` bytes: element `2i` in the low nibble of byte `i`). The default is
+    /// four [`store_nibbles`](Self::store_nibbles); AVX2 packs all four at once.
+    #[inline(always)]
+    unsafe fn store_nibbles4(v: [Self; 4], p: *mut u8) {
+        // SAFETY: the caller's guarantee: `p` is valid for `2 · LANES` bytes.
+        unsafe {
+            for (j, x) in v.into_iter().enumerate() {
+                x.store_nibbles(p.add(j * Self::LANES / 2), Self::LANES);
+            }
+        }
+    }
 }
 
 /// Copies `bytes <= B` bytes from `p` into a zeroed `B`-byte buffer: the partial loads of the

@@ -861,6 +861,74 @@ impl Vector for V256 {
             }
         }
     }
+    #[inline(always)]
+    unsafe fn lookup8(self, t: &[u8; 16]) -> Self {
+        // SAFETY: the caller has the features; `t` is 16 readable bytes. The indices are
+        // below 16 (bit 7 clear), so `VPSHUFB` reads byte `index` of the table copy in the
+        // index's own 128-bit half.
+        unsafe {
+            let tab = _mm256_broadcastsi128_si256(_mm_loadu_si128(t.as_ptr().cast()));
+            V256(_mm256_shuffle_epi8(tab, self.0))
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_nibbles_b4(self, p: *mut u8) {
+        // SAFETY: the caller has the features and vouches for the 16 bytes at `p`.
+        unsafe {
+            // Per 128-bit half the bytes are [a0-3, b0-3, c0-3, d0-3 | a4-7, …] (`bytes4_of`):
+            // as in `store_nibbles4`, `w | w >> 4` leaves each pair's byte in the low byte of
+            // its word, the word pack keeps those bytes, and the word interleave of the two
+            // halves gives element order.
+            let b = self.0;
+            let w = _mm256_and_si256(
+                _mm256_or_si256(b, _mm256_srli_epi16::<4>(b)),
+                _mm256_set1_epi16(0xFF),
+            );
+            let w = _mm256_packus_epi16(w, w);
+            let out =
+                _mm_unpacklo_epi16(_mm256_castsi256_si128(w), _mm256_extracti128_si256::<1>(w));
+            _mm_storeu_si128(p.cast(), out);
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_nibbles_halves_b4(self, p: *mut u8) {
+        // SAFETY: the caller has the features and vouches for the 16 bytes at `p`.
+        unsafe {
+            // Per 128-bit half the bytes are [a0-3, b0-3, c0-3, d0-3 | a4-7, …] (`bytes4_of`;
+            // a, b, c, d the elements 0-7, 8-15, 16-23, 24-31): the half shifted down by 8
+            // bytes and its codes moved to the high nibbles (below 16, so the word shift
+            // keeps them in their byte) pairs a with c and b with d in the low 8 bytes, and
+            // the dword interleave of the halves gives a0-3, a4-7, b0-3, b4-7.
+            let hi = _mm256_slli_epi16::<4>(_mm256_srli_si256::<8>(self.0));
+            let t = _mm256_or_si256(self.0, hi);
+            let out =
+                _mm_unpacklo_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256::<1>(t));
+            _mm_storeu_si128(p.cast(), out);
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_nibbles4(v: [Self; 4], p: *mut u8) {
+        // SAFETY: the caller has the features and vouches for the 16 bytes at `p`.
+        unsafe {
+            // The codes as bytes, per 128-bit half [a0-3, b0-3, c0-3, d0-3 | a4-7, …] (the
+            // packs saturate nothing: every lane is below 16). In each 16-bit word the pair
+            // 2k, 2k + 1 sits as `lo | hi << 8`; `w | w >> 4` puts `lo | hi << 4` in its low
+            // byte, and the word pack keeps that byte: per half the pairs of a0-3, b0-3,
+            // c0-3, d0-3 (two bytes each), then the word interleave of the two halves puts
+            // a0-3, a4-7, b0-3, … in element order.
+            let ab = _mm256_packus_epi32(v[0].0, v[1].0);
+            let cd = _mm256_packus_epi32(v[2].0, v[3].0);
+            let b = _mm256_packus_epi16(ab, cd);
+            let w = _mm256_and_si256(
+                _mm256_or_si256(b, _mm256_srli_epi16::<4>(b)),
+                _mm256_set1_epi16(0xFF),
+            );
+            let w = _mm256_packus_epi16(w, w);
+            let out =
+                _mm_unpacklo_epi16(_mm256_castsi256_si128(w), _mm256_extracti128_si256::<1>(w));
+            _mm_storeu_si128(p.cast(), out);
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -25,11 +25,16 @@
 //!   specification's policy, which equals `codec::narrow_f32` under every MXCSR (its own
 //!   argument). No NaN reaches it: a finite scale comes from a finite amax, so the tile
 //!   holds no NaN (whose division WebAssembly would leave the bits of open).
-//! * **`Ue8m0`**: the scale is a power of two `2^k`, so `x / s` is the exact `x · 2^-k`
-//!   wherever it is a normal f32 (it cannot overflow: `|x| <= amax <= 448 · s`); below
-//!   2^-126 both it and any rounding of it narrow to ±0. The narrowing of `x · 2^-k` with the
-//!   scale folded into its constants (`lanes::Narrow::new_scaled`, exact for the exponents
-//!   it accepts, which DeepSeek's scales are) gives the same code without the division.
+//! * **`Ue8m0`**: the scale is a power of two `2^k`, so for `k <= 126` the quotient is the
+//!   product `x · 2^-k` by the normal f32 `2^-k` ([`Vector::mul_rne`]): exact wherever it is
+//!   a normal f32 (it cannot overflow: `|x| <= amax <= 448 · s`). Below 2^-126 the exact
+//!   value is far under half the smallest E4M3 subnormal (2^-10), so the specification's
+//!   code is ±0 with the sign of `x`, and so is the narrowing of whatever the hardware makes
+//!   of the product there (a rounded subnormal, or with FTZ, or DAZ reading a denormal `x`,
+//!   a zero of `x`'s sign). (`k = 127` divides, as `DeepSeek` does.)
+//! * **four vectors at a time**: the row's codes are finished four vectors at once in bytes
+//!   (`Code::encode_put4`, `lanes::narrow4` on the vectors that have byte shuffles), the
+//!   same codes as `lanes::narrow` (the element kernels' argument).
 //!
 //! # Dequantization: `D(f32(f32(code) · s))`
 //!
@@ -48,7 +53,7 @@
 
 use core::mem::MaybeUninit;
 
-use super::run::{Folded, Identity, Lanes, Out, TO_DEST, is_nan, map, max_lane};
+use super::run::{Lanes, Out, TO_DEST, is_nan, map, max_lane};
 use crate::F8E4M3;
 use crate::block::spec::fp8 as spec;
 use crate::simd::Vector;
@@ -198,6 +203,57 @@ impl<V: Vector> Lanes<V> for E4m3Product<V> {
     }
 }
 
+/// `x · 2^-k` for a `Ue8m0` tile of scale `2^k`, `k <= 126` (module docs): the splat
+/// holds the normal f32 `2^-k`.
+struct Multiply2<V>(V);
+impl<V: Vector> Lanes<V> for Multiply2<V> {
+    #[inline(always)]
+    unsafe fn apply(&self, x: V) -> V {
+        // SAFETY: the caller's guarantee.
+        unsafe { x.mul_rne(self.0) }
+    }
+}
+
+/// E4M3 codes of `m(x)` for `n` values of `S` at `p`, stored at `q`: [`map`]'s loop with
+/// the narrowing of four vectors at a time finished in bytes (`Code::encode_put4`, the
+/// element kernels' `narrow4` where the vector has it), then single and partial vectors.
+///
+/// # Safety
+/// `p` readable for `n` values of `S`, `q` writable for `n` bytes, and the CPU has `V`'s
+/// features.
+#[inline(always)]
+unsafe fn narrow_row<V: Vector, S: Src, M: Lanes<V>>(
+    m: &M,
+    c: &lanes::Narrow<V>,
+    p: *const u8,
+    q: *mut u8,
+    n: usize,
+) {
+    type D = Code<F8E4M3>;
+    let l = V::LANES;
+    // SAFETY: every access covers values below `n` (the loop conditions); the features are
+    // the caller's guarantee.
+    unsafe {
+        let mut i = 0;
+        while i + 4 * l <= n {
+            let x = [
+                m.apply(S::load::<V>(p.add(S::offset(i)), l)),
+                m.apply(S::load::<V>(p.add(S::offset(i + l)), l)),
+                m.apply(S::load::<V>(p.add(S::offset(i + 2 * l)), l)),
+                m.apply(S::load::<V>(p.add(S::offset(i + 3 * l)), l)),
+            ];
+            D::encode_put4::<V>(c, x, q.add(i));
+            i += 4 * l;
+        }
+        while i < n {
+            let k = l.min(n - i);
+            let v = D::encode::<V>(c, m.apply(S::load::<V>(p.add(S::offset(i)), k)));
+            D::put::<V>(c, v, q.add(i), k);
+            i += k;
+        }
+    }
+}
+
 /// Block FP8 quantization of one band of tile rows (the `fp8_quant` slot, `Fp8QuantFn`).
 ///
 /// # Safety
@@ -233,20 +289,18 @@ pub(crate) unsafe fn quantize_band<V: Vector, S: Src>(
                 .add(4 * t)
                 .cast::<[u8; 4]>()
                 .write_unaligned(s.to_le_bytes());
-            // `Ue8m0`'s finite scales are normal powers of two (module docs).
-            let folded = if ue8m0 && s < 0x7F80_0000 {
-                debug_assert!(s & 0x007F_FFFF == 0 && s >= 0x0080_0000);
-                lanes::Narrow::<V>::new_scaled::<F8E4M3>(spec::SAT, 127 - (s >> 23) as i32)
-            } else {
-                None
-            };
+            // `Ue8m0`'s finite scales are normal powers of two `2^k` (module docs); `2^-k`
+            // is a normal f32 for `k <= 126`.
+            debug_assert!(!ue8m0 || s >= 0x7F80_0000 || s & 0x007F_FFFF == 0);
+            let pow2 = ue8m0 && s < 0x7F80_0000 && (s >> 23) <= 127 + 126;
+            let inv = V::splat(if pow2 { (254 << 23) - s } else { 0 });
             for r in 0..rows {
                 let p = src.add(r * stride + S::offset(c0));
                 let q = codes.add(r * cols + c0);
-                if let Some(c) = folded.as_ref() {
-                    map::<V, S, Folded<F8E4M3>, _>(&Identity, c, p, q, w);
+                if pow2 {
+                    narrow_row::<V, S, _>(&Multiply2(inv), &ctx, p, q, w);
                 } else if s < 0x7F80_0000 {
-                    map::<V, S, Code<F8E4M3>, _>(&Divide(V::splat(s)), &ctx, p, q, w);
+                    narrow_row::<V, S, _>(&Divide(V::splat(s)), &ctx, p, q, w);
                 } else {
                     // An infinite or NaN scale: the specification, value by value.
                     let mut i = 0;

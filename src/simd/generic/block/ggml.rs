@@ -30,7 +30,12 @@
 //! No floating-point instruction runs, so MXCSR and FPCR cannot change the codes. The scale
 //! byte is the specification's `ggml_scale` of the block's largest magnitude (taken as the
 //! unsigned maximum of the magnitude bits), one scalar call per block: its `floor(log2f)`
-//! needs the f32 `log2` check only for a mantissa within 2^-10 of the next power of two.
+//! needs the f32 `log2` check only for a mantissa within 2^-10 of the next power of two,
+//! and [`scale_byte`] skips it below that.
+//!
+//! Where the vector has the byte methods ([`Vector::BYTES4`]) and a block is four vectors,
+//! the same counts are taken for the whole block at once in bytes ([`fp4_codes4`]: a key
+//! per lane, one 16-byte table) and stored from that order ([`store_codes4`]).
 //!
 //! # Dequantization
 //!
@@ -139,9 +144,40 @@ pub(crate) unsafe fn store_fp4<V: Vector, const GGML: bool>(
             }
         } else {
             *scales.add(b) = s;
-            for (j, v) in c.iter().enumerate().take(nv) {
-                v.store_nibbles(codes.add(b * BLOCK / 2 + j * l / 2), l);
+            if nv == 4 {
+                V::store_nibbles4([c[0], c[1], c[2], c[3]], codes.add(b * BLOCK / 2));
+            } else {
+                for (j, v) in c.iter().enumerate().take(nv) {
+                    v.store_nibbles(codes.add(b * BLOCK / 2 + j * l / 2), l);
+                }
             }
+        }
+    }
+}
+
+/// Stores the 32 codes of block `b` held as bytes in [`Vector::bytes4_of`]'s order (from
+/// [`fp4_codes4`]) and its scale byte, as [`store_fp4`] does.
+///
+/// # Safety
+/// As for [`store_fp4`]; `V::LANES == 8`.
+#[inline(always)]
+pub(crate) unsafe fn store_codes4<V: Vector, const GGML: bool>(
+    c: V,
+    s: u8,
+    codes: *mut u8,
+    scales: *mut u8,
+    b: usize,
+) {
+    // SAFETY: the caller's guarantee; every store is inside block `b`'s bytes (16 code
+    // bytes).
+    unsafe {
+        if GGML {
+            let p = codes.add(b * GGML_BLOCK);
+            *p = s;
+            c.store_nibbles_halves_b4(p.add(1));
+        } else {
+            *scales.add(b) = s;
+            c.store_nibbles_b4(codes.add(b * BLOCK / 2));
         }
     }
 }
@@ -367,6 +403,55 @@ pub(crate) unsafe fn fp4_code<V: Vector>(m: V, x: V, c: &Fp4Consts<V>) -> V {
     }
 }
 
+/// The key of [`fp4_codes4`] of each lane of `m`.
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+unsafe fn fp4_key<V: Vector>(m: V) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
+        let k = m
+            .sub(V::splat(1 + (0x1FD << 21)))
+            .shr(21)
+            .min_u32(V::splat(1024));
+        V::select(m.gt_i32(V::splat(0x3F00_0000)), k, V::splat(15))
+    }
+}
+
+/// [`fp4_code`] of four vectors at once, finished in bytes: the codes of `m[j]` (signs from
+/// `x[j]`) as `4 · LANES` bytes in [`Vector::bytes4_of`]'s order, for
+/// [`Vector::store_nibbles_b4`]. Every midpoint's bits have their low 21 bits zero, so for
+/// `m >= 1`, `m > t` exactly when `(m − 1) >> 21 >= t >> 21`; the key
+/// `k = (m − 1 − 0x1FD · 2^21) >> 21` is 0 for `1.25 < m <= 1.5` (code 1), and for
+/// `m > 1.5` the number of `(m − 1) >> 21` steps above `0x1FD`: 1..=3 (code 2; the midpoint
+/// 2.5 is step 4), 4..=5 (3), 6..=7 (4), 8..=9 (5), 10..=11 (6), 12 and more (7), at most 14
+/// as `m < 16` (the callers' range). A smaller `m` makes the difference negative, a shifted
+/// key of at least 1024 that the minimum with 1024 turns into a low byte of 0 (code 1); a
+/// lane with `m <= 0.5` (code 0, including the negative and tiny `m`) takes key 15 instead.
+/// The key's low byte of the four vectors is gathered ([`Vector::bytes4_of`]), looked up in
+/// a 16-byte table ([`Vector::lookup8`]), and the sign (8) added where `x` is negative and
+/// the code is not zero.
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn fp4_codes4<V: Vector>(m: [V; 4], x: [V; 4]) -> V {
+    /// Codes by key: 0 → 1, 1..=3 → 2, 4..=5 → 3, 6..=7 → 4, 8..=9 → 5, 10..=11 → 6,
+    /// 12..=14 → 7, 15 (`m <= 0.5`) → 0.
+    const CODES: [u8; 16] = [1, 2, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 7, 0];
+    // SAFETY: the caller's guarantee; no memory is touched but the table.
+    unsafe {
+        // (No closure: it would be a function without the target features.)
+        let keys = [fp4_key(m[0]), fp4_key(m[1]), fp4_key(m[2]), fp4_key(m[3])];
+        let k = V::bytes4_of(keys, 0);
+        let code = k.lookup8(&CODES);
+        let sign = V::signs4(x);
+        let zero = code.eq8(V::splat(0));
+        V::blend(zero, code, code.or_and(sign, V::splat(0x0808_0808)))
+    }
+}
+
 /// The constants of [`fp4_code`].
 #[derive(Clone, Copy)]
 pub(crate) struct Fp4Consts<V: Vector> {
@@ -431,6 +516,22 @@ pub(crate) unsafe fn out_slice<'a, D: BlockDest>(
     unsafe { core::slice::from_raw_parts_mut(dst.cast::<MaybeUninit<D>>().add(b * BLOCK), BLOCK) }
 }
 
+/// [`ggml_scale`] of a block's largest magnitude bits `amax`, without its `log2` check
+/// where that check cannot change the result: for a normal finite `amax` whose fraction is
+/// below `0x7FC000` (mantissa `1.f < 2 − 2^-9`), `ggml_floor_log2` returns the exponent
+/// itself (its `u = 1.f / 2 − 1 < −2^-10` early exit), so the byte is the biased exponent
+/// minus 2. Every other `amax` (zero, subnormal, infinite, NaN, or a mantissa near 2, one
+/// block in 512 of random data) takes `ggml_scale`.
+#[inline(always)]
+pub(crate) fn scale_byte(amax: u32) -> u8 {
+    let field = amax >> 23;
+    if (2..=254).contains(&field) && amax & 0x007F_FFFF < 0x007F_C000 {
+        (field - 2) as u8
+    } else {
+        ggml_scale(amax)
+    }
+}
+
 /// The `Ggml` profile's quantization of `blocks` whole blocks of `T` (a
 /// [`MxProfileQuantFn`](crate::block::spec::kernels::MxProfileQuantFn) body; module docs).
 ///
@@ -451,7 +552,7 @@ pub(crate) unsafe fn quantize<V: Vector, T: BlockSource, const GGML: bool>(
         let fc = Fp4Consts::<V>::new();
         for b in 0..blocks {
             let (x, amax) = load_block::<V, T>(src, b);
-            let s = ggml_scale(amax);
+            let s = scale_byte(amax);
             // A zero block: scale 0, every code 0 (the shift below is 0 then).
             let k = if amax == 0 {
                 0
@@ -463,6 +564,23 @@ pub(crate) unsafe fn quantize<V: Vector, T: BlockSource, const GGML: bool>(
                 continue;
             };
             let shift = V::splat((k << 23) as u32);
+            if V::BYTES4 && nv == 4 {
+                // m / d as f32 bits (signed: negative or tiny when m / d is below 2^-126).
+                let m = [
+                    x[0].and(abs).sub(shift),
+                    x[1].and(abs).sub(shift),
+                    x[2].and(abs).sub(shift),
+                    x[3].and(abs).sub(shift),
+                ];
+                store_codes4::<V, GGML>(
+                    fp4_codes4(m, [x[0], x[1], x[2], x[3]]),
+                    s,
+                    codes,
+                    scales,
+                    b,
+                );
+                continue;
+            }
             let mut c = [V::splat(0); 8];
             for j in 0..nv {
                 // m / d as f32 bits (signed: negative or tiny when m / d is below 2^-126).

@@ -27,7 +27,9 @@
 //!   value) both differences are exact in `w` (Sterbenz, and they are multiples of `|wq|`'s
 //!   ulp below the lower neighbour's binade), so the code is the number of midpoints
 //!   `0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5` strictly below `|wq|`, plus 8 for a negative
-//!   `wq` with a non-zero code: integer compares;
+//!   `wq` with a non-zero code: integer compares (four vectors at once in bytes where the
+//!   vector has the byte methods, `ggml::fp4_codes4`, with `2|wq|` from f32 and BF16 sources
+//!   as `|x| − (e − 1) << 23`: its bits where it is normal, below 0.5 elsewhere);
 //! * **E4M3**: the generic narrowing ([`lanes::narrow`], saturating, the kernels' argued
 //!   multiply-add rounding) of `wq`, which is finite and at most 448.
 //!
@@ -44,8 +46,8 @@
 //! conversion produces. Other scales run the specification's block function.
 
 use super::ggml::{
-    E2m1Table, Fp4Consts, block_slice, e2m1_scaled, fp4_code, load_block, load_fp4,
-    load_fp4_scalar, out_slice, per_block, store_dst, store_fp4, store_fp4_scalar,
+    E2m1Table, Fp4Consts, block_slice, e2m1_scaled, fp4_code, fp4_codes4, load_block, load_fp4,
+    load_fp4_scalar, out_slice, per_block, store_codes4, store_dst, store_fp4, store_fp4_scalar,
 };
 use crate::F8E4M3;
 use crate::block::spec::kernels::{MLX_E2M1_GGML, MLX_E4M3};
@@ -153,6 +155,38 @@ pub(crate) unsafe fn quantize<V: Vector, T: BlockSource, const VARIANT: usize>(
                     }
                 }
             };
+            if byte != 0xFF && !e4m3 && V::BYTES4 && nv == 4 {
+                // As below, the four vectors' codes finished in bytes.
+                let shift = V::splat((e << 23) as u32);
+                let keep = V::splat(((e.max(0) as u32) << 23) | 0x007F_FFFF);
+                let mut wq = [V::splat(0); 4];
+                let mut m = [V::splat(0); 4];
+                if T::KIND == DestKind::F16 {
+                    for j in 0..4 {
+                        let mag = x[j].and(abs);
+                        let w = V::select(mag.gt_i32(keep), x[j].sub(shift), x[j].and(sign_bit));
+                        wq[j] = w.round_f16(false);
+                        m[j] = wq[j].and(abs).add(V::splat(1 << 23));
+                    }
+                } else {
+                    // `2|wq|` as `|x| − (e − 1) << 23` (signed): the same bits where `2|wq|`
+                    // is a normal f32; elsewhere (`wq` flushed to zero above, or an f32
+                    // subnormal `x`) below the bits of 0.5 or negative, code 0 either way.
+                    // The sign is `x`'s, which `wq` has wherever the code is not 0.
+                    let shift2 = V::splat(((e - 1) << 23) as u32);
+                    for j in 0..4 {
+                        wq[j] = x[j];
+                        m[j] = x[j].and(abs).sub(shift2);
+                    }
+                }
+                let c = fp4_codes4(m, wq);
+                if ggml {
+                    store_codes4::<V, true>(c, byte, codes, scales, b);
+                } else {
+                    store_codes4::<V, false>(c, byte, codes, scales, b);
+                }
+                continue;
+            }
             if byte != 0xFF {
                 // x / 2^e where the result is a normal f32, else a zero of x's sign.
                 let shift = V::splat((e << 23) as u32);

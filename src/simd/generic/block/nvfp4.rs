@@ -29,6 +29,7 @@ use crate::block::spec::nvfp4::{
 use crate::block::spec::{BlockDest, BlockSource, DestKind, soft};
 use crate::options::Policy;
 use crate::simd::Vector;
+use crate::simd::generic::block::ggml::fp4_codes4;
 use crate::simd::generic::lanes;
 use crate::{F4E2M1, F8E4M3, NanPolicy, Overflow};
 
@@ -846,6 +847,67 @@ unsafe fn mlx_codes<V: Vector>(wq: V, big: bool, c: &Consts<V>) -> V {
     }
 }
 
+/// Whether no quotient of a `ModelOpt` block with largest magnitude bits `amax` and
+/// divisor `den` (f32 bits) is NaN: `amax` finite (so every value is) and `den` finite and
+/// not zero. Its codes are then the E2M1 narrowing of the quotients, with `−0` as `+0`
+/// ([`modelopt_codes`] without its NaN case), which [`lanes::narrow4`] gives four vectors
+/// at a time (E2M1 has no NaN: the saturating clamp takes ±Inf to ±6, as the codec does).
+#[inline(always)]
+fn quotients_finite(amax: u32, den: u32) -> bool {
+    amax < INF && den & ABS != 0 && den & ABS < INF
+}
+
+/// `x` with a `−0` lane made `+0` (ModelOpt encodes `−0.0` as code 0).
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+unsafe fn plus_zero<V: Vector>(x: V) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe { V::select(x.eq(V::splat(0x8000_0000)), V::splat(0), x) }
+}
+
+/// The codes of the block of 16 values of `S` at `p` with divisor `den` (f32 bits), in the
+/// first `16 / LANES` vectors: [`modelopt_codes`] or [`mlx_codes`] of each vector.
+///
+/// # Safety
+/// `p` readable for the block's values; the CPU has `V`'s features.
+#[inline(always)]
+unsafe fn block_codes<V: Vector, const P: usize, S: BlockSource>(
+    p: *const u8,
+    den: u32,
+    c: &Consts<V>,
+) -> [V; 4] {
+    let l = V::LANES;
+    let per = BLOCK / l;
+    let size = size_of::<S>();
+    // SAFETY: the caller's guarantee; every load is inside the block (`j · l + l <= 16`).
+    unsafe {
+        let dv = V::splat(den);
+        let mut cs = [V::splat(0); 4];
+        if P == MODELOPT {
+            for (j, cj) in cs.iter_mut().enumerate().take(per) {
+                let x = load_src::<V, S>(p.add(j * l * size), l);
+                *cj = modelopt_codes(x, dv, c);
+            }
+        } else {
+            let mut wq = [V::splat(0); 4];
+            let mut hi = V::splat(0);
+            for (j, w) in wq.iter_mut().enumerate().take(per) {
+                let x = load_src::<V, S>(p.add(j * l * size), l);
+                *w = mlx_wq::<V, S>(x, dv, c);
+                hi = hi.max_u32(w.and(V::splat(ABS)));
+            }
+            // NaN lanes count as big too; `mlx_codes` decides them apart.
+            let big = hi.reduce_max_u32() >= F8;
+            for (cj, &w) in cs.iter_mut().zip(&wq).take(per) {
+                *cj = mlx_codes(w, big, c);
+            }
+        }
+        cs
+    }
+}
+
 /// Quantizes the whole blocks of `a` (values of type `S`) under profile `P` (`ModelOpt` or
 /// `Mlx`) and layout `L`, or returns `false` when the tensor scale is not one it serves.
 ///
@@ -857,7 +919,12 @@ unsafe fn mlx_codes<V: Vector>(wq: V, big: bool, c: &Consts<V>) -> V {
 /// Per row, `LANES` blocks at a time: each block's largest magnitude (a vector maximum of
 /// the magnitude bits, then the lanes' maximum), the scales of all of them as one vector
 /// ([`scales`]), then each block's codes with its divisor. The values are read twice (both
-/// times from L1).
+/// times from L1). Where the vector has the byte methods ([`Vector::BYTES4`]) and a block is
+/// two vectors, the planar layout codes two blocks at once in bytes: `ModelOpt` where no
+/// quotient can be NaN ([`quotients_finite`]: the E2M1 narrowing of four vectors, `−0`
+/// made `+0` first), `Mlx` where every `|wq|` is below 8 (`ggml::fp4_codes4` of `2|wq|`,
+/// the count of midpoints below `|wq|` that [`mlx_codes`] gives there); the codes of both
+/// blocks are stored together ([`Vector::store_nibbles_b4`]).
 ///
 /// # Safety
 /// As for [`NvFn`](crate::block::spec::kernels::NvFn), with `V`'s features.
@@ -885,12 +952,17 @@ pub(crate) unsafe fn quantize<V: Vector, const P: usize, const L: usize, S: Bloc
             fp4: lanes::Narrow::new::<F4E2M1>(SAT),
             bf: lanes::Bf16::new(TO_DEST),
         };
+        // Lane numbers, for placing the blocks' maxima.
+        let lane = V::load_u32(IOTA_U32.as_ptr().cast(), l);
         for r in 0..a.rows {
             let row = a.values.add(r * a.values_stride).cast_const();
             let mut b0 = 0;
             while b0 < a.blocks {
                 let nb = l.min(a.blocks - b0);
                 let mut am = [0u32; 16];
+                // The blocks' maxima also go into the lanes of `amax` directly (a vector load
+                // of the scalar stores would wait for them: no store forwarding).
+                let mut amax = V::splat(0);
                 for (i, m) in am.iter_mut().enumerate().take(nb) {
                     let p = row.add((b0 + i) * BLOCK * size);
                     let mut v = V::splat(0);
@@ -899,38 +971,85 @@ pub(crate) unsafe fn quantize<V: Vector, const P: usize, const L: usize, S: Bloc
                         v = v.max_u32(x.and(V::splat(ABS)));
                     }
                     *m = v.reduce_max_u32();
+                    amax = V::select(lane.eq(V::splat(i as u32)), V::splat(*m), amax);
                 }
-                let amax = V::load_u32(am.as_ptr().cast(), nb);
                 let (s8, d) = scales::<V, P, S>(amax, &c);
                 let mut den = [0u32; 16];
                 d.store_u32(den.as_mut_ptr().cast(), nb);
                 let mut sb = [0u32; 16];
                 s8.store_u32(sb.as_mut_ptr().cast(), nb);
-                for i in 0..nb {
+                let mut i = 0;
+                while i < nb {
                     let b = b0 + i;
-                    let p = row.add(b * BLOCK * size);
                     let (codes, sp) = block_at::<L>(a, r, b);
                     *sp = sb[i] as u8;
-                    let dv = V::splat(den[i]);
-                    let mut cs = [V::splat(0); 4];
-                    if P == MODELOPT {
-                        for (j, cj) in cs.iter_mut().enumerate().take(per) {
-                            let x = load_src::<V, S>(p.add(j * l * size), l);
-                            *cj = modelopt_codes(x, dv, &c);
+                    if P == MODELOPT
+                        && V::BYTES4
+                        && L == PLANAR
+                        && per == 2
+                        && i + 1 < nb
+                        && quotients_finite(am[i], den[i])
+                        && quotients_finite(am[i + 1], den[i + 1])
+                    {
+                        let (_, sp1) = block_at::<L>(a, r, b + 1);
+                        *sp1 = sb[i + 1] as u8;
+                        let p0 = row.add(b * BLOCK * size);
+                        let p1 = row.add((b + 1) * BLOCK * size);
+                        let (d0, d1) = (V::splat(den[i]), V::splat(den[i + 1]));
+                        let y = [
+                            plus_zero(load_src::<V, S>(p0, l).div_ieee(d0)),
+                            plus_zero(load_src::<V, S>(p0.add(l * size), l).div_ieee(d0)),
+                            plus_zero(load_src::<V, S>(p1, l).div_ieee(d1)),
+                            plus_zero(load_src::<V, S>(p1.add(l * size), l).div_ieee(d1)),
+                        ];
+                        lanes::narrow4::<V, F4E2M1>(y, &c.fp4).store_nibbles_b4(codes);
+                        i += 2;
+                        continue;
+                    }
+                    if P == MLX && V::BYTES4 && L == PLANAR && per == 2 && i + 1 < nb {
+                        let p0 = row.add(b * BLOCK * size);
+                        let p1 = row.add((b + 1) * BLOCK * size);
+                        let (d0, d1) = (V::splat(den[i]), V::splat(den[i + 1]));
+                        let wq = [
+                            mlx_wq::<V, S>(load_src::<V, S>(p0, l), d0, &c),
+                            mlx_wq::<V, S>(load_src::<V, S>(p0.add(l * size), l), d0, &c),
+                            mlx_wq::<V, S>(load_src::<V, S>(p1, l), d1, &c),
+                            mlx_wq::<V, S>(load_src::<V, S>(p1.add(l * size), l), d1, &c),
+                        ];
+                        let abs = V::splat(ABS);
+                        let hi = wq[0].and(abs).max_u32(wq[1].and(abs));
+                        let hi = hi.max_u32(wq[2].and(abs).max_u32(wq[3].and(abs)));
+                        if hi.reduce_max_u32() < F8 {
+                            // Every |wq| below 8 and no NaN: `mlx_codes` is the number of
+                            // midpoints strictly below |wq| (ties toward the smaller), with
+                            // the sign where the code is not 0, which `fp4_codes4` gives for
+                            // `m = 2|wq|` (exact for a normal |wq|; a smaller one stays
+                            // below 0.5, code 0, as its own code is) against the doubled grid.
+                            let one = V::splat(1 << 23);
+                            let m = [
+                                wq[0].and(abs).add(one),
+                                wq[1].and(abs).add(one),
+                                wq[2].and(abs).add(one),
+                                wq[3].and(abs).add(one),
+                            ];
+                            let (_, sp1) = block_at::<L>(a, r, b + 1);
+                            *sp1 = sb[i + 1] as u8;
+                            fp4_codes4(m, wq).store_nibbles_b4(codes);
+                            i += 2;
+                            continue;
                         }
-                    } else {
-                        let mut wq = [V::splat(0); 4];
-                        let mut hi = V::splat(0);
-                        for (j, w) in wq.iter_mut().enumerate().take(per) {
-                            let x = load_src::<V, S>(p.add(j * l * size), l);
-                            *w = mlx_wq::<V, S>(x, dv, &c);
-                            hi = hi.max_u32(w.and(V::splat(ABS)));
-                        }
-                        // NaN lanes count as big too; `mlx_codes` decides them apart.
-                        let big = hi.reduce_max_u32() >= F8;
-                        for (cj, &w) in cs.iter_mut().zip(&wq).take(per) {
-                            *cj = mlx_codes(w, big, &c);
-                        }
+                    }
+                    let cs = block_codes::<V, P, S>(row.add(b * BLOCK * size), den[i], &c);
+                    if L == PLANAR && per == 2 && i + 1 < nb {
+                        // Two blocks' codes (16 contiguous bytes in the planar layout)
+                        // packed at once.
+                        let (_, sp1) = block_at::<L>(a, r, b + 1);
+                        *sp1 = sb[i + 1] as u8;
+                        let cs1 =
+                            block_codes::<V, P, S>(row.add((b + 1) * BLOCK * size), den[i + 1], &c);
+                        V::store_nibbles4([cs[0], cs[1], cs1[0], cs1[1]], codes);
+                        i += 2;
+                        continue;
                     }
                     if L == PLANAR {
                         for (j, &cj) in cs.iter().enumerate().take(per) {
@@ -939,6 +1058,7 @@ pub(crate) unsafe fn quantize<V: Vector, const P: usize, const L: usize, S: Bloc
                     } else {
                         V::store_nibbles_split(cs, codes);
                     }
+                    i += 1;
                 }
                 b0 += nb;
             }
