@@ -112,7 +112,10 @@ fn pair<S: ConvertTo<D> + Copy, D: Element + Copy + Default>(name: &str, src: &[
     let bytes = n * (size_of::<S>() + size_of::<D>()) / 2;
     let from = vec![0x5Au8; bytes];
     let mut to = vec![0u8; bytes];
-    let (mut whole_r, mut pieces_r, mut bounce_r, mut memcpy_r) = (vec![], vec![], vec![], vec![]);
+    let (mut whole_r, mut pieces_r, mut memcpy_r) = (vec![], vec![], vec![]);
+    // Filled on x86-64 only (the `bounce` contender).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+    let mut bounce_r: Vec<f64> = vec![];
     let rate = |f: &mut dyn FnMut()| {
         let t = Instant::now();
         f();
