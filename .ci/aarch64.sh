@@ -85,7 +85,7 @@ step "rustdoc" env RUSTDOCFLAGS=-Dwarnings cargo doc --target "$TARGET" --no-dep
 # specials, known answers, narrow pairs, f64 sources, NaN policies, packed FP4, round trips,
 # the 2^32 sweeps as samples, FPCR settings (fpcr), the width and passes of every pair's
 # kernel (kernels)), the block kernels (block, block_backends, block_backends_nvfp4,
-# block_profiles, block_generic, block_vectors), their widths (block_kernels) and the row
+# block_profiles, block_generic, block_vectors, block_scaled_tails), their widths (block_kernels) and the row
 # handles over every row width (block_rows), the ml_dtypes 0.7 run tables on the active
 # NEON kernels (mldtypes_runs), the
 # register-level converters (vector), the hardware comparisons,
@@ -101,7 +101,7 @@ SUITE=(--lib)
 for name in tails widen specials known_answers narrow_pairs f64_sources nan_policy packed_fp4 \
     round_trip exhaustive_f32 mxcsr block block_backends block_backends_nvfp4 block_profiles \
     block_generic block_vectors vector hardware backend_override fuzz_replay kernels fpcr \
-    block_kernels block_rows mldtypes_runs; do
+    block_kernels block_rows mldtypes_runs block_scaled_tails; do
     SUITE+=(--test "$name")
 done
 # A new test file must be placed in one list or the other.
