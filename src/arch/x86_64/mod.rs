@@ -155,8 +155,12 @@ fn cpuid(leaf: u32, sub: u32) -> core::arch::x86_64::CpuidResult {
     unsafe { core::arch::x86_64::__cpuid_count(leaf, sub) }
 }
 
-/// The size of the largest cache CPUID describes (deterministic cache parameters).
+/// The size of the largest cache CPUID describes (deterministic cache parameters); `None`
+/// under Miri, which cannot run `CPUID` (inline assembly).
 fn last_level_cache_bytes() -> Option<usize> {
+    if cfg!(miri) {
+        return None;
+    }
     let __cpuid_count = cpuid;
     let max_leaf = __cpuid_count(0, 0).eax;
     let max_ext = __cpuid_count(0x8000_0000, 0).eax;
