@@ -136,6 +136,30 @@ unsafe fn to_f16(x: __m256i, sat: bool) -> __m128i {
     }
 }
 
+/// The split-layout FP4 code indices of the 16 bytes broadcast in `b` (byte `j` of each
+/// 128-bit half holds codes `j` and `j + 16` of its block in its low and high nibble): each
+/// lane holds its 8 bytes twice, the first copy's low nibbles, the second's high nibbles
+/// (the shift by 4 in 16-bit units leaves a byte's high nibble in its low nibble; `nib`,
+/// 0x0F in every byte, masks the bits above off).
+///
+/// # Safety
+/// The CPU has AVX2 (inlined into the instantiations' `#[target_feature]` functions).
+#[inline(always)]
+unsafe fn split_nibbles(b: __m256i, nib: __m256i) -> __m256i {
+    // SAFETY: register operations only; the caller has AVX2.
+    unsafe {
+        let x = _mm256_shuffle_epi8(
+            b,
+            _mm256_setr_epi8(
+                0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, //
+                8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15,
+            ),
+        );
+        let y = _mm256_srli_epi16::<4>(x);
+        _mm256_and_si256(_mm256_blend_epi32::<0b1100_1100>(x, y), nib)
+    }
+}
+
 impl Vector for V256 {
     const LANES: usize = 8;
     type Mask = __m256i;
@@ -262,19 +286,8 @@ impl Vector for V256 {
             // words in order: bytes 0..8 of the low 128-bit lane are codes 0..8, of the
             // high lane codes 8..16; bytes 8..16 codes 16..24 and 24..32.
             let idx = if SPLIT {
-                // Code j < 16 is the low nibble of byte j, code j + 16 its high nibble: each
-                // lane holds its 8 bytes twice, the first copy's low nibbles, the second's
-                // high nibbles (the shift by 4 in 16-bit units leaves a byte's high nibble
-                // in its low nibble; the bits above are masked off).
-                let x = _mm256_shuffle_epi8(
-                    b,
-                    _mm256_setr_epi8(
-                        0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, //
-                        8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15,
-                    ),
-                );
-                let y = _mm256_srli_epi16::<4>(x);
-                _mm256_and_si256(_mm256_blend_epi32::<0b1100_1100>(x, y), nib)
+                // Code j < 16 is the low nibble of byte j, code j + 16 its high nibble.
+                split_nibbles(b, nib)
             } else {
                 // Planar: byte j holds codes 2j and 2j + 1. Bytes 0..4, 8..12 to the low
                 // lane's words and 4..8, 12..16 to the high lane's, zero-extended; then
@@ -319,18 +332,8 @@ impl Vector for V256 {
             // One code index a byte: the low lane holds A's 16 codes in order, the high lane
             // B's.
             let idx = if SPLIT {
-                // Each lane holds its block's 8 bytes twice: the first copy's low nibbles
-                // (codes 0..8), the second's high nibbles (codes 8..16), as in
-                // `fp4_block_words`.
-                let x = _mm256_shuffle_epi8(
-                    b,
-                    _mm256_setr_epi8(
-                        0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, //
-                        8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15,
-                    ),
-                );
-                let y = _mm256_srli_epi16::<4>(x);
-                _mm256_and_si256(_mm256_blend_epi32::<0b1100_1100>(x, y), nib)
+                // The low lane's codes 0..8 and 8..16 are A's, the high lane's B's.
+                split_nibbles(b, nib)
             } else {
                 // Planar: the block's 8 bytes zero-extended to words, then `w | w << 4`
                 // masked: byte 2k is code 2k (the low nibble), byte 2k + 1 code 2k + 1.
