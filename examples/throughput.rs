@@ -8,6 +8,7 @@
 //! cargo run --release --example throughput -- --backend avx2 --pair f32_to_f16
 //! cargo run --release --example throughput -- --size 134217728  # one length of your choice
 //! cargo run --release --example throughput -- --generic --size 1024  # overrides vs generic
+//! cargo run --release --example throughput -- --yardsticks --size 1024  # pairs vs yardsticks
 //! ```
 //!
 //! **The default run** checks every available backend against Scalar on every pair (below),
@@ -39,6 +40,12 @@
 //! widening, every code of the narrow format; under every overflow policy, and on short
 //! unaligned sub-slices; MXFP4 -> BF16 on every element byte with every scale byte and on
 //! every length 1..=100. The timed buffers are checked too. Any mismatch aborts the run.
+//!
+//! **`--yardsticks`** times each of the pairs that have a speed target against a related
+//! conversion (for example F8E4M3FNUZ → f32 against F8E5M2 → f32, the F16 and BF16 round trips
+//! against their narrowings) beside that yardstick, in alternating batches on the active
+//! backend (or each `--backend`), and prints the ratio of their rates with the target
+//! ([`YARDSTICKS`]).
 //!
 //! Timing: a batch repeats the conversion until it has run for at least 20 ms; a
 //! measurement is the median of 7 batches (5 for the DRAM and memory sizes), after a warm-up
@@ -529,6 +536,9 @@ struct Config {
     full: bool,
     /// `--generic`: each override beside its tier's generic kernel ([`generic_row`]).
     generic: bool,
+    /// `--yardsticks`: the pairs with a speed target beside their yardsticks
+    /// ([`yardstick_rows`]).
+    yardsticks: bool,
 }
 
 /// Median time of a memcpy (`copy_from_slice`) of `bytes` bytes, in nanoseconds.
@@ -789,6 +799,253 @@ fn generic_packed_rows(cfg: &Config, size: &Size, seed: u64) {
 /// The throughput names of the packed rows' source element types.
 fn type_name_of<T: Elem>(_: &[T]) -> &'static str {
     T::NAME
+}
+
+// ---------------------------------------------------------------------------------------
+// `--yardsticks`.
+
+/// A conversion timed by `--yardsticks`: its name and a job that runs it once on buffers of
+/// its own (checked against Scalar when it is made).
+struct Job {
+    name: String,
+    run: Box<dyn FnMut()>,
+}
+
+/// `S -> D` on `b` over `src`, checked against Scalar.
+fn pair_job<S: Elem + ConvertTo<D> + 'static, D: Elem + 'static>(b: Backend, src: Vec<S>) -> Job {
+    let name = format!("{}_to_{}", S::NAME, D::NAME);
+    let mut want = vec![D::default(); src.len()];
+    convert_on(Backend::Scalar, &src, &mut want, Options::new());
+    let mut dst = vec![D::default(); src.len()];
+    convert_on(b, &src, &mut dst, Options::new());
+    require_same("yardstick input", b, &src, &want, &dst);
+    Job {
+        name,
+        run: Box::new(move || {
+            convert_on(
+                b,
+                black_box(&src[..]),
+                black_box(&mut dst[..]),
+                Options::new(),
+            )
+        }),
+    }
+}
+
+/// `round_trip` through `N` on `b` over `x` (f32 values), checked against Scalar.
+fn round_trip_job<N: Narrow + ConvertTo<f32> + 'static>(b: Backend, x: Vec<f32>) -> Job
+where
+    f32: ConvertTo<N>,
+{
+    let mut want = x.clone();
+    vcvt::round_trip_on::<N, f32>(Backend::Scalar, &mut want, Options::new()).expect("Scalar");
+    let mut got = x.clone();
+    vcvt::round_trip_on::<N, f32>(b, &mut got, Options::new()).expect("backend is available");
+    require_same("yardstick input", b, &x, &want, &got);
+    Job {
+        name: format!("round_trip_{}", N::NAME),
+        run: Box::new(move || {
+            // The values are already rounded after the first call: the same work each time.
+            vcvt::round_trip_on::<N, f32>(b, black_box(&mut got[..]), Options::new())
+                .expect("backend is available")
+        }),
+    }
+}
+
+/// `n` random codes of `N` for a widening (finite codes, as the tables use).
+fn codes<N: Narrow>(n: usize, seed: u64) -> Vec<N> {
+    let mut rng = Rng::new(seed ^ n as u64);
+    (0..n)
+        .map(|_| random_widening_input::<N>(&mut rng))
+        .collect()
+}
+
+/// `n` random f32 values for a narrowing to `N` (as the tables use).
+fn values<N: Narrow>(n: usize, seed: u64) -> Vec<f32> {
+    let mut rng = Rng::new(seed ^ n as u64);
+    (0..n)
+        .map(|_| random_narrowing_input::<f32, N>(&mut rng))
+        .collect()
+}
+
+/// The pairs with a speed target against a related conversion on the same backend and
+/// length: (the pair, its yardstick, the target ratio of their rates).
+type YardRow = (fn(Backend, usize) -> (Job, Job), f64);
+
+/// The `--yardsticks` rows: a pair, its yardstick and the lowest ratio of their rates
+/// the project aims for. A widening to f32 against F8E5M2 → f32 (whose codes are F16 codes
+/// shifted: the cheapest one-byte widening); X → F16/BF16 against X → f32; a narrowing
+/// against f32 → F8E4M3; a fused round trip against its narrowing.
+const YARDSTICKS: &[YardRow] = &[
+    (
+        |b, n| {
+            (
+                pair_job::<F8E4M3FNUZ, f32>(b, codes(n, 1)),
+                pair_job::<F8E5M2, f32>(b, codes(n, 2)),
+            )
+        },
+        0.9,
+    ),
+    (
+        |b, n| {
+            (
+                pair_job::<F8E5M2FNUZ, f32>(b, codes(n, 1)),
+                pair_job::<F8E5M2, f32>(b, codes(n, 2)),
+            )
+        },
+        0.9,
+    ),
+    (
+        |b, n| {
+            (
+                pair_job::<F6E2M3, f32>(b, codes(n, 1)),
+                pair_job::<F8E5M2, f32>(b, codes(n, 2)),
+            )
+        },
+        0.9,
+    ),
+    (
+        |b, n| {
+            (
+                pair_job::<F6E3M2, f32>(b, codes(n, 1)),
+                pair_job::<F8E5M2, f32>(b, codes(n, 2)),
+            )
+        },
+        0.9,
+    ),
+    (
+        |b, n| {
+            (
+                pair_job::<F8E8M0, f32>(b, codes(n, 1)),
+                pair_job::<F8E5M2, f32>(b, codes(n, 2)),
+            )
+        },
+        0.9,
+    ),
+    (
+        |b, n| {
+            (
+                pair_job::<F16, BF16>(b, codes(n, 1)),
+                pair_job::<F16, f32>(b, codes(n, 1)),
+            )
+        },
+        0.9,
+    ),
+    (
+        |b, n| {
+            (
+                pair_job::<F8E5M2, BF16>(b, codes(n, 1)),
+                pair_job::<F8E5M2, f32>(b, codes(n, 1)),
+            )
+        },
+        0.9,
+    ),
+    (
+        |b, n| {
+            (
+                pair_job::<F8E8M0, F16>(b, codes(n, 1)),
+                pair_job::<F8E8M0, f32>(b, codes(n, 1)),
+            )
+        },
+        0.9,
+    ),
+    (
+        |b, n| {
+            (
+                pair_job::<F8E8M0, BF16>(b, codes(n, 1)),
+                pair_job::<F8E8M0, f32>(b, codes(n, 1)),
+            )
+        },
+        0.9,
+    ),
+    (
+        |b, n| {
+            (
+                pair_job::<f32, F8E4M3FNUZ>(b, values::<F8E4M3FNUZ>(n, 1)),
+                pair_job::<f32, F8E4M3>(b, values::<F8E4M3>(n, 2)),
+            )
+        },
+        0.9,
+    ),
+    (
+        |b, n| {
+            (
+                pair_job::<f32, F8E5M2FNUZ>(b, values::<F8E5M2FNUZ>(n, 1)),
+                pair_job::<f32, F8E4M3>(b, values::<F8E4M3>(n, 2)),
+            )
+        },
+        0.9,
+    ),
+    (
+        |b, n| {
+            (
+                pair_job::<F16, F8E8M0>(b, codes(n, 1)),
+                pair_job::<f32, F8E8M0>(b, values::<F8E8M0>(n, 2)),
+            )
+        },
+        0.9,
+    ),
+    (
+        |b, n| {
+            (
+                round_trip_job::<BF16>(b, values::<BF16>(n, 1)),
+                pair_job::<f32, BF16>(b, values::<BF16>(n, 1)),
+            )
+        },
+        0.8,
+    ),
+    (
+        |b, n| {
+            (
+                round_trip_job::<F16>(b, values::<F16>(n, 1)),
+                pair_job::<f32, F16>(b, values::<F16>(n, 1)),
+            )
+        },
+        0.8,
+    ),
+];
+
+/// `--yardsticks`: for each backend, each [`YARDSTICKS`] row's pair and yardstick timed in
+/// alternating batches, their rates, the ratio and the target. `--pair` filters by the
+/// pair's name.
+fn yardstick_rows(cfg: &Config, size: &Size) {
+    let n = size.n;
+    // Short batches, many of them: the two contenders alternate often, so that both see
+    // the same load on a shared machine.
+    let budget = Budget {
+        batches: 41,
+        batch: Duration::from_millis(2),
+    };
+    for &b in cfg.backends.iter().filter(|&&b| b != Backend::Scalar) {
+        println!();
+        println!(
+            "{}: {n} elements, pair beside yardstick in alternating batches (median of {} batches of >= {} ms)",
+            b.name(),
+            budget.batches,
+            budget.batch.as_millis()
+        );
+        println!(
+            "{:<26}{:>8}  {:<24}{:>8}{:>8}{:>8}",
+            "pair", "el/ns", "yardstick", "el/ns", "ratio", "target"
+        );
+        for (make, target) in YARDSTICKS {
+            let (mut what, mut yard) = make(b, n);
+            if !selected(cfg, &what.name) {
+                continue;
+            }
+            let (tw, ty) = measure2(budget, &mut what.run, &mut yard.run);
+            let ratio = ty / tw;
+            println!(
+                "{:<26}{:>8}  {:<24}{:>8}{:>8.2}{:>8}",
+                what.name,
+                num(n as f64 / tw),
+                yard.name,
+                num(n as f64 / ty),
+                ratio,
+                format!("{target:.1}{}", if ratio >= *target { "" } else { " !" }),
+            );
+        }
+    }
 }
 
 /// Runs (or only checks) one pair, if the `--pair` filter selects it.
@@ -1742,6 +1999,7 @@ fn pair_names() -> Vec<String> {
         pairs: Vec::new(),
         full: true,
         generic: false,
+        yardsticks: false,
     };
     let mut names = Vec::new();
     all_pairs(&cfg, &mut Phase::Names(&mut names));
@@ -1764,6 +2022,8 @@ fn usage() -> ! {
          \n                  f32_to_f16, bf16, _to_f64\
          \n  --generic       each override beside its tier's generic kernel (alternating\
          \n                  batches) and their ratio; `=` where the pair runs the generic one\
+         \n  --yardsticks    the pairs with a speed target beside their yardsticks\
+         \n                  (alternating batches), the ratio and the target\
          \n\nbackends available here: {}\npairs: {}",
         Backend::available()
             .map(|b| b.name())
@@ -1777,6 +2037,7 @@ fn usage() -> ! {
 fn parse_args() -> Config {
     let mut full = false;
     let mut generic = false;
+    let mut yardsticks = false;
     let mut quick = false;
     let mut custom = Vec::new();
     let mut backends = Vec::new();
@@ -1786,6 +2047,7 @@ fn parse_args() -> Config {
         match a.as_str() {
             "--full" => full = true,
             "--generic" => generic = true,
+            "--yardsticks" => yardsticks = true,
             "--quick" => quick = true,
             "--size" => match args.next().and_then(|v| v.parse::<usize>().ok()) {
                 Some(n) if n > 0 && n % 2 == 0 => custom.push(n),
@@ -1827,7 +2089,12 @@ fn parse_args() -> Config {
         }
     }
     // Today's options choose rows, columns and lengths of the complete tables.
-    full |= quick || generic || !custom.is_empty() || !backends.is_empty() || !pairs.is_empty();
+    full |= quick
+        || generic
+        || yardsticks
+        || !custom.is_empty()
+        || !backends.is_empty()
+        || !pairs.is_empty();
     if backends.is_empty() {
         backends = Backend::available().collect();
     }
@@ -1870,6 +2137,7 @@ fn parse_args() -> Config {
         pairs,
         full,
         generic,
+        yardsticks,
     }
 }
 
@@ -1982,6 +2250,14 @@ fn main() {
     print_simd_pairs(&cfg);
     print_kernel_widths(&cfg);
 
+    if cfg.yardsticks {
+        for size in &cfg.sizes {
+            yardstick_rows(&cfg, size);
+        }
+        println!();
+        println!("total time {:.1} s", started.elapsed().as_secs_f64());
+        return;
+    }
     for size in &cfg.sizes {
         print_header(&cfg, size);
         all_pairs(&cfg, &mut Phase::Time(size));
