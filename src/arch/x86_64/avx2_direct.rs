@@ -495,6 +495,37 @@ impl ByteToWord for E8m0ToBf16 {
     }
 }
 
+/// E8M0 → F16 in one pass: code `c` in 1..=254 is 2^(c − 127), the f32 whose bits are
+/// `c << 23`, and `VCVTPS2PH` with its rounding fixed to nearest even in the immediate (not
+/// MXCSR's; it ignores FTZ, and these inputs are normal, so DAZ does not apply) gives the
+/// value's F16 code: +0 up to 2^-25 (the tie at 2^-25 goes to the even +0), subnormals from
+/// 2^-24, normals from 2^-14, +Inf from 2^16. Code 0 (2^-127) enters as +0.0 (bits 0), which
+/// gives the same +0. Code 0xFF (NaN, +Inf after the shift) becomes `0x7E00`, the F16 code
+/// of the f32 quiet NaN `0x7FC00000` that widening gives. `Saturate` makes the +Inf of a
+/// finite code MAX (`0x7BFF`, an unsigned minimum: every E8M0 value is positive), before the
+/// NaN is put in.
+struct E8m0ToF16<const SAT: bool>;
+
+impl<const SAT: bool> ByteToWord for E8m0ToF16<SAT> {
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn codes16(c: __m128i) -> __m256i {
+        let half = |c: __m128i| {
+            let f = _mm256_slli_epi32::<23>(_mm256_cvtepu8_epi32(c));
+            _mm256_cvtps_ph::<0>(_mm256_castsi256_ps(f))
+        };
+        // Codes 0..8 and 8..16 (the high half of a `small` step's load is zero: unused).
+        let h = _mm256_set_m128i(half(_mm_unpackhi_epi64(c, c)), half(c));
+        let h = if SAT {
+            _mm256_min_epu16(h, _mm256_set1_epi16(0x7BFF))
+        } else {
+            h
+        };
+        let nan = _mm256_cmpeq_epi16(_mm256_cvtepu8_epi16(c), _mm256_set1_epi16(0xFF));
+        _mm256_blendv_epi8(h, _mm256_set1_epi16(0x7E00), nan)
+    }
+}
+
 /// A direct kernel whose destination's overflow policy cannot apply (every source value,
 /// E4M3 has no infinity, is a destination value).
 macro_rules! exact_kernel {
@@ -542,6 +573,7 @@ policy_kernel!(
 exact_kernel!(fp4_to_bf16, Fp4ToHub<BF16>);
 exact_kernel!(fp4_to_f16, Fp4ToHub<F16>);
 exact_kernel!(e8m0_to_bf16, Bytes<E8m0ToBf16>);
+policy_kernel!(e8m0_to_f16, Bytes<E8m0ToF16<true>>, Bytes<E8m0ToF16<false>>);
 exact_kernel!(e5m2fnuz_to_f16, Bytes<E5m2FnuzToF16>);
 
 /// Packed FP4 → BF16 or F16 (exact; no policy applies).
@@ -572,6 +604,7 @@ pub(super) const fn set(t: &mut Kernels) {
     t.set_direct::<F4E2M1x2, BF16>(fp4x2_to_bf16);
     t.set_direct::<F4E2M1x2, F16>(fp4x2_to_f16);
     t.set_direct::<F8E8M0, BF16>(e8m0_to_bf16);
+    t.set_direct::<F8E8M0, F16>(e8m0_to_f16);
     t.set_direct::<F8E5M2, BF16>(e5m2_to_bf16);
     t.set_direct::<F8E5M2, F16>(e5m2_to_f16);
     t.set_direct::<F8E5M2FNUZ, F16>(e5m2fnuz_to_f16);

@@ -156,7 +156,7 @@ use super::avx2::{
 use crate::arch::Kernels;
 use crate::codec::{Format, NanKind};
 use crate::options::Policy;
-use crate::{F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E4M3FNUZ, F8E5M2FNUZ, F8E8M0, Overflow};
+use crate::{F4E2M1, F4E2M1x2, F6E2M3, F6E3M2, F8E4M3FNUZ, F8E5M2FNUZ, F8E8M0, F16, Overflow};
 
 // ---------------------------------------------------------------------------------------
 // Small helpers
@@ -587,26 +587,56 @@ impl<const SAT: bool> Codes8 for F32E8M0<SAT> {
     unsafe fn codes8(src: *const u8) -> __m256i {
         // SAFETY: 32 bytes readable at src.
         let x = unsafe { _mm256_loadu_si256(src.cast()) };
-        // Addend 0x400000 (ties up at the fraction's half), 0x200000 for the f32
-        // subnormals (and lanes that are flagged below anyway): `x < 0x800000` signed.
+        e8m0_codes8::<SAT, true>(x)
+    }
+}
+
+/// The E8M0 codes of 8 f32 (bits `x`), in 32-bit lanes (a lane above 255 means 255). With
+/// `F32_SUB` false the caller guarantees that no lane is an f32 subnormal (values widened
+/// from F16 are not), which saves their addend.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn e8m0_codes8<const SAT: bool, const F32_SUB: bool>(x: __m256i) -> __m256i {
+    // Addend 0x400000 (ties up at the fraction's half), 0x200000 for the f32 subnormals
+    // (and lanes that are flagged below anyway): `x < 0x800000` signed.
+    let add = if F32_SUB {
         let tiny = _mm256_cmpgt_epi32(splat(0x0080_0000), x);
-        let add = _mm256_sub_epi32(
+        _mm256_sub_epi32(
             splat(0x0040_0000),
             _mm256_and_si256(tiny, splat(0x0020_0000)),
-        );
-        // Logical shift: at most 0x1FF, whatever x is.
-        let mut c = srl(_mm256_add_epi32(x, add), 23);
-        if SAT {
-            // A finite positive source gives at most 255 (overflow); clamp it to MAX.
-            c = _mm256_min_epu32(c, splat(0xFE));
-        }
-        // Zero, negative, ±Inf, NaN: x <= 0 or x >= 0x7F800000 as signed integers.
-        let bad = _mm256_or_si256(
-            _mm256_cmpgt_epi32(splat(1), x),
-            _mm256_cmpgt_epi32(x, splat(0x7F7F_FFFF)),
-        );
-        // 0xFF, or above it (saturated to 0xFF by the byte pack).
-        _mm256_or_si256(c, _mm256_and_si256(bad, splat(0xFF)))
+        )
+    } else {
+        splat(0x0040_0000)
+    };
+    // Logical shift: at most 0x1FF, whatever x is.
+    let mut c = srl(_mm256_add_epi32(x, add), 23);
+    if SAT {
+        // A finite positive source gives at most 255 (overflow); clamp it to MAX.
+        c = _mm256_min_epu32(c, splat(0xFE));
+    }
+    // Zero, negative, ±Inf, NaN: x <= 0 or x >= 0x7F800000 as signed integers.
+    let bad = _mm256_or_si256(
+        _mm256_cmpgt_epi32(splat(1), x),
+        _mm256_cmpgt_epi32(x, splat(0x7F7F_FFFF)),
+    );
+    // 0xFF, or above it (saturated to 0xFF by the byte pack).
+    _mm256_or_si256(c, _mm256_and_si256(bad, splat(0xFF)))
+}
+
+/// F16 → E8M0 codes in one pass: `VCVTPH2PS` (exact, MXCSR-independent: DAZ does not apply
+/// to its half-precision inputs), then the f32 → E8M0 rounding of [`e8m0_codes8`]. An F16
+/// subnormal widens to a normal f32, so the subnormal addend is never needed.
+struct F16E8M0<const SAT: bool>;
+
+impl<const SAT: bool> Codes8 for F16E8M0<SAT> {
+    const S: usize = 2;
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn codes8(src: *const u8) -> __m256i {
+        // SAFETY: 16 bytes readable at src.
+        let h = unsafe { _mm_loadu_si128(src.cast()) };
+        e8m0_codes8::<SAT, false>(_mm256_castps_si256(_mm256_cvtph_ps(h)))
     }
 }
 
@@ -1070,6 +1100,15 @@ unsafe fn f32_to_e8m0(src: *const u8, dst: *mut u8, len: usize, policy: Policy) 
     unsafe { narrow::<ByDwords<F32E8M0<true>>, ByDwords<F32E8M0<false>>>(src, dst, len, policy) }
 }
 
+/// F16 → E8M0, one pass (a direct kernel: `NanPolicy::Preserve`, both overflow policies).
+///
+/// # Safety
+/// See [`RawKernel`](crate::arch::RawKernel).
+unsafe fn f16_to_e8m0(src: *const u8, dst: *mut u8, len: usize, policy: Policy) {
+    // SAFETY: forwarded contract.
+    unsafe { narrow::<ByDwords<F16E8M0<true>>, ByDwords<F16E8M0<false>>>(src, dst, len, policy) }
+}
+
 /// f64 → packed FP4.
 ///
 /// # Safety
@@ -1116,6 +1155,7 @@ unsafe fn unpack<const F64: bool>(src: *const u8, dst: *mut u8, len: usize, _pol
 /// widening has no NaN policy: those use `set_all_policies`.
 pub(super) const fn set(t: &mut Kernels) {
     t.set::<f32, F8E8M0>(f32_to_e8m0);
+    t.set_direct::<F16, F8E8M0>(f16_to_e8m0);
 
     t.set::<f64, F8E4M3FNUZ>(f64_to::<F8E4M3FNUZ>);
     t.set::<f64, F8E5M2FNUZ>(f64_to::<F8E5M2FNUZ>);

@@ -16,12 +16,10 @@ use crate::simd::x86_64 as generic;
 /// `Avx2`: the generic kernels of every registry format at 256 bits
 /// (`generic::avx2::fill_registry`), then the override list ([`AVX2_OVERRIDES`]): the
 /// hand-written kernels of `avx2_small`, `avx2_direct` and `avx2` that measured at least
-/// 10% faster than the generic kernel of their pair, and the pairs that run two passes of
-/// those ([`avx2_two_pass`]).
+/// 10% faster than the generic kernel of their pair.
 const fn avx2_table() -> Kernels {
     let mut t = avx2_generic_table();
     avx2_hand_written(&mut t);
-    avx2_two_pass(&mut t);
     t
 }
 
@@ -41,16 +39,6 @@ const fn avx2_hand_written(t: &mut Kernels) {
     avx2_small::set(t);
     avx2_direct::set(t);
     avx2::set(t);
-}
-
-/// The narrow ↔ narrow pairs that run two passes of the AVX2 kernels (through a stack
-/// buffer: the hand-written widening to f32, then the narrowing) instead of the generic
-/// one-pass kernel, because the two passes measured at least 10% faster (their entries in
-/// [`AVX2_OVERRIDES`]).
-const fn avx2_two_pass(t: &mut Kernels) {
-    use crate::{F8E8M0, F16};
-    t.two_pass::<F8E8M0, F16>();
-    t.two_pass::<F16, F8E8M0>();
 }
 
 /// The base of the AVX-512 tables: the `Avx2` table's generic kernels and hand-written
@@ -105,8 +93,8 @@ pub(crate) static AVX512_VBMI: Kernels = avx512_vbmi_table();
 pub(crate) static AVX512_BF16: Kernels = avx512_bf16_table();
 
 /// The `Avx2` override list: every pair where a hand-written kernel of `avx2`,
-/// `avx2_small`, `avx2_direct` or [`avx2_two_pass`] replaces the generic 256-bit kernel, with
-/// what makes it faster and its rate over the generic kernel's: medians of six runs of
+/// `avx2_small` or `avx2_direct` replaces the generic 256-bit kernel, with
+/// what makes it faster and its rate over the generic kernel's: medians of six runs (five for E8M0 ↔ F16) of
 /// `cargo run --release --example throughput -- --generic --size 1024 --backend avx2` (1 Ki
 /// values, both kernels timed in alternating batches on the same buffers) on the AMD Zen 3
 /// VM (docs/performance.md). A kernel stays only at a ratio of 1.1 or more;
@@ -299,8 +287,8 @@ pub(crate) const AVX2_OVERRIDES: &[Override] = &[
     },
     Override {
         pair: "F8E8M0 -> F16",
-        wins_by: "two passes: the E8M0 byte assembly, then `VCVTPS2PH`",
-        ratio: 1.27,
+        wins_by: "one pass: `c << 23` is the f32 2^(c - 127), `VCVTPS2PH` rounds it",
+        ratio: 1.61,
     },
     Override {
         pair: "F8E8M0 -> BF16",
@@ -309,8 +297,8 @@ pub(crate) const AVX2_OVERRIDES: &[Override] = &[
     },
     Override {
         pair: "F16 -> F8E8M0",
-        wins_by: "two passes: `VCVTPH2PS`, then the integer E8M0 rounding",
-        ratio: 1.16,
+        wins_by: "one pass: `VCVTPH2PS`, the integer E8M0 rounding, a saturating pack to bytes",
+        ratio: 1.82,
     },
     Override {
         pair: "round_trip BF16",
