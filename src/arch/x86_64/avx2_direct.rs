@@ -495,34 +495,92 @@ impl ByteToWord for E8m0ToBf16 {
     }
 }
 
-/// E8M0 → F16 in one pass: code `c` in 1..=254 is 2^(c − 127), the f32 whose bits are
-/// `c << 23`, and `VCVTPS2PH` with its rounding fixed to nearest even in the immediate (not
-/// MXCSR's; it ignores FTZ, and these inputs are normal, so DAZ does not apply) gives the
-/// value's F16 code: +0 up to 2^-25 (the tie at 2^-25 goes to the even +0), subnormals from
-/// 2^-24, normals from 2^-14, +Inf from 2^16. Code 0 (2^-127) enters as +0.0 (bits 0), which
-/// gives the same +0. Code 0xFF (NaN, +Inf after the shift) becomes `0x7E00`, the F16 code
-/// of the f32 quiet NaN `0x7FC00000` that widening gives. `Saturate` makes the +Inf of a
-/// finite code MAX (`0x7BFF`, an unsigned minimum: every E8M0 value is positive), before the
-/// NaN is put in.
+/// E8M0 → F16 in one pass, integer only: the two bytes of each F16 code are built as two
+/// byte planes, 32 codes at a time, and interleaved into words. Code `c` is 2^(c − 127); its
+/// F16 code (rounded to nearest even, which only the underflow needs: 2^-25 and below are
+/// +0, the tie at 2^-25 going to the even +0) is
+///
+/// * `0` for `c <= 102`;
+/// * the subnormal `1 << (c − 103)` for `103 <= c <= 112`: low byte `1 << (c − 103)` up
+///   to `c = 110`, high byte 1 or 2 for 111 and 112 (one 16-entry `VPSHUFB` table per byte,
+///   indexed by `min(c − 103, 15)`: the wrapped differences of `c < 103` and those above 15
+///   read entry 15, which is 0);
+/// * the normal `(c − 112) << 10` for `113 <= c <= 142`: high byte `(c − 112) << 2`, from
+///   the unsigned saturating `c − 112` (0 for every `c <= 112`, so it adds nothing there);
+/// * `+Inf` (`0x7C00`) from 2^16 up: `c` is first clamped to 143, whose high byte is
+///   `31 << 2 = 0x7C`; `Saturate` makes that MAX (`0x7BFF`: high byte minus one, low byte
+///   `0xFF`);
+/// * code 0xFF (NaN) is `0x7E00`, the F16 code of the f32 quiet NaN `0x7FC00000` that
+///   widening gives.
+///
+/// Code 0 (2^-127) is `+0` by the first rule.
 struct E8m0ToF16<const SAT: bool>;
 
-impl<const SAT: bool> ByteToWord for E8m0ToF16<SAT> {
+impl<const SAT: bool> E8m0ToF16<SAT> {
+    /// The F16 codes of 32 E8M0 codes `c` (bytes, in order) as two vectors of words in
+    /// order: codes 0–15, then 16–31.
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn codes16(c: __m128i) -> __m256i {
-        let half = |c: __m128i| {
-            let f = _mm256_slli_epi32::<23>(_mm256_cvtepu8_epi32(c));
-            _mm256_cvtps_ph::<0>(_mm256_castsi256_ps(f))
-        };
-        // Codes 0..8 and 8..16 (the high half of a `small` step's load is zero: unused).
-        let h = _mm256_set_m128i(half(_mm_unpackhi_epi64(c, c)), half(c));
-        let h = if SAT {
-            _mm256_min_epu16(h, _mm256_set1_epi16(0x7BFF))
-        } else {
-            h
-        };
-        let nan = _mm256_cmpeq_epi16(_mm256_cvtepu8_epi16(c), _mm256_set1_epi16(0xFF));
-        _mm256_blendv_epi8(h, _mm256_set1_epi16(0x7E00), nan)
+    fn words32(c: __m256i) -> [__m256i; 2] {
+        let b = _mm256_set1_epi8;
+        // 64-bit groups 0, 2, 1, 3: the in-lane unpacks below then give codes in order.
+        let c = _mm256_permute4x64_epi64::<0xD8>(c);
+        let cc = _mm256_min_epu8(c, b(143u8 as i8));
+        // (cc − 112) << 2 by two byte adds (a byte shift AVX2 does not have).
+        let d = _mm256_subs_epu8(cc, b(112));
+        let d = _mm256_add_epi8(d, d);
+        let hi_normal = _mm256_add_epi8(d, d);
+        let idx = _mm256_min_epu8(_mm256_sub_epi8(cc, b(103)), b(15));
+        let lo_t = _mm256_setr_epi8(
+            1, 2, 4, 8, 16, 32, 64, -128, 0, 0, 0, 0, 0, 0, 0, 0, //
+            1, 2, 4, 8, 16, 32, 64, -128, 0, 0, 0, 0, 0, 0, 0, 0,
+        );
+        let hi_t = _mm256_setr_epi8(
+            0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, //
+            0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0,
+        );
+        let mut lo = _mm256_shuffle_epi8(lo_t, idx);
+        let mut hi = _mm256_or_si256(hi_normal, _mm256_shuffle_epi8(hi_t, idx));
+        let nan = _mm256_cmpeq_epi8(c, b(-1));
+        if SAT {
+            // All-ones (−1) where the value overflowed (NaN lanes are replaced below).
+            let inf = _mm256_cmpeq_epi8(cc, b(143u8 as i8));
+            hi = _mm256_add_epi8(hi, inf);
+            lo = _mm256_andnot_si256(nan, _mm256_or_si256(lo, inf));
+        }
+        hi = _mm256_blendv_epi8(hi, b(0x7E), nan);
+        [_mm256_unpacklo_epi8(lo, hi), _mm256_unpackhi_epi8(lo, hi)]
+    }
+}
+
+impl<const SAT: bool> Steps for E8m0ToF16<SAT> {
+    const S: usize = 1;
+    const D: usize = 2;
+    const BIG: usize = 32;
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn big(src: *const u8, dst: *mut u8) {
+        // SAFETY: 32 codes readable at src and 32 16-bit codes (64 bytes) writable at dst
+        // (the caller's contract); unaligned accesses; the features are the caller's.
+        unsafe {
+            let [w0, w1] = Self::words32(_mm256_loadu_si256(src.cast()));
+            let d = dst.cast::<__m256i>();
+            _mm256_storeu_si256(d, w0);
+            _mm256_storeu_si256(d.add(1), w1);
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn small(src: *const u8, dst: *mut u8) {
+        // SAFETY: 8 codes readable at src (MOVQ reads exactly 8 bytes), 8 16-bit codes (16
+        // bytes) writable at dst: the low half of the first vector, codes 0–7.
+        unsafe {
+            let c = _mm256_zextsi128_si256(_mm_loadl_epi64(src.cast()));
+            let [w0, _] = Self::words32(c);
+            _mm_storeu_si128(dst.cast(), _mm256_castsi256_si128(w0));
+        }
     }
 }
 
@@ -573,7 +631,7 @@ policy_kernel!(
 exact_kernel!(fp4_to_bf16, Fp4ToHub<BF16>);
 exact_kernel!(fp4_to_f16, Fp4ToHub<F16>);
 exact_kernel!(e8m0_to_bf16, Bytes<E8m0ToBf16>);
-policy_kernel!(e8m0_to_f16, Bytes<E8m0ToF16<true>>, Bytes<E8m0ToF16<false>>);
+policy_kernel!(e8m0_to_f16, E8m0ToF16<true>, E8m0ToF16<false>);
 exact_kernel!(e5m2fnuz_to_f16, Bytes<E5m2FnuzToF16>);
 
 /// Packed FP4 → BF16 or F16 (exact; no policy applies).
