@@ -4,7 +4,8 @@
 // benches/block.rs (`weights(32768, 3)` to quantize, `weights(32768, 4)` quantized then
 // dequantized; NVFP4: `weights(32768, 3)` quantized by quantize_row_nvfp4_ref, as the `ggml`
 // contender of `nvfp4_to_bf16`): 8 rows of 4096 values, each row one call, as vcvt's bench runs them.
-// Prints the median over `reps` timed rounds of el/ns for each operation.
+// Prints the median over `reps` timed rounds of el/ns for each operation, and the fastest
+// round's (on a shared machine, the round least disturbed by other work).
 //
 // usage: bench [reps]
 
@@ -98,8 +99,8 @@ int main(int argc, char ** argv) {
     qsort(tq, reps, sizeof(double), cmp);
     qsort(td, reps, sizeof(double), cmp);
     qsort(tn, reps, sizeof(double), cmp);
-    printf("quantize_row_mxfp4_ref  %.3f el/ns (median of %d)\n", N / tq[reps / 2], reps);
-    printf("dequantize_row_mxfp4    %.3f el/ns (median of %d)\n", N / td[reps / 2], reps);
-    printf("dequantize_row_nvfp4    %.3f el/ns (median of %d)\n", N / tn[reps / 2], reps);
+    printf("quantize_row_mxfp4_ref  %.3f el/ns (median of %d), %.3f el/ns (fastest)\n", N / tq[reps / 2], reps, N / tq[0]);
+    printf("dequantize_row_mxfp4    %.3f el/ns (median of %d), %.3f el/ns (fastest)\n", N / td[reps / 2], reps, N / td[0]);
+    printf("dequantize_row_nvfp4    %.3f el/ns (median of %d), %.3f el/ns (fastest)\n", N / tn[reps / 2], reps, N / tn[0]);
     return 0;
 }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Builds bench.c against ggml's own (unmodified) src/ggml-quants.c at the commit the test
 # vectors pin (scripts/ggml_nvfp4/run.sh), with the compiler's best flags for this machine,
-# and prints el/ns of quantize_row_mxfp4_ref, dequantize_row_mxfp4 and dequantize_row_nvfp4 on
+# and prints el/ns (median and fastest round) of quantize_row_mxfp4_ref, dequantize_row_mxfp4 and dequantize_row_nvfp4 on
 # the inputs and shape of `cargo bench --bench block -- 'profiles_|nvfp4'` (8 rows × 4096 values).
 #
 # usage: scripts/ggml_mxfp4_bench/run.sh <ggml git dir> [reps]

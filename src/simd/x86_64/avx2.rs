@@ -325,40 +325,42 @@ impl Vector for V256 {
         // at `ta` and `tb` (`Vector`'s contract); each load reads 16 of them.
         unsafe {
             let b = _mm256_broadcastsi128_si256(_mm_loadu_si128(p.cast()));
-            // Block A's planes in the low 128-bit lane, B's in the high one.
-            let lo = _mm256_loadu2_m128i(tb.cast(), ta.cast());
-            let hi = _mm256_loadu2_m128i(tb.add(16).cast(), ta.add(16).cast());
+            // Each block's planes in both 128-bit lanes (`VBROADCASTI128` from memory is a
+            // load alone, no shuffle).
+            let bc = |t: *const u8| _mm256_broadcastsi128_si256(_mm_loadu_si128(t.cast()));
+            let (al, ah, bl, bh) = (bc(ta), bc(ta.add(16)), bc(tb), bc(tb.add(16)));
             let nib = _mm256_set1_epi8(0x0F);
-            // One code index a byte: the low lane holds A's 16 codes in order, the high lane
-            // B's.
+            // One code index a byte: in each lane A's 8 codes, then B's 8; the low lane
+            // holds each block's codes 0..8, the high lane its codes 8..16.
             let idx = if SPLIT {
-                // The low lane's codes 0..8 and 8..16 are A's, the high lane's B's.
-                split_nibbles(b, nib)
+                // Byte j of a block holds its codes j and j + 8: the low nibbles in the low
+                // lane, the high nibbles (shifted down by 4 in 16-bit units) in the high one.
+                let y = _mm256_srli_epi16::<4>(b);
+                _mm256_and_si256(_mm256_blend_epi32::<0b1111_0000>(b, y), nib)
             } else {
-                // Planar: the block's 8 bytes zero-extended to words, then `w | w << 4`
-                // masked: byte 2k is code 2k (the low nibble), byte 2k + 1 code 2k + 1.
+                // Planar: byte j of a block holds its codes 2j and 2j + 1. A's bytes 0..4 and
+                // B's (8..12) to the low lane's words, A's 4..8 and B's 12..16 to the high
+                // lane's, zero-extended; then `w | w << 4` masked: byte 2k is the low nibble,
+                // byte 2k + 1 the high one.
                 let z = -128i8;
                 let w = _mm256_shuffle_epi8(
                     b,
                     _mm256_setr_epi8(
-                        0, z, 1, z, 2, z, 3, z, 4, z, 5, z, 6, z, 7, z, //
-                        8, z, 9, z, 10, z, 11, z, 12, z, 13, z, 14, z, 15, z,
+                        0, z, 1, z, 2, z, 3, z, 8, z, 9, z, 10, z, 11, z, //
+                        4, z, 5, z, 6, z, 7, z, 12, z, 13, z, 14, z, 15, z,
                     ),
                 );
                 _mm256_and_si256(_mm256_or_si256(w, _mm256_slli_epi16::<4>(w)), nib)
             };
-            let l = _mm256_shuffle_epi8(lo, idx);
-            let h = _mm256_shuffle_epi8(hi, idx);
-            // [A 0..8 | B 0..8] and [A 8..16 | B 8..16], then each block's two halves.
-            let u0 = _mm256_unpacklo_epi8(l, h);
-            let u1 = _mm256_unpackhi_epi8(l, h);
+            // A's planes looked up by all 16 indices of each lane (only A's 8 are kept by
+            // the low unpack), B's likewise (kept by the high unpack): each block's 16 words
+            // in order, the low lane its words 0..8.
+            let wa =
+                _mm256_unpacklo_epi8(_mm256_shuffle_epi8(al, idx), _mm256_shuffle_epi8(ah, idx));
+            let wb =
+                _mm256_unpackhi_epi8(_mm256_shuffle_epi8(bl, idx), _mm256_shuffle_epi8(bh, idx));
             let z = _mm256_setzero_si256();
-            [
-                V256(_mm256_permute2x128_si256::<0x20>(u0, u1)),
-                V256(_mm256_permute2x128_si256::<0x31>(u0, u1)),
-                V256(z),
-                V256(z),
-            ]
+            [V256(wa), V256(wb), V256(z), V256(z)]
         }
     }
     const WORDS: bool = true;

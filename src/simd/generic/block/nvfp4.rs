@@ -226,6 +226,10 @@ pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: Bl
             && !planes_path
             && D::KIND != DestKind::F32
             && a.rows * a.blocks >= LUT_MIN_BLOCKS;
+        if planes_path {
+            dequantize_planes::<V, P, L, D>(a, &table, &bf);
+            return true;
+        }
         // The E2M1 values of codes 0..16 as f32 bits (`Ggml`: code 8 as code 0), for the
         // f32 products.
         let mut fp4 = [V::splat(0); 4];
@@ -240,8 +244,6 @@ pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: Bl
         }
         // (Uninitialised: only the entries of the served scale bytes are written and read.)
         let mut enc = [const { MaybeUninit::<[u32; BLOCK]>::uninit() }; 256];
-        let mut planes = [const { MaybeUninit::<[u8; 32]>::uninit() }; 256];
-        let mut built = [false; 256];
         if lut {
             for (s8, e) in enc.iter_mut().enumerate() {
                 if table[s8] != BAD {
@@ -251,49 +253,7 @@ pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: Bl
         }
         for r in 0..a.rows {
             let row = a.values.add(r * a.values_stride);
-            let mut paired = false;
             for b in 0..a.blocks {
-                if paired {
-                    // Written with block `b − 1`.
-                    paired = false;
-                    continue;
-                }
-                if planes_path && b % 2 == 0 && b + 1 < a.blocks {
-                    // Blocks `b` and `b + 1` (b even): their 16 code bytes are adjacent in
-                    // both layouts (a ggml block holds 4 sub-blocks), and so are their 32
-                    // values.
-                    let (codes, sa) = block_at::<L>(a, r, b);
-                    let sb = block_at::<L>(a, r, b + 1).1;
-                    let (sa, sb) = (*sa as usize, *sb as usize);
-                    if table[sa] != BAD && table[sb] != BAD {
-                        for s in [sa, sb] {
-                            if !built[s] {
-                                planes[s].write(plane_row::<V, P, D>(table[s], &bf));
-                                built[s] = true;
-                            }
-                        }
-                        // Both rows are written (just above, or for an earlier pair).
-                        let (ta, tb) = (planes[sa].as_ptr().cast(), planes[sb].as_ptr().cast());
-                        let v = if L == PLANAR {
-                            V::fp4_pair_words::<false>(codes, ta, tb)
-                        } else {
-                            V::fp4_pair_words::<true>(codes, ta, tb)
-                        };
-                        let w = 2 * l;
-                        let out = row.add(b * BLOCK * size);
-                        for (j, x) in v.iter().enumerate().take(2 * BLOCK / w) {
-                            if D::KIND == DestKind::F32 {
-                                let p = out.add(4 * j * w);
-                                x.words_lo().shl(16).store_u32(p, l);
-                                x.words_hi().shl(16).store_u32(p.add(4 * l), l);
-                            } else {
-                                x.store_words(out.add(2 * j * w), w);
-                            }
-                        }
-                        paired = true;
-                        continue;
-                    }
-                }
                 let (codes, sp) = block_at::<L>(a, r, b);
                 let s8 = *sp;
                 let out = row.add(b * BLOCK * size);
@@ -485,6 +445,191 @@ unsafe fn direct_block<V: Vector, const P: usize, const L: usize, D: BlockDest>(
             };
             let y = lanes::widen::<V, F4E2M1>(c).mul_ieee(fv);
             store_dst::<V, D>(y, out.add(j * l * size), l, bf);
+        }
+    }
+}
+
+/// Rows of byte planes, one per scale byte, 64-byte aligned so that a row never straddles
+/// two cache lines.
+#[repr(C, align(64))]
+struct PlaneRows([[u8; 32]; 256]);
+
+/// What [`dequantize_planes`] knows of a scale byte: its row is not built yet, built, or its
+/// blocks run the specification ([`BAD`]). Two bytes' states ANDed are [`ROW`] exactly when
+/// both rows are built.
+const UNSEEN: u8 = 0;
+const ROW: u8 = 1;
+const SPEC: u8 = 2;
+
+/// [`dequantize`] on a vector with byte-plane lookups ([`Vector::FP4_PLANES`]), for the
+/// multipliers `table` (per scale byte, [`multipliers`]).
+///
+/// Two blocks a step (their 16 code bytes are adjacent in both layouts, and so are their 32
+/// values): [`Vector::fp4_pair_words`] looks block A's codes up in the row of A's scale
+/// byte and B's in B's, each row the byte planes of the 16 codes' results encoded for `D`
+/// ([`plane_row`]: the very values [`direct_block`] stores; BF16 codes for an f32 `D`,
+/// which only `Ggml` reads this way: its products are exact with at most 6 significant
+/// bits, so each is its BF16 code shifted left by 16). A row is built when a block first
+/// needs it; per step the two bytes' states (one AND, one compare) tell whether both rows
+/// are there, and only otherwise is the step's slow path taken: rows built, or the blocks
+/// whose multiplier is [`BAD`] run by the specification. In the ggml layout the 4 scale
+/// bytes and 32 code bytes of a `block_nvfp4` are read as one step of two pairs. An odd last
+/// block of a row runs [`direct_block`] (or the specification).
+///
+/// # Safety
+/// As for [`dequantize`]; `V::FP4_PLANES`, `D` BF16 or F16, or f32 with `P == GGML`.
+#[inline(always)]
+unsafe fn dequantize_planes<V: Vector, const P: usize, const L: usize, D: BlockDest>(
+    a: &NvRows,
+    table: &[u32; 256],
+    bf: &lanes::Bf16<V>,
+) {
+    let size = size_of::<D>();
+    let mut rows = MaybeUninit::<PlaneRows>::uninit();
+    let rows = rows.as_mut_ptr().cast::<[u8; 32]>();
+    let mut state = [UNSEEN; 256];
+    // SAFETY: `V`'s features (the caller's guarantee); every block access is inside the
+    // ranges `a` describes (blocks `b < a.blocks` of row `r < a.rows`), and a row is read
+    // only once its state is `ROW` (written by `prepare`).
+    unsafe {
+        for r in 0..a.rows {
+            let out = a.values.add(r * a.values_stride);
+            let mut b = 0;
+            if L == GGML_LAYOUT {
+                // Whole `block_nvfp4`s: 4 scale bytes, then 32 code bytes.
+                let data = a.data.add(r * a.data_stride);
+                while b + 4 <= a.blocks {
+                    let p = data.add(b / 4 * GGML_BYTES);
+                    let s = [0, 1, 2, 3].map(|k| *p.add(k) as usize);
+                    if state[s[0]] & state[s[1]] & state[s[2]] & state[s[3]] != ROW {
+                        for x in s {
+                            prepare::<V, P, D>(x, &mut state, rows, table, bf);
+                        }
+                        if state[s[0]] & state[s[1]] & state[s[2]] & state[s[3]] != ROW {
+                            for k in 0..4 {
+                                single::<V, P, L, D>(a, r, b + k, &state, table, bf);
+                            }
+                            b += 4;
+                            continue;
+                        }
+                    }
+                    let o = out.add(b * BLOCK * size);
+                    pair_planes::<V, L, D>(p.add(4), rows.add(s[0]), rows.add(s[1]), o);
+                    let o = o.add(2 * BLOCK * size);
+                    pair_planes::<V, L, D>(p.add(20), rows.add(s[2]), rows.add(s[3]), o);
+                    b += 4;
+                }
+            }
+            while b + 2 <= a.blocks {
+                let (codes, sp) = block_at::<L>(a, r, b);
+                let (sa, sb) = (*sp as usize, *block_at::<L>(a, r, b + 1).1 as usize);
+                if state[sa] & state[sb] != ROW {
+                    prepare::<V, P, D>(sa, &mut state, rows, table, bf);
+                    prepare::<V, P, D>(sb, &mut state, rows, table, bf);
+                    if state[sa] & state[sb] != ROW {
+                        single::<V, P, L, D>(a, r, b, &state, table, bf);
+                        single::<V, P, L, D>(a, r, b + 1, &state, table, bf);
+                        b += 2;
+                        continue;
+                    }
+                }
+                let o = out.add(b * BLOCK * size);
+                pair_planes::<V, L, D>(codes, rows.add(sa), rows.add(sb), o);
+                b += 2;
+            }
+            if b < a.blocks {
+                let s = *block_at::<L>(a, r, b).1 as usize;
+                prepare::<V, P, D>(s, &mut state, rows, table, bf);
+                single::<V, P, L, D>(a, r, b, &state, table, bf);
+            }
+        }
+    }
+}
+
+/// Makes the row of scale byte `s` ready for [`dequantize_planes`], or marks the byte for
+/// the specification.
+///
+/// # Safety
+/// `rows` valid for writing 256 rows; the CPU has `V`'s features.
+#[inline(always)]
+unsafe fn prepare<V: Vector, const P: usize, D: BlockDest>(
+    s: usize,
+    state: &mut [u8; 256],
+    rows: *mut [u8; 32],
+    table: &[u32; 256],
+    bf: &lanes::Bf16<V>,
+) {
+    if state[s] == UNSEEN {
+        if table[s] == BAD {
+            state[s] = SPEC;
+        } else {
+            // SAFETY: the caller's guarantee; row `s < 256` is inside the rows.
+            unsafe { rows.add(s).write(plane_row::<V, P, D>(table[s], bf)) };
+            state[s] = ROW;
+        }
+    }
+}
+
+/// Block `b` of row `r` by itself in [`dequantize_planes`] (its scale byte prepared):
+/// [`direct_block`], or the specification's.
+///
+/// # Safety
+/// As for [`dequantize`], with `r < a.rows`, `b < a.blocks`.
+#[inline(always)]
+unsafe fn single<V: Vector, const P: usize, const L: usize, D: BlockDest>(
+    a: &NvRows,
+    r: usize,
+    b: usize,
+    state: &[u8; 256],
+    table: &[u32; 256],
+    bf: &lanes::Bf16<V>,
+) {
+    // SAFETY: the caller's guarantee: the block and its 16 values are inside `a`'s ranges.
+    unsafe {
+        let (codes, sp) = block_at::<L>(a, r, b);
+        let s = *sp as usize;
+        let out = a
+            .values
+            .add(r * a.values_stride + b * BLOCK * size_of::<D>());
+        if state[s] == SPEC {
+            spec_block::<P, L, D>(codes, s as u8, a.g, out);
+        } else {
+            direct_block::<V, P, L, D>(codes, table[s], out, bf);
+        }
+    }
+}
+
+/// Two blocks at `codes` (16 bytes in layout `L`) looked up in the rows `ta` and `tb`
+/// ([`Vector::fp4_pair_words`]), stored as 32 values of `D` at `out` (f32: the BF16 codes
+/// shifted to the top of each lane).
+///
+/// # Safety
+/// `codes` readable for 16 bytes, `ta` and `tb` for 32, `out` writable for 32 `D`; the CPU
+/// has `V`'s features.
+#[inline(always)]
+unsafe fn pair_planes<V: Vector, const L: usize, D: BlockDest>(
+    codes: *const u8,
+    ta: *const [u8; 32],
+    tb: *const [u8; 32],
+    out: *mut u8,
+) {
+    // SAFETY: the caller's guarantee; vector `j` stores words `j · w ..` + w of the 32.
+    unsafe {
+        let (ta, tb) = (ta.cast::<u8>(), tb.cast::<u8>());
+        let v = if L == PLANAR {
+            V::fp4_pair_words::<false>(codes, ta, tb)
+        } else {
+            V::fp4_pair_words::<true>(codes, ta, tb)
+        };
+        let (l, w) = (V::LANES, 2 * V::LANES);
+        for (j, x) in v.iter().enumerate().take(2 * BLOCK / w) {
+            if D::KIND == DestKind::F32 {
+                let p = out.add(4 * j * w);
+                x.words_lo().shl(16).store_u32(p, l);
+                x.words_hi().shl(16).store_u32(p.add(4 * l), l);
+            } else {
+                x.store_words(out.add(2 * j * w), w);
+            }
         }
     }
 }

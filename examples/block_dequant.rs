@@ -1,0 +1,196 @@
+//! Block-scaled dequantization beside the plain element widening of the same codes, each
+//! pair timed in alternating batches in one process (so both see the same machine load).
+//!
+//! ```text
+//! cargo run --release --example block_dequant [-- FILTER]
+//! ```
+//!
+//! 8 rows × 4096 values quantized from the f32 weights of `examples/block_quant.rs`, on the
+//! `avx2` backend (or the active one where there is no `avx2`): NVFP4 (`ModelOpt` and `Mlx`
+//! planar, `Ggml` in the `block_nvfp4` layout, which also to f32, what ggml's C writes) and
+//! MXFP4 (`Ggml` planar and `block_mxfp4`, `Mlx`, `Ocp`; `block_mxfp4` also to f32) beside
+//! F4E2M1 → BF16 (one code a byte), and MXFP8 (`Ocp`, `Mlx`) beside F8E4M3 → BF16. Each line
+//! prints the median time per call of both contenders as el/ns and the ratio of the medians
+//! (kernel ÷ yardstick rate), then the same of the fastest batch of each (on a machine
+//! shared with other work, the batches least disturbed by it); FILTER keeps the lines whose
+//! name contains it.
+//! `VCVT_AB_BATCHES` sets the batches per contender (default 31, about 4 ms each).
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use vcvt::block::{Mx, MxElement, MxLayout, MxProfile, NvLayout, NvProfile, Nvfp4, Shape};
+use vcvt::{BF16, Backend, F4E2M1, F8E4M3, Options};
+
+/// A SplitMix64 stream.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// Weights-like f32 values: normal, a spread of magnitudes per block (`benches/block.rs`).
+fn weights(n: usize, seed: u64) -> Vec<f32> {
+    let mut r = Rng(seed);
+    (0..n)
+        .map(|i| {
+            let m = (r.next() >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+            m * (1u32 << ((i / 32) % 8)) as f32
+        })
+        .collect()
+}
+
+/// Nanoseconds per call of `f` and of `g`, their batches alternating: the medians, then the
+/// fastest batches.
+fn measure2(batches: usize, f: &mut dyn FnMut(), g: &mut dyn FnMut()) -> [(f64, f64); 2] {
+    let reps = |h: &mut dyn FnMut()| {
+        let start = Instant::now();
+        let mut calls = 0u64;
+        while calls == 0 || start.elapsed() < Duration::from_millis(5) {
+            h();
+            calls += 1;
+        }
+        let per_call = start.elapsed().as_secs_f64() / calls as f64;
+        ((0.004 / per_call).ceil() as u64).max(1)
+    };
+    let (rf, rg) = (reps(f), reps(g));
+    let batch = |h: &mut dyn FnMut(), r: u64| {
+        let t = Instant::now();
+        for _ in 0..r {
+            h();
+        }
+        t.elapsed().as_secs_f64() * 1e9 / r as f64
+    };
+    let (mut tf, mut tg) = (Vec::new(), Vec::new());
+    for _ in 0..batches {
+        tf.push(batch(f, rf));
+        tg.push(batch(g, rg));
+    }
+    tf.sort_by(f64::total_cmp);
+    tg.sort_by(f64::total_cmp);
+    [(tf[tf.len() / 2], tg[tg.len() / 2]), (tf[0], tg[0])]
+}
+
+fn main() {
+    let filter = std::env::args().nth(1).unwrap_or_default();
+    let batches: usize = std::env::var("VCVT_AB_BATCHES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(31);
+    let b = Backend::available()
+        .find(|b| b.to_string() == "avx2")
+        .unwrap_or_else(Backend::active);
+    println!("backend {b}, 8 x 4096 values, {batches} batches per contender");
+    let shape = Shape::matrix(8, 4096);
+    let n = shape.len();
+    let w = weights(n, 3);
+    let fp4: Vec<F4E2M1> = w.iter().map(|&x| F4E2M1::from_f32(x)).collect();
+    let fp8: Vec<F8E4M3> = w.iter().map(|&x| F8E4M3::from_f32(x)).collect();
+    let mut yard_out = vec![BF16::ZERO; n];
+    let mut line = |name: &str, f: &mut dyn FnMut(), is_fp8: bool| {
+        if !name.contains(filter.as_str()) {
+            return;
+        }
+        let [(tk, ty), (bk, by)] = if is_fp8 {
+            measure2(batches, f, &mut || {
+                vcvt::convert_slice_on(b, black_box(&fp8), black_box(&mut yard_out), Options::new())
+                    .unwrap()
+            })
+        } else {
+            measure2(batches, f, &mut || {
+                vcvt::convert_slice_on(b, black_box(&fp4), black_box(&mut yard_out), Options::new())
+                    .unwrap()
+            })
+        };
+        let yard = if is_fp8 {
+            "F8E4M3 -> BF16"
+        } else {
+            "F4E2M1 -> BF16"
+        };
+        println!(
+            "{name:24} {:6.3} el/ns   {yard} {:6.3} el/ns   ratio {:5.3}   best batches {:6.3} {:6.3} ratio {:5.3}",
+            n as f64 / tk,
+            n as f64 / ty,
+            ty / tk,
+            n as f64 / bk,
+            n as f64 / by,
+            by / bk
+        );
+    };
+    let mut out16 = vec![BF16::ZERO; n];
+    let mut out32 = vec![0f32; n];
+    for (name, nv) in [
+        ("nvfp4_modelopt", Nvfp4::new()),
+        ("nvfp4_mlx", Nvfp4::new().profile(NvProfile::Mlx)),
+        (
+            "nvfp4_ggml_block",
+            Nvfp4::new().profile(NvProfile::Ggml).layout(NvLayout::Ggml),
+        ),
+    ] {
+        let mut d = vec![0u8; nv.data_len(shape).unwrap()];
+        let mut s = vec![0u8; nv.scales_len(shape).unwrap()];
+        let ts = (name == "nvfp4_ggml_block").then_some(1.0);
+        let t = nv.quantize(&w, shape, &mut d, &mut s, ts).unwrap();
+        let nv = nv.on(b);
+        line(
+            &format!("{name}_bf16"),
+            &mut || {
+                nv.dequantize(black_box(&d), &s, t, shape, black_box(&mut out16))
+                    .unwrap();
+            },
+            false,
+        );
+        if name == "nvfp4_ggml_block" {
+            line(
+                &format!("{name}_f32"),
+                &mut || {
+                    nv.dequantize(black_box(&d), &s, t, shape, black_box(&mut out32))
+                        .unwrap();
+                },
+                false,
+            );
+        }
+    }
+    let e2m1 = Mx::new(MxElement::E2M1);
+    let e4m3 = Mx::new(MxElement::E4M3);
+    for (name, mx, is_fp8) in [
+        ("mxfp4_ggml_planar", e2m1.profile(MxProfile::Ggml), false),
+        (
+            "mxfp4_ggml_block",
+            e2m1.profile(MxProfile::Ggml).layout(MxLayout::Ggml),
+            false,
+        ),
+        ("mxfp4_mlx", e2m1.profile(MxProfile::Mlx), false),
+        ("mxfp4_ocp", e2m1.profile(MxProfile::Ocp), false),
+        ("mxfp8_ocp", e4m3.profile(MxProfile::Ocp), true),
+        ("mxfp8_mlx", e4m3.profile(MxProfile::Mlx), true),
+    ] {
+        let mut d = vec![0u8; mx.data_len(shape).unwrap()];
+        let mut s = vec![0u8; mx.scales_len(shape).unwrap()];
+        mx.quantize(&w, shape, &mut d, &mut s).unwrap();
+        let mx = mx.on(b);
+        line(
+            &format!("{name}_bf16"),
+            &mut || {
+                mx.dequantize(black_box(&d), &s, shape, black_box(&mut out16))
+                    .unwrap();
+            },
+            is_fp8,
+        );
+        if name == "mxfp4_ggml_block" {
+            line(
+                &format!("{name}_f32"),
+                &mut || {
+                    mx.dequantize(black_box(&d), &s, shape, black_box(&mut out32))
+                        .unwrap();
+                },
+                false,
+            );
+        }
+    }
+}
