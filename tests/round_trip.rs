@@ -132,6 +132,17 @@ where
     // Every overflow and NaN policy on a sample (with every NaN bit pattern of a sparse
     // grid), through round_trip_with / round_trip_on.
     let mut inputs: Vec<f32> = sample.iter().copied().step_by(7).collect();
+    // Dense runs without NaNs (a SIMD kernel may take a NaN-free path for a group of values)
+    // around the format's overflow boundary (its last rounding midpoint), f32's largest
+    // value and ±Inf, both signs: where the overflow policies differ.
+    for sign in [0u32, 0x8000_0000] {
+        let boundary = (oracle.mids[oracle.mids.len() - 2] as f32).to_bits() & 0x7FFF_FFFF;
+        for centre in [boundary, f32::MAX.to_bits()] {
+            let run = centre - 48..=(centre + 15).min(0x7F80_0000);
+            inputs.extend(run.map(|b| f32::from_bits(b | sign)));
+        }
+        inputs.extend([f32::from_bits(0x7F80_0000 | sign); 32]);
+    }
     inputs.extend(
         (0..(1u32 << 23))
             .step_by(4099)

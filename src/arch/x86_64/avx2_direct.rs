@@ -202,7 +202,8 @@ impl<const SAT: bool> ByteToWord for E5m2ToF16<SAT> {
 }
 
 /// `round_trip` of f32 through BF16 in registers: the f32 → BF16 rounding
-/// (`f32_to_bf16_codes`), the `Saturate` fix-up, then `code << 16`.
+/// (`f32_to_bf16_codes`), the `Saturate` fix-up, then `code << 16`; 32 values without a
+/// NaN take a shorter form of the same rounding (`step_no_nan`).
 struct RoundTripBf16<const SAT: bool>;
 
 impl<const SAT: bool> RoundTripBf16<SAT> {
@@ -217,43 +218,72 @@ impl<const SAT: bool> RoundTripBf16<SAT> {
         }
         _mm256_castsi256_ps(_mm256_slli_epi32::<16>(c))
     }
+
+    /// [`step`](Self::step) for 8 values none of which is a NaN: the rounding to nearest
+    /// even at bit 16 (`+ 0x7FFF +` the lowest kept bit, which never carries into the sign
+    /// bit without a NaN: see `f32_to_bf16_codes`) and the low half cleared, which is the
+    /// BF16 code shifted back to the top. `Saturate`: ±Inf (`0x7F800000`, `0xFF800000`)
+    /// become ±MAX (`0x7F7F0000`, `0xFF7F0000`) by a signed minimum (clamps the positive
+    /// lanes, leaves the negative ones) and an unsigned one (clamps the negative lanes,
+    /// leaves the positive ones, below `0x80000000`); without NaNs no other result lies
+    /// above either bound.
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    fn step_no_nan(x: __m256) -> __m256 {
+        let v = _mm256_castps_si256(x);
+        let lsb = _mm256_and_si256(srl(v, 16), _mm256_set1_epi32(1));
+        let r = _mm256_add_epi32(v, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7FFF)));
+        let mut r = _mm256_and_si256(r, _mm256_set1_epi32(0xFFFF_0000u32 as i32));
+        if SAT {
+            r = _mm256_min_epi32(r, _mm256_set1_epi32(0x7F7F_0000));
+            r = _mm256_min_epu32(r, _mm256_set1_epi32(0xFF7F_0000u32 as i32));
+        }
+        _mm256_castsi256_ps(r)
+    }
 }
 
-/// The steps of a fused round trip, in place.
-macro_rules! round_trip_steps {
-    ($t:ident) => {
-        impl<const SAT: bool> Steps for $t<SAT> {
-            const S: usize = 4;
-            const D: usize = 4;
-            const BIG: usize = 32;
+impl<const SAT: bool> Steps for RoundTripBf16<SAT> {
+    const S: usize = 4;
+    const D: usize = 4;
+    const BIG: usize = 32;
 
-            #[inline]
-            #[target_feature(enable = "avx2,fma,f16c")]
-            unsafe fn big(src: *const u8, dst: *mut u8) {
-                let (s, d) = (src.cast::<f32>(), dst.cast::<f32>());
-                for k in 0..4 {
-                    // SAFETY: 32 f32 readable at src and writable at dst; step k touches
-                    // elements 8k..8k + 8, read before written (src may equal dst).
-                    unsafe {
-                        let x = _mm256_loadu_ps(s.add(8 * k));
-                        _mm256_storeu_ps(d.add(8 * k), Self::step(x));
-                    }
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn big(src: *const u8, dst: *mut u8) {
+        let (s, d) = (src.cast::<f32>(), dst.cast::<f32>());
+        // SAFETY: 32 f32 readable at src and writable at dst; vector k holds elements
+        // 8k..8k + 8, all four read before any is written (src may equal dst).
+        unsafe {
+            let x = [0, 1, 2, 3].map(|k| _mm256_loadu_ps(s.add(8 * k)));
+            // One NaN test for the 32 values: an unordered compare of two vectors is true
+            // in a lane where either is a NaN, whatever MXCSR holds (DAZ only zeroes
+            // subnormals, which are ordered).
+            let nan = _mm256_or_ps(
+                _mm256_cmp_ps::<_CMP_UNORD_Q>(x[0], x[1]),
+                _mm256_cmp_ps::<_CMP_UNORD_Q>(x[2], x[3]),
+            );
+            if _mm256_testz_ps(nan, nan) == 1 {
+                for (k, xk) in x.into_iter().enumerate() {
+                    _mm256_storeu_ps(d.add(8 * k), Self::step_no_nan(xk));
                 }
-            }
-
-            #[inline]
-            #[target_feature(enable = "avx2,fma,f16c")]
-            unsafe fn small(src: *const u8, dst: *mut u8) {
-                // SAFETY: 8 f32 readable at src and writable at dst, read before written.
-                unsafe {
-                    let x = _mm256_loadu_ps(src.cast());
-                    _mm256_storeu_ps(dst.cast(), Self::step(x));
+            } else {
+                for (k, xk) in x.into_iter().enumerate() {
+                    _mm256_storeu_ps(d.add(8 * k), Self::step(xk));
                 }
             }
         }
-    };
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn small(src: *const u8, dst: *mut u8) {
+        // SAFETY: 8 f32 readable at src and writable at dst, read before written.
+        unsafe {
+            let x = _mm256_loadu_ps(src.cast());
+            _mm256_storeu_ps(dst.cast(), Self::step(x));
+        }
+    }
 }
-round_trip_steps!(RoundTripBf16);
 
 /// The code in a hub format (F16 or BF16: exponent bias `hb`, `hm` fraction bits, a range
 /// and precision that hold every value of `F`) of code `c` of `F`, a format without
