@@ -31,7 +31,9 @@ pub(crate) fn mxcsr() -> u32 {
 /// both. So both lanes equal `±(1 + 2^-23)` exactly under round to nearest and not both
 /// under any other mode. Every operand and result is a normal f32, so FTZ and DAZ change
 /// nothing; the only side effect is the sticky inexact flag, which the kernels' own
-/// arithmetic sets as well. The callers' kernels use VEX instructions already (the
+/// arithmetic sets as well (so a caller that unmasks the precision exception, which nothing
+/// in the default environment does, gets it here on every call, not only for inexact
+/// values). The callers' kernels use VEX instructions already (the
 /// `VADDPS`/`VCMPPS` here need AVX, which every caller's tier has).
 ///
 /// # Safety
