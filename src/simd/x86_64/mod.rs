@@ -171,7 +171,7 @@ impl Drop for MxcsrDefault {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "std"))]
 mod tests {
     /// The probe against MXCSR itself, under each rounding mode (FTZ and DAZ on and off).
     #[test]
