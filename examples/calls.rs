@@ -16,7 +16,8 @@
 //! * `bare` (f32 → F16): one masked `VCVTPS2PH` per 16 values (AVX-512), or one `VCVTPS2PH`
 //!   per 8 (AVX2), in a function called through a pointer, with no checks: the floor of any
 //!   library that picks its kernel at run time. `bare ÷ free at 1 Ki` is the most of vcvt's
-//!   long-call rate that such a call could keep. For F8E4M3 → BF16 and F4E2M1 → BF16 the
+//!   long-call rate that such a call could keep. F16 → f32 has the same floor with one
+//!   `VCVTPH2PS` per 8 values (AVX2 and F16C). For F8E4M3 → BF16 and F4E2M1 → BF16 the
 //!   `bare` column is a floor that is not a conversion: the same bytes moved by the cheapest
 //!   instruction that widens them (`VPMOVZXBW`, 16 bytes to 16 words per step, AVX2), in a
 //!   function called through a pointer; its output is not checked (it is not the
@@ -94,6 +95,35 @@ mod bare {
             Some(f32_to_f16_avx2 as Kernel)
         } else {
             None
+        }
+    }
+
+    /// F16 → f32 by one `VCVTPH2PS` per 8 values, no checks, if this CPU has AVX2 and F16C.
+    pub type Widen16 = unsafe fn(*const u16, *mut f32, usize);
+
+    /// The F16 → f32 floor kernel, if this CPU has AVX2 and F16C.
+    pub fn f16_floor() -> Option<Widen16> {
+        (is_x86_feature_detected!("avx2") && is_x86_feature_detected!("f16c"))
+            .then_some(f16_to_f32_avx2 as Widen16)
+    }
+
+    /// # Safety
+    /// `src` readable for `len` u16, `dst` writable for `len` f32; the CPU has AVX2 and F16C.
+    #[target_feature(enable = "avx2,f16c")]
+    unsafe fn f16_to_f32_avx2(src: *const u16, dst: *mut f32, len: usize) {
+        let mut i = 0;
+        while len - i >= 8 {
+            // SAFETY: elements i..i + 8 are inside both buffers (the caller's contract).
+            unsafe {
+                let h = _mm_loadu_si128(src.add(i).cast());
+                _mm256_storeu_ps(dst.add(i), _mm256_cvtph_ps(h));
+            }
+            i += 8;
+        }
+        while i < len {
+            // SAFETY: element i is inside both buffers.
+            unsafe { *dst.add(i) = vcvt::F16::from_bits(*src.add(i)).to_f32() };
+            i += 1;
         }
     }
 
@@ -412,7 +442,31 @@ fn main() {
             black_box(s).convert_to_f32_slice(d);
         }
     });
-    results.push(time_pair("F16 -> f32", vec![a, b, Some(h), None], rounds));
+    #[cfg(target_arch = "x86_64")]
+    let bare_run: Option<Run> = bare::f16_floor().map(|k| {
+        let (f16s, d_f32) = (&f16s, &d_f32);
+        check("f16 -> f32 bare", f16s, |s: &[F16], d: &mut [f32]| {
+            // SAFETY: `s` and `d` hold the same number of values; `f16_floor` returned `k`
+            // only if this CPU has its features.
+            unsafe { k(s.as_ptr().cast(), d.as_mut_ptr(), s.len()) }
+        });
+        let k = black_box(k);
+        Box::new(move |len| {
+            let mut d = d_f32.borrow_mut();
+            for (s, d) in f16s.chunks(len).zip(d.chunks_mut(len)) {
+                let s = black_box(s);
+                // SAFETY: as above (`chunks` gives equal lengths).
+                unsafe { k(s.as_ptr().cast(), d.as_mut_ptr(), s.len()) }
+            }
+        }) as Run
+    });
+    #[cfg(not(target_arch = "x86_64"))]
+    let bare_run: Option<Run> = None;
+    results.push(time_pair(
+        "F16 -> f32",
+        vec![a, b, Some(h), bare_run],
+        rounds,
+    ));
 
     // MXFP4 rows: packed codes (2 per byte) and one scale byte per 32 values of each row.
     let codes: Vec<u8> = (0..TOTAL / 2).map(|_| rng.next() as u8).collect();

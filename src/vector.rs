@@ -41,8 +41,8 @@
 //!   matter when it does (the `avx2` and `avx512` kernel docs argue each step). The AVX2
 //!   fp8 narrowing is the slice kernels' integer method, which is exact under every MXCSR;
 //!   the AVX2 slice kernels' faster fused multiply-add method rounds as MXCSR says, so they
-//!   read MXCSR once per call and use it only under round to nearest. A per-vector function
-//!   cannot afford that read, so it always takes the integer method. The functions do not
+//!   check the rounding mode once per call and use it only under round to nearest. A
+//!   per-vector function cannot afford that check, so it always takes the integer method. The functions do not
 //!   write MXCSR; some may set its sticky exception flags (with the default masked
 //!   exceptions that has no effect).
 //! * **aarch64 (FPCR)**: BF16 and fp8 narrowing and BF16 and E4M3 widening are integer

@@ -336,6 +336,64 @@ fn fp8_dequantize_tiles() {
     }
 }
 
+/// One-row tiles of every length 0..=80 (and 127..=129), under scales at both ends of the
+/// AVX2 BF16 table's range (exponent fields 9..=11 and 243..=246, both signs) and in it,
+/// with the destination between sentinels, under the default MXCSR, round to nearest with
+/// FTZ and DAZ (where the table runs and must not care), and two other rounding modes
+/// (where it must not run).
+#[test]
+fn fp8_dequantize_row_lengths() {
+    const CSRS: [Option<u32>; 4] = [
+        None,
+        Some(0x1F80 | (1 << 15) | (1 << 6)),
+        Some(0x1F80 | (2 << 13)),
+        Some(0x1F80 | (1 << 13) | (1 << 6)),
+    ];
+    let mut rng = Rng(0x5107_0000_1600_0080);
+    let mut scales = vec![0x3B92_4925u32, 0xBC12_4925, 0x3F80_8000];
+    for e in [9u32, 10, 11, 243, 244, 245, 246] {
+        for sign in [0, 0x8000_0000] {
+            scales.push(sign | e << 23);
+            scales.push(sign | e << 23 | 0x007F_FFFF);
+            scales.push(sign | e << 23 | (rng.u32() & 0x007F_FFFF));
+        }
+    }
+    for len in (0..=80).chain(127..=129) {
+        // Every code somewhere (NaN codes, subnormal codes, both signs), then random ones.
+        let data: Vec<u8> = (0..len)
+            .map(|j| {
+                if j % 3 == 0 {
+                    (j * 37 + len) as u8
+                } else {
+                    rng.u32() as u8
+                }
+            })
+            .collect();
+        let shape = Shape::vector(len);
+        let t = BlockFp8::new(1, 128);
+        for &s in &scales {
+            let n = len.div_ceil(128);
+            let scale_inv: Vec<u8> = (0..n).flat_map(|_| s.to_le_bytes()).collect();
+            let reference =
+                fp8_dequant::<BF16>(t.on(Backend::Scalar), &data, &scale_inv, shape, None);
+            for b in simd_backends() {
+                for csr in CSRS {
+                    let got = fp8_dequant::<BF16>(t.on(b), &data, &scale_inv, shape, csr);
+                    same_bits(
+                        &|| {
+                            format!(
+                                "block FP8 row of {len}, scale {s:#x} -> BF16 on {b}, MXCSR {csr:x?}"
+                            )
+                        },
+                        &reference,
+                        &got,
+                    );
+                }
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // MX quantization
 // ---------------------------------------------------------------------------------------

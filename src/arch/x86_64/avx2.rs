@@ -31,8 +31,8 @@
 //! * **F8E4M3, F8E5M2**: no slice kernel here any more; the generic one serves them (its
 //!   byte finish, `lanes::narrow4`, measured as fast as this file's, which it replaced). The
 //!   two cores below remain for the block kernels of `avx2_block.rs` (MX quantization).
-//! * **fp8, MXCSR rounding to nearest** (the usual case; the callers read MXCSR with
-//!   `STMXCSR` once per call): the fused multiply-add method of the `avx512` module docs
+//! * **fp8, MXCSR rounding to nearest** (the usual case; the callers find it once per call
+//!   with `simd::x86_64::rounds_to_nearest`): the fused multiply-add method of the `avx512` module docs
 //!   ([`f32_to_f8_fma`]), whose one rounding instruction, `VFMADD`, has no rounding immediate
 //!   on AVX2 and so rounds as MXCSR says. FTZ and DAZ cannot change its result (argued
 //!   there). The code bytes of four vectors are gathered with `VPSHUFB` and one `VPERMD`;
@@ -649,10 +649,15 @@ impl<const SAT: bool> Steps for F32ToBf16<SAT> {
 }
 
 /// Whether MXCSR's rounding control (bits 13-14) is round to nearest, which the fused
-/// multiply-add of [`F32ToF8Fma`] needs (AVX2 has no rounding immediate for it).
+/// multiply-add of [`F32ToF8Fma`] needs (AVX2 has no rounding immediate for it): found by
+/// `simd::x86_64::rounds_to_nearest`'s two additions, without `STMXCSR`.
+///
+/// # Safety
+/// The CPU has AVX.
 #[inline]
-pub(super) fn mxcsr_rounds_to_nearest() -> bool {
-    super::mxcsr() & 0x6000 == 0
+pub(super) unsafe fn mxcsr_rounds_to_nearest() -> bool {
+    // SAFETY: forwarded contract.
+    unsafe { crate::simd::x86_64::rounds_to_nearest() }
 }
 
 /// The `VPSHUFB` index of [`super::fp8_code_gather_lane`] in both 128-bit lanes.

@@ -62,6 +62,28 @@
 //! codes go through 32-element stack buffers (zero padding), so nothing is read or
 //! written outside the slices.
 //!
+//! **BF16 by a table per tile.** To BF16, when MXCSR.RC rounds to nearest (found by
+//! `simd::x86_64::rounds_to_nearest`, without `STMXCSR`) and the scale's exponent field
+//! `e` is in `10..=244` (either sign), a tile needs 16 products instead of one per value.
+//! Every E4M3 code is `±i · 2^(E' − 10)` with `i` its fraction `M` plus 8 if its exponent
+//! field `E` is not 0, and `E' = max(E, 1)`; the codes `0x00..=0x0F` are `i · 2^-9` for
+//! `i = 0..16`. The table holds `T[i] = BF16(f32(i · 2^-9 · scale))` (one `VMULPS` of
+//! exact operands, then the integer round to nearest even), and a code's result is
+//! `T[i] + ((E' − 1) << 7)` with the code's sign bit flipped into it (`XOR`): for `i ≥ 1`
+//! the product `i · 2^-9 · |scale|` is at least `2^-9 · 2^(10 − 127) = 2^-126` (a normal
+//! f32), and `code · scale` is that times `2^(E' − 1)`, at most `448 · 2^(244 − 126) <
+//! 2^127`; between those bounds, rounding to f32 and then to BF16 commutes with the exact
+//! scaling by a power of two, which adds `E' − 1` to the exponent field of the BF16 code
+//! (a carry of the rounding into the exponent included) without reaching 255. `T[0]` is
+//! `0 · scale = ±0` with the scale's sign, and `E = 0` there, so nothing is added; flipping
+//! the sign gives the product's sign in every case, as `soft::mul` does. No operand or
+//! result is subnormal, so FTZ and DAZ cannot change the table. The NaN codes (`0x7F`,
+//! `0xFF`) become `0x7FC0 | sign`, the BF16 of the element widening's NaN that `soft::mul`
+//! returns as is. The lookups are one `VPSHUFB` per byte plane for 32 codes (index
+//! `M | (E ≠ 0) · 8`), then word arithmetic; a run's last values are one 16-value step
+//! that ends at the run's end (rewriting some values with the same bits), or, below 16
+//! values, go through 16-value stack buffers.
+//!
 //! # MX quantization (`mx_quant`)
 //!
 //! Per block of 32 f32: `amax` is the unsigned maximum of the magnitude bits (a NaN is
@@ -174,6 +196,8 @@ trait Dest {
     /// # Safety
     /// As for [`store_exact`](Self::store_exact).
     unsafe fn store_bf16_words(dst: *mut u8, a: __m256i, b: __m256i);
+    /// Whether block FP8 dequantization may run [`fp8_bf16_table`] (BF16 only).
+    const TABLE: bool = false;
 }
 
 /// f32 destination.
@@ -238,6 +262,7 @@ impl Dest for ToBf16 {
     type T = BF16;
     const SIZE: usize = 2;
     const NAN: u32 = 0x7FC0;
+    const TABLE: bool = true;
 
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c")]
@@ -749,17 +774,181 @@ unsafe fn fp8_dequant_row<D: Dest>(
     cols: usize,
     dst: *mut u8,
 ) {
-    let default = super::mxcsr_is_default();
+    // The BF16 table needs only round to nearest (its products are normal), which the probe
+    // finds without `STMXCSR`; the other paths need the whole default MXCSR, read once, on
+    // the first tile that takes one of them.
+    // SAFETY: this function is compiled for AVX2 (and so AVX) and runs only where it is.
+    let nearest = D::TABLE && unsafe { crate::simd::x86_64::rounds_to_nearest() };
+    let mut default = None;
     let mut lo = 0;
     let mut t = 0;
     while lo < cols {
         let len = tile_cols.min(cols - lo);
         // SAFETY: tile t < cols.div_ceil(tile_cols), so its 4 scale bytes are readable.
         let scale = unsafe { scales.add(4 * t).cast::<u32>().read_unaligned() }.to_le();
-        // SAFETY: values lo..lo + len of the row are inside the caller's ranges.
-        unsafe { fp8_dequant_tile::<D>(codes.add(lo), scale, len, dst.add(lo * D::SIZE), default) };
+        let (c, d) = (
+            // SAFETY: values lo..lo + len of the row are inside the caller's ranges.
+            unsafe { codes.add(lo) },
+            // SAFETY: as above.
+            unsafe { dst.add(lo * D::SIZE) },
+        );
+        if nearest && (TABLE_LO..=TABLE_HI).contains(&((scale >> 23) & 0xFF)) {
+            // SAFETY: as above; MXCSR.RC is round to nearest (the probe); the scale's
+            // exponent field is in the table's range; AVX2 (this function's features).
+            unsafe { fp8_bf16_table(c, scale, len, d) };
+        } else {
+            let default = *default.get_or_insert_with(super::mxcsr_is_default);
+            // SAFETY: as above.
+            unsafe { fp8_dequant_tile::<D>(c, scale, len, d, default) };
+        }
         lo += len;
         t += 1;
+    }
+}
+
+/// The scale exponent fields (both signs) for which [`fp8_bf16_table`] is exact: every
+/// product `code · scale` of a non-zero finite code is then a normal f32 below 2^127 (see
+/// the module docs).
+const TABLE_LO: u32 = 10;
+/// See [`TABLE_LO`].
+const TABLE_HI: u32 = 244;
+
+/// The per-tile table of [`fp8_bf16_table`]: the BF16 codes of `i · 2^-9 · scale` for
+/// `i = 0..16` (the E4M3 codes `0x00..=0x0F`, whose exponent field is 0 or 1), as their
+/// low bytes and their high bytes, each plane repeated in both 128-bit lanes for `VPSHUFB`.
+///
+/// # Safety
+/// AVX2 present; MXCSR.RC is round to nearest; the scale's exponent field is in
+/// `TABLE_LO..=TABLE_HI`.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn fp8_bf16_planes(scale: u32) -> (__m256i, __m256i) {
+    let s = _mm256_set1_ps(f32::from_bits(scale));
+    // i · 2^-9: exact f32 constants; each product is one rounding (round to nearest even)
+    // of a normal f32 (|product| >= 2^-9 · 2^(TABLE_LO - 127) = 2^-126 for i >= 1), or ±0.
+    let q = 1.0 / 512.0;
+    let i0 = _mm256_setr_ps(0.0, q, 2.0 * q, 3.0 * q, 4.0 * q, 5.0 * q, 6.0 * q, 7.0 * q);
+    let i1 = _mm256_add_ps(i0, _mm256_set1_ps(8.0 * q));
+    let p0 = _mm256_castps_si256(_mm256_mul_ps(i0, s));
+    let p1 = _mm256_castps_si256(_mm256_mul_ps(i1, s));
+    // 16 BF16 codes in order (finite products: no NaN to keep).
+    let w = pack_words(bf16_rne_no_nan(p0), bf16_rne_no_nan(p1));
+    // Per 128-bit lane: low bytes of its 8 words, then their high bytes.
+    let split = _mm256_setr_epi8(
+        0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15, //
+        0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
+    );
+    let b = _mm256_shuffle_epi8(w, split);
+    // 64-bit units: lo 0-7, hi 0-7, lo 8-15, hi 8-15.
+    (
+        _mm256_permute4x64_epi64::<0b10_00_10_00>(b),
+        _mm256_permute4x64_epi64::<0b11_01_11_01>(b),
+    )
+}
+
+/// 32 E4M3 codes (`c`, bytes in order) dequantized to BF16 through the tables of
+/// [`fp8_bf16_planes`]: the codes `0..16` of each 128-bit lane's 8 low and 8 high values, as
+/// two vectors `[0-7 | 16-23]` and `[8-15 | 24-31]` of words. See the module docs.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn fp8_bf16_words(c: __m256i, lo: __m256i, hi: __m256i) -> (__m256i, __m256i) {
+    // Table index: the fraction, plus 8 where the exponent field is not 0.
+    let sub = _mm256_cmpeq_epi8(
+        _mm256_and_si256(c, _mm256_set1_epi8(0x78)),
+        _mm256_setzero_si256(),
+    );
+    let idx = _mm256_or_si256(
+        _mm256_and_si256(c, _mm256_set1_epi8(7)),
+        _mm256_andnot_si256(sub, _mm256_set1_epi8(8)),
+    );
+    let (tl, th) = (_mm256_shuffle_epi8(lo, idx), _mm256_shuffle_epi8(hi, idx));
+    let one = |t: __m256i, w: __m256i| {
+        // w = code · 0x0101: exponent field at bits 3..7, sign at bit 15.
+        // (max(E, 1) − 1) << 7 = ((E << 3) −sat 8) << 4, added to the exponent field.
+        let e = _mm256_slli_epi16::<4>(_mm256_subs_epu16(
+            _mm256_and_si256(w, splat16(0x78)),
+            splat16(8),
+        ));
+        let sign = _mm256_and_si256(w, splat16(0x8000));
+        let r = _mm256_xor_si256(_mm256_add_epi16(t, e), sign);
+        // NaN codes (0x7F, 0xFF): the quiet NaN with the code's sign.
+        let nan = _mm256_cmpeq_epi16(_mm256_and_si256(w, splat16(0x7F)), splat16(0x7F));
+        _mm256_blendv_epi8(r, _mm256_or_si256(sign, splat16(0x7FC0)), nan)
+    };
+    (
+        one(_mm256_unpacklo_epi8(tl, th), _mm256_unpacklo_epi8(c, c)),
+        one(_mm256_unpackhi_epi8(tl, th), _mm256_unpackhi_epi8(c, c)),
+    )
+}
+
+/// Block FP8 dequantization of one tile's run to BF16 by a table of 16 products per tile
+/// (see the module docs): `VPSHUFB` lookups and word arithmetic, no product per value.
+///
+/// # Safety
+/// `codes` readable for `len` bytes, `dst` writable for `len` BF16 values; AVX2, FMA and
+/// F16C present; MXCSR.RC is round to nearest; the scale's exponent field is in
+/// `TABLE_LO..=TABLE_HI`.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn fp8_bf16_table(codes: *const u8, scale: u32, len: usize, dst: *mut u8) {
+    // SAFETY: the caller's conditions.
+    let (lo, hi) = unsafe { fp8_bf16_planes(scale) };
+    // 32 values from element i (32 codes readable, 64 bytes writable).
+    let step32 = |i: usize| {
+        // SAFETY: the callers below pass i + 32 <= len.
+        unsafe {
+            let (a, b) = fp8_bf16_words(_mm256_loadu_si256(codes.add(i).cast()), lo, hi);
+            let d = dst.add(2 * i).cast::<__m256i>();
+            _mm256_storeu_si256(d, _mm256_permute2x128_si256::<0x20>(a, b));
+            _mm256_storeu_si256(d.add(1), _mm256_permute2x128_si256::<0x31>(a, b));
+        }
+    };
+    // 16 values from element i (16 codes readable, 32 bytes writable); the upper lane of
+    // the vector is zero codes, converted and dropped.
+    let step16 = |i: usize| {
+        // SAFETY: the callers below pass i + 16 <= len.
+        unsafe {
+            let c = _mm256_zextsi128_si256(_mm_loadu_si128(codes.add(i).cast()));
+            let (a, b) = fp8_bf16_words(c, lo, hi);
+            let d = dst.add(2 * i).cast::<__m256i>();
+            _mm256_storeu_si256(d, _mm256_permute2x128_si256::<0x20>(a, b));
+        }
+    };
+    let mut i = 0;
+    while len - i >= 32 {
+        step32(i);
+        i += 32;
+    }
+    if len - i >= 16 {
+        step16(i);
+        i += 16;
+    }
+    if i == len {
+        return;
+    }
+    if len >= 16 {
+        // The last 16 values, overlapping some already written (with the same bits).
+        step16(len - 16);
+        return;
+    }
+    // Fewer than 16 values: through stack buffers (zero padding codes, converted and
+    // dropped).
+    let mut cbuf = [0u8; 16];
+    let mut dbuf = [0u16; 16];
+    // SAFETY: codes 0..len (len < 16) are readable and values 0..len writable; the buffers
+    // hold 16 codes and 16 values and are distinct locals.
+    unsafe {
+        ptr::copy_nonoverlapping(codes, cbuf.as_mut_ptr(), len);
+        let (a, b) = fp8_bf16_words(
+            _mm256_zextsi128_si256(_mm_loadu_si128(cbuf.as_ptr().cast())),
+            lo,
+            hi,
+        );
+        _mm256_storeu_si256(
+            dbuf.as_mut_ptr().cast(),
+            _mm256_permute2x128_si256::<0x20>(a, b),
+        );
+        ptr::copy_nonoverlapping(dbuf.as_ptr().cast::<u8>(), dst, 2 * len);
     }
 }
 

@@ -869,6 +869,10 @@ unsafe fn run_words<V: Vector, S: Src, D: Dst>(
             return;
         }
         word_step::<V, S, D>(src, dst, 0, w, e, &sub, sat);
+        if len == w {
+            // One vector: done (the alignment peel below would convert it again).
+            return;
+        }
         // The destination's elements are aligned to their size, so the distance to the next
         // multiple of the vector's byte width is whole elements (fewer than `w`).
         let a = 4 * V::LANES;

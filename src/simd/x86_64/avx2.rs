@@ -964,7 +964,9 @@ unsafe fn k<S: Src, D: Dst>(src: *const u8, dst: *mut u8, len: usize, p: Policy)
         // between the two.
         // A kernel that does not need it reads no MXCSR: `STMXCSR` is not free, and a short
         // call would pay it on every call.
-        if !(S::NEEDS_RN || D::NEEDS_RN) {
+        // Nor does one under round to nearest, which is found without `STMXCSR` (see
+        // `rounds_to_nearest`); only another mode reads MXCSR, to switch it and back.
+        if !(S::NEEDS_RN || D::NEEDS_RN) || super::rounds_to_nearest() {
             return run::<V256, S, D>(src, dst, len, p);
         }
         let saved = super::mxcsr();
