@@ -952,30 +952,36 @@ pub(crate) unsafe fn quantize<V: Vector, const P: usize, const L: usize, S: Bloc
             fp4: lanes::Narrow::new::<F4E2M1>(SAT),
             bf: lanes::Bf16::new(TO_DEST),
         };
-        // Lane numbers, for placing the blocks' maxima.
-        let lane = V::load_u32(IOTA_U32.as_ptr().cast(), l);
         for r in 0..a.rows {
             let row = a.values.add(r * a.values_stride).cast_const();
             let mut b0 = 0;
             while b0 < a.blocks {
                 let nb = l.min(a.blocks - b0);
-                let mut am = [0u32; 16];
-                // The blocks' maxima also go into the lanes of `amax` directly (a vector load
-                // of the scalar stores would wait for them: no store forwarding).
-                let mut amax = V::splat(0);
-                for (i, m) in am.iter_mut().enumerate().take(nb) {
+                // Each block's magnitudes reduced to one vector, then the `nb` vectors'
+                // maxima as the lanes of one vector (lanes past `nb`: 0).
+                let mut mv = [V::splat(0); 16];
+                for (i, m) in mv.iter_mut().enumerate().take(nb) {
                     let p = row.add((b0 + i) * BLOCK * size);
                     let mut v = V::splat(0);
                     for j in 0..per {
                         let x = load_src::<V, S>(p.add(j * l * size), l);
                         v = v.max_u32(x.and(V::splat(ABS)));
                     }
-                    *m = v.reduce_max_u32();
-                    amax = V::select(lane.eq(V::splat(i as u32)), V::splat(*m), amax);
+                    *m = v;
                 }
+                let amax = V::reduce_max_each(&mv);
                 let (s8, d) = scales::<V, P, S>(amax, &c);
                 let mut den = [0u32; 16];
                 d.store_u32(den.as_mut_ptr().cast(), nb);
+                if V::BYTES4 && L == PLANAR && per == 2 && nb % 2 == 0 {
+                    s8.store_u8(a.scales.add(r * a.scales_stride + b0), nb);
+                    if pairs_fast::<V, P, S>(a, r, b0, nb, amax, d, &den, &c) {
+                        b0 += nb;
+                        continue;
+                    }
+                }
+                let mut am = [0u32; 16];
+                amax.store_u32(am.as_mut_ptr().cast(), nb);
                 let mut sb = [0u32; 16];
                 s8.store_u32(sb.as_mut_ptr().cast(), nb);
                 let mut i = 0;
@@ -1065,6 +1071,101 @@ pub(crate) unsafe fn quantize<V: Vector, const P: usize, const L: usize, S: Bloc
         }
     }
     true
+}
+
+/// The planar codes of blocks `b0 .. b0 + nb` (`nb` even) of row `r`, two blocks at a
+/// time in bytes, when every block of the group qualifies; `false` (codes possibly written,
+/// to be rewritten by the caller's per-block path) otherwise. `amax` holds the blocks'
+/// largest magnitudes, `d` and `den` their divisors (lanes past `nb`: those of an all-zero
+/// block, finite and non-zero).
+///
+/// `ModelOpt`: when no quotient of the group can be NaN ([`quotients_finite`], decided for
+/// the `LANES` blocks at once), the E2M1 narrowing of four vectors of quotients, each
+/// quotient `y` taken as `y − (−0)` first, which is `y` but for `−0`, which becomes `+0`
+/// (ModelOpt encodes `−0.0` as code 0; exact, one IEEE subtraction). `Mlx`: the codes of
+/// `2|wq|` by `ggml::fp4_codes4` (see [`quantize`]), valid when every `|wq|` of the group is
+/// below 8 and none is NaN, which is checked once for the group after the codes are
+/// written.
+///
+/// # Safety
+/// As for [`quantize`], with `b0 + nb <= a.blocks`, `V`'s features and `V::BYTES4`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn pairs_fast<V: Vector, const P: usize, S: BlockSource>(
+    a: &NvRows,
+    r: usize,
+    b0: usize,
+    nb: usize,
+    amax: V,
+    d: V,
+    den: &[u32; 16],
+    c: &Consts<V>,
+) -> bool {
+    let l = V::LANES;
+    let size = size_of::<S>();
+    // SAFETY: the caller's guarantee; blocks `b0 .. b0 + nb` of row `r` are inside the
+    // ranges `a` describes, and `den` holds 16 lanes.
+    unsafe {
+        let row = a.values.add(r * a.values_stride).cast_const();
+        let abs = V::splat(ABS);
+        if P == MODELOPT {
+            // `amax < INF` and `0 < |d| < INF`: `x − 1` for these is at most `INF − 2`
+            // unsigned (`amax` at least 1 first, as 0 is fine), anything else above.
+            let t = d
+                .and(abs)
+                .sub(V::splat(1))
+                .max_u32(amax.max_u32(V::splat(1)).sub(V::splat(1)));
+            if t.reduce_max_u32() > INF - 2 {
+                return false;
+            }
+            let nz = V::splat(0x8000_0000);
+            for i in (0..nb).step_by(2) {
+                let p0 = row.add((b0 + i) * BLOCK * size);
+                let p1 = p0.add(BLOCK * size);
+                let (d0, d1) = (V::splat(den[i]), V::splat(den[i + 1]));
+                let y = [
+                    load_src::<V, S>(p0, l).div_ieee(d0).sub_ieee(nz),
+                    load_src::<V, S>(p0.add(l * size), l)
+                        .div_ieee(d0)
+                        .sub_ieee(nz),
+                    load_src::<V, S>(p1, l).div_ieee(d1).sub_ieee(nz),
+                    load_src::<V, S>(p1.add(l * size), l)
+                        .div_ieee(d1)
+                        .sub_ieee(nz),
+                ];
+                let codes = block_at::<PLANAR>(a, r, b0 + i).0;
+                lanes::narrow4::<V, F4E2M1>(y, &c.fp4).store_nibbles_b4(codes);
+            }
+            true
+        } else {
+            let one = V::splat(1 << 23);
+            let mut hi = V::splat(0);
+            for i in (0..nb).step_by(2) {
+                let p0 = row.add((b0 + i) * BLOCK * size);
+                let p1 = p0.add(BLOCK * size);
+                let (d0, d1) = (V::splat(den[i]), V::splat(den[i + 1]));
+                let wq = [
+                    mlx_wq::<V, S>(load_src::<V, S>(p0, l), d0, c),
+                    mlx_wq::<V, S>(load_src::<V, S>(p0.add(l * size), l), d0, c),
+                    mlx_wq::<V, S>(load_src::<V, S>(p1, l), d1, c),
+                    mlx_wq::<V, S>(load_src::<V, S>(p1.add(l * size), l), d1, c),
+                ];
+                // `m = 2|wq|` for a normal `|wq|` (exact), as in `quantize`; no wrap (`|wq|`
+                // is below 2^31).
+                let m = [
+                    wq[0].and(abs).add(one),
+                    wq[1].and(abs).add(one),
+                    wq[2].and(abs).add(one),
+                    wq[3].and(abs).add(one),
+                ];
+                hi = hi.max_u32(m[0].max_u32(m[1]).max_u32(m[2].max_u32(m[3])));
+                let codes = block_at::<PLANAR>(a, r, b0 + i).0;
+                fp4_codes4(m, wq).store_nibbles_b4(codes);
+            }
+            // Every `|wq| < 8` (a NaN's bits are above).
+            hi.reduce_max_u32() < F8 + (1 << 23)
+        }
+    }
 }
 
 /// Fills the NVFP4 slots of a block-kernel table with an instantiation's `$dq` (dequantize,
