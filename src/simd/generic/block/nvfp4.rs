@@ -1273,7 +1273,7 @@ unsafe fn ggml_m<V: Vector>(x: V, u: V) -> V {
 /// their scale bytes and UE4M3 values `u` ([`ggml_scales`]). A block with `u > 0` and
 /// `amax <= 8u` (every block but those of a clamped scale, `amax / 6 >= 248`, one with an
 /// infinite value, and the all-zero or tiny ones whose scale is 0) takes its codes from
-/// [`ggml_m`] and `ggml::fp4_code` (planar pairs on a [`Vector::BYTES4`] vector:
+/// [`ggml_m`] and `ggml::fp4_code` (pairs of blocks on a [`Vector::BYTES4`] vector:
 /// `fp4_codes4`, two blocks in one store); the others run the specification.
 ///
 /// # Safety
@@ -1347,7 +1347,15 @@ unsafe fn quantize_ggml<V: Vector, const L: usize, S: BlockSource>(a: &NvRows) -
                         continue;
                     }
                     *sp = sb[i] as u8;
-                    if V::BYTES4 && L == PLANAR && per == 2 && i + 1 < nb && to_spec[i + 1] == 0 {
+                    // Two blocks' codes are 16 adjacent bytes in the planar layout, and in
+                    // the ggml one for an even `b` (`b0` is a multiple of `LANES`): a pair
+                    // from an odd one would cross the next `block_nvfp4`'s scale bytes.
+                    if V::BYTES4
+                        && per == 2
+                        && i + 1 < nb
+                        && to_spec[i + 1] == 0
+                        && (L == PLANAR || i % 2 == 0)
+                    {
                         let (_, sp1) = block_at::<L>(a, r, b + 1);
                         *sp1 = sb[i + 1] as u8;
                         let p1 = p.add(BLOCK * size);
@@ -1364,7 +1372,15 @@ unsafe fn quantize_ggml<V: Vector, const L: usize, S: BlockSource>(a: &NvRows) -
                             ggml_m(x[2], u1),
                             ggml_m(x[3], u1),
                         ];
-                        fp4_codes4(m, x).store_nibbles_b4(codes);
+                        if L == PLANAR {
+                            fp4_codes4(m, x).store_nibbles_b4(codes);
+                        } else {
+                            // A sub-block's byte `j` holds its codes `j` and `j + 8`: values
+                            // 0..8 with 8..16 of each block, which the halves store pairs
+                            // when the middle vectors trade places.
+                            fp4_codes4([m[0], m[2], m[1], m[3]], [x[0], x[2], x[1], x[3]])
+                                .store_nibbles_halves_b4(codes);
+                        }
                         i += 2;
                         continue;
                     }
