@@ -1,4 +1,4 @@
-//! NVFP4 quantization (`ModelOpt`, `Mlx`) and dequantization (every profile), planar and
+//! NVFP4 quantization and dequantization (every profile), planar and
 //! ggml `block_nvfp4` layouts, f32/BF16/F16 on the unquantized side: the specification's
 //! order of f32 operations (`src/block/spec/nvfp4.rs`) on whole vectors, bit for bit.
 //!
@@ -916,15 +916,19 @@ unsafe fn block_codes<V: Vector, const P: usize, S: BlockSource>(
 /// [`mlx_codes`]). (ModelOpt's own tensor scale is `amax / 2688`, zero only for an all-zero
 /// tensor, which the specification quantizes.)
 ///
-/// Per row, `LANES` blocks at a time: each block's largest magnitude (a vector maximum of
-/// the magnitude bits, then the lanes' maximum), the scales of all of them as one vector
-/// ([`scales`]), then each block's codes with its divisor. The values are read twice (both
-/// times from L1). Where the vector has the byte methods ([`Vector::BYTES4`]) and a block is
-/// two vectors, the planar layout codes two blocks at once in bytes: `ModelOpt` where no
-/// quotient can be NaN ([`quotients_finite`]: the E2M1 narrowing of four vectors, `−0`
-/// made `+0` first), `Mlx` where every `|wq|` is below 8 (`ggml::fp4_codes4` of `2|wq|`,
-/// the count of midpoints below `|wq|` that [`mlx_codes`] gives there); the codes of both
-/// blocks are stored together ([`Vector::store_nibbles_b4`]).
+/// Per row, `LANES` blocks at a time: each block's magnitude bits reduced to one vector by
+/// lane maxima, the `LANES` vectors' maxima as the lanes of one vector
+/// ([`Vector::reduce_max_each`]), the scales of all of them as one vector ([`scales`]),
+/// then each block's codes with its divisor. The values are read twice (both times from
+/// L1). Where the vector has the byte methods ([`Vector::BYTES4`]) and a block is two
+/// vectors, the planar layout codes two blocks at once in bytes ([`pairs_fast`], with the
+/// group's scale bytes in one store): `ModelOpt` where no quotient of the group can be NaN
+/// ([`quotients_finite`]: the E2M1 narrowing of four vectors, `−0` made `+0` first), `Mlx`
+/// where every `|wq|` of the group is below 8 (`ggml::fp4_codes4` of `2|wq|`, the count of
+/// midpoints below `|wq|` that [`mlx_codes`] gives there); the codes of both blocks are
+/// stored together ([`Vector::store_nibbles_b4`]). Otherwise, the group runs pair by pair
+/// with those checks per pair, and block by block where a pair fails them. `Ggml` runs
+/// [`quantize_ggml`].
 ///
 /// # Safety
 /// As for [`NvFn`](crate::block::spec::kernels::NvFn), with `V`'s features.
