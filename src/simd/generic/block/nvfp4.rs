@@ -634,6 +634,9 @@ unsafe fn dequantize_pairs<V: Vector, const P: usize, const L: usize, D: BlockDe
     }
 }
 
+/// Groups of `LANES` blocks whose scales [`quantize`] computes before their codes.
+const SUPER: usize = 8;
+
 /// Lane numbers 0..16.
 static IOTA_U32: [u32; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
 
@@ -962,119 +965,144 @@ pub(crate) unsafe fn quantize<V: Vector, const P: usize, const L: usize, S: Bloc
         };
         for r in 0..a.rows {
             let row = a.values.add(r * a.values_stride).cast_const();
-            let mut b0 = 0;
-            while b0 < a.blocks {
-                let nb = l.min(a.blocks - b0);
-                // Each block's magnitudes reduced to one vector, then the `nb` vectors'
-                // maxima as the lanes of one vector (lanes past `nb`: 0).
-                let mut mv = [V::splat(0); 16];
-                for (i, m) in mv.iter_mut().enumerate().take(nb) {
-                    let p = row.add((b0 + i) * BLOCK * size);
-                    let mut v = V::splat(0);
-                    for j in 0..per {
-                        let x = load_src::<V, S>(p.add(j * l * size), l);
-                        v = v.max_u32(x.and(V::splat(ABS)));
+            // Super-groups of up to `SUPER` groups of `LANES` blocks: first every group's
+            // maxima and scales, then every group's codes, so that the codes of one group do
+            // not wait for the latency of its own reduction and scales.
+            let mut sg0 = 0;
+            while sg0 < a.blocks {
+                let sg_end = (sg0 + SUPER * l).min(a.blocks);
+                let zero = V::splat(0);
+                let mut gv = [(zero, zero, zero); SUPER];
+                let mut dens = [[0u32; 16]; SUPER];
+                let mut b0 = sg0;
+                let mut gi = 0;
+                while b0 < sg_end {
+                    let nb = l.min(sg_end - b0);
+                    // Each block's magnitudes reduced to one vector, then the `nb` vectors'
+                    // maxima as the lanes of one vector (lanes past `nb`: 0).
+                    let mut mv = [V::splat(0); 16];
+                    for (i, m) in mv.iter_mut().enumerate().take(nb) {
+                        let p = row.add((b0 + i) * BLOCK * size);
+                        let mut v = V::splat(0);
+                        for j in 0..per {
+                            let x = load_src::<V, S>(p.add(j * l * size), l);
+                            v = v.max_u32(x.and(V::splat(ABS)));
+                        }
+                        *m = v;
                     }
-                    *m = v;
+                    let amax = V::reduce_max_each(&mv);
+                    let (s8, d) = scales::<V, P, S>(amax, &c);
+                    d.store_u32(dens[gi].as_mut_ptr().cast(), nb);
+                    gv[gi] = (amax, s8, d);
+                    b0 += nb;
+                    gi += 1;
                 }
-                let amax = V::reduce_max_each(&mv);
-                let (s8, d) = scales::<V, P, S>(amax, &c);
-                let mut den = [0u32; 16];
-                d.store_u32(den.as_mut_ptr().cast(), nb);
-                if V::BYTES4 && L == PLANAR && per == 2 && nb % 2 == 0 {
-                    s8.store_u8(a.scales.add(r * a.scales_stride + b0), nb);
-                    if pairs_fast::<V, P, S>(a, r, b0, nb, amax, d, &den, &c) {
-                        b0 += nb;
-                        continue;
-                    }
-                }
-                let mut am = [0u32; 16];
-                amax.store_u32(am.as_mut_ptr().cast(), nb);
-                let mut sb = [0u32; 16];
-                s8.store_u32(sb.as_mut_ptr().cast(), nb);
-                let mut i = 0;
-                while i < nb {
-                    let b = b0 + i;
-                    let (codes, sp) = block_at::<L>(a, r, b);
-                    *sp = sb[i] as u8;
-                    if P == MODELOPT
-                        && V::BYTES4
-                        && L == PLANAR
-                        && per == 2
-                        && i + 1 < nb
-                        && quotients_finite(am[i], den[i])
-                        && quotients_finite(am[i + 1], den[i + 1])
-                    {
-                        let (_, sp1) = block_at::<L>(a, r, b + 1);
-                        *sp1 = sb[i + 1] as u8;
-                        let p0 = row.add(b * BLOCK * size);
-                        let p1 = row.add((b + 1) * BLOCK * size);
-                        let (d0, d1) = (V::splat(den[i]), V::splat(den[i + 1]));
-                        let y = [
-                            plus_zero(load_src::<V, S>(p0, l).div_ieee(d0)),
-                            plus_zero(load_src::<V, S>(p0.add(l * size), l).div_ieee(d0)),
-                            plus_zero(load_src::<V, S>(p1, l).div_ieee(d1)),
-                            plus_zero(load_src::<V, S>(p1.add(l * size), l).div_ieee(d1)),
-                        ];
-                        lanes::narrow4::<V, F4E2M1>(y, &c.fp4).store_nibbles_b4(codes);
-                        i += 2;
-                        continue;
-                    }
-                    if P == MLX && V::BYTES4 && L == PLANAR && per == 2 && i + 1 < nb {
-                        let p0 = row.add(b * BLOCK * size);
-                        let p1 = row.add((b + 1) * BLOCK * size);
-                        let (d0, d1) = (V::splat(den[i]), V::splat(den[i + 1]));
-                        let wq = [
-                            mlx_wq::<V, S>(load_src::<V, S>(p0, l), d0, &c),
-                            mlx_wq::<V, S>(load_src::<V, S>(p0.add(l * size), l), d0, &c),
-                            mlx_wq::<V, S>(load_src::<V, S>(p1, l), d1, &c),
-                            mlx_wq::<V, S>(load_src::<V, S>(p1.add(l * size), l), d1, &c),
-                        ];
-                        let abs = V::splat(ABS);
-                        let hi = wq[0].and(abs).max_u32(wq[1].and(abs));
-                        let hi = hi.max_u32(wq[2].and(abs).max_u32(wq[3].and(abs)));
-                        if hi.reduce_max_u32() < F8 {
-                            // Every |wq| below 8 and no NaN: `mlx_codes` is the number of
-                            // midpoints strictly below |wq| (ties toward the smaller), with
-                            // the sign where the code is not 0, which `fp4_codes4` gives for
-                            // `m = 2|wq|` (exact for a normal |wq|; a smaller one stays
-                            // below 0.5, code 0, as its own code is) against the doubled grid.
-                            let one = V::splat(1 << 23);
-                            let m = [
-                                wq[0].and(abs).add(one),
-                                wq[1].and(abs).add(one),
-                                wq[2].and(abs).add(one),
-                                wq[3].and(abs).add(one),
-                            ];
-                            let (_, sp1) = block_at::<L>(a, r, b + 1);
-                            *sp1 = sb[i + 1] as u8;
-                            fp4_codes4(m, wq).store_nibbles_b4(codes);
-                            i += 2;
+                let mut b0 = sg0;
+                let mut gi = 0;
+                while b0 < sg_end {
+                    let nb = l.min(sg_end - b0);
+                    let (amax, s8, d) = gv[gi];
+                    let den = &dens[gi];
+                    gi += 1;
+                    if V::BYTES4 && L == PLANAR && per == 2 && nb % 2 == 0 {
+                        s8.store_u8(a.scales.add(r * a.scales_stride + b0), nb);
+                        if pairs_fast::<V, P, S>(a, r, b0, nb, amax, d, &den, &c) {
+                            b0 += nb;
                             continue;
                         }
                     }
-                    let cs = block_codes::<V, P, S>(row.add(b * BLOCK * size), den[i], &c);
-                    if L == PLANAR && per == 2 && i + 1 < nb {
-                        // Two blocks' codes (16 contiguous bytes in the planar layout)
-                        // packed at once.
-                        let (_, sp1) = block_at::<L>(a, r, b + 1);
-                        *sp1 = sb[i + 1] as u8;
-                        let cs1 =
-                            block_codes::<V, P, S>(row.add((b + 1) * BLOCK * size), den[i + 1], &c);
-                        V::store_nibbles4([cs[0], cs[1], cs1[0], cs1[1]], codes);
-                        i += 2;
-                        continue;
-                    }
-                    if L == PLANAR {
-                        for (j, &cj) in cs.iter().enumerate().take(per) {
-                            cj.store_nibbles(codes.add(j * l / 2), l);
+                    let mut am = [0u32; 16];
+                    amax.store_u32(am.as_mut_ptr().cast(), nb);
+                    let mut sb = [0u32; 16];
+                    s8.store_u32(sb.as_mut_ptr().cast(), nb);
+                    let mut i = 0;
+                    while i < nb {
+                        let b = b0 + i;
+                        let (codes, sp) = block_at::<L>(a, r, b);
+                        *sp = sb[i] as u8;
+                        if P == MODELOPT
+                            && V::BYTES4
+                            && L == PLANAR
+                            && per == 2
+                            && i + 1 < nb
+                            && quotients_finite(am[i], den[i])
+                            && quotients_finite(am[i + 1], den[i + 1])
+                        {
+                            let (_, sp1) = block_at::<L>(a, r, b + 1);
+                            *sp1 = sb[i + 1] as u8;
+                            let p0 = row.add(b * BLOCK * size);
+                            let p1 = row.add((b + 1) * BLOCK * size);
+                            let (d0, d1) = (V::splat(den[i]), V::splat(den[i + 1]));
+                            let y = [
+                                plus_zero(load_src::<V, S>(p0, l).div_ieee(d0)),
+                                plus_zero(load_src::<V, S>(p0.add(l * size), l).div_ieee(d0)),
+                                plus_zero(load_src::<V, S>(p1, l).div_ieee(d1)),
+                                plus_zero(load_src::<V, S>(p1.add(l * size), l).div_ieee(d1)),
+                            ];
+                            lanes::narrow4::<V, F4E2M1>(y, &c.fp4).store_nibbles_b4(codes);
+                            i += 2;
+                            continue;
                         }
-                    } else {
-                        V::store_nibbles_split(cs, codes);
+                        if P == MLX && V::BYTES4 && L == PLANAR && per == 2 && i + 1 < nb {
+                            let p0 = row.add(b * BLOCK * size);
+                            let p1 = row.add((b + 1) * BLOCK * size);
+                            let (d0, d1) = (V::splat(den[i]), V::splat(den[i + 1]));
+                            let wq = [
+                                mlx_wq::<V, S>(load_src::<V, S>(p0, l), d0, &c),
+                                mlx_wq::<V, S>(load_src::<V, S>(p0.add(l * size), l), d0, &c),
+                                mlx_wq::<V, S>(load_src::<V, S>(p1, l), d1, &c),
+                                mlx_wq::<V, S>(load_src::<V, S>(p1.add(l * size), l), d1, &c),
+                            ];
+                            let abs = V::splat(ABS);
+                            let hi = wq[0].and(abs).max_u32(wq[1].and(abs));
+                            let hi = hi.max_u32(wq[2].and(abs).max_u32(wq[3].and(abs)));
+                            if hi.reduce_max_u32() < F8 {
+                                // Every |wq| below 8 and no NaN: `mlx_codes` is the number of
+                                // midpoints strictly below |wq| (ties toward the smaller), with
+                                // the sign where the code is not 0, which `fp4_codes4` gives for
+                                // `m = 2|wq|` (exact for a normal |wq|; a smaller one stays
+                                // below 0.5, code 0, as its own code is) against the doubled grid.
+                                let one = V::splat(1 << 23);
+                                let m = [
+                                    wq[0].and(abs).add(one),
+                                    wq[1].and(abs).add(one),
+                                    wq[2].and(abs).add(one),
+                                    wq[3].and(abs).add(one),
+                                ];
+                                let (_, sp1) = block_at::<L>(a, r, b + 1);
+                                *sp1 = sb[i + 1] as u8;
+                                fp4_codes4(m, wq).store_nibbles_b4(codes);
+                                i += 2;
+                                continue;
+                            }
+                        }
+                        let cs = block_codes::<V, P, S>(row.add(b * BLOCK * size), den[i], &c);
+                        if L == PLANAR && per == 2 && i + 1 < nb {
+                            // Two blocks' codes (16 contiguous bytes in the planar layout)
+                            // packed at once.
+                            let (_, sp1) = block_at::<L>(a, r, b + 1);
+                            *sp1 = sb[i + 1] as u8;
+                            let cs1 = block_codes::<V, P, S>(
+                                row.add((b + 1) * BLOCK * size),
+                                den[i + 1],
+                                &c,
+                            );
+                            V::store_nibbles4([cs[0], cs[1], cs1[0], cs1[1]], codes);
+                            i += 2;
+                            continue;
+                        }
+                        if L == PLANAR {
+                            for (j, &cj) in cs.iter().enumerate().take(per) {
+                                cj.store_nibbles(codes.add(j * l / 2), l);
+                            }
+                        } else {
+                            V::store_nibbles_split(cs, codes);
+                        }
+                        i += 1;
                     }
-                    i += 1;
+                    b0 += nb;
                 }
-                b0 += nb;
+                sg0 = sg_end;
             }
         }
     }
