@@ -1330,108 +1330,124 @@ unsafe fn quantize_ggml<V: Vector, const L: usize, S: BlockSource>(a: &NvRows) -
         let abs = V::splat(ABS);
         for r in 0..a.rows {
             let row = a.values.add(r * a.values_stride).cast_const();
-            let mut b0 = 0;
-            while b0 < a.blocks {
-                let nb = l.min(a.blocks - b0);
-                let mut mv = [V::splat(0); 16];
-                for (i, m) in mv.iter_mut().enumerate().take(nb) {
-                    let p = row.add((b0 + i) * BLOCK * size);
-                    let mut v = V::splat(0);
-                    for j in 0..per {
-                        let x = ggml_x::<V, S>(p.add(j * l * size), gv, div).and(abs);
-                        v = v.max_u32(V::select(x.gt_i32(V::splat(INF)), V::splat(0), x));
+            // As in `quantize`: the scales of up to `SUPER` groups first, then their codes.
+            let mut sg0 = 0;
+            while sg0 < a.blocks {
+                let sg_end = (sg0 + SUPER * l).min(a.blocks);
+                let mut specs = [[0u32; 16]; SUPER];
+                let mut us = [[0u32; 16]; SUPER];
+                let mut ues = [[0u32; 16]; SUPER];
+                let mut b0 = sg0;
+                let mut gi = 0;
+                while b0 < sg_end {
+                    let nb = l.min(sg_end - b0);
+                    let mut mv = [V::splat(0); 16];
+                    for (i, m) in mv.iter_mut().enumerate().take(nb) {
+                        let p = row.add((b0 + i) * BLOCK * size);
+                        let mut v = V::splat(0);
+                        for j in 0..per {
+                            let x = ggml_x::<V, S>(p.add(j * l * size), gv, div).and(abs);
+                            v = v.max_u32(V::select(x.gt_i32(V::splat(INF)), V::splat(0), x));
+                        }
+                        *m = v;
                     }
-                    *m = v;
+                    let amax = V::reduce_max_each(&mv);
+                    let (ue, u) = ggml_scales(amax);
+                    // 1 where the specification runs the block (lanes past `nb` unused).
+                    let spec_lane = V::select(
+                        amax.gt_i32(u.mul_ieee(V::splat(0x4100_0000))),
+                        V::splat(1),
+                        V::select(u.eq(V::splat(0)), V::splat(1), V::splat(0)),
+                    );
+                    let spec_lane =
+                        V::select(lane.gt_i32(V::splat(nb as u32 - 1)), V::splat(0), spec_lane);
+                    spec_lane.store_u32(specs[gi].as_mut_ptr().cast(), nb);
+                    u.store_u32(us[gi].as_mut_ptr().cast(), nb);
+                    ue.store_u32(ues[gi].as_mut_ptr().cast(), nb);
+                    b0 += nb;
+                    gi += 1;
                 }
-                let amax = V::reduce_max_each(&mv);
-                let (ue, u) = ggml_scales(amax);
-                // 1 where the specification runs the block (lanes past `nb` unused).
-                let spec_lane = V::select(
-                    amax.gt_i32(u.mul_ieee(V::splat(0x4100_0000))),
-                    V::splat(1),
-                    V::select(u.eq(V::splat(0)), V::splat(1), V::splat(0)),
-                );
-                let spec_lane =
-                    V::select(lane.gt_i32(V::splat(nb as u32 - 1)), V::splat(0), spec_lane);
-                let mut to_spec = [0u32; 16];
-                spec_lane.store_u32(to_spec.as_mut_ptr().cast(), nb);
-                let mut ub = [0u32; 16];
-                u.store_u32(ub.as_mut_ptr().cast(), nb);
-                let mut sb = [0u32; 16];
-                ue.store_u32(sb.as_mut_ptr().cast(), nb);
-                let mut i = 0;
-                while i < nb {
-                    let b = b0 + i;
-                    let (codes, sp) = block_at::<L>(a, r, b);
-                    let p = row.add(b * BLOCK * size);
-                    if to_spec[i] != 0 {
-                        let blk = core::slice::from_raw_parts(p.cast::<S>(), BLOCK);
-                        let (s8, c) = spec::ggml_quantize_block(blk, g);
-                        *sp = s8;
-                        for j in 0..BLOCK / 2 {
-                            *codes.add(j) = if L == PLANAR {
-                                c[2 * j] | c[2 * j + 1] << 4
+                let mut b0 = sg0;
+                let mut gi = 0;
+                while b0 < sg_end {
+                    let nb = l.min(sg_end - b0);
+                    let (to_spec, ub, sb) = (&specs[gi], &us[gi], &ues[gi]);
+                    gi += 1;
+                    let mut i = 0;
+                    while i < nb {
+                        let b = b0 + i;
+                        let (codes, sp) = block_at::<L>(a, r, b);
+                        let p = row.add(b * BLOCK * size);
+                        if to_spec[i] != 0 {
+                            let blk = core::slice::from_raw_parts(p.cast::<S>(), BLOCK);
+                            let (s8, c) = spec::ggml_quantize_block(blk, g);
+                            *sp = s8;
+                            for j in 0..BLOCK / 2 {
+                                *codes.add(j) = if L == PLANAR {
+                                    c[2 * j] | c[2 * j + 1] << 4
+                                } else {
+                                    c[j] | c[j + 8] << 4
+                                };
+                            }
+                            i += 1;
+                            continue;
+                        }
+                        *sp = sb[i] as u8;
+                        // Two blocks' codes are 16 adjacent bytes in the planar layout, and in
+                        // the ggml one for an even `b` (`b0` is a multiple of `LANES`): a pair
+                        // from an odd one would cross the next `block_nvfp4`'s scale bytes.
+                        if V::BYTES4
+                            && per == 2
+                            && i + 1 < nb
+                            && to_spec[i + 1] == 0
+                            && (L == PLANAR || i % 2 == 0)
+                        {
+                            let (_, sp1) = block_at::<L>(a, r, b + 1);
+                            *sp1 = sb[i + 1] as u8;
+                            let p1 = p.add(BLOCK * size);
+                            let (u0, u1) = (V::splat(ub[i]), V::splat(ub[i + 1]));
+                            let x = [
+                                ggml_x::<V, S>(p, gv, div),
+                                ggml_x::<V, S>(p.add(l * size), gv, div),
+                                ggml_x::<V, S>(p1, gv, div),
+                                ggml_x::<V, S>(p1.add(l * size), gv, div),
+                            ];
+                            let m = [
+                                ggml_m(x[0], u0),
+                                ggml_m(x[1], u0),
+                                ggml_m(x[2], u1),
+                                ggml_m(x[3], u1),
+                            ];
+                            if L == PLANAR {
+                                fp4_codes4(m, x).store_nibbles_b4(codes);
                             } else {
-                                c[j] | c[j + 8] << 4
-                            };
+                                // A sub-block's byte `j` holds its codes `j` and `j + 8`: values
+                                // 0..8 with 8..16 of each block, which the halves store pairs
+                                // when the middle vectors trade places.
+                                fp4_codes4([m[0], m[2], m[1], m[3]], [x[0], x[2], x[1], x[3]])
+                                    .store_nibbles_halves_b4(codes);
+                            }
+                            i += 2;
+                            continue;
+                        }
+                        let uv = V::splat(ub[i]);
+                        let mut cs = [V::splat(0); 4];
+                        for (j, cj) in cs.iter_mut().enumerate().take(per) {
+                            let x = ggml_x::<V, S>(p.add(j * l * size), gv, div);
+                            *cj = fp4_code(ggml_m(x, uv), x, &fc);
+                        }
+                        if L == PLANAR {
+                            for (j, &cj) in cs.iter().enumerate().take(per) {
+                                cj.store_nibbles(codes.add(j * l / 2), l);
+                            }
+                        } else {
+                            V::store_nibbles_split(cs, codes);
                         }
                         i += 1;
-                        continue;
                     }
-                    *sp = sb[i] as u8;
-                    // Two blocks' codes are 16 adjacent bytes in the planar layout, and in
-                    // the ggml one for an even `b` (`b0` is a multiple of `LANES`): a pair
-                    // from an odd one would cross the next `block_nvfp4`'s scale bytes.
-                    if V::BYTES4
-                        && per == 2
-                        && i + 1 < nb
-                        && to_spec[i + 1] == 0
-                        && (L == PLANAR || i % 2 == 0)
-                    {
-                        let (_, sp1) = block_at::<L>(a, r, b + 1);
-                        *sp1 = sb[i + 1] as u8;
-                        let p1 = p.add(BLOCK * size);
-                        let (u0, u1) = (V::splat(ub[i]), V::splat(ub[i + 1]));
-                        let x = [
-                            ggml_x::<V, S>(p, gv, div),
-                            ggml_x::<V, S>(p.add(l * size), gv, div),
-                            ggml_x::<V, S>(p1, gv, div),
-                            ggml_x::<V, S>(p1.add(l * size), gv, div),
-                        ];
-                        let m = [
-                            ggml_m(x[0], u0),
-                            ggml_m(x[1], u0),
-                            ggml_m(x[2], u1),
-                            ggml_m(x[3], u1),
-                        ];
-                        if L == PLANAR {
-                            fp4_codes4(m, x).store_nibbles_b4(codes);
-                        } else {
-                            // A sub-block's byte `j` holds its codes `j` and `j + 8`: values
-                            // 0..8 with 8..16 of each block, which the halves store pairs
-                            // when the middle vectors trade places.
-                            fp4_codes4([m[0], m[2], m[1], m[3]], [x[0], x[2], x[1], x[3]])
-                                .store_nibbles_halves_b4(codes);
-                        }
-                        i += 2;
-                        continue;
-                    }
-                    let uv = V::splat(ub[i]);
-                    let mut cs = [V::splat(0); 4];
-                    for (j, cj) in cs.iter_mut().enumerate().take(per) {
-                        let x = ggml_x::<V, S>(p.add(j * l * size), gv, div);
-                        *cj = fp4_code(ggml_m(x, uv), x, &fc);
-                    }
-                    if L == PLANAR {
-                        for (j, &cj) in cs.iter().enumerate().take(per) {
-                            cj.store_nibbles(codes.add(j * l / 2), l);
-                        }
-                    } else {
-                        V::store_nibbles_split(cs, codes);
-                    }
-                    i += 1;
+                    b0 += nb;
                 }
-                b0 += nb;
+                sg0 = sg_end;
             }
         }
     }
