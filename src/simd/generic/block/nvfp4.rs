@@ -1006,7 +1006,7 @@ pub(crate) unsafe fn quantize<V: Vector, const P: usize, const L: usize, S: Bloc
                     gi += 1;
                     if V::BYTES4 && L == PLANAR && per == 2 && nb % 2 == 0 {
                         s8.store_u8(a.scales.add(r * a.scales_stride + b0), nb);
-                        if pairs_fast::<V, P, S>(a, r, b0, nb, amax, d, &den, &c) {
+                        if pairs_fast::<V, P, S>(a, r, b0, nb, amax, d, den, &c) {
                             b0 += nb;
                             continue;
                         }
