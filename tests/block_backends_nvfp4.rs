@@ -3,7 +3,8 @@
 //! many tensor scales, for every profile, layout and destination; quantization of blocks
 //! chosen to hit every path of the profiles' scale and rounding rules (zero, subnormal,
 //! NaN/Inf, amax at and around powers of two, every E2M1 midpoint and its neighbours,
-//! MLX's far-from-the-grid values) from f32, BF16 and F16, for both layouts, with several
+//! MLX's far-from-the-grid values; for `Ggml`, every UE4M3 scale with values around every
+//! midpoint times it) from f32, BF16 and F16, for both layouts, with several
 //! rows, strides and short last blocks, and destinations inside sentinel-filled buffers.
 //!
 //! On x86-64 each SIMD conversion also runs under hostile MXCSR values (directed rounding,
