@@ -613,8 +613,9 @@ fn nvfp4_backends() -> Vec<Backend> {
 /// `nvfp4_to_bf16/N` and `f32_to_nvfp4/N` at N = 8 rows × 4096 values: NVFP4 dequantization
 /// to BF16 (`ModelOpt` and `Mlx` planar, `Ggml` in the `block_nvfp4` layout, which also
 /// to f32) beside
-/// F4E2M1 → BF16 (one code a byte), and quantization (`ModelOpt` and `Mlx`, planar, the
-/// profiles' own tensor scales) beside f32 → F4E2M1, on each backend of [`nvfp4_backends`].
+/// F4E2M1 → BF16 (one code a byte), and quantization (`ModelOpt` and `Mlx` planar, `Ggml`
+/// in the `block_nvfp4` layout, the profiles' own tensor scales) beside f32 → F4E2M1, on each
+/// backend of [`nvfp4_backends`].
 fn bench_nvfp4(c: &mut Criterion) {
     use vcvt::F4E2M1;
     use vcvt::block::{NvLayout, NvProfile, Nvfp4};
@@ -674,11 +675,11 @@ fn bench_nvfp4(c: &mut Criterion) {
     }
     g.finish();
     let mut g = open(c, "f32_to_nvfp4", n);
-    let mut data = vec![0u8; n / 2];
-    let mut scales = vec![0u8; n / 16];
     let mut fp4 = vec![F4E2M1::ZERO; n];
     for b in nvfp4_backends() {
-        for (name, nv) in &kinds[..2] {
+        for (name, nv) in &kinds {
+            let mut data = vec![0u8; nv.data_len(shape).unwrap()];
+            let mut scales = vec![0u8; nv.scales_len(shape).unwrap()];
             g.bench_function(format!("{name}-{b}"), |bench| {
                 bench.iter(|| {
                     nv.on(b).quantize(

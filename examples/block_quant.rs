@@ -7,7 +7,7 @@
 //!
 //! 8 rows × 4096 f32 weights (the values of `benches/block.rs`), on the `avx2` backend (or
 //! the active one where there is no `avx2`): NVFP4 (`ModelOpt` with its own tensor scale,
-//! `Mlx`), MXFP4 under the `Ggml` (planar and `block_mxfp4`), `Mlx`, `Ceil` and `Ocp`
+//! `Mlx`, `Ggml` planar and in `block_nvfp4`s), MXFP4 under the `Ggml` (planar and `block_mxfp4`), `Mlx`, `Ceil` and `Ocp`
 //! profiles beside f32 → F4E2M1, MXFP8 (`Mlx`, `Ceil`, `Ocp`) and block FP8 128 × 128
 //! (`DeepSeek`, `Ue8m0`) beside f32 → F8E4M3. On x86-64 with AVX2 one more line times a
 //! loop that only divides the same values by a constant (`VDIVPS`, one per 8 values, the
@@ -21,7 +21,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use vcvt::block::{
-    BlockFp8, Fp8Profile, Mx, MxElement, MxLayout, MxProfile, NvProfile, Nvfp4, Shape,
+    BlockFp8, Fp8Profile, Mx, MxElement, MxLayout, MxProfile, NvLayout, NvProfile, Nvfp4, Shape,
 };
 use vcvt::{Backend, F4E2M1, F8E4M3, Options};
 
@@ -141,9 +141,17 @@ fn main() {
     for (name, nv) in [
         ("nvfp4_modelopt", Nvfp4::new()),
         ("nvfp4_mlx", Nvfp4::new().profile(NvProfile::Mlx)),
+        ("nvfp4_ggml_planar", Nvfp4::new().profile(NvProfile::Ggml)),
+        (
+            "nvfp4_ggml_block",
+            Nvfp4::new().profile(NvProfile::Ggml).layout(NvLayout::Ggml),
+        ),
     ] {
+        let (mut d, mut s) = (
+            vec![0u8; nv.data_len(shape).unwrap()],
+            vec![0u8; nv.scales_len(shape).unwrap()],
+        );
         let nv = nv.on(b);
-        let (mut d, mut s) = (vec![0u8; n / 2], vec![0u8; n / 16]);
         line(
             name,
             &mut || {

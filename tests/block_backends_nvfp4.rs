@@ -3,7 +3,8 @@
 //! many tensor scales, for every profile, layout and destination; quantization of blocks
 //! chosen to hit every path of the profiles' scale and rounding rules (zero, subnormal,
 //! NaN/Inf, amax at and around powers of two, every E2M1 midpoint and its neighbours,
-//! MLX's far-from-the-grid values) from f32, BF16 and F16, for both layouts, with several
+//! MLX's far-from-the-grid values; for `Ggml`, every UE4M3 scale with values around every
+//! midpoint times it) from f32, BF16 and F16, for both layouts, with several
 //! rows, strides and short last blocks, and destinations inside sentinel-filled buffers.
 //!
 //! On x86-64 each SIMD conversion also runs under hostile MXCSR values (directed rounding,
@@ -382,6 +383,100 @@ fn nvfp4_quantize_short_rows_and_shapes() {
         // Start at several offsets so every kind of block meets every position.
         for off in [0, 16 * 11, 16 * 60 + 3] {
             quant_all_sources(&v[off..], shape, "short rows");
+        }
+    }
+}
+
+/// The value of UE4M3 code `c` (`1 ..= 0x7E`), from its definition: E4M3 with bias 7,
+/// subnormals `m · 2^-9`.
+fn ue4m3(c: u32) -> f32 {
+    let (e, m) = ((c >> 3) as i32, (c & 7) as f32);
+    if e == 0 {
+        m * pow2(-9)
+    } else {
+        (1.0 + m / 8.0) * pow2(e - 7)
+    }
+}
+
+/// Blocks for the `Ggml` quantization kernels: for every non-zero UE4M3 scale `u`, a block
+/// with `amax = 6u` (scale byte exactly `u`) whose other values sit on and within a few
+/// units in the last place of every E2M1 midpoint times `u` (where a rounded `|x| / u`
+/// can land on a midpoint), both signs; blocks whose `amax / 6` rounds half up into the
+/// next binade or to the clamp (248 and above, far above), tiny scales (subnormal and zero
+/// codes), and zero, NaN and infinite values among such blocks.
+fn ggml_values() -> Vec<f32> {
+    let mids = [0.25f32, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0];
+    let mut v = Vec::new();
+    let ulps = |x: f32, d: i32| f32::from_bits((x.to_bits() as i32 + d) as u32);
+    for c in 1..=0x7Eu32 {
+        let u = ue4m3(c);
+        let mut near = Vec::new();
+        for &m in &mids {
+            for d in -2..=2 {
+                near.push(ulps(m * u, d));
+            }
+        }
+        for (k, chunk) in near.chunks(15).enumerate() {
+            v.push(if k % 2 == 0 { 6.0 * u } else { -6.0 * u });
+            for (i, &x) in chunk.iter().enumerate() {
+                v.push(if (i + k) % 3 == 0 { -x } else { x });
+            }
+            v.resize(v.len().next_multiple_of(16), 0.0);
+        }
+    }
+    // amax / 6 just below, at and above each rounding point (half-up carries into the next
+    // binade), the clamp at 248 · 6 and far beyond it, and tiny scales.
+    for a in [
+        6.0 * 15.5,
+        6.0 * 15.75,
+        6.0 * 247.9,
+        6.0 * 248.0,
+        6.0 * 448.0,
+        1e9,
+        3e38,
+        6.0 * 7.5 * pow2(-9),
+        6.0 * 0.5 * pow2(-9),
+        6.0 * 0.49 * pow2(-9),
+        6.0 * pow2(-6),
+        ulps(6.0 * pow2(-6), -1),
+    ] {
+        for d in [-1, 0, 1] {
+            let a = ulps(a, d);
+            let mut x = vec![a, -a * 0.9, a * 0.51, a / 3.0, -a / 12.0, a / 24.0];
+            x.extend([a * 0.3, a * 0.7, -a * 0.1, a * 0.05, 0.0, -0.0]);
+            x.resize(16, a / 7.0);
+            v.extend(x);
+        }
+    }
+    // Zero, NaN and infinite values in otherwise ordinary blocks.
+    for special in [0.0, f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        let mut x = vec![special];
+        x.extend((1..16).map(|i| i as f32 * 0.37 - 2.0));
+        v.extend(x);
+    }
+    v.extend([0.0f32; 32]);
+    v
+}
+
+#[test]
+fn nvfp4_ggml_quantize_near_midpoints() {
+    let v = ggml_values();
+    let bf: Vec<BF16> = v.iter().map(|&x| BF16::from_f32(x)).collect();
+    let h: Vec<F16> = v.iter().map(|&x| F16::from_f32(x)).collect();
+    let n = v.len() / 64 * 64;
+    for layout in LAYOUTS {
+        let nv = Nvfp4::new().profile(NvProfile::Ggml).layout(layout);
+        for g in [None, Some(0.37f32), Some(-0.5), Some(3.0)] {
+            // One row; then rows of 3 blocks and 1 value (a short last block) with a stride,
+            // for the planar layout (the ggml layout needs whole 64-value blocks).
+            check_quant(nv, &v[..n], Shape::vector(n), g, "ggml near midpoints");
+            check_quant(nv, &bf[..n], Shape::vector(n), g, "ggml near midpoints");
+            check_quant(nv, &h[..n], Shape::vector(n), g, "ggml near midpoints");
+            if layout == NvLayout::Planar {
+                let rows = v.len() / 50;
+                let shape = Shape::matrix(rows, 49).with_stride(50);
+                check_quant(nv, &v[..shape.len()], shape, g, "ggml short rows");
+            }
         }
     }
 }

@@ -217,14 +217,9 @@ fn nvfp4_and_block_fp8_quantization_run_at_the_backend_width() {
             for profile in [NvProfile::ModelOpt, NvProfile::Mlx, NvProfile::Ggml] {
                 let nv = Nvfp4::new().profile(profile).layout(layout).on(b);
                 let what = |s: &str| format!("NVFP4 {profile:?} {layout:?} {s}");
-                if profile == NvProfile::Ggml {
-                    // gguf has no NVFP4 quantizer: the specification quantizes.
-                    assert!(!nv.quantize_kernel::<f32>().is_simd());
-                } else {
-                    check(b, "nvfp4", &what("from f32"), nv.quantize_kernel::<f32>());
-                    check(b, "nvfp4", &what("from BF16"), nv.quantize_kernel::<BF16>());
-                    check(b, "nvfp4", &what("from F16"), nv.quantize_kernel::<F16>());
-                }
+                check(b, "nvfp4", &what("from f32"), nv.quantize_kernel::<f32>());
+                check(b, "nvfp4", &what("from BF16"), nv.quantize_kernel::<BF16>());
+                check(b, "nvfp4", &what("from F16"), nv.quantize_kernel::<F16>());
                 check(b, "nvfp4", &what("to f32"), nv.dequantize_kernel::<f32>());
                 check(b, "nvfp4", &what("to BF16"), nv.dequantize_kernel::<BF16>());
                 check(b, "nvfp4", &what("to F16"), nv.dequantize_kernel::<F16>());

@@ -134,10 +134,10 @@ impl Nvfp4 {
     /// Which kernel [`quantize`](Self::quantize) runs for `S` sources on this format's
     /// backend (the one given to [`on`](Self::on), else [`Backend::active`]): its
     /// instruction set and vector width, as [`Backend::kernel`] reports them for the element
-    /// conversions, or `scalar` where the specification runs every block (the `Ggml`
-    /// profile, which gguf does not quantize, and every path on `Backend::Scalar`). A row's
-    /// short last block, and every block under a tensor scale the kernel does not serve,
-    /// run the specification whatever the kernel.
+    /// conversions, or `scalar` where the specification runs every block (every path on
+    /// `Backend::Scalar`). A row's short last block, every block under a tensor scale the
+    /// kernel does not serve, and, under the `Ggml` profile, the blocks whose scale is 0 or
+    /// clamped to 448 or that hold an infinity, run the specification whatever the kernel.
     ///
     /// ```
     /// use vcvt::{BF16, Backend};
@@ -150,10 +150,7 @@ impl Nvfp4 {
     /// ```
     pub fn quantize_kernel<S: BlockSource>(&self) -> KernelInfo {
         let t = dispatch::table(self.backend.unwrap_or_else(Backend::active));
-        let slot = match self.profile {
-            NvProfile::Ggml => None,
-            p => t.nv_quant[p as usize][self.layout as usize][S::KIND as usize],
-        };
+        let slot = t.nv_quant[self.profile as usize][self.layout as usize][S::KIND as usize];
         KernelInfo::of(
             if slot.is_some() {
                 t.generic_isa
@@ -248,10 +245,7 @@ impl Nvfp4 {
         };
         let ctx = Ctx::new(self.profile, g);
         let nblocks = cols.div_ceil(BLOCK);
-        let kernel = match self.profile {
-            NvProfile::Ggml => None,
-            p => k.nv_quant[p as usize][self.layout as usize][S::KIND as usize],
-        };
+        let kernel = k.nv_quant[self.profile as usize][self.layout as usize][S::KIND as usize];
         let full = cols / BLOCK;
         let done = match kernel {
             Some(f) if full > 0 => {

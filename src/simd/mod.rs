@@ -101,6 +101,21 @@ pub(crate) trait Vector: Copy {
     /// The unsigned maximum of all lanes (a horizontal reduction: the block kernels' `amax`
     /// of the magnitude bits, which orders magnitudes as values and NaN above infinity).
     unsafe fn reduce_max_u32(self) -> u32;
+    /// The maxima of `LANES` vectors at once: lane `i` is `v[i].reduce_max_u32()`, for
+    /// `i < LANES` (the rest of `v` is not read). The default goes through memory; AVX2
+    /// overrides it with a tree of interleaves and maxima (21 instructions for 8 vectors,
+    /// against 7 each reduced alone and 3 more to put each result in its lane).
+    #[inline(always)]
+    unsafe fn reduce_max_each(v: &[Self; 16]) -> Self {
+        // SAFETY: the caller's guarantee; the buffer holds 16 and LANES <= 16 lanes.
+        unsafe {
+            let mut m = [0u32; 16];
+            for (mi, vi) in m.iter_mut().zip(v).take(Self::LANES) {
+                *mi = vi.reduce_max_u32();
+            }
+            Self::load_u32(m.as_ptr().cast(), Self::LANES)
+        }
+    }
     /// Table lookup of 16-bit words: every 16-bit half of every lane holds an index below
     /// 16, and is replaced by word `index` of the 16-word table `t`, whose words are laid
     /// out in order (little-endian) from the start of `t[0]` on, into `t[1]` for the vectors

@@ -239,8 +239,8 @@ pub(crate) struct BlockKernels {
     /// NVFP4 dequantization, `[profile][layout][destination]` (indices of `NvProfile`,
     /// `NvLayout` and `DestKind`).
     pub(crate) nv_dequant: [[[Option<NvFn>; 3]; 2]; 3],
-    /// NVFP4 quantization, `[profile][layout][source]` for `ModelOpt` and `Mlx`.
-    pub(crate) nv_quant: [[[Option<NvFn>; 3]; 2]; 2],
+    /// NVFP4 quantization, `[profile][layout][source]` (indices as `nv_dequant`).
+    pub(crate) nv_quant: [[[Option<NvFn>; 3]; 2]; 3],
 }
 
 impl BlockKernels {
@@ -254,7 +254,7 @@ impl BlockKernels {
             amax: [None; 3],
             products: None,
             nv_dequant: [[[None; 3]; 2]; 3],
-            nv_quant: [[[None; 3]; 2]; 2],
+            nv_quant: [[[None; 3]; 2]; 3],
             fp8_quant: [None; 3],
             narrow_scaled: [[None; SCALED_FORMATS]; 3],
             dequantize_scaled: [[None; 3]; SCALED_FORMATS],

@@ -231,6 +231,35 @@ impl Vector for V256 {
         }
     }
     #[inline(always)]
+    unsafe fn reduce_max_each(v: &[Self; 16]) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract); no memory is touched.
+        unsafe {
+            // Per 128-bit half: neighbours' interleaves, then their 64-bit interleaves, each
+            // followed by a maximum, leave lane `j` of a half with the half's maximum of
+            // vector `j` (of four); the two halves' results of vectors 0..4 and 4..8 are
+            // then paired by a 128-bit permute and a last maximum.
+            // (Macros, not closures: a closure would be a function without the features.)
+            macro_rules! p {
+                ($a:expr, $b:expr) => {{
+                    let (a, b) = ($a, $b);
+                    _mm256_max_epu32(_mm256_unpacklo_epi32(a, b), _mm256_unpackhi_epi32(a, b))
+                }};
+            }
+            macro_rules! q {
+                ($a:expr, $b:expr) => {{
+                    let (a, b) = ($a, $b);
+                    _mm256_max_epu32(_mm256_unpacklo_epi64(a, b), _mm256_unpackhi_epi64(a, b))
+                }};
+            }
+            let lo = q!(p!(v[0].0, v[1].0), p!(v[2].0, v[3].0));
+            let hi = q!(p!(v[4].0, v[5].0), p!(v[6].0, v[7].0));
+            V256(_mm256_max_epu32(
+                _mm256_permute2x128_si256::<0x20>(lo, hi),
+                _mm256_permute2x128_si256::<0x31>(lo, hi),
+            ))
+        }
+    }
+    #[inline(always)]
     unsafe fn lookup_u16(self, t: &[Self; 2]) -> Self {
         // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe {

@@ -1,4 +1,4 @@
-//! NVFP4 quantization (`ModelOpt`, `Mlx`) and dequantization (every profile), planar and
+//! NVFP4 quantization and dequantization (every profile), planar and
 //! ggml `block_nvfp4` layouts, f32/BF16/F16 on the unquantized side: the specification's
 //! order of f32 operations (`src/block/spec/nvfp4.rs`) on whole vectors, bit for bit.
 //!
@@ -29,7 +29,7 @@ use crate::block::spec::nvfp4::{
 use crate::block::spec::{BlockDest, BlockSource, DestKind, soft};
 use crate::options::Policy;
 use crate::simd::Vector;
-use crate::simd::generic::block::ggml::fp4_codes4;
+use crate::simd::generic::block::ggml::{Fp4Consts, fp4_code, fp4_codes4};
 use crate::simd::generic::lanes;
 use crate::{F4E2M1, F8E4M3, NanPolicy, Overflow};
 
@@ -779,6 +779,9 @@ unsafe fn dequantize_pairs<V: Vector, const P: usize, const L: usize, D: BlockDe
     }
 }
 
+/// Groups of `LANES` blocks whose scales [`quantize`] computes before their codes.
+const SUPER: usize = 8;
+
 /// Lane numbers 0..16.
 static IOTA_U32: [u32; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
 
@@ -1061,15 +1064,19 @@ unsafe fn block_codes<V: Vector, const P: usize, S: BlockSource>(
 /// [`mlx_codes`]). (ModelOpt's own tensor scale is `amax / 2688`, zero only for an all-zero
 /// tensor, which the specification quantizes.)
 ///
-/// Per row, `LANES` blocks at a time: each block's largest magnitude (a vector maximum of
-/// the magnitude bits, then the lanes' maximum), the scales of all of them as one vector
-/// ([`scales`]), then each block's codes with its divisor. The values are read twice (both
-/// times from L1). Where the vector has the byte methods ([`Vector::BYTES4`]) and a block is
-/// two vectors, the planar layout codes two blocks at once in bytes: `ModelOpt` where no
-/// quotient can be NaN ([`quotients_finite`]: the E2M1 narrowing of four vectors, `−0`
-/// made `+0` first), `Mlx` where every `|wq|` is below 8 (`ggml::fp4_codes4` of `2|wq|`,
-/// the count of midpoints below `|wq|` that [`mlx_codes`] gives there); the codes of both
-/// blocks are stored together ([`Vector::store_nibbles_b4`]).
+/// Per row, `LANES` blocks at a time: each block's magnitude bits reduced to one vector by
+/// lane maxima, the `LANES` vectors' maxima as the lanes of one vector
+/// ([`Vector::reduce_max_each`]), the scales of all of them as one vector ([`scales`]),
+/// then each block's codes with its divisor. The values are read twice (both times from
+/// L1). Where the vector has the byte methods ([`Vector::BYTES4`]) and a block is two
+/// vectors, the planar layout codes two blocks at once in bytes ([`pairs_fast`], with the
+/// group's scale bytes in one store): `ModelOpt` where no quotient of the group can be NaN
+/// ([`quotients_finite`]: the E2M1 narrowing of four vectors, `−0` made `+0` first), `Mlx`
+/// where every `|wq|` of the group is below 8 (`ggml::fp4_codes4` of `2|wq|`, the count of
+/// midpoints below `|wq|` that [`mlx_codes`] gives there); the codes of both blocks are
+/// stored together ([`Vector::store_nibbles_b4`]). Otherwise, the group runs pair by pair
+/// with those checks per pair, and block by block where a pair fails them. `Ggml` runs
+/// [`quantize_ggml`].
 ///
 /// # Safety
 /// As for [`NvFn`](crate::block::spec::kernels::NvFn), with `V`'s features.
@@ -1077,6 +1084,10 @@ unsafe fn block_codes<V: Vector, const P: usize, S: BlockSource>(
 pub(crate) unsafe fn quantize<V: Vector, const P: usize, const L: usize, S: BlockSource>(
     a: &NvRows,
 ) -> bool {
+    if P == GGML {
+        // SAFETY: forwarded (the caller's guarantee).
+        return unsafe { quantize_ggml::<V, L, S>(a) };
+    }
     let ctx = Ctx::new(profile(P), a.g);
     let (g, k) = (ctx.g, ctx.k);
     let finite_nonzero = |x: u32| x & ABS != 0 && x & ABS < INF;
@@ -1097,115 +1108,491 @@ pub(crate) unsafe fn quantize<V: Vector, const P: usize, const L: usize, S: Bloc
             fp4: lanes::Narrow::new::<F4E2M1>(SAT),
             bf: lanes::Bf16::new(TO_DEST),
         };
-        // Lane numbers, for placing the blocks' maxima.
-        let lane = V::load_u32(IOTA_U32.as_ptr().cast(), l);
         for r in 0..a.rows {
             let row = a.values.add(r * a.values_stride).cast_const();
-            let mut b0 = 0;
-            while b0 < a.blocks {
-                let nb = l.min(a.blocks - b0);
-                let mut am = [0u32; 16];
-                // The blocks' maxima also go into the lanes of `amax` directly (a vector load
-                // of the scalar stores would wait for them: no store forwarding).
-                let mut amax = V::splat(0);
-                for (i, m) in am.iter_mut().enumerate().take(nb) {
-                    let p = row.add((b0 + i) * BLOCK * size);
-                    let mut v = V::splat(0);
-                    for j in 0..per {
-                        let x = load_src::<V, S>(p.add(j * l * size), l);
-                        v = v.max_u32(x.and(V::splat(ABS)));
+            // Super-groups of up to `SUPER` groups of `LANES` blocks: first every group's
+            // maxima and scales, then every group's codes, so that the codes of one group do
+            // not wait for the latency of its own reduction and scales.
+            let mut sg0 = 0;
+            while sg0 < a.blocks {
+                let sg_end = (sg0 + SUPER * l).min(a.blocks);
+                let zero = V::splat(0);
+                let mut gv = [(zero, zero, zero); SUPER];
+                let mut dens = [[0u32; 16]; SUPER];
+                let mut b0 = sg0;
+                let mut gi = 0;
+                while b0 < sg_end {
+                    let nb = l.min(sg_end - b0);
+                    // Each block's magnitudes reduced to one vector, then the `nb` vectors'
+                    // maxima as the lanes of one vector (lanes past `nb`: 0).
+                    let mut mv = [V::splat(0); 16];
+                    for (i, m) in mv.iter_mut().enumerate().take(nb) {
+                        let p = row.add((b0 + i) * BLOCK * size);
+                        let mut v = V::splat(0);
+                        for j in 0..per {
+                            let x = load_src::<V, S>(p.add(j * l * size), l);
+                            v = v.max_u32(x.and(V::splat(ABS)));
+                        }
+                        *m = v;
                     }
-                    *m = v.reduce_max_u32();
-                    amax = V::select(lane.eq(V::splat(i as u32)), V::splat(*m), amax);
+                    let amax = V::reduce_max_each(&mv);
+                    let (s8, d) = scales::<V, P, S>(amax, &c);
+                    d.store_u32(dens[gi].as_mut_ptr().cast(), nb);
+                    gv[gi] = (amax, s8, d);
+                    b0 += nb;
+                    gi += 1;
                 }
-                let (s8, d) = scales::<V, P, S>(amax, &c);
-                let mut den = [0u32; 16];
-                d.store_u32(den.as_mut_ptr().cast(), nb);
-                let mut sb = [0u32; 16];
-                s8.store_u32(sb.as_mut_ptr().cast(), nb);
-                let mut i = 0;
-                while i < nb {
-                    let b = b0 + i;
-                    let (codes, sp) = block_at::<L>(a, r, b);
-                    *sp = sb[i] as u8;
-                    if P == MODELOPT
-                        && V::BYTES4
-                        && L == PLANAR
-                        && per == 2
-                        && i + 1 < nb
-                        && quotients_finite(am[i], den[i])
-                        && quotients_finite(am[i + 1], den[i + 1])
-                    {
-                        let (_, sp1) = block_at::<L>(a, r, b + 1);
-                        *sp1 = sb[i + 1] as u8;
-                        let p0 = row.add(b * BLOCK * size);
-                        let p1 = row.add((b + 1) * BLOCK * size);
-                        let (d0, d1) = (V::splat(den[i]), V::splat(den[i + 1]));
-                        let y = [
-                            plus_zero(load_src::<V, S>(p0, l).div_ieee(d0)),
-                            plus_zero(load_src::<V, S>(p0.add(l * size), l).div_ieee(d0)),
-                            plus_zero(load_src::<V, S>(p1, l).div_ieee(d1)),
-                            plus_zero(load_src::<V, S>(p1.add(l * size), l).div_ieee(d1)),
-                        ];
-                        lanes::narrow4::<V, F4E2M1>(y, &c.fp4).store_nibbles_b4(codes);
-                        i += 2;
-                        continue;
-                    }
-                    if P == MLX && V::BYTES4 && L == PLANAR && per == 2 && i + 1 < nb {
-                        let p0 = row.add(b * BLOCK * size);
-                        let p1 = row.add((b + 1) * BLOCK * size);
-                        let (d0, d1) = (V::splat(den[i]), V::splat(den[i + 1]));
-                        let wq = [
-                            mlx_wq::<V, S>(load_src::<V, S>(p0, l), d0, &c),
-                            mlx_wq::<V, S>(load_src::<V, S>(p0.add(l * size), l), d0, &c),
-                            mlx_wq::<V, S>(load_src::<V, S>(p1, l), d1, &c),
-                            mlx_wq::<V, S>(load_src::<V, S>(p1.add(l * size), l), d1, &c),
-                        ];
-                        let abs = V::splat(ABS);
-                        let hi = wq[0].and(abs).max_u32(wq[1].and(abs));
-                        let hi = hi.max_u32(wq[2].and(abs).max_u32(wq[3].and(abs)));
-                        if hi.reduce_max_u32() < F8 {
-                            // Every |wq| below 8 and no NaN: `mlx_codes` is the number of
-                            // midpoints strictly below |wq| (ties toward the smaller), with
-                            // the sign where the code is not 0, which `fp4_codes4` gives for
-                            // `m = 2|wq|` (exact for a normal |wq|; a smaller one stays
-                            // below 0.5, code 0, as its own code is) against the doubled grid.
-                            let one = V::splat(1 << 23);
-                            let m = [
-                                wq[0].and(abs).add(one),
-                                wq[1].and(abs).add(one),
-                                wq[2].and(abs).add(one),
-                                wq[3].and(abs).add(one),
-                            ];
-                            let (_, sp1) = block_at::<L>(a, r, b + 1);
-                            *sp1 = sb[i + 1] as u8;
-                            fp4_codes4(m, wq).store_nibbles_b4(codes);
-                            i += 2;
+                let mut b0 = sg0;
+                let mut gi = 0;
+                while b0 < sg_end {
+                    let nb = l.min(sg_end - b0);
+                    let (amax, s8, d) = gv[gi];
+                    let den = &dens[gi];
+                    gi += 1;
+                    if V::BYTES4 && L == PLANAR && per == 2 && nb % 2 == 0 {
+                        s8.store_u8(a.scales.add(r * a.scales_stride + b0), nb);
+                        if pairs_fast::<V, P, S>(a, r, b0, nb, amax, d, den, &c) {
+                            b0 += nb;
                             continue;
                         }
                     }
-                    let cs = block_codes::<V, P, S>(row.add(b * BLOCK * size), den[i], &c);
-                    if L == PLANAR && per == 2 && i + 1 < nb {
-                        // Two blocks' codes (16 contiguous bytes in the planar layout)
-                        // packed at once.
-                        let (_, sp1) = block_at::<L>(a, r, b + 1);
-                        *sp1 = sb[i + 1] as u8;
-                        let cs1 =
-                            block_codes::<V, P, S>(row.add((b + 1) * BLOCK * size), den[i + 1], &c);
-                        V::store_nibbles4([cs[0], cs[1], cs1[0], cs1[1]], codes);
-                        i += 2;
-                        continue;
-                    }
-                    if L == PLANAR {
-                        for (j, &cj) in cs.iter().enumerate().take(per) {
-                            cj.store_nibbles(codes.add(j * l / 2), l);
+                    let mut am = [0u32; 16];
+                    amax.store_u32(am.as_mut_ptr().cast(), nb);
+                    let mut sb = [0u32; 16];
+                    s8.store_u32(sb.as_mut_ptr().cast(), nb);
+                    let mut i = 0;
+                    while i < nb {
+                        let b = b0 + i;
+                        let (codes, sp) = block_at::<L>(a, r, b);
+                        *sp = sb[i] as u8;
+                        if P == MODELOPT
+                            && V::BYTES4
+                            && L == PLANAR
+                            && per == 2
+                            && i + 1 < nb
+                            && quotients_finite(am[i], den[i])
+                            && quotients_finite(am[i + 1], den[i + 1])
+                        {
+                            let (_, sp1) = block_at::<L>(a, r, b + 1);
+                            *sp1 = sb[i + 1] as u8;
+                            let p0 = row.add(b * BLOCK * size);
+                            let p1 = row.add((b + 1) * BLOCK * size);
+                            let (d0, d1) = (V::splat(den[i]), V::splat(den[i + 1]));
+                            let y = [
+                                plus_zero(load_src::<V, S>(p0, l).div_ieee(d0)),
+                                plus_zero(load_src::<V, S>(p0.add(l * size), l).div_ieee(d0)),
+                                plus_zero(load_src::<V, S>(p1, l).div_ieee(d1)),
+                                plus_zero(load_src::<V, S>(p1.add(l * size), l).div_ieee(d1)),
+                            ];
+                            lanes::narrow4::<V, F4E2M1>(y, &c.fp4).store_nibbles_b4(codes);
+                            i += 2;
+                            continue;
                         }
-                    } else {
-                        V::store_nibbles_split(cs, codes);
+                        if P == MLX && V::BYTES4 && L == PLANAR && per == 2 && i + 1 < nb {
+                            let p0 = row.add(b * BLOCK * size);
+                            let p1 = row.add((b + 1) * BLOCK * size);
+                            let (d0, d1) = (V::splat(den[i]), V::splat(den[i + 1]));
+                            let wq = [
+                                mlx_wq::<V, S>(load_src::<V, S>(p0, l), d0, &c),
+                                mlx_wq::<V, S>(load_src::<V, S>(p0.add(l * size), l), d0, &c),
+                                mlx_wq::<V, S>(load_src::<V, S>(p1, l), d1, &c),
+                                mlx_wq::<V, S>(load_src::<V, S>(p1.add(l * size), l), d1, &c),
+                            ];
+                            let abs = V::splat(ABS);
+                            let hi = wq[0].and(abs).max_u32(wq[1].and(abs));
+                            let hi = hi.max_u32(wq[2].and(abs).max_u32(wq[3].and(abs)));
+                            if hi.reduce_max_u32() < F8 {
+                                // Every |wq| below 8 and no NaN: `mlx_codes` is the number of
+                                // midpoints strictly below |wq| (ties toward the smaller), with
+                                // the sign where the code is not 0, which `fp4_codes4` gives for
+                                // `m = 2|wq|` (exact for a normal |wq|; a smaller one stays
+                                // below 0.5, code 0, as its own code is) against the doubled grid.
+                                let one = V::splat(1 << 23);
+                                let m = [
+                                    wq[0].and(abs).add(one),
+                                    wq[1].and(abs).add(one),
+                                    wq[2].and(abs).add(one),
+                                    wq[3].and(abs).add(one),
+                                ];
+                                let (_, sp1) = block_at::<L>(a, r, b + 1);
+                                *sp1 = sb[i + 1] as u8;
+                                fp4_codes4(m, wq).store_nibbles_b4(codes);
+                                i += 2;
+                                continue;
+                            }
+                        }
+                        let cs = block_codes::<V, P, S>(row.add(b * BLOCK * size), den[i], &c);
+                        if L == PLANAR && per == 2 && i + 1 < nb {
+                            // Two blocks' codes (16 contiguous bytes in the planar layout)
+                            // packed at once.
+                            let (_, sp1) = block_at::<L>(a, r, b + 1);
+                            *sp1 = sb[i + 1] as u8;
+                            let cs1 = block_codes::<V, P, S>(
+                                row.add((b + 1) * BLOCK * size),
+                                den[i + 1],
+                                &c,
+                            );
+                            V::store_nibbles4([cs[0], cs[1], cs1[0], cs1[1]], codes);
+                            i += 2;
+                            continue;
+                        }
+                        if L == PLANAR {
+                            for (j, &cj) in cs.iter().enumerate().take(per) {
+                                cj.store_nibbles(codes.add(j * l / 2), l);
+                            }
+                        } else {
+                            V::store_nibbles_split(cs, codes);
+                        }
+                        i += 1;
                     }
-                    i += 1;
+                    b0 += nb;
                 }
-                b0 += nb;
+                sg0 = sg_end;
+            }
+        }
+    }
+    true
+}
+
+/// The planar codes of blocks `b0 .. b0 + nb` (`nb` even) of row `r`, two blocks at a
+/// time in bytes, when every block of the group qualifies; `false` (codes possibly written,
+/// to be rewritten by the caller's per-block path) otherwise. `amax` holds the blocks'
+/// largest magnitudes, `d` and `den` their divisors (lanes past `nb`: those of an all-zero
+/// block, finite and non-zero).
+///
+/// `ModelOpt`: when no quotient of the group can be NaN ([`quotients_finite`], decided for
+/// the `LANES` blocks at once), the E2M1 narrowing of four vectors of quotients, each
+/// quotient `y` taken as `y − (−0)` first, which is `y` but for `−0`, which becomes `+0`
+/// (ModelOpt encodes `−0.0` as code 0; exact, one IEEE subtraction). `Mlx`: the codes of
+/// `2|wq|` by `ggml::fp4_codes4` (see [`quantize`]), valid when every `|wq|` of the group is
+/// below 8 and none is NaN, which is checked once for the group after the codes are
+/// written.
+///
+/// # Safety
+/// As for [`quantize`], with `b0 + nb <= a.blocks`, `V`'s features and `V::BYTES4`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn pairs_fast<V: Vector, const P: usize, S: BlockSource>(
+    a: &NvRows,
+    r: usize,
+    b0: usize,
+    nb: usize,
+    amax: V,
+    d: V,
+    den: &[u32; 16],
+    c: &Consts<V>,
+) -> bool {
+    let l = V::LANES;
+    let size = size_of::<S>();
+    // SAFETY: the caller's guarantee; blocks `b0 .. b0 + nb` of row `r` are inside the
+    // ranges `a` describes, and `den` holds 16 lanes.
+    unsafe {
+        let row = a.values.add(r * a.values_stride).cast_const();
+        let abs = V::splat(ABS);
+        if P == MODELOPT {
+            // `amax < INF` and `0 < |d| < INF`: `x − 1` for these is at most `INF − 2`
+            // unsigned (`amax` at least 1 first, as 0 is fine), anything else above.
+            let t = d
+                .and(abs)
+                .sub(V::splat(1))
+                .max_u32(amax.max_u32(V::splat(1)).sub(V::splat(1)));
+            if t.reduce_max_u32() > INF - 2 {
+                return false;
+            }
+            let nz = V::splat(0x8000_0000);
+            for i in (0..nb).step_by(2) {
+                let p0 = row.add((b0 + i) * BLOCK * size);
+                let p1 = p0.add(BLOCK * size);
+                let (d0, d1) = (V::splat(den[i]), V::splat(den[i + 1]));
+                let y = [
+                    load_src::<V, S>(p0, l).div_ieee(d0).sub_ieee(nz),
+                    load_src::<V, S>(p0.add(l * size), l)
+                        .div_ieee(d0)
+                        .sub_ieee(nz),
+                    load_src::<V, S>(p1, l).div_ieee(d1).sub_ieee(nz),
+                    load_src::<V, S>(p1.add(l * size), l)
+                        .div_ieee(d1)
+                        .sub_ieee(nz),
+                ];
+                let codes = block_at::<PLANAR>(a, r, b0 + i).0;
+                lanes::narrow4::<V, F4E2M1>(y, &c.fp4).store_nibbles_b4(codes);
+            }
+            true
+        } else {
+            let one = V::splat(1 << 23);
+            let mut hi = V::splat(0);
+            for i in (0..nb).step_by(2) {
+                let p0 = row.add((b0 + i) * BLOCK * size);
+                let p1 = p0.add(BLOCK * size);
+                let (d0, d1) = (V::splat(den[i]), V::splat(den[i + 1]));
+                let wq = [
+                    mlx_wq::<V, S>(load_src::<V, S>(p0, l), d0, c),
+                    mlx_wq::<V, S>(load_src::<V, S>(p0.add(l * size), l), d0, c),
+                    mlx_wq::<V, S>(load_src::<V, S>(p1, l), d1, c),
+                    mlx_wq::<V, S>(load_src::<V, S>(p1.add(l * size), l), d1, c),
+                ];
+                // `m = 2|wq|` for a normal `|wq|` (exact), as in `quantize`; no wrap (`|wq|`
+                // is below 2^31).
+                let m = [
+                    wq[0].and(abs).add(one),
+                    wq[1].and(abs).add(one),
+                    wq[2].and(abs).add(one),
+                    wq[3].and(abs).add(one),
+                ];
+                hi = hi.max_u32(m[0].max_u32(m[1]).max_u32(m[2].max_u32(m[3])));
+                let codes = block_at::<PLANAR>(a, r, b0 + i).0;
+                fp4_codes4(m, wq).store_nibbles_b4(codes);
+            }
+            // Every `|wq| < 8` (a NaN's bits are above).
+            hi.reduce_max_u32() < F8 + (1 << 23)
+        }
+    }
+}
+
+/// `Ggml`'s value `x / g` of one vector of source values (`x` itself for `g = 1`, as the
+/// specification), f32 bits.
+#[inline(always)]
+unsafe fn ggml_x<V: Vector, S: BlockSource>(p: *const u8, g: V, div: bool) -> V {
+    // SAFETY: the caller's guarantee (`LANES` values at `p`, `V`'s features).
+    unsafe {
+        let x = load_src::<V, S>(p, V::LANES);
+        if div { x.div_ieee(g) } else { x }
+    }
+}
+
+/// `Ggml`'s scale bytes (`ggml_fp32_to_ue4m3(amax / 6)`) of the blocks whose largest
+/// non-NaN magnitudes are the lanes of `amax` (`0 ..= +Inf`), and their UE4M3 values `u`
+/// (f32 bits).
+///
+/// `q = amax / 6` (IEEE, never NaN), `qc = min(q, 448)`. For `qc >= 2^-6` (the exponent
+/// `e = exp − 120` of the specification positive) the code is `(e << 3) | m3` plus the
+/// half-up bit below `m3`, which is `(qc >> 20) − 960 + ((qc >> 19) & 1)`: the carry of a
+/// rounded-up `m3 = 7` increments `e` as the specification's `m = 0, e += 1` does, and a
+/// result of `15 << 3` or more (`e >= 15`, also after the carry; `+Inf` is 448 by then) is
+/// `0x7E`. Below, the code is `(int)(qc · 512 + 0.5)` in f32 (IEEE product and sum, as the
+/// specification's `soft` operations) clamped to `0 ..= 7`, which is the number of
+/// `k = 1 ..= 7` with `t >= k` (`t` non-negative, so its bits order as its value; `q = 0`
+/// gives `t = 0.5`, code 0). The codes are at most `0x7E`, where ggml's UE4M3 decoding is
+/// E4M3's (`0x00` → 0, subnormals `m · 2^-9`, `0x7E` → 448): `u` is the exact widening.
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+unsafe fn ggml_scales<V: Vector>(amax: V) -> (V, V) {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
+        let q = amax.div_ieee(V::splat(SIX));
+        let qc = q.min_u32(V::splat(0x43E0_0000));
+        let v = qc
+            .shr(20)
+            .sub(V::splat(960))
+            .add(qc.shr(19).and(V::splat(1)));
+        let v = V::select(v.gt_i32(V::splat(119)), V::splat(0x7E), v);
+        // `qc · 512 + 0.5` (the subtraction of −0.5 is that sum, one IEEE rounding).
+        let t = qc
+            .mul_ieee(V::splat(0x4400_0000))
+            .sub_ieee(V::splat(0xBF00_0000));
+        let mut man = V::splat(0);
+        for k in 1..=7u32 {
+            man = man.inc(t.gt_i32(V::splat((k as f32).to_bits() - 1)));
+        }
+        let ue = V::select(qc.gt_i32(V::splat((121 << 23) - 1)), v, man);
+        (ue, lanes::widen::<V, F8E4M3>(ue))
+    }
+}
+
+/// The magnitude of `Ggml`'s values `x` (f32 bits) in units of `u / 2` as [`fp4_code`] and
+/// [`fp4_codes4`] read it, for a block with `u > 0` and every non-NaN `|x| <= 8u` (so the
+/// result is at most 16); a NaN `x` gives 0 (code 0).
+///
+/// The specification's code of `x` is the first minimum of `f32(|e2m1(k) · u − x|)` over
+/// the 16 codes in order. A candidate of the other sign than `x` errs by at least `|x|`,
+/// code 0's error, and `−0` (code 8, read as 0) comes after code 0, so the winner is code 0
+/// or a magnitude of `x`'s sign (the sign bit where it is not 0). For `a = |x| <= 8u` the
+/// errors decide as exact ones: the two candidates `m_j · u <= a <= m_(j+1) · u` (products
+/// exact: at most 7 significant bits, above `2^-11`) are within a factor 2 of `a` (the E2M1
+/// magnitudes from 0.5 on are at most a factor 2 apart, and `a <= 8u` bounds `a − 6u`'s and
+/// `a − 4u`'s operands), so their differences are exact (Sterbenz); below `0.25u` code 0's
+/// error `a` is below `0.25u <= f32(0.5u − a)`; any other candidate is at least `0.5u`
+/// further, far beyond a rounding. So the code is the number of midpoints
+/// `0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5` (times `u`) strictly below `a` (ties toward the
+/// smaller), which is what `fp4_code` counts for `m = 2a/u` against the doubled midpoints.
+///
+/// `m` here is `2 · f32(a / u)` (one exponent step; a subnormal quotient gives a value below
+/// 0.5 still, code 0), and `f32(a / u) > mid` exactly when `a > mid · u` for every
+/// midpoint: if `a <= mid · u` the quotient is at most `mid` and rounds to at most `mid`
+/// (monotonic rounding, `mid` representable); if `a > mid · u` then `a` is at least the next
+/// float, `a − mid · u >= ulp(mid · u) >= 2^(e_mid + e_u − 23)` (`mid · u` is exact, its
+/// exponent at least the sum of theirs), so `a / u − mid >= 2^(e_mid − 23) / (u / 2^e_u)`,
+/// more than half of `ulp(mid)` as `u / 2^e_u < 2`: the quotient rounds above `mid`.
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+unsafe fn ggml_m<V: Vector>(x: V, u: V) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
+        let a = x.and(V::splat(ABS));
+        let r = a.div_ieee(u);
+        V::select(
+            a.gt_i32(V::splat(INF)),
+            V::splat(0),
+            r.add(V::splat(1 << 23)),
+        )
+    }
+}
+
+/// Quantizes the whole blocks of `a` under the `Ggml` profile in layout `L`, or returns
+/// `false` for a tensor scale that is zero, infinite or NaN.
+///
+/// Per row, `LANES` blocks at a time: each block's largest non-NaN `|x / g|` (NaN lanes
+/// count as 0, as ggml's `amax < fabsf(x)` skips them), the blocks' maxima as one vector,
+/// their scale bytes and UE4M3 values `u` ([`ggml_scales`]). A block with `u > 0` and
+/// `amax <= 8u` (every block but those of a clamped scale, `amax / 6 >= 248`, one with an
+/// infinite value, and the all-zero or tiny ones whose scale is 0) takes its codes from
+/// [`ggml_m`] and `ggml::fp4_code` (pairs of blocks on a [`Vector::BYTES4`] vector:
+/// `fp4_codes4`, two blocks in one store); the others run the specification.
+///
+/// # Safety
+/// As for [`NvFn`](crate::block::spec::kernels::NvFn), with `V`'s features.
+#[inline(always)]
+unsafe fn quantize_ggml<V: Vector, const L: usize, S: BlockSource>(a: &NvRows) -> bool {
+    let g = a.g;
+    if !(g & ABS != 0 && g & ABS < INF) {
+        return false;
+    }
+    let div = g != ONE;
+    let l = V::LANES;
+    let per = BLOCK / l;
+    let size = size_of::<S>();
+    // SAFETY: `V`'s features (the caller's guarantee); every access is inside the ranges
+    // `a` describes (blocks `b0 .. b0 + nb` of row `r`, `nb <= LANES`), or inside the local
+    // arrays of 16 lanes; a block's values are `S`-aligned (the slot's contract).
+    unsafe {
+        let gv = V::splat(g);
+        let fc = Fp4Consts::<V>::new();
+        let lane = V::load_u32(IOTA_U32.as_ptr().cast(), l);
+        let abs = V::splat(ABS);
+        for r in 0..a.rows {
+            let row = a.values.add(r * a.values_stride).cast_const();
+            // As in `quantize`: the scales of up to `SUPER` groups first, then their codes.
+            let mut sg0 = 0;
+            while sg0 < a.blocks {
+                let sg_end = (sg0 + SUPER * l).min(a.blocks);
+                let mut specs = [[0u32; 16]; SUPER];
+                let mut us = [[0u32; 16]; SUPER];
+                let mut ues = [[0u32; 16]; SUPER];
+                let mut b0 = sg0;
+                let mut gi = 0;
+                while b0 < sg_end {
+                    let nb = l.min(sg_end - b0);
+                    let mut mv = [V::splat(0); 16];
+                    for (i, m) in mv.iter_mut().enumerate().take(nb) {
+                        let p = row.add((b0 + i) * BLOCK * size);
+                        let mut v = V::splat(0);
+                        for j in 0..per {
+                            let x = ggml_x::<V, S>(p.add(j * l * size), gv, div).and(abs);
+                            v = v.max_u32(V::select(x.gt_i32(V::splat(INF)), V::splat(0), x));
+                        }
+                        *m = v;
+                    }
+                    let amax = V::reduce_max_each(&mv);
+                    let (ue, u) = ggml_scales(amax);
+                    // 1 where the specification runs the block (lanes past `nb` unused).
+                    let spec_lane = V::select(
+                        amax.gt_i32(u.mul_ieee(V::splat(0x4100_0000))),
+                        V::splat(1),
+                        V::select(u.eq(V::splat(0)), V::splat(1), V::splat(0)),
+                    );
+                    let spec_lane =
+                        V::select(lane.gt_i32(V::splat(nb as u32 - 1)), V::splat(0), spec_lane);
+                    spec_lane.store_u32(specs[gi].as_mut_ptr().cast(), nb);
+                    u.store_u32(us[gi].as_mut_ptr().cast(), nb);
+                    ue.store_u32(ues[gi].as_mut_ptr().cast(), nb);
+                    b0 += nb;
+                    gi += 1;
+                }
+                let mut b0 = sg0;
+                let mut gi = 0;
+                while b0 < sg_end {
+                    let nb = l.min(sg_end - b0);
+                    let (to_spec, ub, sb) = (&specs[gi], &us[gi], &ues[gi]);
+                    gi += 1;
+                    let mut i = 0;
+                    while i < nb {
+                        let b = b0 + i;
+                        let (codes, sp) = block_at::<L>(a, r, b);
+                        let p = row.add(b * BLOCK * size);
+                        if to_spec[i] != 0 {
+                            let blk = core::slice::from_raw_parts(p.cast::<S>(), BLOCK);
+                            let (s8, c) = spec::ggml_quantize_block(blk, g);
+                            *sp = s8;
+                            for j in 0..BLOCK / 2 {
+                                *codes.add(j) = if L == PLANAR {
+                                    c[2 * j] | c[2 * j + 1] << 4
+                                } else {
+                                    c[j] | c[j + 8] << 4
+                                };
+                            }
+                            i += 1;
+                            continue;
+                        }
+                        *sp = sb[i] as u8;
+                        // Two blocks' codes are 16 adjacent bytes in the planar layout, and in
+                        // the ggml one for an even `b` (`b0` is a multiple of `LANES`): a pair
+                        // from an odd one would cross the next `block_nvfp4`'s scale bytes.
+                        if V::BYTES4
+                            && per == 2
+                            && i + 1 < nb
+                            && to_spec[i + 1] == 0
+                            && (L == PLANAR || i % 2 == 0)
+                        {
+                            let (_, sp1) = block_at::<L>(a, r, b + 1);
+                            *sp1 = sb[i + 1] as u8;
+                            let p1 = p.add(BLOCK * size);
+                            let (u0, u1) = (V::splat(ub[i]), V::splat(ub[i + 1]));
+                            let x = [
+                                ggml_x::<V, S>(p, gv, div),
+                                ggml_x::<V, S>(p.add(l * size), gv, div),
+                                ggml_x::<V, S>(p1, gv, div),
+                                ggml_x::<V, S>(p1.add(l * size), gv, div),
+                            ];
+                            let m = [
+                                ggml_m(x[0], u0),
+                                ggml_m(x[1], u0),
+                                ggml_m(x[2], u1),
+                                ggml_m(x[3], u1),
+                            ];
+                            if L == PLANAR {
+                                fp4_codes4(m, x).store_nibbles_b4(codes);
+                            } else {
+                                // A sub-block's byte `j` holds its codes `j` and `j + 8`: values
+                                // 0..8 with 8..16 of each block, which the halves store pairs
+                                // when the middle vectors trade places.
+                                fp4_codes4([m[0], m[2], m[1], m[3]], [x[0], x[2], x[1], x[3]])
+                                    .store_nibbles_halves_b4(codes);
+                            }
+                            i += 2;
+                            continue;
+                        }
+                        let uv = V::splat(ub[i]);
+                        let mut cs = [V::splat(0); 4];
+                        for (j, cj) in cs.iter_mut().enumerate().take(per) {
+                            let x = ggml_x::<V, S>(p.add(j * l * size), gv, div);
+                            *cj = fp4_code(ggml_m(x, uv), x, &fc);
+                        }
+                        if L == PLANAR {
+                            for (j, &cj) in cs.iter().enumerate().take(per) {
+                                cj.store_nibbles(codes.add(j * l / 2), l);
+                            }
+                        } else {
+                            V::store_nibbles_split(cs, codes);
+                        }
+                        i += 1;
+                    }
+                    b0 += nb;
+                }
+                sg0 = sg_end;
             }
         }
     }
@@ -1246,6 +1633,7 @@ macro_rules! nv_fill {
         $t.nv_quant = [
             [q3!(MODELOPT, PLANAR), q3!(MODELOPT, GGML_LAYOUT)],
             [q3!(MLX, PLANAR), q3!(MLX, GGML_LAYOUT)],
+            [q3!(GGML, PLANAR), q3!(GGML, GGML_LAYOUT)],
         ];
     }};
 }
