@@ -752,6 +752,14 @@ fn parse_general<F: Format>(s: &str, p: Policy) -> Result<u32, ParseFloatError> 
 #[inline(never)]
 fn decide<F: Format>(s: &str, r: f64, p: Policy) -> Result<u32, ParseFloatError> {
     let narrow = |x: f64| narrow_f64::<F>(x.to_bits(), p);
+    if r.abs().to_bits() == 1 {
+        // r is ±2^-1074, f64's smallest subnormal: the decimal is not zero (that parses to
+        // zero) and lies strictly between 0 and ±2^-1073, below every boundary of every
+        // format but the one at zero itself (E8M0's zero is NaN, an unsigned format's −0 is
+        // +0), so it converts as r does. Comparing it with r exactly would also need an
+        // integer of over 1074 bits, far beyond `compare_decimal`'s.
+        return Ok(narrow(r));
+    }
     let (below, above) = (narrow(r.next_down()), narrow(r.next_up()));
     if below == above {
         // Not a boundary: the exact decimal lies with r between the same two boundaries.
