@@ -146,6 +146,24 @@ trait ByteToWord {
     /// # Safety
     /// AVX2, FMA and F16C present.
     unsafe fn codes16(c: __m128i) -> __m256i;
+
+    /// The 16-bit codes of 32 byte codes, in order: codes 0–15, then 16–31. By default
+    /// two [`codes16`](Self::codes16); a conversion done on byte planes overrides it to
+    /// work on all 32 codes at once.
+    ///
+    /// # Safety
+    /// AVX2, FMA and F16C present.
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn codes32(c: __m256i) -> [__m256i; 2] {
+        // SAFETY: the features are the caller's.
+        unsafe {
+            [
+                Self::codes16(_mm256_castsi256_si128(c)),
+                Self::codes16(_mm256_extracti128_si256::<1>(c)),
+            ]
+        }
+    }
 }
 
 /// The loop steps of a [`ByteToWord`] conversion.
@@ -162,10 +180,10 @@ impl<K: ByteToWord> Steps for Bytes<K> {
         // SAFETY: 32 codes readable at src and 32 16-bit codes (64 bytes) writable at dst
         // (the caller's contract); unaligned accesses; the features are the caller's.
         unsafe {
-            let c = _mm256_loadu_si256(src.cast());
+            let [w0, w1] = K::codes32(_mm256_loadu_si256(src.cast()));
             let d = dst.cast::<__m256i>();
-            _mm256_storeu_si256(d, K::codes16(_mm256_castsi256_si128(c)));
-            _mm256_storeu_si256(d.add(1), K::codes16(_mm256_extracti128_si256::<1>(c)));
+            _mm256_storeu_si256(d, w0);
+            _mm256_storeu_si256(d.add(1), w1);
         }
     }
 
@@ -583,34 +601,18 @@ impl<const SAT: bool> E8m0ToF16<SAT> {
     }
 }
 
-impl<const SAT: bool> Steps for E8m0ToF16<SAT> {
-    const S: usize = 1;
-    const D: usize = 2;
-    const BIG: usize = 32;
-
+impl<const SAT: bool> ByteToWord for E8m0ToF16<SAT> {
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn big(src: *const u8, dst: *mut u8) {
-        // SAFETY: 32 codes readable at src and 32 16-bit codes (64 bytes) writable at dst
-        // (the caller's contract); unaligned accesses; the features are the caller's.
-        unsafe {
-            let [w0, w1] = Self::words32(_mm256_loadu_si256(src.cast()));
-            let d = dst.cast::<__m256i>();
-            _mm256_storeu_si256(d, w0);
-            _mm256_storeu_si256(d.add(1), w1);
-        }
+    unsafe fn codes16(c: __m128i) -> __m256i {
+        // Codes 16–31 are zeros, whose words are dropped.
+        Self::words32(_mm256_zextsi128_si256(c))[0]
     }
 
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn small(src: *const u8, dst: *mut u8) {
-        // SAFETY: 8 codes readable at src (MOVQ reads exactly 8 bytes), 8 16-bit codes (16
-        // bytes) writable at dst: the low half of the first vector, codes 0–7.
-        unsafe {
-            let c = _mm256_zextsi128_si256(_mm_loadl_epi64(src.cast()));
-            let [w0, _] = Self::words32(c);
-            _mm_storeu_si128(dst.cast(), _mm256_castsi256_si128(w0));
-        }
+    unsafe fn codes32(c: __m256i) -> [__m256i; 2] {
+        Self::words32(c)
     }
 }
 
@@ -661,7 +663,7 @@ policy_kernel!(
 exact_kernel!(fp4_to_bf16, Fp4ToHub<BF16>);
 exact_kernel!(fp4_to_f16, Fp4ToHub<F16>);
 exact_kernel!(e8m0_to_bf16, Bytes<E8m0ToBf16>);
-policy_kernel!(e8m0_to_f16, E8m0ToF16<true>, E8m0ToF16<false>);
+policy_kernel!(e8m0_to_f16, Bytes<E8m0ToF16<true>>, Bytes<E8m0ToF16<false>>);
 exact_kernel!(e5m2fnuz_to_f16, Bytes<E5m2FnuzToF16>);
 
 /// Packed FP4 → BF16 or F16 (exact; no policy applies).
