@@ -114,15 +114,15 @@ export CARGO_PROFILE_TEST_DEBUG=0
 # block_kernels); the block kernels of the MX Ggml and Mlx profiles (block_profiles); the
 # NVFP4 kernels (block_backends_nvfp4); and the other generic block kernels simd128 has
 # (block FP8 quantization and dequantization, amax, the fused scaled building blocks:
-# block_generic, block_backends). Every test file
+# block_generic, block_backends); packed FP4 against its own oracle through every entry
+# point (packed_fp4). Every test file
 # is a wasm binary of its own, and compiling them is most of this script's time. Not here:
-# tests/packed_fp4.rs (simd128 keeps packed FP4 on Scalar, which the native and qemu runs
-# cover), tests/fuzz_replay.rs (slowest to compile; the corpus runs natively and under
+# tests/fuzz_replay.rs (slowest to compile; the corpus runs natively and under
 # Miri), the x86/aarch64-specific sweeps, backend_override.rs (processes; the example
 # checks VCVT_BACKEND instead) and the text and data-file tests (no kernel of their own).
 SUITE=(--lib)
 for t in tails known_answers widen exhaustive_f32 api narrow_pairs round_trip f64_sources nan_policy \
-    block_backends block_kernels block_profiles block_generic block_backends_nvfp4; do
+    block_backends block_kernels block_profiles block_generic block_backends_nvfp4 packed_fp4; do
     SUITE+=(--test "$t")
 done
 export CARGO_TARGET_DIR=$TARGET_DIR

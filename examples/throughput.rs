@@ -22,8 +22,8 @@
 //!
 //! **`--full`** (also implied by `--quick`, `--size`, `--backend` and `--pair`) prints the
 //! complete tables: for each unpacked pair (f32 and f64 to and from each narrow format, every
-//! narrow format to and from F16 and BF16, F16 <-> BF16) and for `round_trip` through every
-//! unpacked format, each available backend and three slice lengths (1 Ki elements: L1-sized, 64 Ki:
+//! narrow format to and from F16 and BF16, F16 <-> BF16), for `round_trip` through every
+//! unpacked format and for packed FP4 (`f4e2m1x2`: f32, f64, F16 and BF16 to and from it), each available backend and three slice lengths (1 Ki elements: L1-sized, 64 Ki:
 //! L2-sized, 16 Mi: DRAM-sized) it prints elements per nanosecond and GB/s, where GB/s counts the
 //! bytes read from the source plus the bytes written to the destination.
 //!
@@ -77,7 +77,7 @@ trait Elem: Element + Default {
     fn raw(self) -> u64;
 }
 
-/// Packed FP4 (two values per byte): timed only by `--generic` ([`generic_packed_rows`]).
+/// Packed FP4 (two values per byte): timed by [`packed_rows`] after the other pairs.
 impl Elem for F4E2M1x2 {
     const NAME: &'static str = "f4e2m1x2";
     fn raw(self) -> u64 {
@@ -620,22 +620,32 @@ fn run_pair<S: Elem + ConvertTo<D>, D: Elem>(
         generic_row::<S, D>(cfg, size, &name, &src, &want);
         return;
     }
-    let bytes_moved = (n * (size_of::<S>() + size_of::<D>())) as f64;
+    timed_row(cfg, size, &name, &src, &want);
+}
+
+/// One row of the timed tables: `src` converted on each timed backend (checked against
+/// `want`, Scalar's output), el/ns and GB/s, then a memcpy of the same bytes. Its el/ns
+/// counts values: one per element, two per byte of a packed FP4 side.
+fn timed_row<S: Elem + ConvertTo<D>, D: Elem>(
+    cfg: &Config,
+    size: &Size,
+    name: &str,
+    src: &[S],
+    want: &[D],
+) {
+    let n = src.len().max(want.len());
+    let bytes = size_of_val(src) + size_of_val(want);
+    let bytes_moved = bytes as f64;
     let mut line = format!("{name:<PAIR_W$}");
     let mut best = 0.0f64;
-    let mut dst = vec![D::default(); n];
+    let mut dst = vec![D::default(); want.len()];
     for &b in &cfg.backends {
         // The timed buffers themselves must match Scalar.
         dst.fill(D::default());
-        convert_on(b, &src, &mut dst, Options::new());
-        require_same("timed input", b, &src, &want, &dst);
+        convert_on(b, src, &mut dst, Options::new());
+        require_same("timed input", b, src, want, &dst);
         let ns = measure(size.budget, || {
-            convert_on(
-                b,
-                black_box(&src[..]),
-                black_box(&mut dst[..]),
-                Options::new(),
-            );
+            convert_on(b, black_box(src), black_box(&mut dst[..]), Options::new());
         });
         let gbs = bytes_moved / ns;
         best = best.max(gbs);
@@ -646,9 +656,9 @@ fn run_pair<S: Elem + ConvertTo<D>, D: Elem>(
             format!("{:>6} {:>6}{mark}", num(n as f64 / ns), num(gbs))
         );
     }
-    drop((src, want, dst));
+    drop(dst);
     // Measured right after the conversions, so that both see the same machine load.
-    let mc = memcpy_ns(n * (size_of::<S>() + size_of::<D>()) / 2, size.budget);
+    let mc = memcpy_ns(bytes / 2, size.budget);
     let mc_gbs = bytes_moved / mc;
     let _ = write!(
         line,
@@ -766,9 +776,11 @@ fn generic_round_trip_row<N: Narrow + ConvertTo<f32>>(
     println!("{line}");
 }
 
-/// `--generic` rows of the packed FP4 pairs (timed only here: their slices hold two values
-/// per byte): `n` values, random finite values or codes, each beside the generic kernel.
-fn generic_packed_rows(cfg: &Config, size: &Size, seed: u64) {
+/// The rows of the packed FP4 pairs, timed (or, with `--generic`, beside the generic
+/// kernel) after the other pairs: their slices hold two values per byte on the packed side,
+/// so they do not fit the pair list's one-element-per-value rows. `n` values, random finite
+/// values or codes.
+fn packed_rows(cfg: &Config, size: &Size, seed: u64) {
     let n = size.n;
     let mut rng = Rng::new(seed ^ n as u64);
     let f: Vec<f32> = (0..n)
@@ -783,13 +795,21 @@ fn generic_packed_rows(cfg: &Config, size: &Size, seed: u64) {
             let mut want = vec![<$d>::default(); $len];
             convert_on(Backend::Scalar, src, &mut want, Options::new());
             let name = format!("{}_to_{}", type_name_of(src), <$d as Elem>::NAME);
-            if selected(cfg, &name) {
+            debug_assert!(PACKED_ROWS.contains(&name.as_str()));
+            if !selected(cfg, &name) {
+            } else if cfg.generic {
                 generic_row(cfg, size, &name, src, &want);
+            } else {
+                timed_row(cfg, size, &name, src, &want);
             }
         }};
     }
+    let h: Vec<F16> = f.iter().map(|&x| F16::from_f32(x)).collect();
+    let b: Vec<BF16> = f.iter().map(|&x| BF16::from_f32(x)).collect();
     row!(f, F4E2M1x2, n / 2);
     row!(d, F4E2M1x2, n / 2);
+    row!(h, F4E2M1x2, n / 2);
+    row!(b, F4E2M1x2, n / 2);
     row!(packed, f32, n);
     row!(packed, f64, n);
     row!(packed, F16, n);
@@ -2003,8 +2023,21 @@ fn pair_names() -> Vec<String> {
     };
     let mut names = Vec::new();
     all_pairs(&cfg, &mut Phase::Names(&mut names));
+    names.extend(PACKED_ROWS.iter().map(|r| r.to_string()));
     names
 }
+
+/// The names of [`packed_rows`]' rows, in its order.
+const PACKED_ROWS: [&str; 8] = [
+    "f32_to_f4e2m1x2",
+    "f64_to_f4e2m1x2",
+    "f16_to_f4e2m1x2",
+    "bf16_to_f4e2m1x2",
+    "f4e2m1x2_to_f32",
+    "f4e2m1x2_to_f64",
+    "f4e2m1x2_to_f16",
+    "f4e2m1x2_to_bf16",
+];
 
 fn usage() -> ! {
     eprintln!(
@@ -2261,9 +2294,7 @@ fn main() {
     for size in &cfg.sizes {
         print_header(&cfg, size);
         all_pairs(&cfg, &mut Phase::Time(size));
-        if cfg.generic {
-            generic_packed_rows(&cfg, size, 99);
-        }
+        packed_rows(&cfg, size, 99);
     }
     println!();
     println!("total time {:.1} s", started.elapsed().as_secs_f64());

@@ -629,9 +629,7 @@ pub(crate) trait Vector: Copy {
     /// word to a format that keeps fewer than 19 fraction bits equals rounding the f64.
     unsafe fn load_f64_hi(p: *const u8, n: usize) -> Self;
     /// Loads `n` packed FP4 values (`n.div_ceil(2)` bytes, element `2i` in the low nibble
-    /// of byte `i`) into lanes; the lanes' bits above 3 are zero. (Unused on wasm32 so far,
-    /// as [`Packed`](generic::kernels::Packed).)
-    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    /// of byte `i`) into lanes; the lanes' bits above 3 are zero.
     unsafe fn load_nibbles(p: *const u8, n: usize) -> Self;
 
     /// Stores the low byte of `n` lanes.
@@ -663,7 +661,6 @@ pub(crate) trait Vector: Copy {
     /// Stores `n` lanes holding FP4 codes (below 16) packed two per byte
     /// (`n.div_ceil(2)` bytes; for odd `n` the last high nibble is lane `n`, which the
     /// caller guarantees is the code of `+0`).
-    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     unsafe fn store_nibbles(self, p: *mut u8, n: usize);
     /// Byte-wise table lookup: every byte of `self` holds an index below 16 and is replaced
     /// by byte `index` of `t`. AVX2: the table in both 128-bit halves and one `VPSHUFB`.

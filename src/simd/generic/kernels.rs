@@ -165,9 +165,7 @@ pub(crate) struct Half;
 pub(crate) struct Brain;
 /// One code of the IEEE-like format `F` per byte.
 pub(crate) struct Code<F>(core::marker::PhantomData<F>);
-/// Two F4E2M1 codes per byte (`F4E2M1x2`). (The wasm32 `simd128` table does not use it
-/// yet: packed FP4 is not timed by the throughput example, so it stays on Scalar there.)
-#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+/// Two F4E2M1 codes per byte (`F4E2M1x2`).
 pub(crate) struct Packed;
 /// E8M0 codes, from f32 bits (as a destination) or to f32 bits (as a source).
 pub(crate) struct E8m0;
