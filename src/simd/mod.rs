@@ -117,11 +117,13 @@ pub(crate) trait Vector: Copy {
         }
     }
     /// Table lookup of 16-bit words: every 16-bit half of every lane holds an index below
-    /// 16, and is replaced by word `index` of the 16-word table `t`, whose words are laid
-    /// out in order (little-endian) from the start of `t[0]` on, into `t[1]` for the vectors
-    /// of fewer than 16 words (NEON, simd128; wider ISAs ignore `t[1]`). AVX-512 `VPERMW`,
-    /// AVX2 two `VPSHUFB` of the table's byte planes, NEON `TBL` of two registers, simd128
-    /// two `swizzle`s.
+    /// 128 (bits 7 to 15 clear); one below 16 is replaced by word `index` of the 16-word
+    /// table `t`, whose words are laid out in order (little-endian) from the start of `t[0]`
+    /// on, into `t[1]` for the vectors of fewer than 16 words (NEON, simd128; wider ISAs
+    /// ignore `t[1]`), and one from 16 on by an unspecified word (for the callers that
+    /// discard those words, so that they need not mask the index). AVX-512 `VPERMW`, AVX2
+    /// two `VPSHUFB` of the table's byte planes, NEON `TBL` of two registers, simd128 two
+    /// `swizzle`s.
     unsafe fn lookup_u16(self, t: &[Self; 2]) -> Self;
     /// Lane-wise `self + 1` where `m`, else `self` (counts how many thresholds a lane
     /// passes).
@@ -298,6 +300,13 @@ pub(crate) trait Vector: Copy {
     unsafe fn blend(m: Self, t: Self, f: Self) -> Self {
         // SAFETY: the caller's guarantee.
         unsafe { f.xor(f.xor(t).and(m)) }
+    }
+    /// `self`'s words where the word of `m` is non-zero, zero words where it is zero, for
+    /// `m`'s words below `0x8000`: AVX2 `VPSIGNW`; the default compares and blends.
+    #[inline(always)]
+    unsafe fn where_nonzero16(self, m: Self) -> Self {
+        // SAFETY: the caller's guarantee.
+        unsafe { Self::blend(m.eq16(Self::splat(0)), Self::splat(0), self) }
     }
     /// Words `0..LANES` of `self`, zero-extended to 32-bit lanes, in order.
     #[inline(always)]

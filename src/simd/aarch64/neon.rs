@@ -184,8 +184,9 @@ impl Vector for V128 {
         // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe {
             // Word index w becomes the byte indices 2w (low byte) and 2w + 1 (high byte) of
-            // the 32-byte table in two registers (`TBL` of two): 2w is below 32, so the two
-            // bytes of a word and the two words of a lane do not mix.
+            // the 32-byte table in two registers (`TBL` of two): 2w is below 256, so the two
+            // bytes of a word and the two words of a lane do not mix, and below 32 for the
+            // indices below 16 (`TBL` gives 0 for the others).
             let w = vreinterpretq_u16_u32(self.0);
             let b = vshlq_n_u16::<1>(w);
             let idx = vorrq_u16(vorrq_u16(b, vshlq_n_u16::<8>(b)), vdupq_n_u16(0x0100));

@@ -296,11 +296,12 @@ pub(crate) unsafe fn widen_words_pow2<V: Vector, F: Format>(code: V, sub: &[V; 2
         let mag = c.and(V::splat(F::MAG_MASK * 0x0001_0001));
         let rebias = (((e.bias() - F::BIAS) as u32) << e.man()) * 0x0001_0001;
         let normal = mag.shl16(e.man() - F::MAN_BITS).add16(V::splat(rebias));
-        let small = mag.and(V::splat(0x000F_000F)).lookup_u16(sub);
+        // `mag` is below 128, and only the subnormal codes' words (indices below 16) are
+        // kept by the blend.
+        let small = mag.lookup_u16(sub);
         let is_sub = V::splat((1 << F::MAN_BITS) * 0x0001_0001).gt16(mag);
-        let w = V::blend(is_sub, small, normal).add16(step);
-        // The zero codes (table word 0) lose the step again.
-        let w = V::blend(mag.eq16(V::splat(0)), V::splat(0), w);
+        // The zero codes (table word 0) do not take the step.
+        let w = V::blend(is_sub, small, normal).add16(step.where_nonzero16(mag));
         let sign = if F::SIGNED {
             c.and(V::splat(F::SIGN_BIT * 0x0001_0001))
                 .shl16(16 - F::BITS)

@@ -235,8 +235,9 @@ impl Vector for V128 {
     }
     #[inline(always)]
     unsafe fn lookup_u16(self, t: &[Self; 2]) -> Self {
-        // Word index w becomes the byte indices 2w and 2w + 1 of the 32-byte table (below 32,
-        // so the bytes of a word and the words of a lane do not mix); `swizzle` gives 0 for
+        // Word index w becomes the byte indices 2w and 2w + 1 of the 32-byte table (below 256,
+        // so the bytes of a word and the words of a lane do not mix, and below 32 for the
+        // indices below 16, the others' words unspecified); `swizzle` gives 0 for
         // indices from 16 on, so the first register serves 0..16 and the second, with 16
         // subtracted (bytes below 16 wrap to 240 and above, which give 0), 16..32.
         let b = u16x8_shl(self.0, 1);

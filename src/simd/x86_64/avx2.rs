@@ -275,7 +275,8 @@ impl Vector for V256 {
             let hi = _mm256_permute2x128_si256::<0x11>(p, p);
             // Byte indices: the word's index in its low byte for the low plane and in its high
             // byte for the high plane; 0x80 in the other byte makes `VPSHUFB` write zero there
-            // (the indices are below 16, so the shift does not mix the two words).
+            // (the indices are below 128, so the shift does not mix the two words, and
+            // `VPSHUFB` reads the low 4 bits of an index byte whose bit 7 is clear).
             let il = _mm256_or_si256(self.0, _mm256_set1_epi16(0x8000u16 as i16));
             let ih = _mm256_or_si256(_mm256_slli_epi16::<8>(self.0), _mm256_set1_epi16(0x0080));
             V256(_mm256_or_si256(
@@ -443,6 +444,13 @@ impl Vector for V256 {
         // SAFETY: the caller has the features (`Vector`'s contract). `m`'s bytes are all
         // ones or all zeros, so the byte blend is the bit-wise select.
         unsafe { V256(_mm256_blendv_epi8(f.0, t.0, m.0)) }
+    }
+    #[inline(always)]
+    unsafe fn where_nonzero16(self, m: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract). `VPSIGNW` keeps a word
+        // where `m`'s is positive (the contract: below 0x8000, so every non-zero one) and
+        // zeroes it where `m`'s is zero.
+        unsafe { V256(_mm256_sign_epi16(self.0, m.0)) }
     }
     #[inline(always)]
     unsafe fn words_lo(self) -> Self {

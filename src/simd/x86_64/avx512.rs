@@ -165,7 +165,8 @@ impl Vector for V512 {
     #[inline(always)]
     unsafe fn lookup_u16(self, t: &[Self; 2]) -> Self {
         // SAFETY: the caller has the features (`Vector`'s contract). `VPERMW` reads the low 5
-        // bits of each index word: the indices are below 16, so only the table's words count.
+        // bits of each index word: the indices below 16 read only the table's words, and
+        // the others' words are unspecified.
         unsafe { V512(_mm512_permutexvar_epi16(self.0, t[0].0)) }
     }
     #[inline(always)]

@@ -604,20 +604,20 @@ pub(crate) unsafe fn dequantize<V: Vector, D: BlockDest, const GGML: bool>(
     dst: *mut u8,
 ) {
     let nv = per_block::<V>();
+    if V::FP4_PLANES && D::KIND != DestKind::F16 {
+        // SAFETY: the caller's guarantee, forwarded.
+        unsafe {
+            if planes_blocks::<V, D, GGML>(codes, scales, blocks, dst, false) {
+                dequantize_spec_blocks::<D, GGML>(codes, scales, blocks, dst);
+            }
+        }
+        return;
+    }
     // SAFETY: every access is inside block `b < blocks` of the buffers (the caller's
     // guarantee), and the CPU has `V`'s features.
     unsafe {
         let table = E2m1Table::<V>::new(false);
         for b in 0..blocks {
-            if V::FP4_PLANES && D::KIND != DestKind::F16 {
-                // The block's row of byte planes, two lookups for its 32 codes.
-                let (p, s) = fp4_block_at::<GGML>(codes, scales, b);
-                if (2..=252).contains(&s) {
-                    let out = dst.add(b * BLOCK * size_of::<D>());
-                    fp4_block_planes::<V, D, GGML>(p, s, false, out);
-                    continue;
-                }
-            }
             let (c, s) = load_fp4::<V, GGML>(codes, scales, b);
             if !(2..=252).contains(&s) {
                 let (c, s) = load_fp4_scalar::<GGML>(codes, scales, b);
@@ -638,6 +638,61 @@ pub(crate) unsafe fn dequantize<V: Vector, D: BlockDest, const GGML: bool>(
     }
 }
 
+/// The blocks of [`dequantize`] on the byte-plane path whose scale byte is outside
+/// `2..=252`, each by the specification's `ggml_dequantize_block` (out of the loop of
+/// [`planes_blocks`], so that the loop calls no function).
+///
+/// # Safety
+/// As for [`dequantize`].
+#[cold]
+#[inline(never)]
+unsafe fn dequantize_spec_blocks<D: BlockDest, const GGML: bool>(
+    codes: *const u8,
+    scales: *const u8,
+    blocks: usize,
+    dst: *mut u8,
+) {
+    for b in 0..blocks {
+        // SAFETY: b < blocks: the block's bytes and values are inside the caller's ranges.
+        unsafe {
+            let (c, s) = load_fp4_scalar::<GGML>(codes, scales, b);
+            if !(2..=252).contains(&s) {
+                ggml_dequantize_block::<D>(&c, s, out_slice(dst, b));
+            }
+        }
+    }
+}
+
+/// The MXFP4 blocks of a row (planar, or ggml's `block_mxfp4` with `GGML`), each by
+/// [`fp4_block_planes`] (code 8 is `−0` when `signed_zero`, else `+0`), which is their
+/// values where the scale byte is in `2..=252`; returns whether a block had another scale
+/// byte, for the caller to write those blocks again by its specification. The loop has no
+/// branch but its own and calls no function, so that the table's address and the constants
+/// stay in registers.
+///
+/// # Safety
+/// As for [`dequantize`]; `D` is BF16 or f32 and `V::FP4_PLANES`.
+#[inline(always)]
+pub(crate) unsafe fn planes_blocks<V: Vector, D: BlockDest, const GGML: bool>(
+    codes: *const u8,
+    scales: *const u8,
+    blocks: usize,
+    dst: *mut u8,
+    signed_zero: bool,
+) -> bool {
+    let mut other = false;
+    for b in 0..blocks {
+        // SAFETY: b < blocks: the block's 16 code bytes, its scale byte and its 32 values
+        // are inside the caller's ranges.
+        unsafe {
+            let (p, s) = fp4_block_at::<GGML>(codes, scales, b);
+            other |= !(2..=252).contains(&s);
+            fp4_block_planes::<V, D, GGML>(p, s, signed_zero, dst.add(b * BLOCK * size_of::<D>()));
+        }
+    }
+    other
+}
+
 /// The 16 code bytes and the scale byte of MXFP4 block `b`: planar (`codes + 16b`,
 /// `scales + b`) or ggml (`s` at `codes + 17b`, the code bytes after it).
 ///
@@ -655,7 +710,7 @@ pub(crate) unsafe fn fp4_block_at<const GGML: bool>(
             let p = codes.add(b * GGML_BLOCK);
             (p.add(1), *p)
         } else {
-            (codes.add(b * BLOCK / 2), *scales.add(b))
+            (codes.add(b * (BLOCK / 2)), *scales.add(b))
         }
     }
 }
@@ -707,11 +762,12 @@ pub(crate) struct Planes(pub(crate) [[[u8; 32]; 256]; 2]);
 /// [`Vector::fp4_block_words`] and the block's row of [`E2M1_PLANES`]: the BF16 codes of
 /// `E2M1 · 2^(s − 127)` (exact), stored as they are, or moved to the top of 32-bit lanes
 /// (the f32 of the same value). Code 8 is `−0` when `signed_zero`, else `+0`. `SPLIT`: the
-/// ggml `block_mxfp4` order of the 16 code bytes at `c` (else planar).
+/// ggml `block_mxfp4` order of the 16 code bytes at `c` (else planar). For another `s` it
+/// writes the zero row's words, not the block's values: the caller writes the block again.
 ///
 /// # Safety
-/// `c` readable for 16 bytes, `out` writable for 32 values of `D`; `s` in `2..=252`;
-/// `D` is BF16 or f32; the CPU has `V`'s features.
+/// `c` readable for 16 bytes, `out` writable for 32 values of `D`; `D` is BF16 or f32; the
+/// CPU has `V`'s features.
 #[inline(always)]
 pub(crate) unsafe fn fp4_block_planes<V: Vector, D: BlockDest, const SPLIT: bool>(
     c: *const u8,
@@ -719,7 +775,7 @@ pub(crate) unsafe fn fp4_block_planes<V: Vector, D: BlockDest, const SPLIT: bool
     signed_zero: bool,
     out: *mut u8,
 ) {
-    debug_assert!((2..=252).contains(&s) && D::KIND != DestKind::F16);
+    debug_assert!(D::KIND != DestKind::F16);
     let w = 2 * V::LANES;
     // SAFETY: the caller's guarantee; the row is inside the table (`s < 256`), and the
     // stores cover the block's 32 values, `w` per vector of words.

@@ -220,6 +220,35 @@ pub(crate) unsafe fn quantize<V: Vector, T: BlockSource, const VARIANT: usize>(
     }
 }
 
+/// The E2M1 blocks of [`dequantize`] on the byte-plane path (BF16 or f32) whose scale byte
+/// is outside `2..=252`, each by the specification's `mlx_dequantize_block` (out of the loop
+/// of `ggml::planes_blocks`, so that the loop calls no function).
+///
+/// # Safety
+/// As for [`dequantize`].
+#[cold]
+#[inline(never)]
+unsafe fn e2m1_spec_blocks<D: BlockDest, const VARIANT: usize>(
+    codes: *const u8,
+    scales: *const u8,
+    blocks: usize,
+    dst: *mut u8,
+) {
+    for b in 0..blocks {
+        // SAFETY: b < blocks: the block's bytes and values are inside the caller's ranges.
+        unsafe {
+            let (cs, s) = if VARIANT == MLX_E2M1_GGML {
+                load_fp4_scalar::<true>(codes, scales, b)
+            } else {
+                load_fp4_scalar::<false>(codes, scales, b)
+            };
+            if !(2..=252).contains(&s) {
+                mlx_dequantize_block::<D>(MxElement::E2M1, &cs, s, out_slice(dst, b));
+            }
+        }
+    }
+}
+
 /// The `Mlx` profile's dequantization of `blocks` whole blocks into `D` (a
 /// [`MxProfileDequantFn`](crate::block::spec::kernels::MxProfileDequantFn) body; module docs).
 ///
@@ -241,6 +270,22 @@ pub(crate) unsafe fn dequantize<V: Vector, D: BlockDest, const VARIANT: usize>(
         (_, true) => 10..=246,
         (_, false) => 2..=252,
     };
+    if !e4m3 && V::FP4_PLANES && D::KIND != DestKind::F16 {
+        // The blocks' rows of byte planes (code 8 is −0 here), two lookups for 32 codes;
+        // the blocks of other scales after the loop.
+        // SAFETY: the caller's guarantee, forwarded.
+        unsafe {
+            let skipped = if ggml {
+                super::ggml::planes_blocks::<V, D, true>(codes, scales, blocks, dst, true)
+            } else {
+                super::ggml::planes_blocks::<V, D, false>(codes, scales, blocks, dst, true)
+            };
+            if skipped {
+                e2m1_spec_blocks::<D, VARIANT>(codes, scales, blocks, dst);
+            }
+        }
+        return;
+    }
     // SAFETY: every access is inside block `b < blocks` of the buffers (the caller's
     // guarantee), and the CPU has `V`'s features.
     unsafe {
@@ -280,24 +325,6 @@ pub(crate) unsafe fn dequantize<V: Vector, D: BlockDest, const VARIANT: usize>(
                     store_dst::<V, D>(V::select(is_nan, nan_v, scaled), dst, b * BLOCK + j * l);
                 }
             } else {
-                if V::FP4_PLANES && D::KIND != DestKind::F16 {
-                    // The block's row of byte planes (code 8 is −0 here), two lookups for
-                    // its 32 codes.
-                    let (p, s) = if ggml {
-                        super::ggml::fp4_block_at::<true>(codes, scales, b)
-                    } else {
-                        super::ggml::fp4_block_at::<false>(codes, scales, b)
-                    };
-                    if range.contains(&s) {
-                        let out = dst.add(b * BLOCK * size_of::<D>());
-                        if ggml {
-                            super::ggml::fp4_block_planes::<V, D, true>(p, s, true, out);
-                        } else {
-                            super::ggml::fp4_block_planes::<V, D, false>(p, s, true, out);
-                        }
-                        continue;
-                    }
-                }
                 let (c, s) = if ggml {
                     load_fp4::<V, true>(codes, scales, b)
                 } else {
