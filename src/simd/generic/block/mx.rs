@@ -388,8 +388,12 @@ const CHUNK: usize = 32;
 /// MX quantization of `blocks` whole blocks of f32 (the `MxQuantFn` body).
 ///
 /// Two passes per chunk of up to [`CHUNK`] blocks: the scale bytes, then the codes. A
-/// block's scale is a long dependency chain (horizontal maximum, scalar rule) that its
-/// narrowing would wait on; computing a chunk's scales first lets the chains overlap.
+/// block's scale is a long dependency chain (maximum, scalar rule) that its narrowing
+/// would wait on; computing a chunk's scales first lets the chains overlap. The maxima of
+/// `LANES` blocks come from one transposing reduction ([`Vector::reduce_max_each`]), and
+/// where the vector has the byte methods and a block is whole groups of four vectors, each
+/// group is narrowed and finished in bytes at once ([`lanes::narrow4`], with the block's
+/// scaled constants) and stored with one store.
 ///
 /// # Safety
 /// The `MxQuantFn` contract for element `E`; the CPU has `V`'s features, and the float
