@@ -1126,7 +1126,7 @@ crate::simd::generic::block::instances::block_instances!(
 /// 0.53–0.57, alternating builds under load on the Zen 4 VM,
 /// `cargo bench --bench block -- '8x4096/.*-avx2$'`), but for the MX dequantizations whose
 /// generic kernels have since measured faster (the word and byte-plane paths; that file
-/// lists them).
+/// lists them) and the MXFP4 quantizations.
 pub(crate) const fn fill_block(t: &mut BlockKernels) {
     fill_block_mx(t);
     fill_block_profiles(t);

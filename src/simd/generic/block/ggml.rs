@@ -85,26 +85,49 @@ pub(crate) unsafe fn load_src<V: Vector, T: BlockSource>(src: *const u8, i: usiz
     }
 }
 
-/// Loads block `b` of `src` (32 values of `T`) into `per_block` vectors of f32 bits, and
-/// returns them with the largest magnitude's bits (NaN and Inf above every finite value).
+/// The largest magnitude bits (NaN and Inf above every finite value) of blocks
+/// `b0 .. b0 + nb` of `src` (`nb <= LANES`), in the first `nb` entries: each block's
+/// magnitudes reduced to one vector by lane maxima, then the `nb` vectors' maxima at once
+/// ([`Vector::reduce_max_each`]) instead of a horizontal maximum per block.
+///
+/// # Safety
+/// As for [`load_src`], for the values of blocks `b0 .. b0 + nb`.
+#[inline(always)]
+pub(crate) unsafe fn block_maxima<V: Vector, T: BlockSource>(
+    src: *const u8,
+    b0: usize,
+    nb: usize,
+) -> [u32; 16] {
+    // SAFETY: the caller's guarantee; `am` holds 16 >= LANES lanes.
+    unsafe {
+        let abs = V::splat(0x7FFF_FFFF);
+        let mut mv = [V::splat(0); 16];
+        for (i, m) in mv.iter_mut().enumerate().take(nb) {
+            let mut v = V::splat(0);
+            for j in 0..per_block::<V>() {
+                v = v.max_u32(load_src::<V, T>(src, (b0 + i) * BLOCK + j * V::LANES).and(abs));
+            }
+            *m = v;
+        }
+        let mut am = [0u32; 16];
+        V::reduce_max_each(&mv).store_u32(am.as_mut_ptr().cast(), V::LANES);
+        am
+    }
+}
+
+/// Loads block `b` of `src` (32 values of `T`) into `per_block` vectors of f32 bits.
 ///
 /// # Safety
 /// As for [`load_src`], for the 32 values of block `b`.
 #[inline(always)]
-pub(crate) unsafe fn load_block<V: Vector, T: BlockSource>(
-    src: *const u8,
-    b: usize,
-) -> ([V; 8], u32) {
+pub(crate) unsafe fn load_values<V: Vector, T: BlockSource>(src: *const u8, b: usize) -> [V; 8] {
     // SAFETY: the caller's guarantee.
     unsafe {
-        let abs = V::splat(0x7FFF_FFFF);
         let mut x = [V::splat(0); 8];
-        let mut m = V::splat(0);
         for (j, v) in x.iter_mut().enumerate().take(per_block::<V>()) {
             *v = load_src::<V, T>(src, b * BLOCK + j * V::LANES);
-            m = m.max_u32(v.and(abs));
         }
-        (x, m.reduce_max_u32())
+        x
     }
 }
 
@@ -550,43 +573,51 @@ pub(crate) unsafe fn quantize<V: Vector, T: BlockSource, const GGML: bool>(
     unsafe {
         let abs = V::splat(0x7FFF_FFFF);
         let fc = Fp4Consts::<V>::new();
-        for b in 0..blocks {
-            let (x, amax) = load_block::<V, T>(src, b);
-            let s = scale_byte(amax);
-            // A zero block: scale 0, every code 0 (the shift below is 0 then).
-            let k = if amax == 0 {
-                0
-            } else if amax < 0x7F80_0000 && (S_MIN..=S_MAX).contains(&s) {
-                s as i32 - 128
-            } else {
-                let (s, c) = ggml_quantize_block::<T>(block_slice(src, b));
-                store_fp4_scalar::<GGML>(&c, s, codes, scales, b);
-                continue;
-            };
-            let shift = V::splat((k << 23) as u32);
-            if V::BYTES4 && nv == 4 {
-                // m / d as f32 bits (signed: negative or tiny when m / d is below 2^-126).
-                let m = [
-                    x[0].and(abs).sub(shift),
-                    x[1].and(abs).sub(shift),
-                    x[2].and(abs).sub(shift),
-                    x[3].and(abs).sub(shift),
-                ];
-                store_codes4::<V, GGML>(
-                    fp4_codes4(m, [x[0], x[1], x[2], x[3]]),
-                    s,
-                    codes,
-                    scales,
-                    b,
-                );
-                continue;
+        // Groups of up to `LANES` blocks: their maxima first (one reduction), then each
+        // block's scale and codes.
+        let mut g0 = 0;
+        while g0 < blocks {
+            let nb = V::LANES.min(blocks - g0);
+            let am = block_maxima::<V, T>(src, g0, nb);
+            g0 += nb;
+            for (b, &amax) in (g0 - nb..g0).zip(&am) {
+                let x = load_values::<V, T>(src, b);
+                let s = scale_byte(amax);
+                // A zero block: scale 0, every code 0 (the shift below is 0 then).
+                let k = if amax == 0 {
+                    0
+                } else if amax < 0x7F80_0000 && (S_MIN..=S_MAX).contains(&s) {
+                    s as i32 - 128
+                } else {
+                    let (s, c) = ggml_quantize_block::<T>(block_slice(src, b));
+                    store_fp4_scalar::<GGML>(&c, s, codes, scales, b);
+                    continue;
+                };
+                let shift = V::splat((k << 23) as u32);
+                if V::BYTES4 && nv == 4 {
+                    // m / d as f32 bits (signed: negative or tiny when m / d is below 2^-126).
+                    let m = [
+                        x[0].and(abs).sub(shift),
+                        x[1].and(abs).sub(shift),
+                        x[2].and(abs).sub(shift),
+                        x[3].and(abs).sub(shift),
+                    ];
+                    store_codes4::<V, GGML>(
+                        fp4_codes4(m, [x[0], x[1], x[2], x[3]]),
+                        s,
+                        codes,
+                        scales,
+                        b,
+                    );
+                    continue;
+                }
+                let mut c = [V::splat(0); 8];
+                for j in 0..nv {
+                    // m / d as f32 bits (signed: negative or tiny when m / d is below 2^-126).
+                    c[j] = fp4_code(x[j].and(abs).sub(shift), x[j], &fc);
+                }
+                store_fp4::<V, GGML>(&c, s, codes, scales, b);
             }
-            let mut c = [V::splat(0); 8];
-            for j in 0..nv {
-                // m / d as f32 bits (signed: negative or tiny when m / d is below 2^-126).
-                c[j] = fp4_code(x[j].and(abs).sub(shift), x[j], &fc);
-            }
-            store_fp4::<V, GGML>(&c, s, codes, scales, b);
         }
     }
 }

@@ -46,8 +46,9 @@
 //! conversion produces. Other scales run the specification's block function.
 
 use super::ggml::{
-    E2m1Table, Fp4Consts, block_slice, e2m1_scaled, fp4_code, fp4_codes4, load_block, load_fp4,
-    load_fp4_scalar, out_slice, per_block, store_codes4, store_dst, store_fp4, store_fp4_scalar,
+    E2m1Table, Fp4Consts, block_maxima, block_slice, e2m1_scaled, fp4_code, fp4_codes4, load_fp4,
+    load_fp4_scalar, load_values, out_slice, per_block, store_codes4, store_dst, store_fp4,
+    store_fp4_scalar,
 };
 use crate::F8E4M3;
 use crate::block::spec::kernels::{MLX_E2M1_GGML, MLX_E4M3};
@@ -128,93 +129,119 @@ pub(crate) unsafe fn quantize<V: Vector, T: BlockSource, const VARIANT: usize>(
         let sign_bit = V::splat(0x8000_0000);
         let fc = Fp4Consts::<V>::new();
         let narrow = lanes::Narrow::<V>::new::<F8E4M3>(MLX_FP8);
-        for b in 0..blocks {
-            let (x, amax) = load_block::<V, T>(src, b);
-            let mut c = [V::splat(0); 8];
-            let (e, byte) = if amax >= 0x7F80_0000 {
-                (0, 0xFF)
-            } else {
-                match scale::<T>(e4m3, amax) {
-                    Some(v) => v,
-                    None => {
-                        let (s, cs) =
-                            mlx_quantize_block::<T>(element(VARIANT), block_slice(src, b));
-                        if e4m3 {
-                            *scales.add(b) = s;
-                            core::ptr::copy_nonoverlapping(
-                                cs.as_ptr(),
-                                codes.add(b * BLOCK),
-                                BLOCK,
-                            );
-                        } else if ggml {
-                            store_fp4_scalar::<true>(&cs, s, codes, scales, b);
-                        } else {
-                            store_fp4_scalar::<false>(&cs, s, codes, scales, b);
+        // Groups of up to `LANES` blocks: their maxima first (one reduction), then each
+        // block's scale and codes.
+        let mut g0 = 0;
+        while g0 < blocks {
+            let nb = V::LANES.min(blocks - g0);
+            let am = block_maxima::<V, T>(src, g0, nb);
+            g0 += nb;
+            for (b, &amax) in (g0 - nb..g0).zip(&am) {
+                let x = load_values::<V, T>(src, b);
+                let mut c = [V::splat(0); 8];
+                let (e, byte) = if amax >= 0x7F80_0000 {
+                    (0, 0xFF)
+                } else {
+                    match scale::<T>(e4m3, amax) {
+                        Some(v) => v,
+                        None => {
+                            let (s, cs) =
+                                mlx_quantize_block::<T>(element(VARIANT), block_slice(src, b));
+                            if e4m3 {
+                                *scales.add(b) = s;
+                                core::ptr::copy_nonoverlapping(
+                                    cs.as_ptr(),
+                                    codes.add(b * BLOCK),
+                                    BLOCK,
+                                );
+                            } else if ggml {
+                                store_fp4_scalar::<true>(&cs, s, codes, scales, b);
+                            } else {
+                                store_fp4_scalar::<false>(&cs, s, codes, scales, b);
+                            }
+                            continue;
                         }
-                        continue;
                     }
+                };
+                if byte != 0xFF && !e4m3 && V::BYTES4 && nv == 4 {
+                    // As below, the four vectors' codes finished in bytes.
+                    let shift = V::splat((e << 23) as u32);
+                    let keep = V::splat(((e.max(0) as u32) << 23) | 0x007F_FFFF);
+                    let mut wq = [V::splat(0); 4];
+                    let mut m = [V::splat(0); 4];
+                    if T::KIND == DestKind::F16 {
+                        for j in 0..4 {
+                            let mag = x[j].and(abs);
+                            let w =
+                                V::select(mag.gt_i32(keep), x[j].sub(shift), x[j].and(sign_bit));
+                            wq[j] = w.round_f16(false);
+                            m[j] = wq[j].and(abs).add(V::splat(1 << 23));
+                        }
+                    } else {
+                        // `2|wq|` as `|x| − (e − 1) << 23` (signed): the same bits where `2|wq|`
+                        // is a normal f32; elsewhere (`wq` flushed to zero above, or an f32
+                        // subnormal `x`) below the bits of 0.5 or negative, code 0 either way.
+                        // The sign is `x`'s, which `wq` has wherever the code is not 0.
+                        let shift2 = V::splat(((e - 1) << 23) as u32);
+                        for j in 0..4 {
+                            wq[j] = x[j];
+                            m[j] = x[j].and(abs).sub(shift2);
+                        }
+                    }
+                    let c = fp4_codes4(m, wq);
+                    if ggml {
+                        store_codes4::<V, true>(c, byte, codes, scales, b);
+                    } else {
+                        store_codes4::<V, false>(c, byte, codes, scales, b);
+                    }
+                    continue;
                 }
-            };
-            if byte != 0xFF && !e4m3 && V::BYTES4 && nv == 4 {
-                // As below, the four vectors' codes finished in bytes.
-                let shift = V::splat((e << 23) as u32);
-                let keep = V::splat(((e.max(0) as u32) << 23) | 0x007F_FFFF);
-                let mut wq = [V::splat(0); 4];
-                let mut m = [V::splat(0); 4];
-                if T::KIND == DestKind::F16 {
+                if byte != 0xFF && e4m3 && V::BYTES4 && nv == 4 && narrow.bytes_ok {
+                    // As below, the four vectors' codes finished in bytes (`lanes::narrow4`).
+                    let shift = V::splat((e << 23) as u32);
+                    let keep = V::splat(((e.max(0) as u32) << 23) | 0x007F_FFFF);
+                    let mut wq = [V::splat(0); 4];
                     for j in 0..4 {
                         let mag = x[j].and(abs);
-                        let w = V::select(mag.gt_i32(keep), x[j].sub(shift), x[j].and(sign_bit));
-                        wq[j] = w.round_f16(false);
-                        m[j] = wq[j].and(abs).add(V::splat(1 << 23));
+                        wq[j] = V::select(mag.gt_i32(keep), x[j].sub(shift), x[j].and(sign_bit));
+                        if T::KIND == DestKind::F16 {
+                            wq[j] = wq[j].round_f16(false);
+                        }
                     }
+                    *scales.add(b) = byte;
+                    lanes::narrow4::<V, F8E4M3>(wq, &narrow).store_bytes4(codes.add(b * BLOCK));
+                    continue;
+                }
+                if byte != 0xFF {
+                    // x / 2^e where the result is a normal f32, else a zero of x's sign.
+                    let shift = V::splat((e << 23) as u32);
+                    let keep = V::splat(((e.max(0) as u32) << 23) | 0x007F_FFFF);
+                    for j in 0..nv {
+                        let mag = x[j].and(abs);
+                        let mut wq =
+                            V::select(mag.gt_i32(keep), x[j].sub(shift), x[j].and(sign_bit));
+                        if T::KIND == DestKind::F16 {
+                            wq = wq.round_f16(false);
+                        }
+                        c[j] = if e4m3 {
+                            lanes::narrow::<V, F8E4M3>(wq, &narrow)
+                        } else {
+                            // 2|wq| against the doubled grid (exact: |wq| is normal or zero).
+                            fp4_code(wq.and(abs).add(V::splat(1 << 23)), wq, &fc)
+                        };
+                    }
+                }
+                if e4m3 {
+                    *scales.add(b) = byte;
+                    for (j, v) in c.iter().enumerate().take(nv) {
+                        v.and(V::splat(0xFF))
+                            .store_u8(codes.add(b * BLOCK + j * l), l);
+                    }
+                } else if ggml {
+                    store_fp4::<V, true>(&c, byte, codes, scales, b);
                 } else {
-                    // `2|wq|` as `|x| − (e − 1) << 23` (signed): the same bits where `2|wq|`
-                    // is a normal f32; elsewhere (`wq` flushed to zero above, or an f32
-                    // subnormal `x`) below the bits of 0.5 or negative, code 0 either way.
-                    // The sign is `x`'s, which `wq` has wherever the code is not 0.
-                    let shift2 = V::splat(((e - 1) << 23) as u32);
-                    for j in 0..4 {
-                        wq[j] = x[j];
-                        m[j] = x[j].and(abs).sub(shift2);
-                    }
+                    store_fp4::<V, false>(&c, byte, codes, scales, b);
                 }
-                let c = fp4_codes4(m, wq);
-                if ggml {
-                    store_codes4::<V, true>(c, byte, codes, scales, b);
-                } else {
-                    store_codes4::<V, false>(c, byte, codes, scales, b);
-                }
-                continue;
-            }
-            if byte != 0xFF {
-                // x / 2^e where the result is a normal f32, else a zero of x's sign.
-                let shift = V::splat((e << 23) as u32);
-                let keep = V::splat(((e.max(0) as u32) << 23) | 0x007F_FFFF);
-                for j in 0..nv {
-                    let mag = x[j].and(abs);
-                    let mut wq = V::select(mag.gt_i32(keep), x[j].sub(shift), x[j].and(sign_bit));
-                    if T::KIND == DestKind::F16 {
-                        wq = wq.round_f16(false);
-                    }
-                    c[j] = if e4m3 {
-                        lanes::narrow::<V, F8E4M3>(wq, &narrow)
-                    } else {
-                        // 2|wq| against the doubled grid (exact: |wq| is normal or zero).
-                        fp4_code(wq.and(abs).add(V::splat(1 << 23)), wq, &fc)
-                    };
-                }
-            }
-            if e4m3 {
-                *scales.add(b) = byte;
-                for (j, v) in c.iter().enumerate().take(nv) {
-                    v.and(V::splat(0xFF))
-                        .store_u8(codes.add(b * BLOCK + j * l), l);
-                }
-            } else if ggml {
-                store_fp4::<V, true>(&c, byte, codes, scales, b);
-            } else {
-                store_fp4::<V, false>(&c, byte, codes, scales, b);
             }
         }
     }

@@ -388,8 +388,12 @@ const CHUNK: usize = 32;
 /// MX quantization of `blocks` whole blocks of f32 (the `MxQuantFn` body).
 ///
 /// Two passes per chunk of up to [`CHUNK`] blocks: the scale bytes, then the codes. A
-/// block's scale is a long dependency chain (horizontal maximum, scalar rule) that its
-/// narrowing would wait on; computing a chunk's scales first lets the chains overlap.
+/// block's scale is a long dependency chain (maximum, scalar rule) that its narrowing
+/// would wait on; computing a chunk's scales first lets the chains overlap. The maxima of
+/// `LANES` blocks come from one transposing reduction ([`Vector::reduce_max_each`]), and
+/// where the vector has the byte methods and a block is whole groups of four vectors, each
+/// group is narrowed and finished in bytes at once ([`lanes::narrow4`], with the block's
+/// scaled constants) and stored with one store.
 ///
 /// # Safety
 /// The `MxQuantFn` contract for element `E`; the CPU has `V`'s features, and the float
@@ -405,24 +409,40 @@ pub(crate) unsafe fn quant<V: Vector, E: Element, const CEIL: bool>(
     let rule = if CEIL { MxRule::Ceil } else { MxRule::Ocp };
     // SAFETY: the caller's guarantee: the CPU has V's features.
     let (base, abs) = unsafe { (Narrow::<V>::new::<E>(spec::SAT), V::splat(0x7FFF_FFFF)) };
+    // Whether a block is whole groups of four vectors that `narrow4` finishes in bytes.
+    let four = V::BYTES4 && base.bytes_ok && BLOCK.is_multiple_of(4 * V::LANES);
     let mut sbuf = [0u8; CHUNK];
     let mut start = 0;
     while start < blocks {
         let n = (blocks - start).min(CHUNK);
-        for (j, slot) in sbuf[..n].iter_mut().enumerate() {
-            // SAFETY: block start + j < blocks: its 128 bytes are readable, LANES values
-            // per load.
+        // Up to `LANES` blocks at a time: each block's magnitudes reduced to one vector by
+        // lane maxima, then the vectors' maxima as the lanes of one vector (one transposing
+        // reduction instead of a horizontal maximum per block).
+        let mut g0 = 0;
+        while g0 < n {
+            let nb = V::LANES.min(n - g0);
+            let mut am = [0u32; 16];
+            // SAFETY: blocks start + g0 .. start + g0 + nb are below `blocks`: their 128
+            // bytes are readable, LANES values per load; `am` holds 16 >= LANES lanes.
             unsafe {
-                let p = src.add((start + j) * 4 * BLOCK);
-                let mut m = V::load_u32(p, V::LANES).and(abs);
-                let mut i = V::LANES;
-                while i < BLOCK {
-                    m = m.max_u32(V::load_u32(p.add(4 * i), V::LANES).and(abs));
-                    i += V::LANES;
+                let mut mv = [V::splat(0); 16];
+                for (i, m) in mv.iter_mut().enumerate().take(nb) {
+                    let p = src.add((start + g0 + i) * 4 * BLOCK);
+                    let mut v = V::load_u32(p, V::LANES).and(abs);
+                    let mut k = V::LANES;
+                    while k < BLOCK {
+                        v = v.max_u32(V::load_u32(p.add(4 * k), V::LANES).and(abs));
+                        k += V::LANES;
+                    }
+                    *m = v;
                 }
-                // The magnitudes' unsigned maximum orders them as values, NaN above +Inf.
-                *slot = spec::scale_byte_fast::<CEIL>(E::ELEMENT, m.reduce_max_u32());
+                V::reduce_max_each(&mv).store_u32(am.as_mut_ptr().cast(), V::LANES);
             }
+            // The magnitudes' unsigned maximum orders them as values, NaN above +Inf.
+            for (slot, &m) in sbuf[g0..g0 + nb].iter_mut().zip(&am) {
+                *slot = spec::scale_byte_fast::<CEIL>(E::ELEMENT, m);
+            }
+            g0 += nb;
         }
         for (j, &s) in sbuf[..n].iter().enumerate() {
             // SAFETY: block b = start + j < blocks: values 32b..32b + 32 (128 bytes), code
@@ -437,6 +457,27 @@ pub(crate) unsafe fn quant<V: Vector, E: Element, const CEIL: bool>(
                     sp.write(s);
                     let ctx = base.scaled::<E>(s as i32 - 127);
                     let mut i = 0;
+                    if four {
+                        // Four vectors finished in bytes at a time (the element kernels'
+                        // `narrow4`; the block's values are finite, so no NaN lane).
+                        while i < BLOCK {
+                            let q = p.add(4 * i);
+                            let n = V::LANES;
+                            let x = [
+                                V::load_u32(q, n),
+                                V::load_u32(q.add(4 * n), n),
+                                V::load_u32(q.add(8 * n), n),
+                                V::load_u32(q.add(12 * n), n),
+                            ];
+                            let y = lanes::narrow4::<V, E>(x, &ctx);
+                            if E::PACKED {
+                                y.store_nibbles_b4(c.add(i / 2));
+                            } else {
+                                y.store_bytes4(c.add(i));
+                            }
+                            i += 4 * n;
+                        }
+                    }
                     while i < BLOCK {
                         let y = lanes::narrow::<V, E>(V::load_u32(p.add(4 * i), V::LANES), &ctx);
                         if E::PACKED {

@@ -995,6 +995,29 @@ unsafe fn mlx_codes<V: Vector>(wq: V, big: bool, c: &Consts<V>) -> V {
     }
 }
 
+/// Stores the codes (lanes below 16) of one block, held in its first `16 / LANES` vectors,
+/// at `codes`: planar, one [`Vector::store_nibbles`] per vector (element `2j` in the low
+/// nibble of byte `j`); ggml, [`Vector::store_nibbles_split`] (elements `j` and `j + 8` in
+/// byte `j`).
+///
+/// # Safety
+/// `codes` writable for the block's 8 bytes; the CPU has `V`'s features.
+#[inline(always)]
+unsafe fn store_block_codes<V: Vector, const L: usize>(cs: [V; 4], codes: *mut u8) {
+    let l = V::LANES;
+    // SAFETY: the caller's guarantee; the `16 / LANES` stores of `l / 2` bytes cover the
+    // block's 8 bytes.
+    unsafe {
+        if L == PLANAR {
+            for (j, &cj) in cs.iter().enumerate().take(BLOCK / l) {
+                cj.store_nibbles(codes.add(j * l / 2), l);
+            }
+        } else {
+            V::store_nibbles_split(cs, codes);
+        }
+    }
+}
+
 /// Whether no quotient of a `ModelOpt` block with largest magnitude bits `amax` and
 /// divisor `den` (f32 bits) is NaN: `amax` finite (so every value is) and `den` finite and
 /// not zero. Its codes are then the E2M1 narrowing of the quotients, with `−0` as `+0`
@@ -1236,13 +1259,7 @@ pub(crate) unsafe fn quantize<V: Vector, const P: usize, const L: usize, S: Bloc
                             i += 2;
                             continue;
                         }
-                        if L == PLANAR {
-                            for (j, &cj) in cs.iter().enumerate().take(per) {
-                                cj.store_nibbles(codes.add(j * l / 2), l);
-                            }
-                        } else {
-                            V::store_nibbles_split(cs, codes);
-                        }
+                        store_block_codes::<V, L>(cs, codes);
                         i += 1;
                     }
                     b0 += nb;
@@ -1581,13 +1598,7 @@ unsafe fn quantize_ggml<V: Vector, const L: usize, S: BlockSource>(a: &NvRows) -
                             let x = ggml_x::<V, S>(p.add(j * l * size), gv, div);
                             *cj = fp4_code(ggml_m(x, uv), x, &fc);
                         }
-                        if L == PLANAR {
-                            for (j, &cj) in cs.iter().enumerate().take(per) {
-                                cj.store_nibbles(codes.add(j * l / 2), l);
-                            }
-                        } else {
-                            V::store_nibbles_split(cs, codes);
-                        }
+                        store_block_codes::<V, L>(cs, codes);
                         i += 1;
                     }
                     b0 += nb;
