@@ -111,8 +111,8 @@
 //!   its `|y|` is below `2^(k − 126) ≤ 2^-17`, so the scalar code is `±0` too.
 //!
 //! then the f32 → element narrowing of the `avx2` (E4M3, E5M2: `f32_to_f8_codes16`) or
-//! `avx2_small` (fp6, fp4: `f32_codes16`) module with `Saturate`, whose results do not
-//! depend on MXCSR. E2M1 codes are then paired into bytes (`pair_nibbles`). Blocks with
+//! `avx2_small` (fp6: `f32_codes16`) module with `Saturate`, whose results do not
+//! depend on MXCSR. (E2M1 is quantized by the generic kernel, which measured faster.) Blocks with
 //! scales 0..=17 (tiny blocks, whose f32 subnormal values can give non-zero codes) run the
 //! scalar `mx::quantize_row` through stack buffers.
 //!
@@ -127,13 +127,11 @@ use super::avx2::{
     bf16_rne_no_nan, e4m3_to_f16x16, f32_to_f8_codes16, f32_to_f8_fma, load_f32x32,
     mxcsr_rounds_to_nearest, pack_words, splat, splat16, srl,
 };
-use super::avx2_small::{f32_codes16, lut_f32x32, order_bytes, pair_nibbles};
-use crate::block::spec::BlockDest;
-use crate::block::spec::kernels::{
-    AmaxFn, BlockKernels, Fp8DequantFn, MxDequantFn, MxQuantFn, ProductsFn,
-};
+use super::avx2_small::{f32_codes16, lut_f32x32, order_bytes};
+use crate::block::spec::kernels::{AmaxFn, BlockKernels, Fp8DequantFn, ProductsFn};
 use crate::block::spec::mx::MxElement;
 use crate::block::spec::{self, mx::MxRule};
+use crate::block::spec::{BlockDest, DestKind};
 use crate::codec::Format;
 use crate::{BF16, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E5M2, F16};
 
@@ -1008,8 +1006,7 @@ trait QuantElem: MxElem {
     unsafe fn store_codes(c: *mut u8, y: [__m256i; 4]);
     /// [`store_codes`](Self::store_codes) when MXCSR rounds to nearest (FTZ and DAZ may
     /// be set): E4M3 and E5M2 use the faster fused multiply-add narrowing of the `avx2`
-    /// module, which depends on the rounding mode only, and E2M1 a conversion to integers
-    /// ([`e2m1_codes_rn`]).
+    /// module, which depends on the rounding mode only.
     ///
     /// # Safety
     /// As for [`store_codes`](Self::store_codes), and MXCSR rounds to nearest.
@@ -1061,83 +1058,6 @@ macro_rules! quant_fp6 {
     )*};
 }
 quant_fp6!(F6E2M3, F6E3M2);
-
-impl QuantElem for F4E2M1 {
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn store_codes(c: *mut u8, y: [__m256i; 4]) {
-        let w01 = f32_codes16::<F4E2M1, true>(y[0], y[1]);
-        let w23 = f32_codes16::<F4E2M1, true>(y[2], y[3]);
-        // SAFETY: 16 bytes writable at c.
-        unsafe { store_e2m1(c, w01, w23) };
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn store_codes_rn(c: *mut u8, y: [__m256i; 4]) {
-        let [a, b, d, e] = y.map(|v| e2m1_codes_rn(v));
-        // Codes are at most 15: the saturating packs keep them, in the order that
-        // `f32_codes16` gives.
-        let (w01, w23) = (_mm256_packus_epi32(a, b), _mm256_packus_epi32(d, e));
-        // SAFETY: 16 bytes writable at c.
-        unsafe { store_e2m1(c, w01, w23) };
-    }
-}
-
-/// Stores 32 E2M1 codes given as 16-bit lanes in `VPACKUSDW` order (as `f32_codes16`
-/// returns them) as 16 packed bytes.
-///
-/// # Safety
-/// `c` writable for 16 bytes; AVX2 present.
-#[inline]
-#[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn store_e2m1(c: *mut u8, w01: __m256i, w23: __m256i) {
-    // 32 code bytes in order, joined pairwise into 16 words (each at most 255), then
-    // packed to bytes (the unsigned-saturating pack keeps them).
-    let p = pair_nibbles(order_bytes(w01, w23));
-    let b = _mm_packus_epi16(_mm256_castsi256_si128(p), _mm256_extracti128_si256::<1>(p));
-    // SAFETY: 16 bytes writable at c.
-    unsafe { _mm_storeu_si128(c.cast(), b) };
-}
-
-/// E2M1 codes (in 32-bit lanes) of 8 scaled values, each a normal f32 or ±0 of magnitude
-/// below 8 (below 6 under `Ceil`), when MXCSR rounds to nearest: one rounding to nearest
-/// even, saturated.
-///
-/// E2M1's magnitudes are 0, 0.5, 1, 1.5 (step 0.5 below 2), 2, 3 (step 1 below 4), 4, 6
-/// (step 2), and the code counts the steps: a magnitude `a` in `[0, 2)` has code
-/// `round(2a)`, in `[2, 4)` `round(a) + 2`, from 4 on `round(a / 2) + 4`, capped at 7.
-/// `VCVTPS2DQ` rounds to nearest even under this MXCSR, and in every binade an even
-/// integer there is an even code (the codes' last bit is the mantissa bit), so its ties
-/// go where the format's do, across binade edges too (1.75 → 4 = 2.0, 3.5 → 6 = 4.0).
-/// The products `a · 2`, `a · 1` and `a · 0.5` are exact (a ≥ 4 when halved), so FTZ
-/// cannot change them, and a value that DAZ reads as 0 is below 2^-126, which rounds to
-/// code 0 either way.
-#[inline]
-#[target_feature(enable = "avx2,fma,f16c")]
-fn e2m1_codes_rn(v: __m256i) -> __m256i {
-    let a = _mm256_castsi256_ps(_mm256_and_si256(v, splat(0x7FFF_FFFF)));
-    let ge2 = _mm256_cmp_ps::<_CMP_GE_OQ>(a, _mm256_set1_ps(2.0));
-    let ge4 = _mm256_cmp_ps::<_CMP_GE_OQ>(a, _mm256_set1_ps(4.0));
-    let f = _mm256_blendv_ps(
-        _mm256_blendv_ps(_mm256_set1_ps(2.0), _mm256_set1_ps(1.0), ge2),
-        _mm256_set1_ps(0.5),
-        ge4,
-    );
-    // Offsets 0, 2, 4: each comparison mask (all ones) contributes 2.
-    let two = splat(2);
-    let o = _mm256_add_epi32(
-        _mm256_and_si256(_mm256_castps_si256(ge2), two),
-        _mm256_and_si256(_mm256_castps_si256(ge4), two),
-    );
-    let q = _mm256_cvtps_epi32(_mm256_mul_ps(a, f));
-    let code = _mm256_min_epi32(_mm256_add_epi32(q, o), splat(7));
-    // The sign bit becomes the code's bit 3.
-    _mm256_or_si256(
-        code,
-        _mm256_srli_epi32::<28>(_mm256_and_si256(v, splat(0x8000_0000))),
-    )
-}
 
 /// One block by the scalar `mx::quantize_row`, through stack buffers (the source need
 /// not be aligned for f32).
@@ -1299,24 +1219,19 @@ unsafe fn mx_quant_entry<E: QuantElem, const CEIL: bool>(
 // Table
 // ---------------------------------------------------------------------------------------
 
-/// The three destinations of element `E`, in `DestKind` order.
-const fn dequant_row<E: MxElem>() -> [Option<MxDequantFn>; 3] {
-    [
-        Some(mx_dequant_entry::<E, ToF32>),
-        Some(mx_dequant_entry::<E, ToBf16>),
-        Some(mx_dequant_entry::<E, ToF16>),
-    ]
+/// The hand-written dequantization of element `E` into destination `D`, in its slot.
+const fn put_dequant<E: MxElem, D: Dest>(t: &mut BlockKernels, d: DestKind) {
+    t.mx_dequant[E::ELEMENT as usize][d as usize] = Some(mx_dequant_entry::<E, D>);
 }
 
-/// The five elements of one rule, in `MxElement` order.
-const fn quant_row<const CEIL: bool>() -> [Option<MxQuantFn>; 5] {
-    [
-        Some(mx_quant_entry::<F8E4M3, CEIL>),
-        Some(mx_quant_entry::<F8E5M2, CEIL>),
-        Some(mx_quant_entry::<F6E2M3, CEIL>),
-        Some(mx_quant_entry::<F6E3M2, CEIL>),
-        Some(mx_quant_entry::<F4E2M1, CEIL>),
-    ]
+/// The hand-written quantizations of one rule, E4M3, E5M2, E2M3 and E3M2 (E2M1 keeps the
+/// generic kernel: see [`set`]).
+const fn put_quant<const CEIL: bool>(t: &mut BlockKernels) {
+    let row = &mut t.mx_quant[CEIL as usize];
+    row[MxElement::E4M3 as usize] = Some(mx_quant_entry::<F8E4M3, CEIL>);
+    row[MxElement::E5M2 as usize] = Some(mx_quant_entry::<F8E5M2, CEIL>);
+    row[MxElement::E2M3 as usize] = Some(mx_quant_entry::<F6E2M3, CEIL>);
+    row[MxElement::E3M2 as usize] = Some(mx_quant_entry::<F6E3M2, CEIL>);
 }
 
 /// The largest `bits & 0x7FFFFFFF` of `n` f32 values: LLVM vectorises the loop with
@@ -1361,17 +1276,39 @@ unsafe fn products_avx2(bits: *const u32, n: usize, s: f64, out: *mut f64) {
     crate::block::spec::products(b, s, o);
 }
 
-/// Sets every slot of `t` to the AVX2 block kernels (also the base of the AVX-512 tiers,
-/// which have AVX2, FMA and F16C): the table starts here.
+/// Puts the AVX2 block kernels of this file into `t` (also the base of the AVX-512 tiers,
+/// which have AVX2, FMA and F16C), over the generic kernels `t` starts with
+/// (`block_tables.rs`), in the slots where they measured faster; the other slots keep the
+/// generic kernel.
+///
+/// MX slots left to the generic kernels, which measured faster (`cargo bench --bench block
+/// -- 'mx_dequant_8x4096/.*-avx2$'` for the dequantizations, `VCVT_AB_BATCHES=61 cargo run
+/// --release --example block_quant -- mx` for the quantizations; two builds alternating,
+/// medians, AMD EPYC Zen 3; docs/performance.md):
+/// * E4M3, E2M3 and E3M2 to BF16 (BF16 words with the scale in the exponent field: 1.37×,
+///   1.22×, 1.22×) and E2M1 to BF16 and f32 (one row of byte planes per block: 1.73×,
+///   1.28×);
+/// * the E2M1 quantizations under both rules (block maxima by one transposing reduction,
+///   a block's codes finished in bytes: 1.31× `Ceil`, 1.36× `Ocp`).
+///
+/// E5M2 to BF16 keeps the `code << 8` F16 kernel here (the generic one ran at 0.45–0.7 of
+/// it), the MXFP8 quantizations keep theirs (the generic ones ran at 0.90–0.94), and the F16
+/// destinations, E4M3/E2M3/E3M2 to f32 and the MXFP6 quantizations keep theirs (not
+/// measured).
 pub(crate) const fn set(t: &mut BlockKernels) {
-    t.mx_dequant = [
-        dequant_row::<F8E4M3>(),
-        dequant_row::<F8E5M2>(),
-        dequant_row::<F6E2M3>(),
-        dequant_row::<F6E3M2>(),
-        dequant_row::<F4E2M1>(),
-    ];
-    t.mx_quant = [quant_row::<false>(), quant_row::<true>()];
+    use DestKind::{Bf16, F16 as ToHalf, F32 as ToSingle};
+    put_dequant::<F8E4M3, ToF32>(t, ToSingle);
+    put_dequant::<F8E4M3, ToF16>(t, ToHalf);
+    put_dequant::<F8E5M2, ToF32>(t, ToSingle);
+    put_dequant::<F8E5M2, ToBf16>(t, Bf16);
+    put_dequant::<F8E5M2, ToF16>(t, ToHalf);
+    put_dequant::<F6E2M3, ToF32>(t, ToSingle);
+    put_dequant::<F6E2M3, ToF16>(t, ToHalf);
+    put_dequant::<F6E3M2, ToF32>(t, ToSingle);
+    put_dequant::<F6E3M2, ToF16>(t, ToHalf);
+    put_dequant::<F4E2M1, ToF16>(t, ToHalf);
+    put_quant::<false>(t);
+    put_quant::<true>(t);
     t.fp8_dequant = [
         Some(fp8_dequant_row::<ToF32> as Fp8DequantFn),
         Some(fp8_dequant_row::<ToBf16>),
