@@ -554,19 +554,13 @@ impl Mx {
         }
         let n = cols - full * BLOCK;
         if n > 0 {
-            // The short last block through the kernel: its codes padded with zeros to a
-            // whole block in a stack buffer, its `n` values copied out.
             let at = self.element.row_bytes(full * BLOCK);
-            let mut c = [0u8; BLOCK];
             let nb = self.element.row_bytes(n);
-            c[..nb].copy_from_slice(&codes[at..at + nb]);
-            let sb = [s[full]];
-            let mut tmp = [MaybeUninit::<D>::uninit(); BLOCK];
-            // SAFETY: `c` holds a whole block's codes (32 bytes ≥ 16 for E2M1), `sb` its
-            // scale byte, `tmp` takes 32 values of `D`, the slot's destination type; the
-            // backend runs here, as above.
-            unsafe { f(c.as_ptr(), sb.as_ptr(), 1, tmp.as_mut_ptr().cast()) };
-            out[full * BLOCK..].copy_from_slice(&tmp[..n]);
+            // SAFETY: the contract of `f`, forwarded (the short block's codes, scale byte
+            // and values are the slices given).
+            unsafe {
+                dequantize_short_block(f, &codes[at..at + nb], s[full], &mut out[full * BLOCK..])
+            };
         }
     }
 
@@ -822,6 +816,76 @@ fn each_f32_step<S: BlockSource>(backend: Backend, src: &[S], mut f: impl FnMut(
         let bits = &mut buf[..chunk.len()];
         S::f32_bits_of(backend, chunk, bits);
         f(bits, chunk.len() / BLOCK);
+    }
+}
+
+/// Up to 16 bytes `b` as a little-endian `u128` padded with zero bytes, from at most three
+/// loads of the slice (overlapping where `b` is not a power of two long) and no stores, so
+/// that the value reaches memory as one store.
+#[inline(always)]
+fn padded16(b: &[u8]) -> u128 {
+    let n = b.len();
+    debug_assert!(n <= 16);
+    let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap()) as u128;
+    let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap()) as u128;
+    match n {
+        0 => 0,
+        1..=3 => {
+            b[0] as u128 | (b[n / 2] as u128) << (8 * (n / 2)) | (b[n - 1] as u128) << (8 * (n - 1))
+        }
+        4..=7 => u32_at(0) | u32_at(n - 4) << (8 * (n - 4)),
+        8..=16 => u64_at(0) | u64_at(n - 8) << (8 * (n - 8)),
+        _ => unreachable!(),
+    }
+}
+
+/// The short last block of a plain row (`out`, fewer than 32 values, its `codes` and scale
+/// byte `s`) through the whole-block kernel `f`: the codes padded with zeros to a whole
+/// block on the stack, its `out.len()` values copied out of a stack block. Out of line, so
+/// that the rows of whole blocks do not carry it.
+///
+/// # Safety
+/// As for [`Mx::dequantize_plain_row`]; `codes` holds the block's `row_bytes(out.len())`
+/// bytes (at most 32).
+#[inline(never)]
+unsafe fn dequantize_short_block<D: BlockDest>(
+    f: MxDequantFn,
+    codes: &[u8],
+    s: u8,
+    out: &mut [MaybeUninit<D>],
+) {
+    let nb = codes.len();
+    // The padded codes reach the stack as two 16-byte stores, which the kernel's loads of
+    // the block's bytes can take from the store buffer (a load spanning a zero fill and a
+    // copy of the codes waits for both to reach the cache).
+    let mut c = [[0u8; 16]; 2];
+    store16(&mut c[0], padded16(&codes[..nb.min(16)]));
+    store16(&mut c[1], padded16(&codes[nb.min(16)..]));
+    let sb = [s];
+    let mut tmp = [MaybeUninit::<D>::uninit(); BLOCK];
+    // SAFETY: `c` holds a whole block's codes (32 bytes ≥ 16 for E2M1), `sb` its scale byte,
+    // `tmp` takes 32 values of `D`, the slot's destination type; the backend runs here (the
+    // caller's guarantee).
+    unsafe { f(c.as_ptr().cast(), sb.as_ptr(), 1, tmp.as_mut_ptr().cast()) };
+    out.copy_from_slice(&tmp[..out.len()]);
+}
+
+/// Writes `v`'s 16 little-endian bytes to `dst`, on x86-64 as one 16-byte store (`MOVDQU`,
+/// SSE2 being part of the baseline).
+#[inline(always)]
+fn store16(dst: &mut [u8; 16], v: u128) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE2 is in every x86-64 CPU; the store writes the 16 bytes of `dst`.
+    unsafe {
+        use core::arch::x86_64::{_mm_set_epi64x, _mm_storeu_si128};
+        _mm_storeu_si128(
+            dst.as_mut_ptr().cast(),
+            _mm_set_epi64x((v >> 64) as i64, v as i64),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        *dst = v.to_le_bytes();
     }
 }
 

@@ -50,7 +50,6 @@ use super::ggml::{
     load_fp4_scalar, load_values, out_slice, per_block, store_codes4, store_dst, store_fp4,
     store_fp4_scalar,
 };
-use crate::F8E4M3;
 use crate::block::spec::kernels::{MLX_E2M1_GGML, MLX_E4M3};
 use crate::block::spec::mx::{
     BLOCK, MLX_FP8, MxElement, mlx_dequantize_block, mlx_quantize_block, mlx_scale,
@@ -58,6 +57,8 @@ use crate::block::spec::mx::{
 use crate::block::spec::{BlockDest, BlockSource, DestKind};
 use crate::simd::Vector;
 use crate::simd::generic::lanes;
+use crate::simd::generic::words::{self, Enc};
+use crate::{BF16, F8E4M3};
 
 /// The element of a kernel variant.
 #[inline(always)]
@@ -276,6 +277,84 @@ unsafe fn e2m1_spec_blocks<D: BlockDest, const VARIANT: usize>(
     }
 }
 
+/// The E4M3 blocks of [`e4m3_bf16_words`] whose scale byte is outside `10..=246`, each by
+/// the specification's `mlx_dequantize_block` (out of its loop, so that the loop calls no
+/// function).
+///
+/// # Safety
+/// As for [`dequantize`] into BF16.
+#[cold]
+#[inline(never)]
+unsafe fn e4m3_spec_blocks(codes: *const u8, scales: *const u8, blocks: usize, dst: *mut u8) {
+    for b in 0..blocks {
+        // SAFETY: b < blocks: scale b, the block's 32 code bytes and 32 values are inside the
+        // caller's ranges.
+        unsafe {
+            let s = *scales.add(b);
+            if !(10..=246).contains(&s) {
+                let cs = &*codes.add(b * BLOCK).cast::<[u8; BLOCK]>();
+                mlx_dequantize_block::<BF16>(MxElement::E4M3, cs, s, out_slice(dst, b));
+            }
+        }
+    }
+}
+
+/// [`dequantize`] of E4M3 blocks into BF16 on a vector with native word instructions: for
+/// the scale bytes `10..=246` the specification's product is exact and normal (module docs),
+/// which is what the `Ocp` word path computes (`words::widen_words_pow2`, `2 · LANES`
+/// values a vector, the scale added to the exponent fields). The one difference is the NaN
+/// code: MLX's BF16 NaN is `0x7FC0` for both signs (`mlx_fp8_nan`), where the word widening
+/// gives the quiet NaN with the code's sign, `0xFFC0` for code `0xFF`; no finite product
+/// is a NaN word, so the words equal to `0xFFC0` become `0x7FC0`. Other scale bytes
+/// (including `0xFF`, which MLX multiplies as +Inf) run the specification after the loop.
+///
+/// # Safety
+/// As for [`dequantize`] into BF16; `V::WORDS`.
+#[inline(always)]
+unsafe fn e4m3_bf16_words<V: Vector>(
+    codes: *const u8,
+    scales: *const u8,
+    blocks: usize,
+    dst: *mut u8,
+) {
+    let mut skipped = false;
+    let table = const { words::sub_table::<F8E4M3>(Enc::Bf16) };
+    // SAFETY: the table holds 16 words, 8 u32: the first load reads `min(LANES, 8)` of them
+    // from word 0, the second (only for 4 lanes, where a vector holds 8 words) the 4 from
+    // word 8 on; every other access is inside block `b < blocks` of the caller's buffers
+    // (32 code bytes and 32 values, a multiple of `2 · LANES`); the CPU has `V`'s features.
+    unsafe {
+        let t0 = V::load_u32(table.as_ptr().cast(), V::LANES.min(8));
+        let t1 = if V::LANES < 8 {
+            V::load_u32(table.as_ptr().add(8).cast(), V::LANES)
+        } else {
+            t0
+        };
+        let sub = [t0, t1];
+        let w = 2 * V::LANES;
+        for b in 0..blocks {
+            let s = *scales.add(b);
+            if !(10..=246).contains(&s) {
+                skipped = true;
+                continue;
+            }
+            let c = codes.add(b * BLOCK);
+            let d = dst.add(b * BLOCK * 2);
+            let step = V::splat((((s as i32 - 127) << 7) as u32 & 0xFFFF) * 0x0001_0001);
+            let mut i = 0;
+            while i < BLOCK {
+                let code = V::load_u8_words(c.add(i), w);
+                words::widen_words_pow2_unsigned_nan::<V, F8E4M3>(code, &sub, step)
+                    .store_words(d.add(2 * i), w);
+                i += w;
+            }
+        }
+        if skipped {
+            e4m3_spec_blocks(codes, scales, blocks, dst);
+        }
+    }
+}
+
 /// The `Mlx` profile's dequantization of `blocks` whole blocks into `D` (a
 /// [`MxProfileDequantFn`](crate::block::spec::kernels::MxProfileDequantFn) body; module docs).
 ///
@@ -297,6 +376,11 @@ pub(crate) unsafe fn dequantize<V: Vector, D: BlockDest, const VARIANT: usize>(
         (_, true) => 10..=246,
         (_, false) => 2..=252,
     };
+    if e4m3 && V::WORDS && D::KIND == DestKind::Bf16 {
+        // SAFETY: the caller's guarantee, forwarded.
+        unsafe { e4m3_bf16_words::<V>(codes, scales, blocks, dst) };
+        return;
+    }
     if !e4m3 && V::FP4_PLANES && D::KIND != DestKind::F16 {
         // The blocks' rows of byte planes (code 8 is −0 here), two lookups for 32 codes;
         // the blocks of other scales after the loop.
