@@ -304,8 +304,9 @@ unsafe fn e4m3_spec_blocks(codes: *const u8, scales: *const u8, blocks: usize, d
 /// which is what the `Ocp` word path computes (`words::widen_words_pow2`, `2 · LANES`
 /// values a vector, the scale added to the exponent fields). The one difference is the NaN
 /// code: MLX's BF16 NaN is `0x7FC0` for both signs (`mlx_fp8_nan`), where the word widening
-/// gives the quiet NaN with the code's sign, `0xFFC0` for code `0xFF`; no finite product
-/// is a NaN word, so the words equal to `0xFFC0` become `0x7FC0`. Other scale bytes
+/// gives the quiet NaN with the code's sign, `0xFFC0` for code `0xFF`, so the words come
+/// from [`words::widen_words_pow2_unsigned_nan`], which blends the unsigned NaN in after
+/// the sign. Other scale bytes
 /// (including `0xFF`, which MLX multiplies as +Inf) run the specification after the loop.
 ///
 /// # Safety

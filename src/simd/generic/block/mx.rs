@@ -408,7 +408,7 @@ pub(crate) unsafe fn quant<V: Vector, E: Element, const CEIL: bool>(
 ) {
     let rule = if CEIL { MxRule::Ceil } else { MxRule::Ocp };
     // SAFETY: the caller's guarantee: the CPU has V's features.
-    let (base, abs) = unsafe { (Narrow::<V>::new::<E>(spec::SAT), V::splat(0x7FFF_FFFF)) };
+    let base = unsafe { Narrow::<V>::new::<E>(spec::SAT) };
     // Whether a block is whole groups of four vectors that `narrow4` finishes in bytes.
     let four = V::BYTES4 && base.bytes_ok && BLOCK.is_multiple_of(4 * V::LANES);
     let mut sbuf = [0u8; CHUNK];
@@ -421,23 +421,9 @@ pub(crate) unsafe fn quant<V: Vector, E: Element, const CEIL: bool>(
         let mut g0 = 0;
         while g0 < n {
             let nb = V::LANES.min(n - g0);
-            let mut am = [0u32; 16];
             // SAFETY: blocks start + g0 .. start + g0 + nb are below `blocks`: their 128
-            // bytes are readable, LANES values per load; `am` holds 16 >= LANES lanes.
-            unsafe {
-                let mut mv = [V::splat(0); 16];
-                for (i, m) in mv.iter_mut().enumerate().take(nb) {
-                    let p = src.add((start + g0 + i) * 4 * BLOCK);
-                    let mut v = V::load_u32(p, V::LANES).and(abs);
-                    let mut k = V::LANES;
-                    while k < BLOCK {
-                        v = v.max_u32(V::load_u32(p.add(4 * k), V::LANES).and(abs));
-                        k += V::LANES;
-                    }
-                    *m = v;
-                }
-                V::reduce_max_each(&mv).store_u32(am.as_mut_ptr().cast(), V::LANES);
-            }
+            // bytes are readable.
+            let am = unsafe { super::ggml::block_maxima::<V, f32>(src, start + g0, nb) };
             // The magnitudes' unsigned maximum orders them as values, NaN above +Inf.
             for (slot, &m) in sbuf[g0..g0 + nb].iter_mut().zip(&am) {
                 *slot = spec::scale_byte_fast::<CEIL>(E::ELEMENT, m);
