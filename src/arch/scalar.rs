@@ -10,6 +10,14 @@ use crate::codec::{self, Code, Format};
 use crate::options::Policy;
 use crate::{F4E2M1, Overflow};
 
+/// Elements per step of [`f32_to_narrow`]'s loop: one unaligned read of a step's sources and
+/// one unaligned write of its codes, instead of one of each per element. A debug build
+/// checks every raw access (`read_unaligned` and `write_unaligned` assert their
+/// preconditions there), and the 2^32 sweeps of the test suite run this loop in the test
+/// profile, which keeps debug assertions: per element, the checks cost about as much as
+/// the conversion.
+const STEP: usize = 8;
+
 /// Narrows `len` f32 values to format `F`.
 ///
 /// # Safety
@@ -20,36 +28,59 @@ pub(crate) unsafe fn f32_to_narrow<F: Format + Code>(
     len: usize,
     policy: Policy,
 ) {
-    let (src, dst) = (src.cast::<u32>(), dst.cast::<F>());
     // Branch on the overflow policy once, so each loop has a constant one.
-    match policy.overflow {
-        Overflow::Saturate => {
-            let p = Policy {
-                overflow: Overflow::Saturate,
-                ..policy
-            };
-            for i in 0..len {
-                // SAFETY: i < len, and the caller guarantees `len` readable/writable elements.
-                unsafe {
-                    let x = src.add(i).read_unaligned();
-                    dst.add(i)
-                        .write_unaligned(F::from_code(codec::narrow_f32::<F>(x, p)));
-                }
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        match policy.overflow {
+            Overflow::Saturate => {
+                let p = Policy {
+                    overflow: Overflow::Saturate,
+                    ..policy
+                };
+                f32_to_narrow_with::<F>(src, dst, len, p)
+            }
+            Overflow::NonSaturating => {
+                let p = Policy {
+                    overflow: Overflow::NonSaturating,
+                    ..policy
+                };
+                f32_to_narrow_with::<F>(src, dst, len, p)
             }
         }
-        Overflow::NonSaturating => {
-            let p = Policy {
-                overflow: Overflow::NonSaturating,
-                ..policy
-            };
-            for i in 0..len {
-                // SAFETY: as above.
-                unsafe {
-                    let x = src.add(i).read_unaligned();
-                    dst.add(i)
-                        .write_unaligned(F::from_code(codec::narrow_f32::<F>(x, p)));
-                }
-            }
+    }
+}
+
+/// [`f32_to_narrow`] under policy `p`, inlined into each arm of its overflow match so that
+/// each copy sees a constant overflow policy.
+///
+/// # Safety
+/// See [`RawKernel`](super::RawKernel).
+#[inline(always)]
+unsafe fn f32_to_narrow_with<F: Format + Code>(
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+    p: Policy,
+) {
+    let (src, dst) = (src.cast::<u32>(), dst.cast::<F>());
+    let whole = len / STEP * STEP;
+    for i in (0..whole).step_by(STEP) {
+        // SAFETY: i + STEP <= whole <= len, and the caller guarantees `len` readable source
+        // and writable destination elements; both accesses are unaligned, as the byte API
+        // may hand in any address.
+        unsafe {
+            let x = src.add(i).cast::<[u32; STEP]>().read_unaligned();
+            let codes: [F; STEP] =
+                core::array::from_fn(|j| F::from_code(codec::narrow_f32::<F>(x[j], p)));
+            dst.add(i).cast::<[F; STEP]>().write_unaligned(codes);
+        }
+    }
+    for i in whole..len {
+        // SAFETY: i < len, as above.
+        unsafe {
+            let x = src.add(i).read_unaligned();
+            dst.add(i)
+                .write_unaligned(F::from_code(codec::narrow_f32::<F>(x, p)));
         }
     }
 }
