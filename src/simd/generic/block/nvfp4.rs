@@ -456,12 +456,10 @@ struct PlaneRows([[u8; 32]; 256]);
 
 /// What [`dequantize_planes`] knows of a scale byte: its row is not built yet, built, or its
 /// blocks run the specification ([`BAD`]; its row is then zeros, so that the step that
-/// reads it reads initialised bytes, and the block is rewritten afterwards). The states of
-/// a step's scale bytes ANDed are [`UNSEEN`] exactly when a row is missing (both other
-/// states have bit 0 set).
+/// reads it reads initialised bytes, and the block is rewritten afterwards).
 const UNSEEN: u8 = 0;
 const ROW: u8 = 1;
-const SPEC: u8 = 3;
+const SPEC: u8 = 2;
 
 /// [`dequantize`] on a vector with byte-plane lookups ([`Vector::FP4_PLANES`]), for the
 /// multipliers `table` (per scale byte, [`multipliers`]).
@@ -472,13 +470,16 @@ const SPEC: u8 = 3;
 /// 32 values), each row the byte planes of the 16 codes' results encoded for `D`
 /// ([`plane_row`]: the very values [`direct_block`] stores; BF16 codes for an f32 `D`,
 /// which only `Ggml` reads this way: its products are exact with at most 6 significant
-/// bits, so each is its BF16 code shifted left by 16). A row is built when a step first
-/// needs it: the step's four states ANDed (one load and one AND a block) say whether all
-/// are there, and where not the inner loop ends and the rows are built outside it, so
-/// that the loop holds nothing but its pointers and constants. A scale byte whose
-/// multiplier is [`BAD`] gets a zero row, and after the whole call its blocks are written
-/// again by the specification. The blocks past the last whole step of a row run
-/// [`direct_block`] (or the specification).
+/// bits, so each is its BF16 code shifted left by 16). The rows ready form a span of scale
+/// bytes `lo..=hi` below 128, and a step reads its four scale bytes as one 32-bit word
+/// and tests them against the span with integer operations (no load of a per-byte state);
+/// where one is outside, the inner loop ends, the span grows over it (every row in
+/// between is built, while the span stays at most `max_span` rows) and the step runs
+/// outside the loop, so that the loop holds nothing but its pointers and constants. Bytes
+/// from 128 on, or past `max_span`, get their own rows and run the step outside the loop
+/// every time. A scale byte whose multiplier is [`BAD`] gets a zero row, and after the
+/// whole call its blocks are written again by the specification. The blocks past the last
+/// whole step of a row run [`direct_block`] (or the specification).
 ///
 /// # Safety
 /// As for [`dequantize`]; `V::FP4_PLANES`, `D` BF16 or F16, or f32 with `P == GGML`.
@@ -494,10 +495,16 @@ unsafe fn dequantize_planes<V: Vector, const P: usize, const L: usize, D: BlockD
     let mut state = [UNSEEN; 256];
     let mut spec_seen = false;
     let steps = a.blocks / 4;
+    // The span `lo..=hi` of scale bytes below 128 whose rows are all ready (empty at first:
+    // `lo = 128`, `hi = 127`), grown while it stays below `max_span` rows, so that rows are
+    // built for at most about one in 16 of the call's blocks.
+    let (mut lo, mut hi) = (128u32, 127u32);
+    let max_span = (a.rows * a.blocks / 16).max(16) as u32;
     // SAFETY: `V`'s features (the caller's guarantee); every block access is inside the
     // ranges `a` describes (step `q < steps` covers blocks `4q .. 4q + 4 <= a.blocks` of
     // row `r < a.rows`), and a row is read only once its state is not `UNSEEN` (written by
-    // `prepare`).
+    // `prepare`): either all four bytes are in the span, whose rows are all ready, or the
+    // step's rows were prepared just before it.
     unsafe {
         for r in 0..a.rows {
             let out = a.values.add(r * a.values_stride);
@@ -505,6 +512,15 @@ unsafe fn dequantize_planes<V: Vector, const P: usize, const L: usize, D: BlockD
             let scales = a.scales.add(r * a.scales_stride);
             let mut q = 0;
             loop {
+                // Whether the four scale bytes in `x` are all in the span, with no load: a
+                // byte `x_i < 128` has `x_i >= lo` exactly when bit 7 of `x_i + 128 − lo`
+                // is set, and `x_i <= hi` exactly when bit 7 of `x_i + 127 − hi` is clear
+                // (neither sum carries out of its byte). A byte of 128 or more fails by
+                // its own bit 7 (what its sums carry into the next byte can then only
+                // make other bytes fail too).
+                let (k1, k2) = ((128 - lo) * 0x0101_0101, (127 - hi) * 0x0101_0101);
+                let spanned =
+                    |x: u32| (x | x.wrapping_add(k2) | !x.wrapping_add(k1)) & 0x8080_8080 == 0;
                 while q < steps {
                     let (codes, sp) = if L == PLANAR {
                         (data.add(q * 2 * BLOCK), scales.add(4 * q))
@@ -512,10 +528,11 @@ unsafe fn dequantize_planes<V: Vector, const P: usize, const L: usize, D: BlockD
                         let p = data.add(q * GGML_BYTES);
                         (p.add(4), p)
                     };
-                    let s = [0, 1, 2, 3].map(|k| *sp.add(k) as usize);
-                    if state[s[0]] & state[s[1]] & state[s[2]] & state[s[3]] == UNSEEN {
+                    let x = sp.cast::<u32>().read_unaligned().to_le();
+                    if !spanned(x) {
                         break;
                     }
+                    let s = [0, 8, 16, 24].map(|k| (x >> k) as u8 as usize);
                     let o = out.add(4 * q * BLOCK * size);
                     pair_planes::<V, L, D>(codes, rows.add(s[0]), rows.add(s[1]), o);
                     let o = o.add(2 * BLOCK * size);
@@ -525,11 +542,31 @@ unsafe fn dequantize_planes<V: Vector, const P: usize, const L: usize, D: BlockD
                 if q == steps {
                     break;
                 }
-                // A row is missing: the step's four, then the step again.
-                for k in 0..4 {
-                    let s = *block_at::<L>(a, r, 4 * q + k).1 as usize;
-                    spec_seen |= prepare::<V, P, D>(s, &mut state, rows, table, bf);
+                // A byte outside the span: grow the span over it where that stays below
+                // `max_span` rows (all its rows made ready); then the step's own four rows
+                // (ready already if the span grew), and the step.
+                let (codes, sp) = block_at::<L>(a, r, 4 * q);
+                let s = [0, 1, 2, 3].map(|k| *sp.add(k) as u32);
+                let (mut nlo, mut nhi) = if lo > hi { (127, 0) } else { (lo, hi) };
+                for &x in &s {
+                    if x < 128 {
+                        (nlo, nhi) = (nlo.min(x), nhi.max(x));
+                    }
                 }
+                if s.iter().all(|&x| x < 128) && nhi + 1 - nlo <= max_span {
+                    for t in nlo..=nhi {
+                        spec_seen |= prepare::<V, P, D>(t as usize, &mut state, rows, table, bf);
+                    }
+                    (lo, hi) = (nlo, nhi);
+                }
+                for &x in &s {
+                    spec_seen |= prepare::<V, P, D>(x as usize, &mut state, rows, table, bf);
+                }
+                let [sa, sb, sc, sd] = s.map(|x| rows.add(x as usize));
+                let o = out.add(4 * q * BLOCK * size);
+                pair_planes::<V, L, D>(codes, sa, sb, o);
+                pair_planes::<V, L, D>(codes.add(16), sc, sd, o.add(2 * BLOCK * size));
+                q += 1;
             }
             for b in 4 * steps..a.blocks {
                 let s = *block_at::<L>(a, r, b).1 as usize;
