@@ -496,7 +496,7 @@ unsafe fn dequantize_planes<V: Vector, const P: usize, const L: usize, D: BlockD
     let mut spec_seen = false;
     let steps = a.blocks / 4;
     // The span `lo..=hi` of scale bytes below 128 whose rows are all ready (empty at first:
-    // `lo = 128`, `hi = 127`), grown while it stays below `max_span` rows, so that rows are
+    // `lo = 128`, `hi = 127`), grown while it spans at most `max_span` rows, so that rows are
     // built for at most about one in 16 of the call's blocks.
     let (mut lo, mut hi) = (128u32, 127u32);
     let max_span = (a.rows * a.blocks / 16).max(16) as u32;
