@@ -455,8 +455,8 @@ unsafe fn direct_block<V: Vector, const P: usize, const L: usize, D: BlockDest>(
 struct PlaneRows([[u8; 32]; 256]);
 
 /// What [`dequantize_planes`] knows of a scale byte: its row is not built yet, built, or its
-/// blocks run the specification ([`BAD`]). Two bytes' states ANDed are [`ROW`] exactly when
-/// both rows are built.
+/// blocks run the specification ([`BAD`]; its row is then zeros, so that the step that
+/// reads it reads initialised bytes, and the block is rewritten afterwards).
 const UNSEEN: u8 = 0;
 const ROW: u8 = 1;
 const SPEC: u8 = 2;
@@ -464,17 +464,22 @@ const SPEC: u8 = 2;
 /// [`dequantize`] on a vector with byte-plane lookups ([`Vector::FP4_PLANES`]), for the
 /// multipliers `table` (per scale byte, [`multipliers`]).
 ///
-/// Two blocks a step (their 16 code bytes are adjacent in both layouts, and so are their 32
-/// values): [`Vector::fp4_pair_words`] looks block A's codes up in the row of A's scale
-/// byte and B's in B's, each row the byte planes of the 16 codes' results encoded for `D`
+/// Four blocks a step (planar: 4 scale bytes and 32 code bytes; ggml: one `block_nvfp4`),
+/// two pairs: [`Vector::fp4_pair_words`] looks block A's codes up in the row of A's scale
+/// byte and B's in B's (their 16 code bytes are adjacent in both layouts, and so are their
+/// 32 values), each row the byte planes of the 16 codes' results encoded for `D`
 /// ([`plane_row`]: the very values [`direct_block`] stores; BF16 codes for an f32 `D`,
 /// which only `Ggml` reads this way: its products are exact with at most 6 significant
-/// bits, so each is its BF16 code shifted left by 16). A row is built when a block first
-/// needs it; per step the two bytes' states (one AND, one compare) tell whether both rows
-/// are there, and only otherwise is the step's slow path taken: rows built, or the blocks
-/// whose multiplier is [`BAD`] run by the specification. In the ggml layout the 4 scale
-/// bytes and 32 code bytes of a `block_nvfp4` are read as one step of two pairs. An odd last
-/// block of a row runs [`direct_block`] (or the specification).
+/// bits, so each is its BF16 code shifted left by 16). The rows ready form a span of scale
+/// bytes `lo..=hi` below 128, and a step reads its four scale bytes as one 32-bit word
+/// and tests them against the span with integer operations (no load of a per-byte state);
+/// where one is outside, the inner loop ends, the span grows over it (every row in
+/// between is built, while the span stays at most `max_span` rows) and the step runs
+/// outside the loop, so that the loop holds nothing but its pointers and constants. Bytes
+/// from 128 on, or past `max_span`, get their own rows and run the step outside the loop
+/// every time. A scale byte whose multiplier is [`BAD`] gets a zero row, and after the
+/// whole call its blocks are written again by the specification. The blocks past the last
+/// whole step of a row run [`direct_block`] (or the specification).
 ///
 /// # Safety
 /// As for [`dequantize`]; `V::FP4_PLANES`, `D` BF16 or F16, or f32 with `P == GGML`.
@@ -488,66 +493,103 @@ unsafe fn dequantize_planes<V: Vector, const P: usize, const L: usize, D: BlockD
     let mut rows = MaybeUninit::<PlaneRows>::uninit();
     let rows = rows.as_mut_ptr().cast::<[u8; 32]>();
     let mut state = [UNSEEN; 256];
+    let mut spec_seen = false;
+    let steps = a.blocks / 4;
+    // The span `lo..=hi` of scale bytes below 128 whose rows are all ready (empty at first:
+    // `lo = 128`, `hi = 127`), grown while it spans at most `max_span` rows, so that rows are
+    // built for at most about one in 16 of the call's blocks.
+    let (mut lo, mut hi) = (128u32, 127u32);
+    let max_span = (a.rows * a.blocks / 16).max(16) as u32;
     // SAFETY: `V`'s features (the caller's guarantee); every block access is inside the
-    // ranges `a` describes (blocks `b < a.blocks` of row `r < a.rows`), and a row is read
-    // only once its state is `ROW` (written by `prepare`).
+    // ranges `a` describes (step `q < steps` covers blocks `4q .. 4q + 4 <= a.blocks` of
+    // row `r < a.rows`), and a row is read only once its state is not `UNSEEN` (written by
+    // `prepare`): either all four bytes are in the span, whose rows are all ready, or the
+    // step's rows were prepared just before it.
     unsafe {
         for r in 0..a.rows {
             let out = a.values.add(r * a.values_stride);
-            let mut b = 0;
-            if L == GGML_LAYOUT {
-                // Whole `block_nvfp4`s: 4 scale bytes, then 32 code bytes.
-                let data = a.data.add(r * a.data_stride);
-                while b + 4 <= a.blocks {
-                    let p = data.add(b / 4 * GGML_BYTES);
-                    let s = [0, 1, 2, 3].map(|k| *p.add(k) as usize);
-                    if state[s[0]] & state[s[1]] & state[s[2]] & state[s[3]] != ROW {
-                        for x in s {
-                            prepare::<V, P, D>(x, &mut state, rows, table, bf);
-                        }
-                        if state[s[0]] & state[s[1]] & state[s[2]] & state[s[3]] != ROW {
-                            for k in 0..4 {
-                                single::<V, P, L, D>(a, r, b + k, &state, table, bf);
-                            }
-                            b += 4;
-                            continue;
-                        }
+            let data = a.data.add(r * a.data_stride);
+            let scales = a.scales.add(r * a.scales_stride);
+            let mut q = 0;
+            loop {
+                // Whether the four scale bytes in `x` are all in the span, with no load: a
+                // byte `x_i < 128` has `x_i >= lo` exactly when bit 7 of `x_i + 128 − lo`
+                // is set, and `x_i <= hi` exactly when bit 7 of `x_i + 127 − hi` is clear
+                // (neither sum carries out of its byte). A byte of 128 or more fails by
+                // its own bit 7 (what its sums carry into the next byte can then only
+                // make other bytes fail too).
+                let (k1, k2) = ((128 - lo) * 0x0101_0101, (127 - hi) * 0x0101_0101);
+                let spanned =
+                    |x: u32| (x | x.wrapping_add(k2) | !x.wrapping_add(k1)) & 0x8080_8080 == 0;
+                while q < steps {
+                    let (codes, sp) = if L == PLANAR {
+                        (data.add(q * 2 * BLOCK), scales.add(4 * q))
+                    } else {
+                        let p = data.add(q * GGML_BYTES);
+                        (p.add(4), p)
+                    };
+                    let x = sp.cast::<u32>().read_unaligned().to_le();
+                    if !spanned(x) {
+                        break;
                     }
-                    let o = out.add(b * BLOCK * size);
-                    pair_planes::<V, L, D>(p.add(4), rows.add(s[0]), rows.add(s[1]), o);
+                    let s = [0, 8, 16, 24].map(|k| (x >> k) as u8 as usize);
+                    let o = out.add(4 * q * BLOCK * size);
+                    pair_planes::<V, L, D>(codes, rows.add(s[0]), rows.add(s[1]), o);
                     let o = o.add(2 * BLOCK * size);
-                    pair_planes::<V, L, D>(p.add(20), rows.add(s[2]), rows.add(s[3]), o);
-                    b += 4;
+                    pair_planes::<V, L, D>(codes.add(16), rows.add(s[2]), rows.add(s[3]), o);
+                    q += 1;
                 }
-            }
-            while b + 2 <= a.blocks {
-                let (codes, sp) = block_at::<L>(a, r, b);
-                let (sa, sb) = (*sp as usize, *block_at::<L>(a, r, b + 1).1 as usize);
-                if state[sa] & state[sb] != ROW {
-                    prepare::<V, P, D>(sa, &mut state, rows, table, bf);
-                    prepare::<V, P, D>(sb, &mut state, rows, table, bf);
-                    if state[sa] & state[sb] != ROW {
-                        single::<V, P, L, D>(a, r, b, &state, table, bf);
-                        single::<V, P, L, D>(a, r, b + 1, &state, table, bf);
-                        b += 2;
-                        continue;
+                if q == steps {
+                    break;
+                }
+                // A byte outside the span: grow the span over it where that stays below
+                // `max_span` rows (all its rows made ready); then the step's own four rows
+                // (ready already if the span grew), and the step.
+                let (codes, sp) = block_at::<L>(a, r, 4 * q);
+                let s = [0, 1, 2, 3].map(|k| *sp.add(k) as u32);
+                let (mut nlo, mut nhi) = if lo > hi { (127, 0) } else { (lo, hi) };
+                for &x in &s {
+                    if x < 128 {
+                        (nlo, nhi) = (nlo.min(x), nhi.max(x));
                     }
                 }
-                let o = out.add(b * BLOCK * size);
-                pair_planes::<V, L, D>(codes, rows.add(sa), rows.add(sb), o);
-                b += 2;
+                if s.iter().all(|&x| x < 128) && nhi + 1 - nlo <= max_span {
+                    for t in nlo..=nhi {
+                        spec_seen |= prepare::<V, P, D>(t as usize, &mut state, rows, table, bf);
+                    }
+                    (lo, hi) = (nlo, nhi);
+                }
+                for &x in &s {
+                    spec_seen |= prepare::<V, P, D>(x as usize, &mut state, rows, table, bf);
+                }
+                let [sa, sb, sc, sd] = s.map(|x| rows.add(x as usize));
+                let o = out.add(4 * q * BLOCK * size);
+                pair_planes::<V, L, D>(codes, sa, sb, o);
+                pair_planes::<V, L, D>(codes.add(16), sc, sd, o.add(2 * BLOCK * size));
+                q += 1;
             }
-            if b < a.blocks {
+            for b in 4 * steps..a.blocks {
                 let s = *block_at::<L>(a, r, b).1 as usize;
                 prepare::<V, P, D>(s, &mut state, rows, table, bf);
                 single::<V, P, L, D>(a, r, b, &state, table, bf);
             }
         }
+        if spec_seen {
+            for r in 0..a.rows {
+                for b in 0..4 * steps {
+                    let (codes, sp) = block_at::<L>(a, r, b);
+                    if state[*sp as usize] == SPEC {
+                        let out = a.values.add(r * a.values_stride + b * BLOCK * size);
+                        spec_block::<P, L, D>(codes, *sp, a.g, out);
+                    }
+                }
+            }
+        }
     }
 }
 
-/// Makes the row of scale byte `s` ready for [`dequantize_planes`], or marks the byte for
-/// the specification.
+/// Makes the row of scale byte `s` ready for [`dequantize_planes`]: built, or zeros with the
+/// byte marked for the specification (then returns `true`).
 ///
 /// # Safety
 /// `rows` valid for writing 256 rows; the CPU has `V`'s features.
@@ -558,16 +600,21 @@ unsafe fn prepare<V: Vector, const P: usize, D: BlockDest>(
     rows: *mut [u8; 32],
     table: &[u32; 256],
     bf: &lanes::Bf16<V>,
-) {
-    if state[s] == UNSEEN {
-        if table[s] == BAD {
-            state[s] = SPEC;
-        } else {
-            // SAFETY: the caller's guarantee; row `s < 256` is inside the rows.
-            unsafe { rows.add(s).write(plane_row::<V, P, D>(table[s], bf)) };
-            state[s] = ROW;
-        }
+) -> bool {
+    if state[s] != UNSEEN {
+        return false;
     }
+    let spec = table[s] == BAD;
+    // SAFETY: the caller's guarantee; row `s < 256` is inside the rows.
+    unsafe {
+        rows.add(s).write(if spec {
+            [0; 32]
+        } else {
+            plane_row::<V, P, D>(table[s], bf)
+        });
+    }
+    state[s] = if spec { SPEC } else { ROW };
+    spec
 }
 
 /// Block `b` of row `r` by itself in [`dequantize_planes`] (its scale byte prepared):
