@@ -24,7 +24,7 @@ mod common;
 use std::mem::{MaybeUninit, size_of};
 
 use bytemuck::{Pod, Zeroable};
-use common::{MODES, Mismatch, Narrow, Report, Rng, backends, names, to_u64};
+use common::{MODES, Mismatch, Narrow, Report, Rng, backends, names};
 use vcvt::{
     BF16, Backend, ConvertTo, Converter, Element, F4E2M1, F6E2M3, F6E3M2, F8E3M4, F8E4M3,
     F8E4M3B11FNUZ, F8E4M3FNUZ, F8E4M3IEEE, F8E5M2, F8E5M2FNUZ, F8E5M3FNU, F8E8M0, F16, Options,
@@ -195,7 +195,7 @@ fn le_bytes<T: Pod>(v: &[T]) -> Vec<u8> {
 /// all were intact.
 fn check_canary(
     report: &mut Report,
-    what: impl Fn() -> String,
+    what: &dyn Fn() -> String,
     buf: &[u8],
     keep: std::ops::Range<usize>,
     canary: u8,
@@ -260,8 +260,6 @@ fn typed<S: Gen + ConvertTo<D>, D: Element + Pod>(
     let pair = format!("{}->{}", short::<S>(), short::<D>());
     let src_buf = source::<S>(0x7A11 ^ (size_of::<S>() as u64) << 8 ^ size_of::<D>() as u64);
     let src: &[S] = bytemuck::cast_slice(src_buf.bytes());
-    let dsz = size_of::<D>();
-    let (lens, offs) = (lengths(), offsets());
     for mode in MODES {
         let opts = Options::new().overflow(mode);
         let mut reference = vec![D::zeroed(); src.len()];
@@ -269,40 +267,74 @@ fn typed<S: Gen + ConvertTo<D>, D: Element + Pod>(
         for &b in backends {
             let conv = Converter::<S, D>::on(b, opts).unwrap();
             assert_eq!(conv.backend(), b);
-            for canary in CANARIES {
-                let mut dst_buf = Aligned::new(GUARD + (OFFSETS + MAX_LEN) * dsz + GUARD, canary);
-                for &len in &lens {
-                    for &so in &offs {
-                        for dof in [so, (so + 3) % OFFSETS] {
-                            let start = GUARD + dof * dsz;
-                            let end = start + len * dsz;
-                            let dst: &mut [D] =
-                                bytemuck::cast_slice_mut(&mut dst_buf.bytes_mut()[start..end]);
-                            if handle {
-                                conv.convert(&src[so..so + len], dst);
-                            } else {
-                                vcvt::convert_slice_on(b, &src[so..so + len], dst, opts).unwrap();
-                            }
-                            let what = || {
-                                format!(
-                                    "{api} {pair} on {b}, {mode:?}, len {len}, src offset {so}, dst offset {dof}, canary {canary:#x}"
-                                )
-                            };
-                            let got: &[D] = bytemuck::cast_slice(&dst_buf.bytes()[start..end]);
-                            report.compare(what, &reference[so..so + len], got, |k| {
-                                to_u64(&src[so + k])
-                            });
-                            if check_canary(report, what, dst_buf.bytes(), start..end, canary) {
-                                dst_buf.bytes_mut()[start..end].fill(canary);
-                            } else {
-                                dst_buf.bytes_mut().fill(canary);
-                            }
-                        }
+            let convert = |so: usize, len: usize, dst: &mut [u8]| {
+                let dst: &mut [D] = bytemuck::cast_slice_mut(dst);
+                if handle {
+                    conv.convert(&src[so..so + len], dst);
+                } else {
+                    vcvt::convert_slice_on(b, &src[so..so + len], dst, opts).unwrap();
+                }
+            };
+            let what = |len: usize, so: usize, dof: usize, canary: u8| {
+                format!(
+                    "{api} {pair} on {b}, {mode:?}, len {len}, src offset {so}, dst offset {dof}, canary {canary:#x}"
+                )
+            };
+            let (ssz, dsz) = (size_of::<S>(), size_of::<D>());
+            let reference: &[u8] = bytemuck::cast_slice(&reference);
+            typed_placements(
+                report,
+                (src_buf.bytes(), ssz),
+                (reference, dsz),
+                &convert,
+                &what,
+            );
+        }
+    }
+}
+
+/// The lengths, offsets and canaries of [`typed`] for one backend and mode, on the bytes of
+/// the source and the reference (with their element sizes), so that it is compiled once
+/// rather than for every pair: `convert(so, len, dst)` converts `len` source elements from
+/// element `so` into `dst`, and `what(len, so, dof, canary)` names the case.
+fn typed_placements(
+    report: &mut Report,
+    (src, ssz): (&[u8], usize),
+    (reference, dsz): (&[u8], usize),
+    convert: &dyn Fn(usize, usize, &mut [u8]),
+    what: &dyn Fn(usize, usize, usize, u8) -> String,
+) {
+    let (lens, offs) = (lengths(), offsets());
+    for canary in CANARIES {
+        let mut dst_buf = Aligned::new(GUARD + (OFFSETS + MAX_LEN) * dsz + GUARD, canary);
+        for &len in &lens {
+            for &so in &offs {
+                for dof in [so, (so + 3) % OFFSETS] {
+                    let start = GUARD + dof * dsz;
+                    let end = start + len * dsz;
+                    convert(so, len, &mut dst_buf.bytes_mut()[start..end]);
+                    let what = || what(len, so, dof, canary);
+                    report.compare_bytes(
+                        &what,
+                        &reference[so * dsz..(so + len) * dsz],
+                        &dst_buf.bytes()[start..end],
+                        dsz,
+                        &|k| element(src, ssz, so + k),
+                    );
+                    if check_canary(report, &what, dst_buf.bytes(), start..end, canary) {
+                        dst_buf.bytes_mut()[start..end].fill(canary);
+                    } else {
+                        dst_buf.bytes_mut().fill(canary);
                     }
                 }
             }
         }
     }
+}
+
+/// The bits of element `i` of `size` bytes in `bytes` (native byte order).
+fn element(bytes: &[u8], size: usize, i: usize) -> u64 {
+    common::bytes_to_u64(&bytes[i * size..(i + 1) * size])
 }
 
 /// `convert_slice_uninit_with`, or with `handle` a [`Converter`]'s `convert_uninit` (active
@@ -311,51 +343,84 @@ fn uninit<S: Gen + ConvertTo<D>, D: Element + Pod>(handle: bool, report: &mut Re
     let pair = format!("{}->{}", short::<S>(), short::<D>());
     let src_buf = source::<S>(0x0171 ^ (size_of::<S>() as u64) << 8 ^ size_of::<D>() as u64);
     let src: &[S] = bytemuck::cast_slice(src_buf.bytes());
+    let (ssz, dsz) = (size_of::<S>(), size_of::<D>());
     for mode in MODES {
         let opts = Options::new().overflow(mode);
         let mut reference = vec![D::zeroed(); src.len()];
         vcvt::convert_slice_on(Backend::Scalar, src, &mut reference, opts).unwrap();
         for canary in CANARIES {
             let fill: D = bytemuck::pod_read_unaligned(&vec![canary; size_of::<D>()]);
-            for &len in &lengths() {
-                for &off in &offsets() {
-                    let mut buf = [MaybeUninit::new(fill); OFFSETS + MAX_LEN + 8];
-                    let out = if handle {
-                        Converter::<S, D>::new(opts)
-                            .convert_uninit(&src[off..off + len], &mut buf[off + 1..off + 1 + len])
-                    } else {
-                        vcvt::convert_slice_uninit_with(
-                            &src[off..off + len],
-                            &mut buf[off + 1..off + 1 + len],
-                            opts,
-                        )
-                    };
-                    let what = || {
-                        format!(
-                            "uninit (handle: {handle}) {pair} on {}, {mode:?}, len {len}, offset {off}, canary {canary:#x}",
-                            Backend::active()
-                        )
-                    };
-                    report.compare(what, &reference[off..off + len], out, |k| {
-                        to_u64(&src[off + k])
-                    });
-                    let all: Vec<D> = buf
-                        .iter()
-                        // SAFETY: every element of `buf` was initialised by `MaybeUninit::new`,
-                        // and the conversion only stored initialised values into some of them.
-                        .map(|e| unsafe { e.assume_init() })
-                        .collect();
-                    let bytes: &[u8] = bytemuck::cast_slice(&all);
-                    let dsz = size_of::<D>();
-                    let _ = check_canary(
-                        report,
-                        what,
-                        bytes,
-                        (off + 1) * dsz..(off + 1 + len) * dsz,
-                        canary,
-                    );
-                }
-            }
+            // The bytes of the returned slice, and of the whole buffer around it.
+            let run = |len: usize, off: usize| -> (Vec<u8>, Vec<u8>) {
+                let mut buf = [MaybeUninit::new(fill); OFFSETS + MAX_LEN + 8];
+                let out = if handle {
+                    Converter::<S, D>::new(opts)
+                        .convert_uninit(&src[off..off + len], &mut buf[off + 1..off + 1 + len])
+                } else {
+                    vcvt::convert_slice_uninit_with(
+                        &src[off..off + len],
+                        &mut buf[off + 1..off + 1 + len],
+                        opts,
+                    )
+                };
+                let out = bytemuck::cast_slice::<D, u8>(out).to_vec();
+                let all: Vec<D> = buf
+                    .iter()
+                    // SAFETY: every element of `buf` was initialised by `MaybeUninit::new`,
+                    // and the conversion only stored initialised values into some of them.
+                    .map(|e| unsafe { e.assume_init() })
+                    .collect();
+                (out, bytemuck::cast_slice(&all).to_vec())
+            };
+            let what = |len: usize, off: usize| {
+                format!(
+                    "uninit (handle: {handle}) {pair} on {}, {mode:?}, len {len}, offset {off}, canary {canary:#x}",
+                    Backend::active()
+                )
+            };
+            let reference: &[u8] = bytemuck::cast_slice(&reference);
+            uninit_placements(
+                report,
+                canary,
+                (src_buf.bytes(), ssz),
+                (reference, dsz),
+                &run,
+                &what,
+            );
+        }
+    }
+}
+
+/// The lengths and offsets of [`uninit`] for one mode and canary, on bytes (compiled once,
+/// not for every pair): `run(len, off)` converts `len` elements from element `off` into a
+/// canary buffer at element `off + 1` and returns the bytes of the slice the call returned
+/// and of the whole buffer; `what(len, off)` names the case.
+fn uninit_placements(
+    report: &mut Report,
+    canary: u8,
+    (src, ssz): (&[u8], usize),
+    (reference, dsz): (&[u8], usize),
+    run: &dyn Fn(usize, usize) -> (Vec<u8>, Vec<u8>),
+    what: &dyn Fn(usize, usize) -> String,
+) {
+    for &len in &lengths() {
+        for &off in &offsets() {
+            let (out, all) = run(len, off);
+            let what = || what(len, off);
+            report.compare_bytes(
+                &what,
+                &reference[off * dsz..(off + len) * dsz],
+                &out,
+                dsz,
+                &|k| element(src, ssz, off + k),
+            );
+            let _ = check_canary(
+                report,
+                &what,
+                &all,
+                (off + 1) * dsz..(off + 1 + len) * dsz,
+                canary,
+            );
         }
     }
 }
@@ -372,55 +437,78 @@ fn bytes<S: Gen + ConvertTo<D>, D: Element + Pod>(report: &mut Report) {
         let opts = Options::new().overflow(mode);
         let mut reference = vec![D::zeroed(); src.len()];
         vcvt::convert_slice_on(Backend::Scalar, src, &mut reference, opts).unwrap();
+        let (src_le, want_le) = (le_bytes(src), le_bytes(&reference));
         for canary in CANARIES {
             let fill: D = bytemuck::pod_read_unaligned(&vec![canary; dsz]);
-            for &len in &lengths() {
-                let src_le = le_bytes(&src[..len]);
-                let want_le = le_bytes(&reference[..len]);
-                for byte_off in 0..8 {
-                    // Source bytes at `byte_off` (odd ones misaligned for every element type).
-                    let mut in_bytes = vec![canary; 8 + len * ssz];
-                    in_bytes[byte_off..byte_off + len * ssz].copy_from_slice(&src_le);
-                    let mut dst = vec![fill; len + 2];
-                    vcvt::convert_from_bytes_with::<S, D>(
-                        &in_bytes[byte_off..byte_off + len * ssz],
-                        &mut dst[1..=len],
-                        opts,
-                    )
-                    .unwrap();
-                    let what = || {
-                        format!(
-                            "convert_from_bytes {pair} on {active}, {mode:?}, len {len}, byte offset {byte_off}, canary {canary:#x}"
-                        )
-                    };
-                    report.compare(what, &reference[..len], &dst[1..=len], |k| to_u64(&src[k]));
-                    let _ = check_canary(
-                        report,
-                        what,
-                        bytemuck::cast_slice(&dst),
-                        dsz..(len + 1) * dsz,
-                        canary,
-                    );
+            // The bytes of a `len + 2`-element canary destination whose elements 1..=len
+            // were converted from `in_bytes`.
+            let from = |in_bytes: &[u8], len: usize| -> Vec<u8> {
+                let mut dst = vec![fill; len + 2];
+                vcvt::convert_from_bytes_with::<S, D>(in_bytes, &mut dst[1..=len], opts).unwrap();
+                bytemuck::cast_slice(&dst).to_vec()
+            };
+            let to = |len: usize, out: &mut [u8]| {
+                vcvt::convert_to_bytes_with::<S, D>(&src[..len], out, opts).unwrap();
+            };
+            let what = |api: &str, len: usize, byte_off: usize| {
+                format!(
+                    "{api} {pair} on {active}, {mode:?}, len {len}, byte offset {byte_off}, canary {canary:#x}"
+                )
+            };
+            bytes_placements(
+                report,
+                canary,
+                (src_buf.bytes(), &src_le, ssz),
+                (bytemuck::cast_slice(&reference), &want_le, dsz),
+                (&from, &to),
+                &what,
+            );
+        }
+    }
+}
 
-                    // Destination bytes at `byte_off` inside a canary buffer.
-                    let mut out_bytes = vec![canary; GUARD + 8 + len * dsz + GUARD];
-                    let start = GUARD + byte_off;
-                    let end = start + len * dsz;
-                    vcvt::convert_to_bytes_with::<S, D>(
-                        &src[..len],
-                        &mut out_bytes[start..end],
-                        opts,
-                    )
-                    .unwrap();
-                    let what = || {
-                        format!(
-                            "convert_to_bytes {pair} on {active}, {mode:?}, len {len}, byte offset {byte_off}, canary {canary:#x}"
-                        )
-                    };
-                    report.compare(what, &want_le, &out_bytes[start..end], |k| k as u64);
-                    let _ = check_canary(report, what, &out_bytes, start..end, canary);
-                }
-            }
+/// A conversion from source bytes of `len` elements (see [`bytes`]).
+type FromBytes<'a> = &'a dyn Fn(&[u8], usize) -> Vec<u8>;
+/// A conversion of `len` elements into destination bytes (see [`bytes`]).
+type ToBytes<'a> = &'a dyn Fn(usize, &mut [u8]);
+
+/// The lengths and byte offsets of [`bytes`] for one mode and canary, on bytes (compiled
+/// once, not for every pair). The source and the reference come in native and
+/// little-endian byte order; `what(api, len, byte_off)` names the case.
+fn bytes_placements(
+    report: &mut Report,
+    canary: u8,
+    (src, src_le, ssz): (&[u8], &[u8], usize),
+    (reference, want_le, dsz): (&[u8], &[u8], usize),
+    (from, to): (FromBytes, ToBytes),
+    what: &dyn Fn(&str, usize, usize) -> String,
+) {
+    for &len in &lengths() {
+        let src_le = &src_le[..len * ssz];
+        let want_le = &want_le[..len * dsz];
+        for byte_off in 0..8 {
+            // Source bytes at `byte_off` (odd ones misaligned for every element type).
+            let mut in_bytes = vec![canary; 8 + len * ssz];
+            in_bytes[byte_off..byte_off + len * ssz].copy_from_slice(src_le);
+            let dst = from(&in_bytes[byte_off..byte_off + len * ssz], len);
+            let what_from = || what("convert_from_bytes", len, byte_off);
+            report.compare_bytes(
+                &what_from,
+                &reference[..len * dsz],
+                &dst[dsz..(len + 1) * dsz],
+                dsz,
+                &|k| element(src, ssz, k),
+            );
+            let _ = check_canary(report, &what_from, &dst, dsz..(len + 1) * dsz, canary);
+
+            // Destination bytes at `byte_off` inside a canary buffer.
+            let mut out_bytes = vec![canary; GUARD + 8 + len * dsz + GUARD];
+            let start = GUARD + byte_off;
+            let end = start + len * dsz;
+            to(len, &mut out_bytes[start..end]);
+            let what_to = || what("convert_to_bytes", len, byte_off);
+            report.compare_bytes(&what_to, want_le, &out_bytes[start..end], 1, &|k| k as u64);
+            let _ = check_canary(report, &what_to, &out_bytes, start..end, canary);
         }
     }
 }
@@ -681,20 +769,52 @@ fn stream_pair<S: Gen + ConvertTo<D>, D: Element + Pod>(backends: &[Backend], re
         let opts = Options::new().overflow(mode).nan(nan);
         let reference = pieces::<S, D>(&src, opts);
         for &b in backends {
-            for &len in &lens {
-                for dof in [0, 3] {
-                    let (start, end) = (GUARD + dof * dsz, GUARD + (dof + len) * dsz);
-                    let dst: &mut [D] =
-                        bytemuck::cast_slice_mut(&mut dst_buf.bytes_mut()[start..end]);
-                    vcvt::convert_slice_on(b, &src[..len], dst, opts).unwrap();
-                    let what =
-                        || format!("{pair} on {b}, {mode:?}, {nan:?}, len {len}, dst offset {dof}");
-                    let got: &[D] = bytemuck::cast_slice(&dst_buf.bytes()[start..end]);
-                    report.compare(what, &reference[..len], got, |k| to_u64(&src[k]));
-                    check_canary(report, what, dst_buf.bytes(), start..end, canary);
-                    dst_buf.bytes_mut().fill(canary);
-                }
-            }
+            let convert = |len: usize, dst: &mut [u8]| {
+                let dst: &mut [D] = bytemuck::cast_slice_mut(dst);
+                vcvt::convert_slice_on(b, &src[..len], dst, opts).unwrap();
+            };
+            let what = |len: usize, dof: usize| {
+                format!("{pair} on {b}, {mode:?}, {nan:?}, len {len}, dst offset {dof}")
+            };
+            stream_placements(
+                report,
+                (&mut dst_buf, canary),
+                (bytemuck::cast_slice(&src), ssz),
+                (bytemuck::cast_slice(&reference), dsz),
+                &lens,
+                &convert,
+                &what,
+            );
+        }
+    }
+}
+
+/// The lengths and destination offsets of [`stream_pair`] for one backend and policy, on
+/// bytes (compiled once, not for every pair): `convert(len, dst)` converts the first `len`
+/// source elements into `dst`, and `what(len, dof)` names the case.
+fn stream_placements(
+    report: &mut Report,
+    (dst_buf, canary): (&mut Aligned, u8),
+    (src, ssz): (&[u8], usize),
+    (reference, dsz): (&[u8], usize),
+    lens: &[usize],
+    convert: &dyn Fn(usize, &mut [u8]),
+    what: &dyn Fn(usize, usize) -> String,
+) {
+    for &len in lens {
+        for dof in [0, 3] {
+            let (start, end) = (GUARD + dof * dsz, GUARD + (dof + len) * dsz);
+            convert(len, &mut dst_buf.bytes_mut()[start..end]);
+            let what = || what(len, dof);
+            report.compare_bytes(
+                &what,
+                &reference[..len * dsz],
+                &dst_buf.bytes()[start..end],
+                dsz,
+                &|k| element(src, ssz, k),
+            );
+            check_canary(report, &what, dst_buf.bytes(), start..end, canary);
+            dst_buf.bytes_mut().fill(canary);
         }
     }
 }

@@ -1111,7 +1111,10 @@ pub fn try_run_input(input: &Input, hooks: Hooks) -> Result<(), String> {
             macro_rules! with_code {
                 ($($k:literal $c:ident),*) => {
                     match input.h[1] % 8 {
-                        $($k => with_wide!(s, S => with_wide!(d, D => scaled::<S, $c, D>(&ctx))),)*
+                        $($k => {
+                            let codes = with_wide!(s, S => scaled_narrow::<S, $c>(&ctx))?;
+                            with_wide!(d, D => scaled_dequantize::<$c, D>(&ctx, &codes))
+                        })*
                         _ => unreachable!(),
                     }
                 };
@@ -2307,9 +2310,11 @@ fn scaled_product(a: f32, b: f32) -> f64 {
     }
 }
 
-/// `narrow_scaled` of payload values into codes `C`, then `dequantize_scaled` of those codes
-/// (and of raw payload bytes, high bits included) into `D`.
-fn scaled<S: Wide, C: Code, D: Wide>(ctx: &Ctx) -> Result<(), String> {
+/// `narrow_scaled` of payload values into codes `C`; returns the codes to dequantize (those
+/// written, or when the call rightly failed the raw payload bytes, high bits included).
+/// Then [`scaled_dequantize`] into `D`: two functions, not one generic over all three
+/// types, so that each is compiled for 24 pairs of types rather than 72 triples.
+fn scaled_narrow<S: Wide, C: Code>(ctx: &Ctx) -> Result<Vec<u8>, String> {
     let inp = ctx.input;
     let n = shape_len(Shape::matrix(inp.rows().max(1), inp.cols()));
     let scale = f32::from_bits(inp.scale());
@@ -2344,7 +2349,14 @@ fn scaled<S: Wide, C: Code, D: Wide>(ctx: &Ctx) -> Result<(), String> {
         }
         None => raw_bytes(inp.payload, 0, n),
     };
-    let cb = SrcBuf::new(&codes, usize::from(inp.h[10]) % BASE_ALIGN, ctx.hooks);
+    Ok(codes)
+}
+
+/// `dequantize_scaled` of `codes` (from [`scaled_narrow`]) into `D`.
+fn scaled_dequantize<C: Code, D: Wide>(ctx: &Ctx, codes: &[u8]) -> Result<(), String> {
+    let inp = ctx.input;
+    let scale = f32::from_bits(inp.scale());
+    let cb = SrcBuf::new(codes, usize::from(inp.h[10]) % BASE_ALIGN, ctx.hooks);
     let cs: &[C] = cb.typed();
     let ds = size_of::<D>();
     let len = inp.delta(0).apply(codes.len(), 32);

@@ -1103,7 +1103,7 @@ fn typed<D: Val>(
     dst_off: usize,
     n: usize,
     expect: Expect,
-    mut call: impl FnMut(&mut [D]) -> Result<(), Error>,
+    call: &mut dyn FnMut(&mut [D]) -> Result<(), Error>,
 ) -> Result<(), String> {
     assert_eq!(dst_off % size_of::<D>(), 0);
     check_call(
@@ -1187,14 +1187,14 @@ fn slices<S: Refer<D>, D: Val>(inp: &Input, hooks: Hooks) -> Result<(), String> 
     backends.rotate_right(1);
     for b in backends {
         let api = format!("convert_slice_on(Backend::{b:?})");
-        typed::<D>(&ctx, &api, dst_off, nd, wo, |d| {
+        typed::<D>(&ctx, &api, dst_off, nd, wo, &mut |d| {
             vcvt::convert_slice_on(b, src, d, opts)
         })?;
     }
     for &b in Backend::ALL.iter().filter(|b| !b.is_available()) {
         let api = format!("convert_slice_on(Backend::{b:?}) (unavailable)");
         let e = Expect::Fail(Error::BackendUnavailable { backend: b });
-        typed::<D>(&ctx, &api, dst_off, nd, e, |d| {
+        typed::<D>(&ctx, &api, dst_off, nd, e, &mut |d| {
             vcvt::convert_slice_on(b, src, d, opts)
         })?;
     }
@@ -1204,20 +1204,20 @@ fn slices<S: Refer<D>, D: Val>(inp: &Input, hooks: Hooks) -> Result<(), String> 
     // rate of executions up.
     match inp.variant % 4 {
         0 => {
-            typed::<D>(&ctx, "convert_slice", dst_off, nd, wd, |d| {
+            typed::<D>(&ctx, "convert_slice", dst_off, nd, wd, &mut |d| {
                 vcvt::convert_slice(src, d);
                 Ok(())
             })?;
-            typed::<D>(&ctx, "convert_slice_with", dst_off, nd, wo, |d| {
+            typed::<D>(&ctx, "convert_slice_with", dst_off, nd, wo, &mut |d| {
                 vcvt::convert_slice_with(src, d, opts);
                 Ok(())
             })?;
         }
         1 => {
-            typed::<D>(&ctx, "try_convert_slice", dst_off, nd, wd, |d| {
+            typed::<D>(&ctx, "try_convert_slice", dst_off, nd, wd, &mut |d| {
                 vcvt::try_convert_slice(src, d)
             })?;
-            typed::<D>(&ctx, "try_convert_slice_with", dst_off, nd, wo, |d| {
+            typed::<D>(&ctx, "try_convert_slice_with", dst_off, nd, wo, &mut |d| {
                 vcvt::try_convert_slice_with(src, d, opts)
             })?;
         }
@@ -1296,17 +1296,17 @@ fn slices<S: Refer<D>, D: Val>(inp: &Input, hooks: Hooks) -> Result<(), String> 
             Err(e) => ("length mismatch", Expect::Fail(*e), Expect::Fail(*e)),
         };
         let api = format!("try_convert_slice ({what}: {m} destination elements)");
-        typed::<D>(&ctx, &api, dst_off, m, ed, |d| {
+        typed::<D>(&ctx, &api, dst_off, m, ed, &mut |d| {
             vcvt::try_convert_slice(src, d)
         })?;
         let api = format!("try_convert_slice_with ({what}: {m} destination elements)");
-        typed::<D>(&ctx, &api, dst_off, m, eo, |d| {
+        typed::<D>(&ctx, &api, dst_off, m, eo, &mut |d| {
             vcvt::try_convert_slice_with(src, d, opts)
         })?;
         for b in Backend::available() {
             let api =
                 format!("convert_slice_on(Backend::{b:?}) ({what}: {m} destination elements)");
-            typed::<D>(&ctx, &api, dst_off, m, eo, |d| {
+            typed::<D>(&ctx, &api, dst_off, m, eo, &mut |d| {
                 vcvt::convert_slice_on(b, src, d, opts)
             })?;
         }
@@ -1372,13 +1372,18 @@ fn bytes<S: Refer<D>, D: Val>(inp: &Input, hooks: Hooks) -> Result<(), String> {
         counted.err()
     };
     let want = expect(from_err, &want_default);
-    typed::<D>(&ctx, "convert_from_bytes", dst_off, m, want, |d| {
+    typed::<D>(&ctx, "convert_from_bytes", dst_off, m, want, &mut |d| {
         vcvt::convert_from_bytes::<S, D>(src_bytes, d)
     })?;
     let want = expect(from_err, &want_opts);
-    typed::<D>(&ctx, "convert_from_bytes_with", dst_off, m, want, |d| {
-        vcvt::convert_from_bytes_with::<S, D>(src_bytes, d, opts)
-    })?;
+    typed::<D>(
+        &ctx,
+        "convert_from_bytes_with",
+        dst_off,
+        m,
+        want,
+        &mut |d| vcvt::convert_from_bytes_with::<S, D>(src_bytes, d, opts),
+    )?;
     drop(src_buf);
 
     // Typed -> bytes: the destination at any byte offset, possibly not a whole number of

@@ -908,6 +908,11 @@ impl Report {
 
     /// Compares results with expected ones element by element (a fast slice comparison
     /// first) and records the differences. `input(i)` gives the source bits of element `i`.
+    ///
+    /// Only this shim is generic (it is instantiated once per type and pair of closures,
+    /// hundreds of times in a test target); the work is done once, on bytes, by
+    /// [`Report::compare_bytes`].
+    #[inline]
     pub fn compare<T: bytemuck::Pod>(
         &mut self,
         what: impl Fn() -> String,
@@ -916,14 +921,48 @@ impl Report {
         input: impl Fn(usize) -> u64,
     ) {
         assert_eq!(expected.len(), got.len());
-        self.cases += expected.len() as u64;
-        let eb: &[u8] = bytemuck::cast_slice(expected);
-        let gb: &[u8] = bytemuck::cast_slice(got);
-        if eb == gb {
-            return;
+        self.compare_bytes(
+            &what,
+            bytemuck::cast_slice(expected),
+            bytemuck::cast_slice(got),
+            std::mem::size_of::<T>(),
+            &input,
+        );
+    }
+
+    /// [`Report::compare`] on the bytes of elements of `size` bytes (1, 2, 4 or 8) in native
+    /// byte order: counts the elements and records every one that differs.
+    pub fn compare_bytes(
+        &mut self,
+        what: &dyn Fn() -> String,
+        expected: &[u8],
+        got: &[u8],
+        size: usize,
+        input: &dyn Fn(usize) -> u64,
+    ) {
+        assert_eq!(expected.len(), got.len());
+        assert_eq!(expected.len() % size, 0);
+        self.cases += (expected.len() / size) as u64;
+        if expected != got {
+            self.record_mismatches(what, expected, got, size, input);
         }
-        for (i, (e, g)) in expected.iter().zip(got).enumerate() {
-            let (e, g) = (to_u64(e), to_u64(g));
+    }
+
+    /// The slow half of [`Report::compare`]: records every element of `size` bytes that
+    /// differs between `expected` and `got`.
+    #[cold]
+    #[inline(never)]
+    fn record_mismatches(
+        &mut self,
+        what: &dyn Fn() -> String,
+        expected: &[u8],
+        got: &[u8],
+        size: usize,
+        input: &dyn Fn(usize) -> u64,
+    ) {
+        let elements = expected.chunks_exact(size).zip(got.chunks_exact(size));
+        for (i, (e, g)) in elements.enumerate() {
+            let (e, g) = (bytes_to_u64(e), bytes_to_u64(g));
             if e != g {
                 self.fail(Mismatch {
                     what: what(),
@@ -956,7 +995,11 @@ impl Report {
 
 /// The bits of a plain-data value of 1, 2, 4 or 8 bytes as a `u64`.
 pub fn to_u64<T: bytemuck::Pod>(x: &T) -> u64 {
-    let b = bytemuck::bytes_of(x);
+    bytes_to_u64(bytemuck::bytes_of(x))
+}
+
+/// The bits of a value of 1, 2, 4 or 8 bytes in native byte order as a `u64`.
+pub fn bytes_to_u64(b: &[u8]) -> u64 {
     let mut buf = [0u8; 8];
     buf[..b.len()].copy_from_slice(b);
     u64::from_ne_bytes(buf)
