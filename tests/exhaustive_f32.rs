@@ -8,8 +8,11 @@
 //! Every SIMD backend converts each chunk twice: in one call (its main loop) and in calls of
 //! 63 elements (its remainder code), since a kernel may use different instructions for
 //! the two (except `portable`, whose remainder is the compiler's scalar epilogue of the same
-//! lane functions; tests/tails.rs runs it at every length). One test per format, each split
-//! over two threads.
+//! lane functions; tests/tails.rs runs it at every length). On x86-64 every SIMD backend but
+//! `portable` also converts each chunk in one call under the two most hostile MXCSR settings
+//! (FTZ + DAZ with rounding up, and with rounding down), compared with the same oracle
+//! answers: results must not depend on MXCSR (`tests/mxcsr.rs` runs all 16 settings on
+//! samples). One test per format, each split over two threads.
 //!
 //! Under `VCVT_SWEEP=sample` (emulation, Miri) the sweep runs the stratified sample of
 //! [`common::stratified_f32_sample`] instead: every sign and exponent, and the mantissas next
@@ -80,6 +83,23 @@ where
         T::DEF.name,
         names(&full)
     );
+    #[cfg(target_arch = "x86_64")]
+    {
+        let hostile: Vec<Backend> = full
+            .iter()
+            .copied()
+            .filter(|&b| b != Backend::Scalar && b.name() != "portable")
+            .collect();
+        if !hostile.is_empty() {
+            let settings = common::mxcsr::hostile_settings();
+            coverage += &format!(
+                "; [{}] also under MXCSR {} and {}",
+                names(&hostile),
+                settings[0].name,
+                settings[1].name
+            );
+        }
+    }
     if !routed.is_empty() {
         let sample = common::stratified_f32_sample(T::oracle(), seed);
         let mut s = Scratch::default();
@@ -132,6 +152,8 @@ fn check_chunk<T: Narrow>(
             if b == Backend::Scalar || b.name() == "portable" {
                 continue;
             }
+            #[cfg(target_arch = "x86_64")]
+            hostile_mxcsr(b, src, expected, &mut s.out, report, mode);
             // Again in calls of TAIL elements, shorter than any unrolled step, so
             // that every element also goes through the kernels' remainder code.
             for (src, out) in src.chunks(TAIL).zip(s.out.chunks_mut(TAIL)) {
@@ -149,6 +171,44 @@ fn check_chunk<T: Narrow>(
                 |k| u64::from(src[k].to_bits()),
             );
         }
+    }
+}
+
+/// The whole chunk in one call on SIMD backend `b` under each of the two most hostile MXCSR
+/// settings (FTZ + DAZ with rounding up, and with rounding down), compared with the oracle:
+/// results must not depend on MXCSR (tests/mxcsr.rs runs all 16 settings on samples). The
+/// `portable` backend is left to those samples: its few float operations are exact on the
+/// values whose results are kept (src/arch/portable.rs), so no setting can change them.
+#[cfg(target_arch = "x86_64")]
+fn hostile_mxcsr<T: Narrow>(
+    b: Backend,
+    src: &[f32],
+    expected: &[T],
+    out: &mut [T],
+    report: &mut common::Report,
+    mode: vcvt::Overflow,
+) where
+    f32: ConvertTo<T>,
+{
+    let opts = Options::new().overflow(mode);
+    for setting in &common::mxcsr::hostile_settings()[..2] {
+        let mut ok = false;
+        common::mxcsr::with_mxcsr(setting.csr, || {
+            ok = vcvt::convert_slice_on(b, src, out, opts).is_ok();
+        });
+        assert!(ok, "{b} is available, and the lengths match");
+        report.compare(
+            || {
+                format!(
+                    "f32->{} on {b}, {mode:?}, under MXCSR {}",
+                    T::DEF.name,
+                    setting.name
+                )
+            },
+            expected,
+            out,
+            |k| u64::from(src[k].to_bits()),
+        );
     }
 }
 

@@ -15,18 +15,20 @@
 //!   (ties broken by bits below f32 precision), random f64, and every code widened;
 //! - all 2^32 f32 inputs narrowed to each format under the two most hostile settings
 //!   (FTZ + DAZ with rounding up, FTZ + DAZ with rounding down; the third of
-//!   `hostile_settings`, FTZ alone with rounding toward zero, runs on the sample above), on each distinct SIMD kernel of the pair, against the same kernel under
-//!   the default MXCSR (which `exhaustive_f32.rs` proves equal to the oracle); the
-//!   `portable` backend, whose few float operations are exact, gets the sample above;
+//!   `hostile_settings`, FTZ alone with rounding toward zero, runs on the sample above), on
+//!   each distinct SIMD kernel of the pair, against the oracle: that sweep is part of
+//!   `tests/exhaustive_f32.rs`, which has each chunk of inputs and the oracle's answers at
+//!   hand; the `portable` backend, whose few float operations are exact, gets the sample
+//!   above;
 //! - f32 -> F8E4M3/F8E5M2 at every length and start offset of `tests/tails.rs`, with the
 //!   destination between canaries, under rounding toward zero and under round to nearest
 //!   with FTZ + DAZ: the AVX2 kernel reads MXCSR and takes its integer path under the
 //!   first and its fused multiply-add path under the second (the tail test, under the
 //!   default MXCSR, sees only the latter).
 //!
-//! MXCSR is set and restored inside one `asm!` block that calls the conversion, so no Rust
-//! code outside that call runs under a non-default floating-point environment. Under
-//! `VCVT_SWEEP=sample` the 2^32 sweeps use the stratified sample instead.
+//! MXCSR is set and restored inside one `asm!` block that calls the conversion
+//! (`common::mxcsr::with_mxcsr`), so no Rust code outside that call runs under a non-default
+//! floating-point environment.
 
 #![cfg(target_arch = "x86_64")]
 
@@ -34,29 +36,12 @@ mod common;
 
 use std::arch::asm;
 
+use common::mxcsr::{DAZ, FTZ, MASKS, ROUNDING, Setting, with_mxcsr};
 use common::{MODES, Narrow, Report, Rng, backends, names};
 use vcvt::{
     BF16, Backend, ConvertTo, Element, F4E2M1, F6E2M3, F6E3M2, F8E3M4, F8E4M3, F8E4M3B11FNUZ,
     F8E4M3FNUZ, F8E4M3IEEE, F8E5M2, F8E5M2FNUZ, F8E5M3FNU, F8E8M0, F16, Options,
 };
-
-const FTZ: u32 = 1 << 15;
-const DAZ: u32 = 1 << 6;
-/// All six exception masks: the power-on default MXCSR is this with round to nearest.
-const MASKS: u32 = 0x1F80;
-const ROUNDING: [(u32, &str); 4] = [
-    (0 << 13, "nearest"),
-    (1 << 13, "down"),
-    (2 << 13, "up"),
-    (3 << 13, "toward zero"),
-];
-
-/// A named MXCSR value.
-#[derive(Clone, Copy)]
-struct Setting {
-    csr: u32,
-    name: &'static str,
-}
 
 /// All 16 combinations of rounding mode, FTZ and DAZ.
 fn all_settings() -> Vec<Setting> {
@@ -76,59 +61,6 @@ fn all_settings() -> Vec<Setting> {
         }
     }
     v
-}
-
-/// The settings of the 2^32 sweeps.
-fn hostile_settings() -> [Setting; 3] {
-    [
-        Setting {
-            csr: MASKS | (2 << 13) | FTZ | DAZ,
-            name: "RC=up+FTZ+DAZ",
-        },
-        Setting {
-            csr: MASKS | (1 << 13) | FTZ | DAZ,
-            name: "RC=down+FTZ+DAZ",
-        },
-        Setting {
-            csr: MASKS | (3 << 13) | FTZ,
-            name: "RC=toward zero+FTZ",
-        },
-    ]
-}
-
-/// Calls the closure behind `ctx` (a `*mut &mut dyn FnMut()`); used by [`with_mxcsr`].
-extern "C" fn call_closure(ctx: *mut u8) {
-    // SAFETY: `with_mxcsr` passes a pointer to a live `&mut dyn FnMut()` and nothing else
-    // uses it during the call.
-    let f = unsafe { &mut *ctx.cast::<&mut dyn FnMut()>() };
-    f();
-}
-
-/// Runs `f` with MXCSR = `csr` and restores the previous value. `f` must not panic (a panic
-/// cannot leave the `extern "C"` trampoline; it aborts) and should do no float arithmetic
-/// of its own.
-fn with_mxcsr(csr: u32, mut f: impl FnMut()) {
-    let mut dynf: &mut dyn FnMut() = &mut f;
-    let mut saved: u32 = 0;
-    // SAFETY: the block saves MXCSR to `saved`, loads `csr`, calls `call_closure` (a C-ABI
-    // function; `clobber_abi("C")` declares every register the call may change, and the
-    // stack is call-aligned on entry because `nostack` is not given) and restores MXCSR
-    // before it ends, so the floating-point environment is unchanged outside the block.
-    // r12 and r13 are callee-saved, so they still point at `saved` and `csr` after the
-    // call; both stay alive and unaliased for the whole block.
-    unsafe {
-        asm!(
-            "stmxcsr [r12]",
-            "ldmxcsr [r13]",
-            "call {f}",
-            "ldmxcsr [r12]",
-            f = sym call_closure,
-            in("r12") &raw mut saved,
-            in("r13") &raw const csr,
-            in("rdi") (&raw mut dynf).cast::<u8>(),
-            clobber_abi("C"),
-        );
-    }
 }
 
 /// The SIMD backends this CPU has (Scalar is the reference).
@@ -338,163 +270,6 @@ fn mxcsr_narrow_pairs_every_code() {
             names(&b)
         ),
     );
-}
-
-/// Per-thread buffers of the 2^32 sweep.
-struct Scratch<T> {
-    want: Vec<T>,
-    out: Vec<T>,
-}
-
-impl<T> Default for Scratch<T> {
-    fn default() -> Self {
-        Scratch {
-            want: Vec::new(),
-            out: Vec::new(),
-        }
-    }
-}
-
-fn sweep<T: Narrow>(test: &str)
-where
-    f32: ConvertTo<T>,
-{
-    // Each SIMD kernel of the pair once: a backend that runs another's kernel (an AVX-512
-    // tier running the AVX2 one) or the Scalar one adds nothing here.
-    //
-    // The `portable` backend's kernels are left to the stratified sample under all 16
-    // settings (`mxcsr_every_pair_sampled`): their only floating-point operations are a
-    // multiplication by a power of two, a truncating conversion and a subtraction, each
-    // exact on the values whose results are kept (src/arch/portable.rs), so no setting can
-    // change them; `exhaustive_f32.rs` sweeps them over all 2^32 inputs under the default.
-    let mut b: Vec<Backend> = Vec::new();
-    for x in simd_backends(test) {
-        if x.name() != "portable"
-            && x.is_simd::<f32, T>()
-            && !b
-                .iter()
-                .any(|y| y.kernel_id::<f32, T>() == x.kernel_id::<f32, T>())
-        {
-            b.push(x);
-        }
-    }
-    if b.is_empty() {
-        println!(
-            "SKIPPED: {test}: no SIMD kernel for f32->{} on this CPU",
-            T::DEF.name
-        );
-        return;
-    }
-    // CI time: the first two hostile settings (rounding up and down with FTZ + DAZ) over all
-    // 2^32 inputs; the third (toward zero with FTZ) and the other 13 run on the stratified
-    // sample in `mxcsr_every_pair_sampled`.
-    let all_hostile = hostile_settings();
-    let settings = [all_hostile[0], all_hostile[1]];
-    let seed = 0x3C5A_1000 + u64::from(T::DEF.bits());
-    let (report, inputs) =
-        common::sweep_f32(T::oracle(), seed, |src, s: &mut Scratch<T>, report| {
-            s.want.resize(src.len(), T::zeroed());
-            s.out.resize(src.len(), T::zeroed());
-            for mode in MODES {
-                let opts = Options::new().overflow(mode);
-                for &backend in &b {
-                    // The reference: the same kernel under the default MXCSR, which
-                    // `exhaustive_f32.rs` proves equal to the oracle on every input; a SIMD
-                    // reference instead of the Scalar kernel keeps these sweeps affordable
-                    // for every format.
-                    vcvt::convert_slice_on(backend, src, &mut s.want, opts).unwrap();
-                    for setting in settings {
-                        check(
-                            report,
-                            (backend, setting, opts),
-                            src,
-                            &s.want,
-                            &mut s.out,
-                            || format!("f32->{}, {mode:?}", T::DEF.name),
-                        );
-                    }
-                }
-            }
-        });
-    let list: Vec<&str> = settings.iter().map(|s| s.name).collect();
-    report.finish(
-        test,
-        &format!(
-            "f32->{}, {inputs} x 2 modes x MXCSR {list:?} on [{}] against the same kernel under the default MXCSR",
-            T::DEF.name,
-            names(&b)
-        ),
-    );
-}
-
-#[test]
-fn mxcsr_all_f32_to_f16() {
-    sweep::<F16>("mxcsr_all_f32_to_f16");
-}
-
-#[test]
-fn mxcsr_all_f32_to_bf16() {
-    sweep::<BF16>("mxcsr_all_f32_to_bf16");
-}
-
-#[test]
-fn mxcsr_all_f32_to_f8e4m3() {
-    sweep::<F8E4M3>("mxcsr_all_f32_to_f8e4m3");
-}
-
-#[test]
-fn mxcsr_all_f32_to_f8e5m2() {
-    sweep::<F8E5M2>("mxcsr_all_f32_to_f8e5m2");
-}
-
-#[test]
-fn mxcsr_all_f32_to_f8e4m3fnuz() {
-    sweep::<F8E4M3FNUZ>("mxcsr_all_f32_to_f8e4m3fnuz");
-}
-
-#[test]
-fn mxcsr_all_f32_to_f8e5m2fnuz() {
-    sweep::<F8E5M2FNUZ>("mxcsr_all_f32_to_f8e5m2fnuz");
-}
-
-#[test]
-fn mxcsr_all_f32_to_f6e2m3() {
-    sweep::<F6E2M3>("mxcsr_all_f32_to_f6e2m3");
-}
-
-#[test]
-fn mxcsr_all_f32_to_f6e3m2() {
-    sweep::<F6E3M2>("mxcsr_all_f32_to_f6e3m2");
-}
-
-#[test]
-fn mxcsr_all_f32_to_f4e2m1() {
-    sweep::<F4E2M1>("mxcsr_all_f32_to_f4e2m1");
-}
-
-#[test]
-fn mxcsr_all_f32_to_f8e8m0() {
-    sweep::<F8E8M0>("mxcsr_all_f32_to_f8e8m0");
-}
-
-#[test]
-fn mxcsr_all_f32_to_f8e3m4() {
-    sweep::<F8E3M4>("mxcsr_all_f32_to_f8e3m4");
-}
-
-#[test]
-fn mxcsr_all_f32_to_f8e4m3ieee() {
-    sweep::<F8E4M3IEEE>("mxcsr_all_f32_to_f8e4m3ieee");
-}
-
-#[test]
-fn mxcsr_all_f32_to_f8e4m3b11fnuz() {
-    sweep::<F8E4M3B11FNUZ>("mxcsr_all_f32_to_f8e4m3b11fnuz");
-}
-
-#[test]
-fn mxcsr_all_f32_to_f8e5m3fnu() {
-    sweep::<F8E5M3FNU>("mxcsr_all_f32_to_f8e5m3fnu");
 }
 
 /// f32 -> `T` at every length `0..=257` and destination offset `0..8`, the destination

@@ -37,6 +37,9 @@
 
 #![allow(dead_code)] // Each test binary uses a different subset of these helpers.
 
+#[cfg(target_arch = "x86_64")]
+pub mod mxcsr;
+
 use std::fmt;
 use std::sync::OnceLock;
 
