@@ -351,13 +351,6 @@ impl Buf {
         }
         buf
     }
-    /// A copy of a typed slice.
-    fn of<T: bytemuck::Pod>(v: &[T]) -> Buf {
-        let bytes: &[u8] = bytemuck::cast_slice(v);
-        let mut buf = Buf::zeroed(bytes.len());
-        buf.bytes_mut().copy_from_slice(bytes);
-        buf
-    }
     fn bytes(&self) -> &[u8] {
         &bytemuck::cast_slice(&self.words)[..self.len]
     }
@@ -450,6 +443,14 @@ impl Gen {
     fn buf(&self, size: usize, n: usize, seed: u64) -> Buf {
         let mut rng = Rng::new(seed ^ n as u64);
         Buf::from_bits(size, n, &mut || self.next(&mut rng))
+    }
+
+    /// [`Gen::buf`] of an f32 source, as f32 values.
+    fn f32s(&self, n: usize, seed: u64) -> Vec<f32> {
+        let mut rng = Rng::new(seed ^ n as u64);
+        (0..n)
+            .map(|_| f32::from_bits(self.next(&mut rng) as u32))
+            .collect()
     }
 }
 
@@ -1071,34 +1072,40 @@ fn require_same_f32(what: &str, backend: Backend, src: &[f32], want: &[f32], got
 /// values or codes.
 fn packed_rows(cfg: &Config, size: &Size, seed: u64) {
     let n = size.n;
+    // The buffers in the order and of the sizes the typed harness allocated them.
     let draw = Gen::Narrowing(WideFmt::of::<f32>(), NarrowFmt::of::<F4E2M1>());
-    let f: Vec<f32> = cast::<f32>(draw.buf(4, n, seed).bytes()).to_vec();
-    let d: Vec<f64> = f.iter().map(|&x| x as f64).collect();
-    let mut packed = vec![F4E2M1x2::default(); n / 2];
-    convert_on(Backend::Scalar, &f, &mut packed, Options::new());
+    let f = draw.buf(4, n, seed);
+    let values = cast::<f32>(f.bytes());
+    let from_f32 = |to: fn(f32) -> u64| {
+        let mut it = values.iter();
+        move || to(*it.next().expect("one value per element"))
+    };
+    let d = Buf::from_bits(8, n, &mut from_f32(|x| (x as f64).to_bits()));
+    let mut packed = Buf::zeroed(n / 2);
+    convert_on(
+        Backend::Scalar,
+        values,
+        cast_mut::<F4E2M1x2>(packed.bytes_mut()),
+        Options::new(),
+    );
     macro_rules! row {
         ($src:expr, $s:ty, $d:ty, $len:expr) => {{
             let p = Pair::of::<$s, $d>();
-            let src = Buf::of(&$src[..]);
+            let src = $src.bytes();
             let mut want = Buf::zeroed($len * p.dst.size);
-            (p.convert)(
-                Backend::Scalar,
-                src.bytes(),
-                want.bytes_mut(),
-                Options::new(),
-            );
+            (p.convert)(Backend::Scalar, src, want.bytes_mut(), Options::new());
             let name = p.name();
             debug_assert!(PACKED_ROWS.contains(&name.as_str()));
             if !selected(cfg, &name) {
             } else if cfg.generic {
-                generic_row(cfg, size, &name, &p, src.bytes(), want.bytes());
+                generic_row(cfg, size, &name, &p, src, want.bytes());
             } else {
-                timed_row(cfg, size, &name, &p, src.bytes(), want.bytes());
+                timed_row(cfg, size, &name, &p, src, want.bytes());
             }
         }};
     }
-    let h: Vec<F16> = f.iter().map(|&x| F16::from_f32(x)).collect();
-    let b: Vec<BF16> = f.iter().map(|&x| BF16::from_f32(x)).collect();
+    let h = Buf::from_bits(2, n, &mut from_f32(|x| F16::from_f32(x).raw()));
+    let b = Buf::from_bits(2, n, &mut from_f32(|x| BF16::from_f32(x).raw()));
     row!(f, f32, F4E2M1x2, n / 2);
     row!(d, f64, F4E2M1x2, n / 2);
     row!(h, F16, F4E2M1x2, n / 2);
@@ -1108,6 +1115,7 @@ fn packed_rows(cfg: &Config, size: &Size, seed: u64) {
     row!(packed, F4E2M1x2, F16, n);
     row!(packed, F4E2M1x2, BF16, n);
 }
+
 // ---------------------------------------------------------------------------------------
 // `--yardsticks`.
 
@@ -1121,13 +1129,15 @@ struct Job {
 /// `S -> D` on `b` over `src`, checked against Scalar.
 fn pair_job<S: Elem + ConvertTo<D> + 'static, D: Elem + 'static>(b: Backend, src: Vec<S>) -> Job {
     let p = Pair::of::<S, D>();
+    let mut want = Buf::zeroed(src.len() * p.dst.size);
     let mut dst = vec![D::default(); src.len()];
-    check_job(
-        &p,
-        b,
+    let (s, d) = (
         bytemuck::cast_slice(&src),
         bytemuck::cast_slice_mut(&mut dst),
     );
+    (p.convert)(Backend::Scalar, s, want.bytes_mut(), Options::new());
+    (p.convert)(b, s, d, Options::new());
+    require_same("yardstick input", b, (p.src, p.dst), s, want.bytes(), d);
     Job {
         name: p.name(),
         run: Box::new(move || {
@@ -1139,14 +1149,6 @@ fn pair_job<S: Elem + ConvertTo<D> + 'static, D: Elem + 'static>(b: Backend, src
             )
         }),
     }
-}
-
-/// Converts `src` into `dst` on `b` and checks it against Scalar.
-fn check_job(p: &Pair, b: Backend, src: &[u8], dst: &mut [u8]) {
-    let mut want = Buf::zeroed(dst.len());
-    (p.convert)(Backend::Scalar, src, want.bytes_mut(), Options::new());
-    (p.convert)(b, src, dst, Options::new());
-    require_same("yardstick input", b, (p.src, p.dst), src, want.bytes(), dst);
 }
 
 /// `round_trip` through `N` on `b` over `x` (f32 values), checked against Scalar.
@@ -1172,14 +1174,15 @@ where
 
 /// `n` random codes of `N` for a widening (finite codes, as the tables use).
 fn codes<N: Narrow>(n: usize, seed: u64) -> Vec<N> {
-    let buf = Gen::Codes(NarrowFmt::of::<N>()).buf(size_of::<N>(), n, seed);
-    cast::<N>(buf.bytes()).to_vec()
+    let (draw, mut rng) = (Gen::Codes(NarrowFmt::of::<N>()), Rng::new(seed ^ n as u64));
+    (0..n)
+        .map(|_| N::from_code(draw.next(&mut rng) as u32))
+        .collect()
 }
 
 /// `n` random f32 values for a narrowing to `N` (as the tables use).
 fn values<N: Narrow>(n: usize, seed: u64) -> Vec<f32> {
-    let buf = Gen::Narrowing(WideFmt::of::<f32>(), NarrowFmt::of::<N>()).buf(4, n, seed);
-    cast::<f32>(buf.bytes()).to_vec()
+    Gen::Narrowing(WideFmt::of::<f32>(), NarrowFmt::of::<N>()).f32s(n, seed)
 }
 /// The pairs with a speed target against a related conversion on the same backend and
 /// length: (the pair, its yardstick, the target ratio of their rates).
@@ -1490,7 +1493,7 @@ fn round_trip_phases(cfg: &Config, phase: &mut Phase, seed: u64, rt: &RoundTrip)
         Phase::Time(size) => {
             let n = size.n;
             let draw = Gen::Narrowing(wide, rt.narrow);
-            let src: Vec<f32> = cast::<f32>(draw.buf(4, n, seed).bytes()).to_vec();
+            let src = draw.f32s(n, seed);
             let mut want = src.clone();
             (rt.run)(Backend::Scalar, &mut want, Options::new());
             if cfg.generic {
