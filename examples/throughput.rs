@@ -557,8 +557,7 @@ impl<F: FnMut()> Bench for F {
             self();
             calls += 1;
         }
-        let per_call = start.elapsed().as_secs_f64() / calls as f64;
-        ((batch.as_secs_f64() / per_call).ceil() as u64).max(1)
+        reps_per_batch(start.elapsed(), calls, batch)
     }
     fn batch(&mut self, reps: u64) -> f64 {
         let t = Instant::now();
@@ -567,6 +566,13 @@ impl<F: FnMut()> Bench for F {
         }
         t.elapsed().as_secs_f64() * 1e9 / reps as f64
     }
+}
+
+/// Calls per batch of at least `batch`, after `calls` calls took `elapsed` (the
+/// non-generic end of [`Bench::reps`]).
+fn reps_per_batch(elapsed: Duration, calls: u64, batch: Duration) -> u64 {
+    let per_call = elapsed.as_secs_f64() / calls as f64;
+    ((batch.as_secs_f64() / per_call).ceil() as u64).max(1)
 }
 
 /// Median time of one call of `f`, in nanoseconds.
@@ -630,15 +636,14 @@ impl Pair {
         Pair {
             src: Ty::of::<S>(),
             dst: Ty::of::<D>(),
-            convert: |b, src, dst, o| convert_on::<S, D>(b, cast(src), cast_mut(dst), o),
-            convert_generic: |b, src, dst| {
-                vcvt::convert_slice_generic_on::<S, D>(b, cast(src), cast_mut(dst), Options::new())
-                    .expect("the backend keeps a generic table")
-            },
+            // Functions rather than closures: a closure cast to a function pointer costs
+            // a shim per pair.
+            convert: convert_pair::<S, D>,
+            convert_generic: convert_generic_pair::<S, D>,
             time: time_pair::<S, D>,
             time_generic: time_generic_pair::<S, D>,
-            kernel: |b| b.kernel::<S, D>(),
-            kernel_ids: |b| (b.kernel_id::<S, D>(), b.generic_kernel_id::<S, D>()),
+            kernel: Backend::kernel::<S, D>,
+            kernel_ids: kernel_ids::<S, D>,
         }
     }
     fn name(&self) -> String {
@@ -652,6 +657,27 @@ fn cast<T: bytemuck::Pod>(bytes: &[u8]) -> &[T] {
 
 fn cast_mut<T: bytemuck::Pod>(bytes: &mut [u8]) -> &mut [T] {
     bytemuck::cast_slice_mut(bytes)
+}
+
+/// [`Pair::convert`].
+fn convert_pair<S: Elem + ConvertTo<D>, D: Elem>(
+    b: Backend,
+    src: &[u8],
+    dst: &mut [u8],
+    o: Options,
+) {
+    convert_on::<S, D>(b, cast(src), cast_mut(dst), o);
+}
+
+/// [`Pair::convert_generic`].
+fn convert_generic_pair<S: Elem + ConvertTo<D>, D: Elem>(b: Backend, src: &[u8], dst: &mut [u8]) {
+    vcvt::convert_slice_generic_on::<S, D>(b, cast(src), cast_mut(dst), Options::new())
+        .expect("the backend keeps a generic table");
+}
+
+/// [`Pair::kernel_ids`].
+fn kernel_ids<S: Elem + ConvertTo<D>, D: Elem>(b: Backend) -> KernelIds {
+    (b.kernel_id::<S, D>(), b.generic_kernel_id::<S, D>())
 }
 
 /// [`Pair::time`].
