@@ -81,6 +81,7 @@ trait Elem: Element + Default + bytemuck::Pod {
     const NAME: &'static str;
     fn raw(self) -> u64;
 }
+
 /// Packed FP4 (two values per byte): timed by [`packed_rows`] after the other pairs.
 impl Elem for F4E2M1x2 {
     const NAME: &'static str = "f4e2m1x2";
