@@ -70,9 +70,14 @@ use vcvt::{
 
 // ---------------------------------------------------------------------------------------
 // Element traits used by the harness.
+//
+// Only the thin part of each pair that must name its types is generic ([`Pair`],
+// [`RoundTrip`]: the conversion calls, the timed loops, the kernel queries); the inputs,
+// the checks and the tables work on bytes and on the run-time descriptions below
+// ([`WideFmt`], [`NarrowFmt`]), so that ~150 pairs do not each compile their own copy.
 
 /// An element type: its name and raw bits (for bit-exact comparison).
-trait Elem: Element + Default {
+trait Elem: Element + Default + bytemuck::Pod {
     const NAME: &'static str;
     fn raw(self) -> u64;
 }
@@ -90,7 +95,6 @@ trait Wide: Elem {
     /// Rounds an f64 to this type (exact for every value the harness passes, except the
     /// deliberately rounded random mantissas).
     fn from_f64(v: f64) -> Self;
-    fn from_raw(bits: u64) -> Self;
     /// Mantissa bits (23 or 52).
     const MAN_BITS: u32;
     /// NaNs, infinities, subnormals and extremes of the wide type, as raw bits.
@@ -102,7 +106,6 @@ trait Narrow: Elem {
     /// Number of codes (256 or 65536).
     const CODES: u32;
     fn from_code(c: u32) -> Self;
-    fn code(self) -> u32;
     /// The nearest code (the format's default policies).
     fn from_f64(v: f64) -> Self;
     fn finite(self) -> bool;
@@ -128,9 +131,6 @@ impl Elem for f64 {
 impl Wide for f32 {
     fn from_f64(v: f64) -> Self {
         v as f32
-    }
-    fn from_raw(bits: u64) -> Self {
-        f32::from_bits(bits as u32)
     }
     const MAN_BITS: u32 = 23;
     fn special_bits() -> Vec<u64> {
@@ -162,9 +162,6 @@ impl Wide for f32 {
 impl Wide for f64 {
     fn from_f64(v: f64) -> Self {
         v
-    }
-    fn from_raw(bits: u64) -> Self {
-        f64::from_bits(bits)
     }
     const MAN_BITS: u32 = 52;
     fn special_bits() -> Vec<u64> {
@@ -209,9 +206,6 @@ macro_rules! narrow_elem {
             fn from_code(c: u32) -> Self {
                 <$t>::from_bits(c as $bits)
             }
-            fn code(self) -> u32 {
-                self.to_bits().into()
-            }
             fn from_f64(v: f64) -> Self {
                 <$t>::from_f64(v)
             }
@@ -245,6 +239,126 @@ narrow_elem!(F8E4M3IEEE, "f8e4m3ieee", u8, 1 << 8);
 narrow_elem!(F8E4M3B11FNUZ, "f8e4m3b11fnuz", u8, 1 << 8);
 narrow_elem!(F8E5M3FNU, "f8e5m3fnu", u8, 1 << 8);
 
+/// `f32` or `f64` at run time: what the (non-generic) input generators need of it.
+#[derive(Clone, Copy)]
+struct WideFmt {
+    /// Mantissa bits (23 or 52).
+    man_bits: u32,
+    /// [`Wide::from_f64`], as raw bits.
+    from_f64: fn(f64) -> u64,
+    special_bits: fn() -> Vec<u64>,
+}
+
+impl WideFmt {
+    fn of<W: Wide>() -> WideFmt {
+        WideFmt {
+            man_bits: W::MAN_BITS,
+            from_f64: |v| W::from_f64(v).raw(),
+            special_bits: W::special_bits,
+        }
+    }
+    /// `Wide::from_raw` of `bits`, as raw bits (an f32 keeps the low 32).
+    fn raw(&self, bits: u64) -> u64 {
+        if self.man_bits == 23 {
+            u64::from(bits as u32)
+        } else {
+            bits
+        }
+    }
+}
+
+/// A narrow format at run time: what the (non-generic) input generators need of it. Codes
+/// are raw bits.
+#[derive(Clone, Copy)]
+struct NarrowFmt {
+    codes: u32,
+    value: fn(u32) -> f64,
+    finite: fn(u32) -> bool,
+    /// [`Narrow::from_f64`], as a code.
+    from_f64: fn(f64) -> u64,
+    max_value: f64,
+    min_subnormal: f64,
+}
+
+impl NarrowFmt {
+    fn of<N: Narrow>() -> NarrowFmt {
+        NarrowFmt {
+            codes: N::CODES,
+            value: |c| N::from_code(c).value(),
+            finite: |c| N::from_code(c).finite(),
+            from_f64: |v| N::from_f64(v).raw(),
+            max_value: N::max_value(),
+            min_subnormal: N::min_subnormal(),
+        }
+    }
+}
+
+/// An element type's name and size, for the code that works on bytes.
+#[derive(Clone, Copy)]
+struct Ty {
+    name: &'static str,
+    size: usize,
+}
+
+impl Ty {
+    fn of<T: Elem>() -> Ty {
+        Ty {
+            name: T::NAME,
+            size: size_of::<T>(),
+        }
+    }
+}
+
+/// The raw bits of element `i` of `bytes`, a slice of `size`-byte elements (every element
+/// type is its bits in native byte order).
+fn raw_at(bytes: &[u8], size: usize, i: usize) -> u64 {
+    let b = &bytes[i * size..(i + 1) * size];
+    match size {
+        1 => u64::from(b[0]),
+        2 => u64::from(u16::from_ne_bytes([b[0], b[1]])),
+        4 => u64::from(u32::from_ne_bytes([b[0], b[1], b[2], b[3]])),
+        8 => u64::from_ne_bytes(b.try_into().expect("8 bytes")),
+        _ => unreachable!("element size {size}"),
+    }
+}
+
+/// Elements as bytes, in an allocation aligned for every element type (8 bytes), so that
+/// the typed code can view them as `&[S]` or `&mut [D]`.
+struct Buf {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl Buf {
+    /// `bytes` zero bytes (zero bits are every element type's default).
+    fn zeroed(bytes: usize) -> Buf {
+        Buf {
+            words: vec![0; bytes.div_ceil(8)],
+            len: bytes,
+        }
+    }
+    /// `n` elements of `size` bytes, each the raw bits `next` returns.
+    fn from_bits(size: usize, n: usize, next: &mut dyn FnMut() -> u64) -> Buf {
+        let mut buf = Buf::zeroed(n * size);
+        for e in buf.bytes_mut().chunks_exact_mut(size) {
+            let bits = next();
+            match size {
+                1 => e[0] = bits as u8,
+                2 => e.copy_from_slice(&(bits as u16).to_ne_bytes()),
+                4 => e.copy_from_slice(&(bits as u32).to_ne_bytes()),
+                8 => e.copy_from_slice(&bits.to_ne_bytes()),
+                _ => unreachable!("element size {size}"),
+            }
+        }
+        buf
+    }
+    fn bytes(&self) -> &[u8] {
+        &bytemuck::cast_slice(&self.words)[..self.len]
+    }
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut bytemuck::cast_slice_mut(&mut self.words)[..self.len]
+    }
+}
 // ---------------------------------------------------------------------------------------
 // Random inputs.
 
@@ -276,50 +390,87 @@ fn pow2(e: i32) -> f64 {
     f64::from_bits(((e + 1023) as u64) << 52)
 }
 
-/// A random finite value for narrowing to `N`: random sign, a binade chosen uniformly from
-/// one below the smallest subnormal of `N` up to its top binade, a random full-precision
-/// mantissa; magnitude at most `N`'s largest finite value.
-fn random_narrowing_input<W: Wide, N: Narrow>(rng: &mut Rng) -> W {
-    let lo = N::min_subnormal().log2() as i32 - 1;
-    let hi = N::max_value().log2().floor() as i32;
+/// A random finite value for narrowing to `n`: random sign, a binade chosen uniformly from
+/// one below the smallest subnormal of `n` up to its top binade, a random full-precision
+/// mantissa; magnitude at most `n`'s largest finite value. (The caller rounds it to the
+/// source type: for f32 sources that is part of generating the input, not of the
+/// conversion under test.)
+fn random_narrowing_value(rng: &mut Rng, n: &NarrowFmt) -> f64 {
+    let lo = n.min_subnormal.log2() as i32 - 1;
+    let hi = n.max_value.log2().floor() as i32;
     loop {
         let r = rng.next_u64();
-        // 52 random mantissa bits; the harness's own rounding to f32 (for f32 sources) is
-        // part of generating the input, not of the conversion under test.
+        // 52 random mantissa bits.
         let m = 1.0 + (r >> 12) as f64 / pow2(52);
         let v = m * pow2(rng.range(lo, hi));
-        if v <= N::max_value() {
-            return W::from_f64(if r & 1 == 1 { -v } else { v });
+        if v <= n.max_value {
+            return if r & 1 == 1 { -v } else { v };
         }
     }
 }
 
-/// A random finite code of `N`.
-fn random_widening_input<N: Narrow>(rng: &mut Rng) -> N {
+/// A random finite code of `n`.
+fn random_code(rng: &mut Rng, n: &NarrowFmt) -> u64 {
     loop {
-        let x = N::from_code(rng.next_u64() as u32 & (N::CODES - 1));
-        if x.finite() {
-            return x;
+        let c = rng.next_u64() as u32 & (n.codes - 1);
+        if (n.finite)(c) {
+            return c.into();
         }
     }
 }
 
-/// The check inputs for narrowing `W -> N`.
-fn narrowing_check_input<W: Wide, N: Narrow>(rng: &mut Rng) -> Vec<W> {
-    let mut v: Vec<W> = (0..4096)
-        .map(|_| random_narrowing_input::<W, N>(rng))
+/// How the timed inputs of a pair are drawn, as raw bits of its source type.
+#[derive(Clone, Copy)]
+enum Gen {
+    /// f32 or f64 values spread over the narrow format's range ([`random_narrowing_value`]).
+    Narrowing(WideFmt, NarrowFmt),
+    /// The same for a narrow source (F16 or BF16 to a smaller format): values in the second
+    /// format's range, each the nearest value of the first.
+    Rounded(NarrowFmt, NarrowFmt),
+    /// Random finite codes of a narrow source.
+    Codes(NarrowFmt),
+}
+
+impl Gen {
+    fn next(&self, rng: &mut Rng) -> u64 {
+        match self {
+            Gen::Narrowing(w, n) => (w.from_f64)(random_narrowing_value(rng, n)),
+            Gen::Rounded(s, d) => (s.from_f64)(random_narrowing_value(rng, d)),
+            Gen::Codes(n) => random_code(rng, n),
+        }
+    }
+
+    /// `n` inputs of `size` bytes each, from the pair's seed and the length.
+    fn buf(&self, size: usize, n: usize, seed: u64) -> Buf {
+        let mut rng = Rng::new(seed ^ n as u64);
+        Buf::from_bits(size, n, &mut || self.next(&mut rng))
+    }
+
+    /// [`Gen::buf`] of an f32 source, as f32 values.
+    fn f32s(&self, n: usize, seed: u64) -> Vec<f32> {
+        let mut rng = Rng::new(seed ^ n as u64);
+        (0..n)
+            .map(|_| f32::from_bits(self.next(&mut rng) as u32))
+            .collect()
+    }
+}
+
+/// The check inputs for narrowing `w -> n`, as raw bits of `w`.
+fn narrowing_check_input(rng: &mut Rng, w: &WideFmt, n: &NarrowFmt) -> Vec<u64> {
+    let mut v: Vec<u64> = (0..4096)
+        .map(|_| (w.from_f64)(random_narrowing_value(rng, n)))
         .collect();
-    v.extend(W::special_bits().into_iter().map(W::from_raw));
-    // Boundaries of N: its extremes, the overflow tie and its neighbours, subnormal ties.
-    let max = N::max_value();
-    let sub = N::min_subnormal();
+    v.extend((w.special_bits)().into_iter().map(|b| w.raw(b)));
+    // Boundaries of n: its extremes, the overflow tie and its neighbours, subnormal ties.
+    let max = n.max_value;
+    let sub = n.min_subnormal;
     // The gap below MAX: MAX minus the next smaller finite value.
     let top_ulp = {
-        let max_code = (0..N::CODES / 2)
+        let max_code = (0..n.codes / 2)
             .rev()
-            .find(|&k| N::from_code(k).finite())
+            .find(|&k| (n.finite)(k))
             .expect("a format has finite codes");
-        max - N::from_code(max_code - 1).value()
+        max - (n.value)(max_code - 1)
     };
     for x in [
         max,
@@ -339,40 +490,46 @@ fn narrowing_check_input<W: Wide, N: Narrow>(rng: &mut Rng) -> Vec<W> {
         464.0,
         61440.0,
     ] {
-        v.push(W::from_f64(x));
-        v.push(W::from_f64(-x));
+        v.push((w.from_f64)(x));
+        v.push((w.from_f64)(-x));
     }
     // Exact ties between two consecutive finite codes, and the wide values next to them
     // (which must not round like the tie).
     for _ in 0..2048 {
-        let c = random_widening_input::<N>(rng).code();
-        let sign = N::CODES / 2;
+        let c = random_code(rng, n) as u32;
+        let sign = n.codes / 2;
         // Skip pairs that cross the sign bit or reach a non-finite code.
-        if c + 1 >= N::CODES || (c + 1) & sign != c & sign || !N::from_code(c + 1).finite() {
+        if c + 1 >= n.codes || (c + 1) & sign != c & sign || !(n.finite)(c + 1) {
             continue;
         }
-        let next = N::from_code(c + 1);
-        let mid = (N::from_code(c).value() + next.value()) / 2.0;
-        let w = W::from_f64(mid);
-        v.push(w);
-        v.push(W::from_raw(w.raw().wrapping_add(1)));
-        v.push(W::from_raw(w.raw().wrapping_sub(1)));
+        let mid = ((n.value)(c) + (n.value)(c + 1)) / 2.0;
+        let x = (w.from_f64)(mid);
+        v.push(x);
+        v.push(w.raw(x.wrapping_add(1)));
+        v.push(w.raw(x.wrapping_sub(1)));
     }
-    // Random bit patterns: every exponent of W, including NaNs and subnormals.
+    // Random bit patterns: every exponent of the wide type, including NaNs and subnormals.
     for _ in 0..2048 {
         let r = rng.next_u64();
-        v.push(W::from_raw(if W::MAN_BITS == 23 { r >> 32 } else { r }));
+        v.push(w.raw(if w.man_bits == 23 { r >> 32 } else { r }));
     }
     v
 }
 
-/// The check inputs for widening `N -> W`: every code, then random codes.
-fn widening_check_input<N: Narrow>(rng: &mut Rng) -> Vec<N> {
-    let mut v: Vec<N> = (0..N::CODES).map(N::from_code).collect();
-    v.extend((0..1000).map(|_| N::from_code(rng.next_u64() as u32 & (N::CODES - 1))));
+/// The check inputs for widening from `n`: every code, then random codes.
+fn widening_check_input(rng: &mut Rng, n: &NarrowFmt) -> Vec<u64> {
+    let mut v: Vec<u64> = (0..u64::from(n.codes)).collect();
+    v.extend((0..1000).map(|_| u64::from(rng.next_u64() as u32 & (n.codes - 1))));
     v
 }
 
+/// Raw bits as a buffer of `size`-byte elements.
+fn bits_buf(size: usize, bits: &[u64]) -> Buf {
+    let mut it = bits.iter();
+    Buf::from_bits(size, bits.len(), &mut || {
+        *it.next().expect("one per element")
+    })
+}
 // ---------------------------------------------------------------------------------------
 // Timing.
 
@@ -382,61 +539,247 @@ struct Budget {
     batch: Duration,
 }
 
-/// Median time of one call of `f`, in nanoseconds.
-fn measure(budget: Budget, mut f: impl FnMut()) -> f64 {
-    // Warm-up and calibration: run for at least 5 ms (at least once).
-    let start = Instant::now();
-    let mut calls = 0u64;
-    while calls == 0 || start.elapsed() < Duration::from_millis(5) {
-        f();
-        calls += 1;
+/// Something to time. Implemented for every `FnMut()`, generically, so that the loops that
+/// call it (the calibration and the timed batch) call the closure directly; [`measure`] and
+/// [`measure2`] reach them through `dyn`, once per batch, outside the timed region.
+trait Bench {
+    /// Calls per batch of at least `batch`: a warm-up and calibration that runs for at least
+    /// 5 ms (at least once).
+    fn reps(&mut self, batch: Duration) -> u64;
+    /// `reps` calls in a row: nanoseconds per call.
+    fn batch(&mut self, reps: u64) -> f64;
+}
+
+impl<F: FnMut()> Bench for F {
+    fn reps(&mut self, batch: Duration) -> u64 {
+        let start = Instant::now();
+        let mut calls = 0u64;
+        while calls == 0 || start.elapsed() < Duration::from_millis(5) {
+            self();
+            calls += 1;
+        }
+        reps_per_batch(start.elapsed(), calls, batch)
     }
-    let per_call = start.elapsed().as_secs_f64() / calls as f64;
-    let reps = ((budget.batch.as_secs_f64() / per_call).ceil() as u64).max(1);
-    let mut times: Vec<f64> = (0..budget.batches)
-        .map(|_| {
-            let t = Instant::now();
-            for _ in 0..reps {
-                f();
-            }
-            t.elapsed().as_secs_f64() * 1e9 / reps as f64
-        })
-        .collect();
+    fn batch(&mut self, reps: u64) -> f64 {
+        let t = Instant::now();
+        for _ in 0..reps {
+            self();
+        }
+        t.elapsed().as_secs_f64() * 1e9 / reps as f64
+    }
+}
+
+/// Calls per batch of at least `batch`, after `calls` calls took `elapsed` (the
+/// non-generic end of [`Bench::reps`]).
+fn reps_per_batch(elapsed: Duration, calls: u64, batch: Duration) -> u64 {
+    let per_call = elapsed.as_secs_f64() / calls as f64;
+    ((batch.as_secs_f64() / per_call).ceil() as u64).max(1)
+}
+
+/// Median time of one call of `f`, in nanoseconds.
+fn measure(budget: Budget, f: &mut dyn Bench) -> f64 {
+    let reps = f.reps(budget.batch);
+    let mut times: Vec<f64> = (0..budget.batches).map(|_| f.batch(reps)).collect();
     times.sort_by(f64::total_cmp);
     times[times.len() / 2]
 }
 
 /// Median times of one call of `f` and of `g`, in nanoseconds, their batches alternating
 /// (so that both see the same machine load).
-fn measure2(budget: Budget, mut f: impl FnMut(), mut g: impl FnMut()) -> (f64, f64) {
-    let reps = |h: &mut dyn FnMut()| {
-        let start = Instant::now();
-        let mut calls = 0u64;
-        while calls == 0 || start.elapsed() < Duration::from_millis(5) {
-            h();
-            calls += 1;
-        }
-        let per_call = start.elapsed().as_secs_f64() / calls as f64;
-        ((budget.batch.as_secs_f64() / per_call).ceil() as u64).max(1)
-    };
-    let (rf, rg) = (reps(&mut f), reps(&mut g));
-    let batch = |h: &mut dyn FnMut(), r: u64| {
-        let t = Instant::now();
-        for _ in 0..r {
-            h();
-        }
-        t.elapsed().as_secs_f64() * 1e9 / r as f64
-    };
+fn measure2(budget: Budget, f: &mut dyn Bench, g: &mut dyn Bench) -> (f64, f64) {
+    let (rf, rg) = (f.reps(budget.batch), g.reps(budget.batch));
     let (mut tf, mut tg) = (Vec::new(), Vec::new());
     for _ in 0..budget.batches {
-        tf.push(batch(&mut f, rf));
-        tg.push(batch(&mut g, rg));
+        tf.push(f.batch(rf));
+        tg.push(g.batch(rg));
     }
     tf.sort_by(f64::total_cmp);
     tg.sort_by(f64::total_cmp);
     (tf[tf.len() / 2], tg[tg.len() / 2])
 }
 
+// ---------------------------------------------------------------------------------------
+// The typed part of a pair.
+
+/// Converts `src` on `backend`; panics only on a harness bug (lengths, availability).
+fn convert_on<S: ConvertTo<D>, D: Element>(b: Backend, src: &[S], dst: &mut [D], o: Options) {
+    vcvt::convert_slice_on(b, src, dst, o).expect("backend is available and lengths match");
+}
+
+/// The part of a pair `S -> D` that depends on its types, as plain functions on byte slices
+/// (elements of `S` and of `D`, in [`Buf`]s): the conversion, the timed loops (which view
+/// the bytes as `&[S]` and `&mut [D]` once, before timing, so that the timed closure calls
+/// `vcvt::convert_slice_on::<S, D>` as a caller would) and the kernel queries. Everything
+/// else works on these.
+#[derive(Clone, Copy)]
+struct Pair {
+    src: Ty,
+    dst: Ty,
+    convert: fn(Backend, &[u8], &mut [u8], Options),
+    /// `vcvt::convert_slice_generic_on` (the backend's generic kernel), default options.
+    convert_generic: fn(Backend, &[u8], &mut [u8]),
+    /// Median ns of one conversion (default options) on the backend.
+    time: fn(Budget, Backend, &[u8], &mut [u8]) -> f64,
+    /// Median ns of the pair's kernel and of the generic kernel, alternating.
+    time_generic: TimeGeneric,
+    kernel: fn(Backend) -> KernelInfo,
+    /// `kernel_id` and `generic_kernel_id`.
+    kernel_ids: fn(Backend) -> KernelIds,
+}
+
+/// [`Pair::time_generic`]'s type.
+type TimeGeneric = fn(Budget, Backend, &[u8], &mut [u8]) -> (f64, f64);
+/// `Backend::kernel_id` and `Backend::generic_kernel_id` of a pair.
+type KernelIds = ((usize, usize), Option<(usize, usize)>);
+
+impl Pair {
+    fn of<S: Elem + ConvertTo<D>, D: Elem>() -> Pair {
+        Pair {
+            src: Ty::of::<S>(),
+            dst: Ty::of::<D>(),
+            // Functions rather than closures: a closure cast to a function pointer costs
+            // a shim per pair.
+            convert: convert_pair::<S, D>,
+            convert_generic: convert_generic_pair::<S, D>,
+            time: time_pair::<S, D>,
+            time_generic: time_generic_pair::<S, D>,
+            kernel: Backend::kernel::<S, D>,
+            kernel_ids: kernel_ids::<S, D>,
+        }
+    }
+    fn name(&self) -> String {
+        format!("{}_to_{}", self.src.name, self.dst.name)
+    }
+}
+
+fn cast<T: bytemuck::Pod>(bytes: &[u8]) -> &[T] {
+    bytemuck::cast_slice(bytes)
+}
+
+fn cast_mut<T: bytemuck::Pod>(bytes: &mut [u8]) -> &mut [T] {
+    bytemuck::cast_slice_mut(bytes)
+}
+
+/// [`Pair::convert`].
+fn convert_pair<S: Elem + ConvertTo<D>, D: Elem>(
+    b: Backend,
+    src: &[u8],
+    dst: &mut [u8],
+    o: Options,
+) {
+    convert_on::<S, D>(b, cast(src), cast_mut(dst), o);
+}
+
+/// [`Pair::convert_generic`].
+fn convert_generic_pair<S: Elem + ConvertTo<D>, D: Elem>(b: Backend, src: &[u8], dst: &mut [u8]) {
+    vcvt::convert_slice_generic_on::<S, D>(b, cast(src), cast_mut(dst), Options::new())
+        .expect("the backend keeps a generic table");
+}
+
+/// [`Pair::kernel_ids`].
+fn kernel_ids<S: Elem + ConvertTo<D>, D: Elem>(b: Backend) -> KernelIds {
+    (b.kernel_id::<S, D>(), b.generic_kernel_id::<S, D>())
+}
+
+/// [`Pair::time`].
+fn time_pair<S: Elem + ConvertTo<D>, D: Elem>(
+    budget: Budget,
+    b: Backend,
+    src: &[u8],
+    dst: &mut [u8],
+) -> f64 {
+    let (src, dst) = (cast::<S>(src), cast_mut::<D>(dst));
+    measure(budget, &mut || {
+        convert_on(b, black_box(src), black_box(&mut dst[..]), Options::new());
+    })
+}
+
+/// [`Pair::time_generic`].
+fn time_generic_pair<S: Elem + ConvertTo<D>, D: Elem>(
+    budget: Budget,
+    b: Backend,
+    src: &[u8],
+    dst: &mut [u8],
+) -> (f64, f64) {
+    let (src, dst) = (cast::<S>(src), cast_mut::<D>(dst));
+    // Both write the same buffer, so that neither gains from its alignment.
+    let out = std::cell::RefCell::new(dst);
+    measure2(
+        budget,
+        &mut || {
+            let mut d = out.borrow_mut();
+            convert_on(b, black_box(src), black_box(&mut d[..]), Options::new())
+        },
+        &mut || {
+            let mut d = out.borrow_mut();
+            vcvt::convert_slice_generic_on(b, black_box(src), black_box(&mut d[..]), Options::new())
+                .expect("the backend keeps a generic table")
+        },
+    )
+}
+
+/// The part of `vcvt::round_trip` through `N` on f32 that depends on `N` (see [`Pair`]).
+#[derive(Clone, Copy)]
+struct RoundTrip {
+    name: &'static str,
+    narrow: NarrowFmt,
+    run: fn(Backend, &mut [f32], Options),
+    run_generic: fn(Backend, &mut [f32]),
+    time: fn(Budget, Backend, &mut [f32]) -> f64,
+    time_generic: fn(Budget, Backend, &mut [f32]) -> (f64, f64),
+    kernel: fn(Backend) -> KernelInfo,
+    kernel_ids: fn(Backend) -> (usize, Option<usize>),
+}
+
+impl RoundTrip {
+    fn of<N: Narrow + ConvertTo<f32>>() -> RoundTrip
+    where
+        f32: ConvertTo<N>,
+    {
+        RoundTrip {
+            name: N::NAME,
+            narrow: NarrowFmt::of::<N>(),
+            run: |b, x, o| {
+                vcvt::round_trip_on::<N, f32>(b, x, o).expect("backend is available");
+            },
+            run_generic: |b, x| {
+                vcvt::round_trip_generic_on::<N, f32>(b, x, Options::new())
+                    .expect("the backend keeps a generic table")
+            },
+            time: |budget, b, x| {
+                // Later calls see values already on N's grid: the kernels are branch-free,
+                // so the time does not depend on that.
+                measure(budget, &mut || {
+                    vcvt::round_trip_on::<N, f32>(b, black_box(&mut x[..]), Options::new())
+                        .expect("backend is available");
+                })
+            },
+            time_generic: |budget, b, x| {
+                // Both work on the same buffer, so that neither gains from its alignment.
+                let buf = std::cell::RefCell::new(x);
+                measure2(
+                    budget,
+                    &mut || {
+                        let mut x = buf.borrow_mut();
+                        vcvt::round_trip_on::<N, f32>(b, black_box(&mut x[..]), Options::new())
+                            .expect("backend is available")
+                    },
+                    &mut || {
+                        let mut x = buf.borrow_mut();
+                        vcvt::round_trip_generic_on::<N, f32>(
+                            b,
+                            black_box(&mut x[..]),
+                            Options::new(),
+                        )
+                        .expect("the backend keeps a generic table")
+                    },
+                )
+            },
+            kernel: |b| b.round_trip_kernel::<N>(),
+            kernel_ids: |b| b.round_trip_kernel_ids::<N>(),
+        }
+    }
+}
 // ---------------------------------------------------------------------------------------
 // Checking against Scalar.
 
@@ -451,33 +794,39 @@ fn policies() -> [(Options, &'static str); 3] {
     ]
 }
 
-/// Converts `src` on `backend`; panics only on a harness bug (lengths, availability).
-fn convert_on<S: ConvertTo<D>, D: Element>(b: Backend, src: &[S], dst: &mut [D], o: Options) {
-    vcvt::convert_slice_on(b, src, dst, o).expect("backend is available and lengths match");
-}
-
-/// Aborts the program if `got` differs from `want` anywhere.
-fn require_same<S: Elem, D: Elem>(what: &str, backend: Backend, src: &[S], want: &[D], got: &[D]) {
-    let bad: Vec<usize> = (0..want.len())
-        .filter(|&i| want[i].raw() != got[i].raw())
-        .collect();
-    if bad.is_empty() {
+/// Aborts the program if `got` differs from `want` anywhere: `src` holds elements of `s`,
+/// `want` and `got` elements of `d`.
+fn require_same(
+    what: &str,
+    backend: Backend,
+    (s, d): (Ty, Ty),
+    src: &[u8],
+    want: &[u8],
+    got: &[u8],
+) {
+    if want == got {
         return;
     }
+    let n = want.len() / d.size;
+    let bad: Vec<usize> = (0..n)
+        .filter(|&i| raw_at(want, d.size, i) != raw_at(got, d.size, i))
+        .collect();
     eprintln!();
     eprintln!(
         "MISMATCH: backend {backend} differs from scalar on {} of {} elements ({what}, {} -> {}):",
         bad.len(),
-        want.len(),
-        S::NAME,
-        D::NAME
+        n,
+        s.name,
+        d.name
     );
+    // A packed FP4 source holds two values per element: value i is in element i / 2.
+    let per_src = if src.len() / s.size < n { 2 } else { 1 };
     for &i in bad.iter().take(10) {
         eprintln!(
             "  [{i}] src bits {:#x}: scalar {:#x}, {backend} {:#x}",
-            src[i].raw(),
-            want[i].raw(),
-            got[i].raw()
+            raw_at(src, s.size, i / per_src),
+            raw_at(want, d.size, i),
+            raw_at(got, d.size, i)
         );
     }
     eprintln!("aborting: a backend that disagrees with the specification must not be timed");
@@ -486,36 +835,41 @@ fn require_same<S: Elem, D: Elem>(what: &str, backend: Backend, src: &[S], want:
 
 /// Compares `backend` with Scalar on `input` under every overflow policy, whole and on
 /// short sub-slices at every offset 0..4 (tails, unaligned starts).
-fn check_backend<S: Elem + ConvertTo<D>, D: Elem>(backend: Backend, input: &[S]) {
-    let mut want = vec![D::default(); input.len()];
-    let mut got = vec![D::default(); input.len()];
+fn check_backend(p: &Pair, backend: Backend, input: &[u8]) {
+    let (ss, ds) = (p.src.size, p.dst.size);
+    let n = input.len() / ss;
+    let mut want = Buf::zeroed(n * ds);
+    let mut got = Buf::zeroed(n * ds);
+    let tys = (p.src, p.dst);
     for (o, name) in policies() {
-        convert_on(Backend::Scalar, input, &mut want, o);
-        convert_on(backend, input, &mut got, o);
+        (p.convert)(Backend::Scalar, input, want.bytes_mut(), o);
+        (p.convert)(backend, input, got.bytes_mut(), o);
         require_same(
             &format!("check input, overflow {name}"),
             backend,
+            tys,
             input,
-            &want,
-            &got,
+            want.bytes(),
+            got.bytes(),
         );
         for off in 0..4 {
-            for len in 0..=70.min(input.len() - off) {
-                let src = &input[off..off + len];
-                convert_on(Backend::Scalar, src, &mut want[..len], o);
-                convert_on(backend, src, &mut got[off..off + len], o);
+            for len in 0..=70.min(n - off) {
+                let src = &input[off * ss..(off + len) * ss];
+                let (w, g) = (..len * ds, off * ds..(off + len) * ds);
+                (p.convert)(Backend::Scalar, src, &mut want.bytes_mut()[w], o);
+                (p.convert)(backend, src, &mut got.bytes_mut()[g.clone()], o);
                 require_same(
                     &format!("sub-slice {off}..{}, overflow {name}", off + len),
                     backend,
+                    tys,
                     src,
-                    &want[..len],
-                    &got[off..off + len],
+                    &want.bytes()[w],
+                    &got.bytes()[g],
                 );
             }
         }
     }
 }
-
 // ---------------------------------------------------------------------------------------
 // The run.
 
@@ -553,7 +907,7 @@ fn memcpy_ns(bytes: usize, budget: Budget) -> f64 {
     let mut buf: Vec<u8> = (0..gap + bytes).map(|i| (i * 7 + 3) as u8).collect();
     let (src, dst) = buf.split_at_mut(gap);
     let src = &src[..bytes];
-    measure(budget, || {
+    measure(budget, &mut || {
         black_box(&mut dst[..]).copy_from_slice(black_box(src));
     })
 }
@@ -604,52 +958,44 @@ fn print_header(cfg: &Config, size: &Size) {
     println!("{l2}");
 }
 
-fn run_pair<S: Elem + ConvertTo<D>, D: Elem>(
-    cfg: &Config,
-    size: &Size,
-    seed: u64,
-    random: impl Fn(&mut Rng) -> S,
-) {
-    let name = format!("{}_to_{}", S::NAME, D::NAME);
+/// Times pair `p` on `n` inputs drawn by `draw` (a row of the tables).
+fn run_pair(cfg: &Config, size: &Size, seed: u64, p: &Pair, draw: Gen) {
+    let name = p.name();
     let n = size.n;
-    let mut rng = Rng::new(seed ^ n as u64);
-    let src: Vec<S> = (0..n).map(|_| random(&mut rng)).collect();
-    let mut want = vec![D::default(); n];
-    convert_on(Backend::Scalar, &src, &mut want, Options::new());
+    let src = draw.buf(p.src.size, n, seed);
+    let mut want = Buf::zeroed(n * p.dst.size);
+    (p.convert)(
+        Backend::Scalar,
+        src.bytes(),
+        want.bytes_mut(),
+        Options::new(),
+    );
     if cfg.generic {
-        generic_row::<S, D>(cfg, size, &name, &src, &want);
+        generic_row(cfg, size, &name, p, src.bytes(), want.bytes());
         return;
     }
-    timed_row(cfg, size, &name, &src, &want);
+    timed_row(cfg, size, &name, p, src.bytes(), want.bytes());
 }
 
 /// One row of the timed tables: `src` converted on each timed backend (checked against
 /// `want`, Scalar's output), el/ns and GB/s, then a memcpy of the same bytes. Its el/ns
 /// counts values: one per element, two per byte of a packed FP4 side.
-fn timed_row<S: Elem + ConvertTo<D>, D: Elem>(
-    cfg: &Config,
-    size: &Size,
-    name: &str,
-    src: &[S],
-    want: &[D],
-) {
-    let n = src.len().max(want.len());
-    let bytes = size_of_val(src) + size_of_val(want);
+fn timed_row(cfg: &Config, size: &Size, name: &str, p: &Pair, src: &[u8], want: &[u8]) {
+    let n = (src.len() / p.src.size).max(want.len() / p.dst.size);
+    let bytes = src.len() + want.len();
     let bytes_moved = bytes as f64;
     let mut line = format!("{name:<PAIR_W$}");
     let mut best = 0.0f64;
-    let mut dst = vec![D::default(); want.len()];
+    let mut dst = Buf::zeroed(want.len());
     for &b in &cfg.backends {
         // The timed buffers themselves must match Scalar.
-        dst.fill(D::default());
-        convert_on(b, src, &mut dst, Options::new());
-        require_same("timed input", b, src, want, &dst);
-        let ns = measure(size.budget, || {
-            convert_on(b, black_box(src), black_box(&mut dst[..]), Options::new());
-        });
+        dst.bytes_mut().fill(0);
+        (p.convert)(b, src, dst.bytes_mut(), Options::new());
+        require_same("timed input", b, (p.src, p.dst), src, want, dst.bytes());
+        let ns = (p.time)(size.budget, b, src, dst.bytes_mut());
         let gbs = bytes_moved / ns;
         best = best.max(gbs);
-        let mark = kernel_mark(b, b.kernel::<S, D>());
+        let mark = kernel_mark(b, (p.kernel)(b));
         let _ = write!(
             line,
             "{:>COL_W$}",
@@ -673,73 +1019,52 @@ fn timed_row<S: Elem + ConvertTo<D>, D: Elem>(
 /// kernel (an override where it differs) beside the generic kernel of the same tier, timed
 /// in alternating batches, and the ratio of their rates. `=` marks a pair that runs the
 /// generic kernel itself (nothing to compare).
-fn generic_row<S: Elem + ConvertTo<D>, D: Elem>(
-    cfg: &Config,
-    size: &Size,
-    name: &str,
-    src: &[S],
-    want: &[D],
-) {
+fn generic_row(cfg: &Config, size: &Size, name: &str, p: &Pair, src: &[u8], want: &[u8]) {
     // Values: one per element, two per byte of a packed FP4 side.
-    let n = src.len().max(want.len());
+    let n = (src.len() / p.src.size).max(want.len() / p.dst.size);
     let mut line = format!("{name:<PAIR_W$}");
-    let mut dst = vec![D::default(); want.len()];
+    let mut dst = Buf::zeroed(want.len());
     for &b in &cfg.backends {
-        let Some(g) = b.generic_kernel_id::<S, D>() else {
+        let (id, Some(g)) = (p.kernel_ids)(b) else {
             continue;
         };
-        if g == b.kernel_id::<S, D>() {
+        if g == id {
             let _ = write!(line, "{:>COL_W$}{:>COL_W$}{:>9}", b.name(), "=", "");
             continue;
         }
-        dst.fill(D::default());
-        vcvt::convert_slice_generic_on(b, src, &mut dst, Options::new())
-            .expect("the backend keeps a generic table");
-        require_same("generic kernel", b, src, want, &dst);
-        // Both write the same buffer, so that neither gains from its alignment.
-        let out = std::cell::RefCell::new(&mut dst);
-        let (t_table, t_generic) = measure2(
-            size.budget,
-            || {
-                let mut d = out.borrow_mut();
-                convert_on(b, black_box(src), black_box(&mut d[..]), Options::new())
-            },
-            || {
-                let mut d = out.borrow_mut();
-                vcvt::convert_slice_generic_on(
-                    b,
-                    black_box(src),
-                    black_box(&mut d[..]),
-                    Options::new(),
-                )
-                .expect("the backend keeps a generic table")
-            },
-        );
-        let _ = write!(
-            line,
-            "{:>COL_W$}{:>COL_W$}{:>9}",
-            format!("{} {:>6}", b.name(), num(n as f64 / t_table)),
-            format!("generic {:>6}", num(n as f64 / t_generic)),
-            format!("{:.2}", t_generic / t_table)
-        );
+        dst.bytes_mut().fill(0);
+        (p.convert_generic)(b, src, dst.bytes_mut());
+        require_same("generic kernel", b, (p.src, p.dst), src, want, dst.bytes());
+        let (t_table, t_generic) = (p.time_generic)(size.budget, b, src, dst.bytes_mut());
+        generic_cells(&mut line, b, n, t_table, t_generic);
     }
     println!("{line}");
 }
 
-/// [`generic_row`] for the round trip through `N`.
-fn generic_round_trip_row<N: Narrow + ConvertTo<f32>>(
+/// The cells of one backend in a `--generic` row.
+fn generic_cells(line: &mut String, b: Backend, n: usize, t_table: f64, t_generic: f64) {
+    let _ = write!(
+        line,
+        "{:>COL_W$}{:>COL_W$}{:>9}",
+        format!("{} {:>6}", b.name(), num(n as f64 / t_table)),
+        format!("generic {:>6}", num(n as f64 / t_generic)),
+        format!("{:.2}", t_generic / t_table)
+    );
+}
+
+/// [`generic_row`] for the round trip.
+fn generic_round_trip_row(
     cfg: &Config,
     size: &Size,
     name: &str,
+    rt: &RoundTrip,
     src: &[f32],
     want: &[f32],
-) where
-    f32: ConvertTo<N>,
-{
+) {
     let n = src.len();
     let mut line = format!("{name:<PAIR_W$}");
     for &b in &cfg.backends {
-        let (id, Some(g)) = b.round_trip_kernel_ids::<N>() else {
+        let (id, Some(g)) = (rt.kernel_ids)(b) else {
             continue;
         };
         if g == id {
@@ -747,33 +1072,25 @@ fn generic_round_trip_row<N: Narrow + ConvertTo<f32>>(
             continue;
         }
         let mut x = src.to_vec();
-        vcvt::round_trip_generic_on::<N, f32>(b, &mut x, Options::new())
-            .expect("the backend keeps a generic table");
-        require_same("generic kernel", b, src, want, &x);
-        // Both work on the same buffer, so that neither gains from its alignment.
-        let buf = std::cell::RefCell::new(&mut x);
-        let (t_table, t_generic) = measure2(
-            size.budget,
-            || {
-                let mut x = buf.borrow_mut();
-                vcvt::round_trip_on::<N, f32>(b, black_box(&mut x[..]), Options::new())
-                    .expect("backend is available")
-            },
-            || {
-                let mut x = buf.borrow_mut();
-                vcvt::round_trip_generic_on::<N, f32>(b, black_box(&mut x[..]), Options::new())
-                    .expect("the backend keeps a generic table")
-            },
-        );
-        let _ = write!(
-            line,
-            "{:>COL_W$}{:>COL_W$}{:>9}",
-            format!("{} {:>6}", b.name(), num(n as f64 / t_table)),
-            format!("generic {:>6}", num(n as f64 / t_generic)),
-            format!("{:.2}", t_generic / t_table)
-        );
+        (rt.run_generic)(b, &mut x);
+        require_same_f32("generic kernel", b, src, want, &x);
+        let (t_table, t_generic) = (rt.time_generic)(size.budget, b, &mut x);
+        generic_cells(&mut line, b, n, t_table, t_generic);
     }
     println!("{line}");
+}
+
+/// [`require_same`] for f32 in and out (the round trips).
+fn require_same_f32(what: &str, backend: Backend, src: &[f32], want: &[f32], got: &[f32]) {
+    let f32 = Ty::of::<f32>();
+    require_same(
+        what,
+        backend,
+        (f32, f32),
+        bytemuck::cast_slice(src),
+        bytemuck::cast_slice(want),
+        bytemuck::cast_slice(got),
+    );
 }
 
 /// The rows of the packed FP4 pairs, timed (or, with `--generic`, beside the generic
@@ -782,43 +1099,48 @@ fn generic_round_trip_row<N: Narrow + ConvertTo<f32>>(
 /// values or codes.
 fn packed_rows(cfg: &Config, size: &Size, seed: u64) {
     let n = size.n;
-    let mut rng = Rng::new(seed ^ n as u64);
-    let f: Vec<f32> = (0..n)
-        .map(|_| random_narrowing_input::<f32, F4E2M1>(&mut rng))
-        .collect();
-    let d: Vec<f64> = f.iter().map(|&x| x as f64).collect();
-    let mut packed = vec![F4E2M1x2::default(); n / 2];
-    convert_on(Backend::Scalar, &f, &mut packed, Options::new());
+    // The buffers in the order and of the sizes the typed harness allocated them.
+    let draw = Gen::Narrowing(WideFmt::of::<f32>(), NarrowFmt::of::<F4E2M1>());
+    let f = draw.buf(4, n, seed);
+    let values = cast::<f32>(f.bytes());
+    let from_f32 = |to: fn(f32) -> u64| {
+        let mut it = values.iter();
+        move || to(*it.next().expect("one value per element"))
+    };
+    let d = Buf::from_bits(8, n, &mut from_f32(|x| (x as f64).to_bits()));
+    let mut packed = Buf::zeroed(n / 2);
+    convert_on(
+        Backend::Scalar,
+        values,
+        cast_mut::<F4E2M1x2>(packed.bytes_mut()),
+        Options::new(),
+    );
     macro_rules! row {
-        ($src:expr, $d:ty, $len:expr) => {{
-            let src = &$src[..];
-            let mut want = vec![<$d>::default(); $len];
-            convert_on(Backend::Scalar, src, &mut want, Options::new());
-            let name = format!("{}_to_{}", type_name_of(src), <$d as Elem>::NAME);
+        ($src:expr, $s:ty, $d:ty, $len:expr) => {{
+            let p = Pair::of::<$s, $d>();
+            let src = $src.bytes();
+            let mut want = Buf::zeroed($len * p.dst.size);
+            (p.convert)(Backend::Scalar, src, want.bytes_mut(), Options::new());
+            let name = p.name();
             debug_assert!(PACKED_ROWS.contains(&name.as_str()));
             if !selected(cfg, &name) {
             } else if cfg.generic {
-                generic_row(cfg, size, &name, src, &want);
+                generic_row(cfg, size, &name, &p, src, want.bytes());
             } else {
-                timed_row(cfg, size, &name, src, &want);
+                timed_row(cfg, size, &name, &p, src, want.bytes());
             }
         }};
     }
-    let h: Vec<F16> = f.iter().map(|&x| F16::from_f32(x)).collect();
-    let b: Vec<BF16> = f.iter().map(|&x| BF16::from_f32(x)).collect();
-    row!(f, F4E2M1x2, n / 2);
-    row!(d, F4E2M1x2, n / 2);
-    row!(h, F4E2M1x2, n / 2);
-    row!(b, F4E2M1x2, n / 2);
-    row!(packed, f32, n);
-    row!(packed, f64, n);
-    row!(packed, F16, n);
-    row!(packed, BF16, n);
-}
-
-/// The throughput names of the packed rows' source element types.
-fn type_name_of<T: Elem>(_: &[T]) -> &'static str {
-    T::NAME
+    let h = Buf::from_bits(2, n, &mut from_f32(|x| F16::from_f32(x).raw()));
+    let b = Buf::from_bits(2, n, &mut from_f32(|x| BF16::from_f32(x).raw()));
+    row!(f, f32, F4E2M1x2, n / 2);
+    row!(d, f64, F4E2M1x2, n / 2);
+    row!(h, F16, F4E2M1x2, n / 2);
+    row!(b, BF16, F4E2M1x2, n / 2);
+    row!(packed, F4E2M1x2, f32, n);
+    row!(packed, F4E2M1x2, f64, n);
+    row!(packed, F4E2M1x2, F16, n);
+    row!(packed, F4E2M1x2, BF16, n);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -833,14 +1155,18 @@ struct Job {
 
 /// `S -> D` on `b` over `src`, checked against Scalar.
 fn pair_job<S: Elem + ConvertTo<D> + 'static, D: Elem + 'static>(b: Backend, src: Vec<S>) -> Job {
-    let name = format!("{}_to_{}", S::NAME, D::NAME);
-    let mut want = vec![D::default(); src.len()];
-    convert_on(Backend::Scalar, &src, &mut want, Options::new());
+    let p = Pair::of::<S, D>();
+    let mut want = Buf::zeroed(src.len() * p.dst.size);
     let mut dst = vec![D::default(); src.len()];
-    convert_on(b, &src, &mut dst, Options::new());
-    require_same("yardstick input", b, &src, &want, &dst);
+    let (s, d) = (
+        bytemuck::cast_slice(&src),
+        bytemuck::cast_slice_mut(&mut dst),
+    );
+    (p.convert)(Backend::Scalar, s, want.bytes_mut(), Options::new());
+    (p.convert)(b, s, d, Options::new());
+    require_same("yardstick input", b, (p.src, p.dst), s, want.bytes(), d);
     Job {
-        name,
+        name: p.name(),
         run: Box::new(move || {
             convert_on(
                 b,
@@ -857,11 +1183,12 @@ fn round_trip_job<N: Narrow + ConvertTo<f32> + 'static>(b: Backend, x: Vec<f32>)
 where
     f32: ConvertTo<N>,
 {
+    let rt = RoundTrip::of::<N>();
     let mut want = x.clone();
-    vcvt::round_trip_on::<N, f32>(Backend::Scalar, &mut want, Options::new()).expect("Scalar");
+    (rt.run)(Backend::Scalar, &mut want, Options::new());
     let mut got = x.clone();
-    vcvt::round_trip_on::<N, f32>(b, &mut got, Options::new()).expect("backend is available");
-    require_same("yardstick input", b, &x, &want, &got);
+    (rt.run)(b, &mut got, Options::new());
+    require_same_f32("yardstick input", b, &x, &want, &got);
     Job {
         name: format!("round_trip_{}", N::NAME),
         run: Box::new(move || {
@@ -874,20 +1201,16 @@ where
 
 /// `n` random codes of `N` for a widening (finite codes, as the tables use).
 fn codes<N: Narrow>(n: usize, seed: u64) -> Vec<N> {
-    let mut rng = Rng::new(seed ^ n as u64);
+    let (draw, mut rng) = (Gen::Codes(NarrowFmt::of::<N>()), Rng::new(seed ^ n as u64));
     (0..n)
-        .map(|_| random_widening_input::<N>(&mut rng))
+        .map(|_| N::from_code(draw.next(&mut rng) as u32))
         .collect()
 }
 
 /// `n` random f32 values for a narrowing to `N` (as the tables use).
 fn values<N: Narrow>(n: usize, seed: u64) -> Vec<f32> {
-    let mut rng = Rng::new(seed ^ n as u64);
-    (0..n)
-        .map(|_| random_narrowing_input::<f32, N>(&mut rng))
-        .collect()
+    Gen::Narrowing(WideFmt::of::<f32>(), NarrowFmt::of::<N>()).f32s(n, seed)
 }
-
 /// The pairs with a speed target against a related conversion on the same backend and
 /// length: (the pair, its yardstick, the target ratio of their rates).
 type YardRow = (fn(Backend, usize) -> (Job, Job), f64);
@@ -1089,50 +1412,65 @@ fn selected(cfg: &Config, name: &str) -> bool {
     cfg.pairs.is_empty() || cfg.pairs.iter().any(|p| name.contains(p.as_str()))
 }
 
+/// A wide -> narrow pair: checked on [`narrowing_check_input`], timed on random values in
+/// the destination's range.
 fn narrow_pair<W: Wide + ConvertTo<N>, N: Narrow>(cfg: &Config, phase: &mut Phase, seed: u64) {
-    let name = format!("{}_to_{}", W::NAME, N::NAME);
-    if !wanted(cfg, phase, &name) {
-        return;
-    }
-    match phase {
-        Phase::Check => {
-            let input = narrowing_check_input::<W, N>(&mut Rng::new(seed));
-            for &b in cfg.backends.iter().filter(|&&b| b != Backend::Scalar) {
-                check_backend::<W, N>(b, &input);
-            }
-        }
-        Phase::Time(size) => {
-            run_pair::<W, N>(cfg, size, seed, |r| random_narrowing_input::<W, N>(r))
-        }
-        Phase::Names(_) => {}
-    }
+    let (w, n) = (WideFmt::of::<W>(), NarrowFmt::of::<N>());
+    let check = move |rng: &mut Rng| narrowing_check_input(rng, &w, &n);
+    pair_phases(
+        cfg,
+        phase,
+        seed,
+        &Pair::of::<W, N>(),
+        &check,
+        Gen::Narrowing(w, n),
+    );
 }
 
 /// A narrow -> narrow pair: checked on every code of `S`, timed on random finite codes (of
 /// `S` in `D`'s range when `D` is the smaller format).
 fn via_pair<S: Narrow + ConvertTo<D>, D: Narrow>(cfg: &Config, phase: &mut Phase, seed: u64) {
-    let name = format!("{}_to_{}", S::NAME, D::NAME);
-    if !wanted(cfg, phase, &name) {
+    let (s, d) = (NarrowFmt::of::<S>(), NarrowFmt::of::<D>());
+    let check = move |rng: &mut Rng| widening_check_input(rng, &s);
+    // Narrowing (F16/BF16 to a smaller format): values in the destination's range, as for
+    // f32 sources, each the nearest `S` value.
+    let draw = if s.codes > d.codes {
+        Gen::Rounded(s, d)
+    } else {
+        Gen::Codes(s)
+    };
+    pair_phases(cfg, phase, seed, &Pair::of::<S, D>(), &check, draw);
+}
+
+/// A narrow -> wide pair: checked on every code and random codes, timed on random finite
+/// codes.
+fn widen_pair<N: Narrow + ConvertTo<W>, W: Wide>(cfg: &Config, phase: &mut Phase, seed: u64) {
+    let n = NarrowFmt::of::<N>();
+    let check = move |rng: &mut Rng| widening_check_input(rng, &n);
+    pair_phases(cfg, phase, seed, &Pair::of::<N, W>(), &check, Gen::Codes(n));
+}
+
+/// One pair in `phase`: every backend checked against Scalar on the inputs `check` draws
+/// (raw bits of the source), or the pair timed on inputs `draw` draws.
+fn pair_phases(
+    cfg: &Config,
+    phase: &mut Phase,
+    seed: u64,
+    p: &Pair,
+    check: &dyn Fn(&mut Rng) -> Vec<u64>,
+    draw: Gen,
+) {
+    if !wanted(cfg, phase, &p.name()) {
         return;
     }
     match phase {
         Phase::Check => {
-            let input = widening_check_input::<S>(&mut Rng::new(seed));
+            let input = bits_buf(p.src.size, &check(&mut Rng::new(seed)));
             for &b in cfg.backends.iter().filter(|&&b| b != Backend::Scalar) {
-                check_backend::<S, D>(b, &input);
+                check_backend(p, b, input.bytes());
             }
         }
-        Phase::Time(size) => {
-            if S::CODES > D::CODES {
-                // Narrowing (F16/BF16 to a smaller format): values in the destination's
-                // range, as for f32 sources, each the nearest `S` value.
-                run_pair::<S, D>(cfg, size, seed, |r| {
-                    S::from_f64(random_narrowing_input::<f64, D>(r))
-                })
-            } else {
-                run_pair::<S, D>(cfg, size, seed, |r| random_widening_input::<S>(r))
-            }
-        }
+        Phase::Time(size) => run_pair(cfg, size, seed, p, draw),
         Phase::Names(_) => {}
     }
 }
@@ -1144,23 +1482,32 @@ fn round_trip_row<N: Narrow + ConvertTo<f32>>(cfg: &Config, phase: &mut Phase, s
 where
     f32: ConvertTo<N>,
 {
-    let name = format!("round_trip_{}", N::NAME);
+    round_trip_phases(cfg, phase, seed, &RoundTrip::of::<N>());
+}
+
+/// [`round_trip_row`], for the round trip `rt`.
+fn round_trip_phases(cfg: &Config, phase: &mut Phase, seed: u64, rt: &RoundTrip) {
+    let name = format!("round_trip_{}", rt.name);
     if !wanted(cfg, phase, &name) {
         return;
     }
-    let run = |b: Backend, x: &mut [f32], o: Options| {
-        vcvt::round_trip_on::<N, f32>(b, x, o).expect("backend is available");
-    };
+    let f32s =
+        |bits: &[u64]| -> Vec<f32> { bits.iter().map(|&b| f32::from_bits(b as u32)).collect() };
+    let wide = WideFmt::of::<f32>();
     match phase {
         Phase::Check => {
-            let input = narrowing_check_input::<f32, N>(&mut Rng::new(seed));
+            let input = f32s(&narrowing_check_input(
+                &mut Rng::new(seed),
+                &wide,
+                &rt.narrow,
+            ));
             for &b in cfg.backends.iter().filter(|&&b| b != Backend::Scalar) {
                 for (o, pname) in policies() {
                     let mut want = input.clone();
                     let mut got = input.clone();
-                    run(Backend::Scalar, &mut want, o);
-                    run(b, &mut got, o);
-                    require_same(
+                    (rt.run)(Backend::Scalar, &mut want, o);
+                    (rt.run)(b, &mut got, o);
+                    require_same_f32(
                         &format!("round trip, overflow {pname}"),
                         b,
                         &input,
@@ -1172,14 +1519,12 @@ where
         }
         Phase::Time(size) => {
             let n = size.n;
-            let mut rng = Rng::new(seed ^ n as u64);
-            let src: Vec<f32> = (0..n)
-                .map(|_| random_narrowing_input::<f32, N>(&mut rng))
-                .collect();
+            let draw = Gen::Narrowing(wide, rt.narrow);
+            let src = draw.f32s(n, seed);
             let mut want = src.clone();
-            run(Backend::Scalar, &mut want, Options::new());
+            (rt.run)(Backend::Scalar, &mut want, Options::new());
             if cfg.generic {
-                generic_round_trip_row::<N>(cfg, size, &name, &src, &want);
+                generic_round_trip_row(cfg, size, &name, rt, &src, &want);
                 return;
             }
             let bytes_moved = (n * 8) as f64;
@@ -1188,16 +1533,12 @@ where
             let mut x = src.clone();
             for &b in &cfg.backends {
                 x.copy_from_slice(&src);
-                run(b, &mut x, Options::new());
-                require_same("timed input", b, &src, &want, &x);
-                // Later calls see values already on N's grid: the kernels are branch-free,
-                // so the time does not depend on that.
-                let ns = measure(size.budget, || {
-                    run(b, black_box(&mut x[..]), Options::new())
-                });
+                (rt.run)(b, &mut x, Options::new());
+                require_same_f32("timed input", b, &src, &want, &x);
+                let ns = (rt.time)(size.budget, b, &mut x);
                 let gbs = bytes_moved / ns;
                 best = best.max(gbs);
-                let mark = kernel_mark(b, b.round_trip_kernel::<N>());
+                let mark = kernel_mark(b, (rt.kernel)(b));
                 let _ = write!(
                     line,
                     "{:>COL_W$}",
@@ -1214,23 +1555,6 @@ where
             );
             println!("{line}");
         }
-        Phase::Names(_) => {}
-    }
-}
-
-fn widen_pair<N: Narrow + ConvertTo<W>, W: Wide>(cfg: &Config, phase: &mut Phase, seed: u64) {
-    let name = format!("{}_to_{}", N::NAME, W::NAME);
-    if !wanted(cfg, phase, &name) {
-        return;
-    }
-    match phase {
-        Phase::Check => {
-            let input = widening_check_input::<N>(&mut Rng::new(seed));
-            for &b in cfg.backends.iter().filter(|&&b| b != Backend::Scalar) {
-                check_backend::<N, W>(b, &input);
-            }
-        }
-        Phase::Time(size) => run_pair::<N, W>(cfg, size, seed, |r| random_widening_input::<N>(r)),
         Phase::Names(_) => {}
     }
 }
@@ -1605,17 +1929,17 @@ fn print_quick_table(size: &Size, rows: &[Timed]) {
     }
 }
 
-/// Times `vcvt` (and `half`, if given), then a memcpy of the same bytes right after (so that
-/// all see the same machine load).
+/// A row of the default run from `vcvt_ns` (vcvt's time, just measured): times `half`, if
+/// given, then a memcpy of the same bytes right after (so that all see the same machine
+/// load).
 fn time_row(
     pair: &'static str,
     size: &Size,
     bytes: usize,
-    vcvt: impl FnMut(),
+    vcvt_ns: f64,
     half: Option<&mut dyn FnMut()>,
 ) -> Timed {
-    let vcvt_ns = measure(size.budget, vcvt);
-    let half_ns = half.map(|h| measure(size.budget, h));
+    let half_ns = half.map(|mut h| measure(size.budget, &mut h));
     let memcpy_ns = memcpy_ns(bytes / 2, size.budget);
     Timed {
         pair,
@@ -1627,45 +1951,52 @@ fn time_row(
     }
 }
 
-/// The `half` crate's conversion of a pair, on vcvt's types.
-type HalfFn<S, D> = fn(&[S], &mut [D]);
+/// The `half` crate's conversion of a pair, on the bytes of vcvt's types.
+type HalfFn = fn(&[u8], &mut [u8]);
 
-/// `S -> D` on the active backend: its output on the timed input is compared with Scalar's
-/// first, then timed; `half` is the `half` crate's slice conversion of the same pair.
-fn quick_pair<S: Elem + ConvertTo<D>, D: Elem>(
+/// `p` on the active backend: its output on the timed input (drawn by `draw`) is compared
+/// with Scalar's first, then timed; `half` is the `half` crate's slice conversion of the
+/// same pair.
+fn quick_pair(
     pair: &'static str,
     size: &Size,
     seed: u64,
-    random: impl Fn(&mut Rng) -> S,
-    half: Option<HalfFn<S, D>>,
+    p: &Pair,
+    draw: Gen,
+    half: Option<HalfFn>,
 ) -> Timed {
     let n = size.n;
-    let mut rng = Rng::new(seed ^ n as u64);
-    let src: Vec<S> = (0..n).map(|_| random(&mut rng)).collect();
-    let mut want = vec![D::default(); n];
-    convert_on(Backend::Scalar, &src, &mut want, Options::new());
+    let src = draw.buf(p.src.size, n, seed);
+    let mut want = Buf::zeroed(n * p.dst.size);
+    (p.convert)(
+        Backend::Scalar,
+        src.bytes(),
+        want.bytes_mut(),
+        Options::new(),
+    );
     let active = Backend::active();
-    let mut dst = vec![D::default(); n];
-    convert_on(active, &src, &mut dst, Options::new());
-    require_same("timed input", active, &src, &want, &dst);
+    let mut dst = Buf::zeroed(n * p.dst.size);
+    (p.convert)(active, src.bytes(), dst.bytes_mut(), Options::new());
+    require_same(
+        "timed input",
+        active,
+        (p.src, p.dst),
+        src.bytes(),
+        want.bytes(),
+        dst.bytes(),
+    );
     drop(want);
-    let mut half_dst = vec![D::default(); n];
+    let mut half_dst = Buf::zeroed(n * p.dst.size);
     let mut half_run = half.map(|h| {
-        let (src, out) = (&src, &mut half_dst);
-        move || h(black_box(&src[..]), black_box(&mut out[..]))
+        let (src, out) = (src.bytes(), half_dst.bytes_mut());
+        move || h(black_box(src), black_box(&mut out[..]))
     });
+    let vcvt_ns = (p.time)(size.budget, active, src.bytes(), dst.bytes_mut());
     time_row(
         pair,
         size,
-        n * (size_of::<S>() + size_of::<D>()),
-        || {
-            convert_on(
-                active,
-                black_box(&src[..]),
-                black_box(&mut dst[..]),
-                Options::new(),
-            )
-        },
+        n * (p.src.size + p.dst.size),
+        vcvt_ns,
         half_run.as_mut().map(|h| h as &mut dyn FnMut()),
     )
 }
@@ -1742,34 +2073,35 @@ fn quick_mxfp4(size: &Size, seed: u64) -> Timed {
     mxfp4_dequantize(active, &data, &scales, &mut dst);
     require_same_mxfp4("timed input", active, &want, &dst);
     drop(want);
+    let vcvt_ns = measure(size.budget, &mut || {
+        mxfp4_dequantize(
+            active,
+            black_box(&data),
+            black_box(&scales),
+            black_box(&mut dst),
+        )
+    });
     time_row(
         "mxfp4 -> bf16",
         size,
         data.len() + scales.len() + n * size_of::<BF16>(),
-        || {
-            mxfp4_dequantize(
-                active,
-                black_box(&data),
-                black_box(&scales),
-                black_box(&mut dst),
-            )
-        },
+        vcvt_ns,
         None,
     )
 }
 
-/// The `half` crate's slice conversions, on vcvt's types (the same bits).
-fn half_from_f32(src: &[f32], dst: &mut [F16]) {
-    bytemuck::cast_slice_mut::<F16, half::f16>(dst).convert_from_f32_slice(src);
+/// The `half` crate's slice conversions, on the bytes of vcvt's types (the same bits).
+fn half_from_f32(src: &[u8], dst: &mut [u8]) {
+    cast_mut::<half::f16>(dst).convert_from_f32_slice(cast(src));
 }
-fn half_to_f32(src: &[F16], dst: &mut [f32]) {
-    bytemuck::cast_slice::<F16, half::f16>(src).convert_to_f32_slice(dst);
+fn half_to_f32(src: &[u8], dst: &mut [u8]) {
+    cast::<half::f16>(src).convert_to_f32_slice(cast_mut(dst));
 }
-fn half_bf16_from_f32(src: &[f32], dst: &mut [BF16]) {
-    bytemuck::cast_slice_mut::<BF16, half::bf16>(dst).convert_from_f32_slice(src);
+fn half_bf16_from_f32(src: &[u8], dst: &mut [u8]) {
+    cast_mut::<half::bf16>(dst).convert_from_f32_slice(cast(src));
 }
-fn half_bf16_to_f32(src: &[BF16], dst: &mut [f32]) {
-    bytemuck::cast_slice::<BF16, half::bf16>(src).convert_to_f32_slice(dst);
+fn half_bf16_to_f32(src: &[u8], dst: &mut [u8]) {
+    cast::<half::bf16>(src).convert_to_f32_slice(cast_mut(dst));
 }
 
 /// The default run's sizes: one cache-sized and one memory-sized length.
@@ -1790,69 +2122,83 @@ fn quick_sizes() -> [Size; 2] {
 }
 
 /// The default run's rows at one size.
+/// The default run's rows at one size.
 fn quick_rows(size: &Size) -> Vec<Timed> {
+    let f32 = WideFmt::of::<f32>();
+    let narrowing = |n| Gen::Narrowing(f32, n);
+    let (f16, bf16) = (NarrowFmt::of::<F16>(), NarrowFmt::of::<BF16>());
+    let (e4m3, e2m1) = (NarrowFmt::of::<F8E4M3>(), NarrowFmt::of::<F4E2M1>());
     vec![
-        quick_pair::<f32, F16>(
+        quick_pair(
             "f32 -> f16",
             size,
             1,
-            random_narrowing_input::<f32, F16>,
+            &Pair::of::<f32, F16>(),
+            narrowing(f16),
             Some(half_from_f32),
         ),
-        quick_pair::<F16, f32>(
+        quick_pair(
             "f16 -> f32",
             size,
             21,
-            random_widening_input::<F16>,
+            &Pair::of::<F16, f32>(),
+            Gen::Codes(f16),
             Some(half_to_f32),
         ),
-        quick_pair::<f32, BF16>(
+        quick_pair(
             "f32 -> bf16",
             size,
             2,
-            random_narrowing_input::<f32, BF16>,
+            &Pair::of::<f32, BF16>(),
+            narrowing(bf16),
             Some(half_bf16_from_f32),
         ),
-        quick_pair::<BF16, f32>(
+        quick_pair(
             "bf16 -> f32",
             size,
             22,
-            random_widening_input::<BF16>,
+            &Pair::of::<BF16, f32>(),
+            Gen::Codes(bf16),
             Some(half_bf16_to_f32),
         ),
-        quick_pair::<f32, F8E4M3>(
+        quick_pair(
             "f32 -> f8e4m3",
             size,
             3,
-            random_narrowing_input::<f32, F8E4M3>,
+            &Pair::of::<f32, F8E4M3>(),
+            narrowing(e4m3),
             None,
         ),
-        quick_pair::<F8E4M3, f32>(
+        quick_pair(
             "f8e4m3 -> f32",
             size,
             23,
-            random_widening_input::<F8E4M3>,
+            &Pair::of::<F8E4M3, f32>(),
+            Gen::Codes(e4m3),
             None,
         ),
-        quick_pair::<f32, F4E2M1>(
+        quick_pair(
             "f32 -> f4e2m1",
             size,
             9,
-            random_narrowing_input::<f32, F4E2M1>,
+            &Pair::of::<f32, F4E2M1>(),
+            narrowing(e2m1),
             None,
         ),
-        quick_pair::<F4E2M1, f32>(
+        quick_pair(
             "f4e2m1 -> f32",
             size,
             29,
-            random_widening_input::<F4E2M1>,
+            &Pair::of::<F4E2M1, f32>(),
+            Gen::Codes(e2m1),
             None,
         ),
-        quick_pair::<F8E4M3, BF16>(
+        quick_pair(
             "f8e4m3 -> bf16",
             size,
             44,
-            random_widening_input::<F8E4M3>,
+            &Pair::of::<F8E4M3, BF16>(),
+            Gen::Codes(e4m3),
             None,
         ),
         quick_mxfp4(size, 80),
