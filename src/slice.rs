@@ -729,7 +729,7 @@ fn swap_each<T>(bytes: &mut [u8]) {
 }
 
 /// The big-endian path of [`convert_from_bytes_with`]: byte-swap through a stack buffer.
-/// Compiled (and unit-tested) on every target so that it cannot rot.
+/// Compiled (and tested, by its internal test) on every target so that it cannot rot.
 fn from_swapped_bytes<S: ConvertTo<D>, D: Element>(
     entry: &Entry,
     bytes: &[u8],
@@ -898,13 +898,14 @@ fn round_trip_entry<F: Element + ConvertTo<W>, W: ConvertTo<F>>(
     }
 }
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "__internal-tests")]
+pub(crate) mod internal_tests {
     use super::*;
     use crate::F16;
 
-    #[test]
-    fn swapped_bytes_path_converts_big_endian_input() {
+    /// Big-endian f32 bytes through the swapped-bytes path of the active backend give the
+    /// codes of converting each value.
+    pub fn swapped_bytes_path_converts_big_endian_input() {
         let vals: [f32; 300] = core::array::from_fn(|i| i as f32 * 0.75 - 100.0);
         let mut be = [0u8; 1200];
         for (c, v) in be.chunks_exact_mut(4).zip(vals) {
