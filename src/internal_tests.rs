@@ -34,4 +34,4 @@ pub use crate::simd::x86_64::{
     avx512_fp8::internal_tests::magnitudes_are_the_widening,
     internal_tests::rounds_to_nearest_matches_mxcsr,
 };
-pub use crate::slice::internal_tests::swapped_bytes_path_converts_big_endian_input;
+pub use crate::slice::internal_tests::swapped_bytes_path_converts_foreign_endian_input;

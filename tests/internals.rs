@@ -108,7 +108,7 @@ mod simd {
 
 mod slice {
     #[test]
-    fn swapped_bytes_path_converts_big_endian_input() {
-        crate::internal::swapped_bytes_path_converts_big_endian_input();
+    fn swapped_bytes_path_converts_foreign_endian_input() {
+        crate::internal::swapped_bytes_path_converts_foreign_endian_input();
     }
 }
