@@ -81,7 +81,9 @@ step "install qemu, cross gcc and the rust target" install_tools
 step "clippy (lib)" cargo clippy --target "$TARGET" --lib -- -D warnings
 step "clippy (lib, no_std)" cargo clippy --target "$TARGET" --lib --no-default-features -- -D warnings
 step "rustdoc" env RUSTDOCFLAGS=-Dwarnings cargo doc --target "$TARGET" --no-deps
-# The test targets that run aarch64 code paths: every kernel of every backend (tails, widen,
+# The test targets that run aarch64 code paths: the library's internal tests (internals: the
+# generic block kernels' tables, every block scheme and Converter route on every backend, the
+# swapped-bytes path), every kernel of every backend (tails, widen,
 # specials, known answers, narrow pairs, f64 sources, NaN policies, packed FP4, round trips,
 # the 2^32 sweeps as samples, FPCR settings (fpcr), the width and passes of every pair's
 # kernel (kernels)), the block kernels (block, block_backends, block_backends_nvfp4,
@@ -97,8 +99,8 @@ step "rustdoc" env RUSTDOCFLAGS=-Dwarnings cargo doc --target "$TARGET" --no-dep
 # (block_scale_sweep: integer and soft-float code), the half-crate and ml_dtypes agreement
 # files (codec values the kernel tests already pin) and the feature-gated targets
 # (text_features, safetensors, par: empty without their features).
-SUITE=(--lib)
-for name in tails widen specials known_answers narrow_pairs f64_sources nan_policy packed_fp4 \
+SUITE=()
+for name in internals tails widen specials known_answers narrow_pairs f64_sources nan_policy packed_fp4 \
     round_trip exhaustive_f32 mxcsr block block_backends block_backends_nvfp4 block_profiles \
     block_generic block_vectors vector hardware backend_override fuzz_replay kernels fpcr \
     block_kernels block_rows mldtypes_runs block_scaled_tails; do

@@ -3,8 +3,8 @@
 # cached dispatch, the slice/byte/uninit entry points and the fuzz harness.
 #
 # Under Miri `is_x86_feature_detected!` reports no feature and the `portable` backend is
-# left out (its plain-Rust kernels run under Miri in the unit tests of src/arch/portable.rs,
-# part of --lib), so only Backend::Scalar is available and runs (tests/fuzz_replay.rs
+# left out (its plain-Rust kernels run under Miri in the internal tests of
+# src/arch/portable.rs, which tests/internals.rs runs), so only Backend::Scalar is available and runs (tests/fuzz_replay.rs
 # `miri_sees_only_scalar` checks that).
 #
 # Runs as root on a fresh Debian machine, non-interactively; installs nightly, miri and
@@ -40,10 +40,11 @@ export PROPTEST_CASES="${PROPTEST_CASES:-1}"
 # runs check on every input. So each kernel shape runs once here, and tests of safe code only
 # are ignored under Miri (`cfg_attr(miri, ignore = ...)` says so at each), running natively.
 # Targets run under Miri:
-#   --lib                the crate's unit tests: the big-endian byte path through the kernels,
-#                        every portable kernel on short unaligned slices, every block scheme
-#                        through its entry points (the soft-float and wide_fast arithmetic
-#                        tests are ignored: safe code)
+#   internals            the library's internal tests: the big-endian byte path through the
+#                        kernels, every portable kernel on short unaligned slices, every block
+#                        scheme through its entry points, every Converter route (the
+#                        soft-float, wide_fast and MX scale-rule arithmetic tests are ignored:
+#                        safe code)
 #   fuzz_replay          the regressions through the fuzz harness (cut to short lengths under
 #                        Miri), the harnesses' fault self-tests, and `every_pair_and_option_runs`
 #                        on one pair per Scalar kernel shape (2-byte code, 1-byte code, packed
@@ -73,7 +74,7 @@ export PROPTEST_CASES="${PROPTEST_CASES:-1}"
 #   doc tests            cargo miri runs them only without target filters; they are the
 #                        entry points' examples, covered by fuzz_replay
 #   benches, examples    no tests
-args=(--lib --test fuzz_replay)
+args=(--test internals --test fuzz_replay)
 echo "--- cargo +nightly miri test ${args[*]}"
 cargo +nightly miri test "${args[@]}"
 echo "miri.sh wall time: $((SECONDS - START)) s"

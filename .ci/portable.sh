@@ -12,7 +12,8 @@
 #   same clone over all 2^32 f32 inputs, since this host has SSE4.2.)
 # * qemu-x86_64 -cpu qemu64 (SSE2/SSE3 only): the same on the baseline SSE2 clone.
 # * qemu-s390x -cpu max: a big-endian target whose `portable` clone is chosen by
-#   `is_s390x_feature_detected!("vector")`; the kernel tests with the stratified samples.
+#   `is_s390x_feature_detected!("vector")`; the kernel tests with the stratified samples,
+#   and the library's internal tests (tests/internals.rs).
 # * riscv64gc: the library builds (runtime-selected RISC-V V clones need nightly; the
 #   baseline clone is what runs there).
 # The x86 runs reuse the test binaries `cargo test` built (same host and profile); only
@@ -66,6 +67,10 @@ check_backends() {
 # overflow policy (tails), every code widened (widen), the special values, and the 2^32
 # sweeps as stratified samples (VCVT_SWEEP=sample).
 KERNEL_TESTS=(--test tails --test widen --test specials --test exhaustive_f32)
+# On s390x also the library's internal tests (under a second to run): its `portable` kernels on short
+# unaligned slices, every block scheme and Converter route, and the swapped-bytes path, which
+# is what little-endian byte input takes on this big-endian host.
+S390X_TESTS=("${KERNEL_TESTS[@]}" --test internals)
 
 run_x86() {
     local cpu=$1
@@ -82,7 +87,7 @@ run_s390x() {
     export CARGO_TARGET_S390X_UNKNOWN_LINUX_GNU_RUNNER="qemu-s390x -L /usr/s390x-linux-gnu -cpu max"
     export VCVT_TEST_RUNNER=$CARGO_TARGET_S390X_UNKNOWN_LINUX_GNU_RUNNER
     check_backends "portable scalar" --target $S390X
-    VCVT_SWEEP=sample cargo test --target $S390X "${KERNEL_TESTS[@]}"
+    VCVT_SWEEP=sample cargo test --target $S390X "${S390X_TESTS[@]}"
 }
 
 step "install qemu, s390x cross gcc and the rust targets" install_tools
@@ -92,7 +97,7 @@ step "x86-64-v2 (qemu -cpu Nehalem: SSE4.2, no AVX)" run_x86 Nehalem
 step "x86-64 baseline (qemu -cpu qemu64: SSE2/SSE3)" run_x86 qemu64
 step "s390x: clippy" cargo clippy --target $S390X --lib -- -D warnings
 step "s390x: build the kernel tests" env CARGO_TARGET_S390X_UNKNOWN_LINUX_GNU_LINKER=s390x-linux-gnu-gcc \
-    cargo test --target $S390X --no-run "${KERNEL_TESTS[@]}"
+    cargo test --target $S390X --no-run "${S390X_TESTS[@]}"
 step "s390x (qemu -cpu max, vector facility)" run_s390x
 step "riscv64gc: the library builds" cargo build --lib --target riscv64gc-unknown-linux-gnu
 

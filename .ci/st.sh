@@ -8,8 +8,9 @@ START=$SECONDS
 python3 -m pip install -q "safetensors==0.8.0" "numpy==2.4.6" "ml_dtypes==0.6.0"
 
 cargo clippy -p vcvt-st --all-targets -- -D warnings
-# --all-features: the feature set of .ci/run's --all-features step, whose build this reuses.
-cargo test --all-features --lib --test par --test safetensors
+# --all-features: the feature set of .ci/run's --all-features step, whose build this reuses;
+# tests/internals.rs has the parallel chunking's test (`par::chunk_edges`) with `rayon`.
+cargo test --all-features --test internals --test par --test safetensors
 # Builds the binary too (with the test profile: opt-level 3 and debug assertions), which
 # the Python tests then run; a separate release build would only add compile time.
 cargo test -p vcvt-st

@@ -103,7 +103,10 @@ unset CARGO_ENCODED_RUSTFLAGS VCVT_BACKEND
 # the line tables only lengthen the build.
 export CARGO_PROFILE_TEST_DEBUG=0
 
-# The tests that run every kernel (every pair at every length and offset, every code
+# The library's internal tests (internals: every `portable` kernel on short unaligned slices,
+# the generic block kernels' tables, every block scheme and Converter route on every
+# backend, the swapped-bytes path); the tests that run every kernel (every pair at every
+# length and offset, every code
 # widened, the exhaustive f32 sweep's stratified sample), the known answers, and the API
 # (which checks that simd128 is listed and chosen); and, since simd128 has the generic
 # kernels (src/simd/wasm32/simd128.rs) for f64 sources and destinations, narrow <-> narrow
@@ -120,8 +123,8 @@ export CARGO_PROFILE_TEST_DEBUG=0
 # tests/fuzz_replay.rs (slowest to compile; the corpus runs natively and under
 # Miri), the x86/aarch64-specific sweeps, backend_override.rs (processes; the example
 # checks VCVT_BACKEND instead) and the text and data-file tests (no kernel of their own).
-SUITE=(--lib)
-for t in tails known_answers widen exhaustive_f32 api narrow_pairs round_trip f64_sources nan_policy \
+SUITE=()
+for t in internals tails known_answers widen exhaustive_f32 api narrow_pairs round_trip f64_sources nan_policy \
     block_backends block_kernels block_profiles block_generic block_backends_nvfp4 packed_fp4; do
     SUITE+=(--test "$t")
 done

@@ -382,7 +382,7 @@ impl Backend {
             Backend::NeonBf16 => arch::aarch64::neon_bf16_available(),
             // The baseline clone runs on any CPU of the target. Not under Miri, which
             // interprets these kernels too slowly for the fuzz replays that run every
-            // backend; the unit tests of `arch::portable` run them under Miri directly.
+            // backend; the internal tests of `arch::portable` run them under Miri directly.
             #[cfg(all(
                 feature = "portable",
                 not(any(target_arch = "aarch64", target_arch = "wasm32"))

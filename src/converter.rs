@@ -208,11 +208,11 @@ impl<S: ConvertTo<D>, D: Element> Converter<S, D> {
     }
 }
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "__internal-tests")]
+pub(crate) mod internal_tests {
     //! Each route a handle can take, on every available backend, against the Scalar
-    //! backend's free functions (so that Miri, which runs the unit tests, sees the handle's
-    //! pointer code).
+    //! backend's free functions (so that Miri, which runs tests/internals.rs, sees the
+    //! handle's pointer code).
     use super::*;
     use crate::{BF16, F8E4M3, F8E4M3FNUZ, NanPolicy, Overflow, convert_slice_on};
 
@@ -239,8 +239,9 @@ mod tests {
     ];
     const N: usize = SRC.len();
 
-    #[test]
-    fn every_route_matches_the_free_functions_on_scalar() {
+    /// Every route of a [`Converter`] on every available backend and NaN policy against
+    /// `convert_slice_on(Backend::Scalar, ..)`, and the length check of `try_convert`.
+    pub fn every_route_matches_the_free_functions_on_scalar() {
         let s = Backend::Scalar;
         for b in Backend::available() {
             for nan in [NanPolicy::Preserve, NanPolicy::Canonical, NanPolicy::ToMax] {

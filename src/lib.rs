@@ -248,6 +248,10 @@ mod macros;
 #[macro_use]
 mod element;
 
+#[cfg(feature = "__internal-tests")]
+#[doc(hidden)]
+#[path = "internal_tests.rs"]
+pub mod __internal_tests;
 mod arch;
 mod backend;
 pub mod block;

@@ -462,15 +462,14 @@ pub fn par_convert_to_bytes_with<S: ConvertTo<D>, D: Element>(
     })
 }
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "__internal-tests")]
+pub(crate) mod internal_tests {
     use super::*;
     use crate::{BF16, F4E2M1x2};
 
     /// Every chunk after the first starts on a 64-byte boundary of the destination, every
     /// chunk but the first and last has `PAR_CHUNK` values, and the chunks cover `0..n`.
-    #[test]
-    fn chunk_edges() {
+    pub fn chunk_edges() {
         let n = PAR_MIN_VALUES + 3 * PAR_CHUNK + 5;
         for addr in (0x1000..0x1040).step_by(2) {
             let c = value_chunks::<f32, BF16>(n, addr).unwrap();

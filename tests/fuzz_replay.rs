@@ -479,7 +479,7 @@ fn miri_runs(pair: usize, o: usize) -> bool {
 }
 
 /// Under Miri, CPU feature detection reports nothing, and `portable` is left out (Miri runs
-/// its kernels in `arch::portable`'s unit tests instead), so only the Scalar backend exists
+/// its kernels in `arch::portable`'s internal tests instead), so only the Scalar backend exists
 /// and the harness runs pure Rust code that Miri can check.
 #[cfg(miri)]
 #[test]

@@ -434,8 +434,8 @@ pub(crate) const fn table() -> Kernels {
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) static KERNELS: Kernels = table();
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "__internal-tests")]
+pub(crate) mod internal_tests {
     //! Every kernel of the table against the codec on short slices at every start offset
     //! (unaligned reads and writes) with canaries after the destination; small enough to
     //! run under Miri (the fuzz replays leave `portable` out there), which checks the
@@ -525,8 +525,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn every_kernel_on_short_unaligned_slices() {
+    /// Every format's kernel pair of the table (f32 to codes and back), under both overflow
+    /// policies, at start offsets 0 to 3, with canaries around the destinations.
+    pub fn every_kernel_on_short_unaligned_slices() {
         check::<F16>();
         check::<BF16>();
         check::<F8E4M3>();

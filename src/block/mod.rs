@@ -456,15 +456,16 @@ fn f32_at(b: &[u8], i: usize) -> u32 {
     u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]])
 }
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "__internal-tests")]
+pub(crate) mod internal_tests {
     //! Small end-to-end runs of every scheme through the entry points, so that Miri (which
-    //! runs the library's unit tests) sees the block module's `unsafe` (the uninit casts and
-    //! the kernel calls). The values are checked against the oracle in `tests/block.rs`.
+    //! runs tests/internals.rs) sees the block module's `unsafe` (the uninit casts and the
+    //! kernel calls). The values are checked against the oracle in `tests/block.rs`.
     use super::*;
 
-    #[test]
-    fn every_scheme_runs_and_round_trips_small_shapes() {
+    /// Every MX element and profile, the Ggml layout, NVFP4 and block FP8 through their entry
+    /// points on small, strided shapes.
+    pub fn every_scheme_runs_and_round_trips_small_shapes() {
         let src: [f32; 70] = core::array::from_fn(|i| (i as f32 - 35.0) * 0.37);
         let shape = Shape::matrix(2, 33).with_stride(37);
         for element in [

@@ -34,6 +34,8 @@ pub(crate) mod nvfp4;
 pub(crate) mod soft;
 mod values;
 
+#[cfg(feature = "__internal-tests")]
+pub(crate) use values::internal_tests as values_internal_tests;
 pub use values::{BlockDest, BlockSource, DestKind};
 pub(crate) use values::{
     TO_DEST, amax_bits, finish_amax, private, products, put, round_to, wide_fast,

@@ -547,20 +547,15 @@ pub(crate) fn dequantize_block<D: BlockDest>(
     }
 }
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "__internal-tests")]
+pub(crate) mod internal_tests {
     use super::{MxElement, MxRule, scale_byte, scale_byte_fast};
 
     /// The integer `Ceil` formula against the specification's f32 division, for every
     /// element, every exponent field and the fractions around the element maximum's
     /// fraction (where the byte steps), plus a stride through the rest; `Ocp`, NaN and Inf
     /// pass through unchanged.
-    #[test]
-    #[cfg_attr(
-        miri,
-        ignore = "safe integer and soft-float arithmetic, no unsafe: nothing for Miri to check (CI time)"
-    )]
-    fn scale_byte_fast_is_the_division() {
+    pub fn scale_byte_fast_is_the_division() {
         let elements = [
             MxElement::E4M3,
             MxElement::E5M2,

@@ -179,20 +179,15 @@ pub(crate) fn put<T>(slot: &mut MaybeUninit<T>, v: T) {
     slot.write(v);
 }
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "__internal-tests")]
+pub(crate) mod internal_tests {
     use super::*;
     use crate::block::spec::soft;
 
     /// `wide_fast` is the exact conversion: against `soft::wide` (the integer one) on a
     /// stride through every bit pattern and on every subnormal and edge pattern (NaNs
     /// compared after quieting, which `exact_product` applies).
-    #[test]
-    #[cfg_attr(
-        miri,
-        ignore = "safe integer and float arithmetic, no unsafe: nothing for Miri to check (CI time)"
-    )]
-    fn wide_fast_is_exact() {
+    pub fn wide_fast_is_exact() {
         let step = if cfg!(miri) { 1_000_003 } else { 4093 };
         let edges = (0..=64u32).chain(
             (0x007F_FFC0..=0x0080_0040)

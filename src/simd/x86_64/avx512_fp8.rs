@@ -272,12 +272,11 @@ pub(crate) const fn set(t: &mut BlockKernels) {
     t.fp8_dequant_isa[h] = Isa::Avx512;
 }
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "__internal-tests")]
+pub(crate) mod internal_tests {
     /// Every magnitude's f32 equals the codec's widening of the code (the NaN: the
     /// canonical NaN the widening gives).
-    #[test]
-    fn magnitudes_are_the_widening() {
+    pub fn magnitudes_are_the_widening() {
         for m in 0..128u32 {
             let want = crate::codec::widen_f32::<crate::F8E4M3>(m);
             assert_eq!(super::E4M3_MAG.0[m as usize], want, "magnitude {m:#x}");

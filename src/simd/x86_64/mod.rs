@@ -171,11 +171,10 @@ impl Drop for MxcsrDefault {
     }
 }
 
-#[cfg(all(test, feature = "std"))]
-mod tests {
+#[cfg(feature = "__internal-tests")]
+pub(crate) mod internal_tests {
     /// The probe against MXCSR itself, under each rounding mode (FTZ and DAZ on and off).
-    #[test]
-    fn rounds_to_nearest_matches_mxcsr() {
+    pub fn rounds_to_nearest_matches_mxcsr() {
         if !std::is_x86_feature_detected!("avx") {
             return;
         }

@@ -827,14 +827,15 @@ pub(crate) unsafe fn fp4_block_planes<V: Vector, D: BlockDest, const SPLIT: bool
     }
 }
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "__internal-tests")]
+pub(crate) mod internal_tests {
     use crate::block::spec::mx::ggml_dequantize_block;
     use crate::simd::generic::block::ggml::E2M1_PLANES;
     use core::mem::MaybeUninit;
 
-    #[test]
-    fn planes_are_the_specification() {
+    /// `E2M1_PLANES` against the Ggml profile's dequantization of a block
+    /// (`ggml_dequantize_block`) for every scale byte in 2..=252.
+    pub fn planes_are_the_specification() {
         // Every row in 2..=252, both zeros: the Ggml profile's specification for code 8 as
         // +0, and the sign flipped onto the +0 of code 0 for the other.
         let codes: [u8; 32] = core::array::from_fn(|j| (j % 16) as u8);

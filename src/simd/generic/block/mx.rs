@@ -291,7 +291,7 @@ const fn words_path<V: Vector, E: Element, D: Dest>() -> bool {
 }
 
 /// The BF16 codes of the 16 E2M1 codes (0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives:
-/// the top halves of `codec::widen_f32::<F4E2M1>`, checked by the unit test below).
+/// the top halves of `codec::widen_f32::<F4E2M1>`, checked by the internal test below).
 const E2M1_BF16: [u16; 16] = [
     0x0000, 0x3F00, 0x3F80, 0x3FC0, 0x4000, 0x4040, 0x4080, 0x40C0, //
     0x8000, 0xBF00, 0xBF80, 0xBFC0, 0xC000, 0xC040, 0xC080, 0xC0C0,
@@ -558,15 +558,16 @@ const _: () = {
     assert!(MxRule::Ocp as usize == 0 && MxRule::Ceil as usize == 1);
 };
 
-#[cfg(test)]
-mod tests {
+#[cfg(feature = "__internal-tests")]
+pub(crate) mod internal_tests {
     use super::{E2M1_BF16, E2M1_BF16_SCALED, Element};
     use crate::block::spec::mx::{MxElement, dequantize_block};
     use crate::{BF16, F4E2M1, codec};
     use core::mem::MaybeUninit;
 
-    #[test]
-    fn e2m1_tables_are_the_specification() {
+    /// `E2M1_BF16` against the codec's widening of each code, and every row of
+    /// `E2M1_BF16_SCALED` against the specification's dequantization (`dequantize_block`).
+    pub fn e2m1_tables_are_the_specification() {
         for c in 0..16u32 {
             let f = codec::widen_f32::<F4E2M1>(c);
             assert_eq!(u32::from(E2M1_BF16[c as usize]), f >> 16, "code {c}");
