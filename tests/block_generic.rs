@@ -346,82 +346,118 @@ fn padded<T: Copy>(
     out
 }
 
+/// The four conversions [`check_scaled`] compares.
+#[derive(Clone, Copy)]
+enum Op {
+    Narrow,
+    ToF32,
+    ToBf16,
+    ToF16,
+}
+
+/// One conversion of [`Op`] on a backend under an MXCSR value; returns the padded
+/// destination as bits.
+type Run<'a> = &'a dyn Fn(Op, Backend, Option<u32>) -> Vec<u32>;
+
+/// Builds the typed inputs of one scale once (the source values from f32 bits, for
+/// `narrow_scaled`; the codes from bytes, for `dequantize_scaled`) and hands [`Run`] over
+/// them to the checks.
+type Prepare<'a> = &'a dyn Fn(&[u32], &[u8], f32, &mut dyn FnMut(Run<'_>));
+
 /// `narrow_scaled` from `S` into `C` and `dequantize_scaled` from `C` into f32, BF16 and
-/// F16 on every backend and MXCSR against Scalar.
+/// F16 on every backend and MXCSR against Scalar. Only the conversion calls name the types;
+/// the loops and comparisons ([`scaled_matrix`]) are compiled once, not once per (C, S).
 fn check_scaled<C: ScaledCode + Copy + PartialEq + core::fmt::Debug, S: Source>(
     rng: &mut Rng,
     zero: C,
     code_bits: fn(C) -> u32,
     from_bits: fn(u8) -> C,
 ) {
+    let prepare = |vals: &[u32], codes: &[u8], scale: f32, body: &mut dyn FnMut(Run<'_>)| {
+        let src: Vec<S> = vals.iter().map(|&x| S::from_f32_bits(x)).collect();
+        let codes: Vec<C> = codes.iter().map(|&c| from_bits(c)).collect();
+        body(&|op: Op, b: Backend, csr: Option<u32>| {
+            if let Op::Narrow = op {
+                padded(src.len(), zero, csr, code_bits, &mut |d| {
+                    vcvt::block::narrow_scaled_on(b, &src, scale, d).unwrap()
+                })
+            } else {
+                dequantize(op, &codes, scale, b, csr)
+            }
+        })
+    };
+    scaled_matrix(rng, core::any::type_name::<C>(), &prepare);
+}
+
+/// The `dequantize_scaled` half of [`check_scaled`], generic over the code type only (it
+/// does not depend on the source type).
+fn dequantize<C: ScaledCode + Copy>(
+    op: Op,
+    codes: &[C],
+    scale: f32,
+    b: Backend,
+    csr: Option<u32>,
+) -> Vec<u32> {
+    let n = codes.len();
+    match op {
+        Op::Narrow => unreachable!("narrow_scaled is not a dequantization"),
+        Op::ToF32 => padded(
+            n,
+            f32::from_bits(0x7FA5_A5A5),
+            csr,
+            f32::to_bits,
+            &mut |d| vcvt::block::dequantize_scaled_on(b, codes, scale, d).unwrap(),
+        ),
+        Op::ToBf16 => padded(
+            n,
+            BF16::from_bits(0x7FA5),
+            csr,
+            |x| x.to_bits().into(),
+            &mut |d| vcvt::block::dequantize_scaled_on(b, codes, scale, d).unwrap(),
+        ),
+        Op::ToF16 => padded(
+            n,
+            F16::from_bits(0x7E5A),
+            csr,
+            |x| x.to_bits().into(),
+            &mut |d| vcvt::block::dequantize_scaled_on(b, codes, scale, d).unwrap(),
+        ),
+    }
+}
+
+/// [`check_scaled`]'s inputs, loops and comparisons, for the code type named `code`.
+fn scaled_matrix(rng: &mut Rng, code: &str, prepare: Prepare<'_>) {
     let scales = scales(rng);
     let len = 77;
     for (k, &sb) in scales.iter().enumerate() {
         let scale = f32::from_bits(sb);
-        let src: Vec<S> = values(rng, len).into_iter().map(S::from_f32_bits).collect();
+        let vals = values(rng, len);
         // Every code once every few scales, random codes otherwise.
-        let codes: Vec<C> = if k % 4 == 0 {
-            (0..=255u8).map(from_bits).collect()
+        let codes: Vec<u8> = if k % 4 == 0 {
+            (0..=255u8).collect()
         } else {
-            (0..len).map(|_| from_bits(rng.u32() as u8)).collect()
+            (0..len).map(|_| rng.u32() as u8).collect()
         };
-        let n = codes.len();
-        let narrow = |b: Backend, csr: Option<u32>| {
-            padded(len, zero, csr, code_bits, &mut |d| {
-                vcvt::block::narrow_scaled_on(b, &src, scale, d).unwrap()
-            })
-        };
-        let to_f32 = |b: Backend, csr: Option<u32>| {
-            padded(
-                n,
-                f32::from_bits(0x7FA5_A5A5),
-                csr,
-                f32::to_bits,
-                &mut |d| vcvt::block::dequantize_scaled_on(b, &codes, scale, d).unwrap(),
-            )
-        };
-        let to_bf16 = |b: Backend, csr: Option<u32>| {
-            padded(
-                n,
-                BF16::from_bits(0x7FA5),
-                csr,
-                |x| x.to_bits().into(),
-                &mut |d| vcvt::block::dequantize_scaled_on(b, &codes, scale, d).unwrap(),
-            )
-        };
-        let to_f16 = |b: Backend, csr: Option<u32>| {
-            padded(
-                n,
-                F16::from_bits(0x7E5A),
-                csr,
-                |x| x.to_bits().into(),
-                &mut |d| vcvt::block::dequantize_scaled_on(b, &codes, scale, d).unwrap(),
-            )
-        };
-        type Run<'a> = &'a dyn Fn(Backend, Option<u32>) -> Vec<u32>;
-        for (name, run) in [
-            ("narrow_scaled", &narrow as Run),
-            ("dequantize_scaled f32", &to_f32 as Run),
-            ("dequantize_scaled bf16", &to_bf16 as Run),
-            ("dequantize_scaled f16", &to_f16 as Run),
-        ] {
-            let want = run(Backend::Scalar, None);
-            for b in simd_backends() {
-                for csr in MXCSRS {
-                    let got = run(b, csr);
-                    same(
-                        &|| {
-                            format!(
-                                "{name} {} scale {sb:#x} on {b}, csr {csr:x?}",
-                                core::any::type_name::<C>()
-                            )
-                        },
-                        &want,
-                        &got,
-                    );
+        prepare(&vals, &codes, scale, &mut |run| {
+            for (name, op) in [
+                ("narrow_scaled", Op::Narrow),
+                ("dequantize_scaled f32", Op::ToF32),
+                ("dequantize_scaled bf16", Op::ToBf16),
+                ("dequantize_scaled f16", Op::ToF16),
+            ] {
+                let want = run(op, Backend::Scalar, None);
+                for b in simd_backends() {
+                    for csr in MXCSRS {
+                        let got = run(op, b, csr);
+                        same(
+                            &|| format!("{name} {code} scale {sb:#x} on {b}, csr {csr:x?}"),
+                            &want,
+                            &got,
+                        );
+                    }
                 }
             }
-        }
+        });
     }
 }
 

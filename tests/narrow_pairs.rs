@@ -62,48 +62,120 @@ fn convert<S: ConvertTo<D>, D: Narrow>(
     out
 }
 
-fn check<S: Narrow + ConvertTo<D>, D: Narrow>(test: &str) {
+/// What [`check`] needs of a (source, destination) pair, as plain functions over bytes:
+/// only [`Pair::of`] names the types (the `vcvt` call and the element layouts), so the
+/// loops, the oracle's expected codes, comparisons and messages are compiled once, not
+/// once per pair.
+struct Pair {
+    src: &'static str,
+    dst: &'static str,
+    src_size: usize,
+    dst_size: usize,
+    src_oracle: &'static common::Oracle,
+    dst_oracle: &'static common::Oracle,
+    /// Every stored source pattern, as bytes ([`every_pattern`]).
+    patterns: fn() -> Vec<u8>,
+    /// The code of one source element (its bytes).
+    src_code: fn(&[u8]) -> u32,
+    /// Appends the bytes of the destination element with this code.
+    dst_push: fn(u32, &mut Vec<u8>),
+    /// `convert_slice_on` from the source elements to the first `n` destination elements
+    /// of `out` (bytes; the elements after them are left as they are).
+    convert: fn(Backend, &[u8], &mut [u8], usize, Options),
+    simd: fn(&Backend) -> bool,
+}
+
+impl Pair {
+    fn of<S: Narrow + ConvertTo<D>, D: Narrow>() -> Pair {
+        Pair {
+            src: S::DEF.name,
+            dst: D::DEF.name,
+            src_size: size_of::<S>(),
+            dst_size: size_of::<D>(),
+            src_oracle: S::oracle(),
+            dst_oracle: D::oracle(),
+            patterns: || bytemuck::cast_slice(&every_pattern::<S>()).to_vec(),
+            src_code: |b| bytemuck::pod_read_unaligned::<S>(b).code(),
+            dst_push: |c, v| v.extend_from_slice(bytemuck::bytes_of(&D::from_code(c))),
+            convert: |b, src, out, n, o| {
+                let src: Vec<S> = src
+                    .chunks_exact(size_of::<S>())
+                    .map(bytemuck::pod_read_unaligned)
+                    .collect();
+                let mut dst: Vec<D> = out
+                    .chunks_exact(size_of::<D>())
+                    .map(bytemuck::pod_read_unaligned)
+                    .collect();
+                vcvt::convert_slice_on(b, &src, &mut dst[..n], o).unwrap();
+                out.copy_from_slice(bytemuck::cast_slice(&dst));
+            },
+            simd: |b| b.is_simd::<S, D>(),
+        }
+    }
+}
+
+fn check(p: &Pair, test: &str) {
     let all = backends(test);
-    let ordered = every_pattern::<S>();
+    let (ss, ds) = (p.src_size, p.dst_size);
+    let ordered = (p.patterns)();
     // The same patterns shuffled (an odd multiplier permutes indices modulo a power of
     // two), so that kernel blocks mix NaN, Inf and finite sources instead of seeing the
     // NaN codes together.
-    let n = ordered.len();
-    let shuffled: Vec<S> = (0..n).map(|i| ordered[i * 0x9E37 % n]).collect();
+    let n = ordered.len() / ss;
+    let shuffled: Vec<u8> = (0..n)
+        .flat_map(|i| {
+            let j = i * 0x9E37 % n;
+            ordered[j * ss..(j + 1) * ss].iter().copied()
+        })
+        .collect();
+    let mut canary = Vec::new();
+    (p.dst_push)(0x55, &mut canary);
+    let canaries = canary.repeat(CANARY);
     let mut report = Report::default();
     for (&b, src) in all.iter().flat_map(|b| [(b, &ordered), (b, &shuffled)]) {
+        let codes: Vec<u32> = src.chunks_exact(ss).map(p.src_code).collect();
         for mode in MODES {
             for nan in NAN_POLICIES {
                 let options = Options::new().overflow(mode).nan(nan);
                 // The whole set, an odd length that ends inside a chunk, and every short
                 // length (the kernels' short-slice and overlapping last steps).
-                for len in [src.len(), src.len() / 2 - 37].into_iter().chain(0..=40) {
-                    let expected: Vec<D> = src[..len]
-                        .iter()
-                        .map(|s| D::from_code(expect::<S, D>(s.code(), mode, nan)))
-                        .collect();
-                    let got = convert::<S, D>(b, &src[..len], len, len, options, &mut report);
-                    report.compare(
-                        || format!("{b}: {mode:?}, {nan:?}, {len} values"),
+                for len in [n, n / 2 - 37].into_iter().chain(0..=40) {
+                    let mut expected = Vec::with_capacity(len * ds);
+                    for &c in &codes[..len] {
+                        let wide = p.src_oracle.widen_f32(c);
+                        (p.dst_push)(p.dst_oracle.narrow_f32_nan(wide, mode, nan), &mut expected);
+                    }
+                    // Converts into a destination followed by canaries, which must stay.
+                    let mut out = Vec::with_capacity((len + CANARY) * ds);
+                    for _ in 0..len + CANARY {
+                        out.extend_from_slice(&canary);
+                    }
+                    (p.convert)(b, &src[..len * ss], &mut out, len, options);
+                    report.compare_bytes(
+                        &|| format!("{b}: canaries after {len} values"),
+                        &canaries,
+                        &out[len * ds..],
+                        ds,
+                        &|i| i as u64,
+                    );
+                    report.compare_bytes(
+                        &|| format!("{b}: {mode:?}, {nan:?}, {len} values"),
                         &expected,
-                        &got,
-                        |i| u64::from(src[i].code()),
+                        &out[..len * ds],
+                        ds,
+                        &|i| u64::from(codes[i]),
                     );
                 }
             }
         }
     }
-    let simd: Vec<Backend> = all
-        .iter()
-        .copied()
-        .filter(|b| b.is_simd::<S, D>())
-        .collect();
+    let simd: Vec<Backend> = all.iter().copied().filter(|b| (p.simd)(b)).collect();
     report.finish(
         test,
         &format!(
             "{} -> {}, every pattern x 2 overflow x 3 NaN policies on [{}] (SIMD halves on [{}])",
-            S::DEF.name,
-            D::DEF.name,
+            p.src,
+            p.dst,
             names(&all),
             names(&simd)
         ),
@@ -116,8 +188,8 @@ macro_rules! both_ways {
         $(
             #[test]
             fn $test() {
-                check::<$a, $b>(concat!(stringify!($test), " (to)"));
-                check::<$b, $a>(concat!(stringify!($test), " (from)"));
+                check(&Pair::of::<$a, $b>(), concat!(stringify!($test), " (to)"));
+                check(&Pair::of::<$b, $a>(), concat!(stringify!($test), " (from)"));
             }
         )*
     };

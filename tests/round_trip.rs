@@ -19,19 +19,76 @@ use vcvt::{
     F8E4M3FNUZ, F8E4M3IEEE, F8E5M2, F8E5M2FNUZ, F8E5M3FNU, F8E8M0, F16, Options, Overflow,
 };
 
+/// What the checks need of a format, as plain functions: only [`Pair::of`] names the type
+/// (the `vcvt` calls and the oracle's expected codes), so the checks below are compiled
+/// once, not once per format.
+struct Pair {
+    name: &'static str,
+    bits: u32,
+    oracle: &'static common::Oracle,
+    /// The format's default overflow policy (what `round_trip` uses).
+    mode: Overflow,
+    /// Has `b` SIMD kernels both ways?
+    simd: fn(&Backend) -> bool,
+    /// The oracle's codes for `src` under `mode` ([`common::expect_f32_block`]).
+    expect: fn(&[f32], Overflow) -> Vec<u32>,
+    round_trip: fn(&mut [f32]),
+    round_trip_with: fn(&mut [f32], Options),
+    round_trip_f64: fn(&mut [f64]),
+    round_trip_on: fn(Backend, &mut [f32], Options),
+    round_trip_on_f64: fn(Backend, &mut [f64], Options),
+    /// `convert_slice_on` from `src` to the format (in `scratch`) and back into `out`.
+    there_and_back: fn(Backend, &[f32], &mut Vec<u64>, &mut [f32], Options),
+}
+
+impl Pair {
+    fn of<T: Narrow + ConvertTo<f32> + ConvertTo<f64>>() -> Pair
+    where
+        f32: ConvertTo<T>,
+        f64: ConvertTo<T>,
+    {
+        Pair {
+            name: T::DEF.name,
+            bits: T::DEF.bits(),
+            oracle: T::oracle(),
+            mode: default_overflow::<T>(),
+            simd: |b| b.is_simd::<f32, T>() && b.is_simd::<T, f32>(),
+            expect: |src, mode| {
+                let mut sat = vec![T::from_code(0); src.len()];
+                let mut nonsat = vec![T::from_code(0); src.len()];
+                common::expect_f32_block(src, &mut sat, &mut nonsat);
+                let codes = if mode == Overflow::Saturate {
+                    sat
+                } else {
+                    nonsat
+                };
+                codes.iter().map(|c| c.code()).collect()
+            },
+            round_trip: vcvt::round_trip::<T>,
+            round_trip_with: vcvt::round_trip_with::<T>,
+            round_trip_f64: vcvt::round_trip_f64::<T>,
+            round_trip_on: |b, x, o| vcvt::round_trip_on::<T, f32>(b, x, o).unwrap(),
+            round_trip_on_f64: |b, x, o| vcvt::round_trip_on::<T, f64>(b, x, o).unwrap(),
+            there_and_back: |b, src, scratch, out, o| {
+                let size = std::mem::size_of::<T>();
+                scratch.resize((src.len() * size).div_ceil(8), 0);
+                let codes: &mut [T] = bytemuck::cast_slice_mut(scratch.as_mut_slice());
+                let codes = &mut codes[..src.len()];
+                vcvt::convert_slice_on(b, src, codes, o).unwrap();
+                vcvt::convert_slice_on(b, &*codes, out, o).unwrap();
+            },
+        }
+    }
+}
+
 /// The oracle's round trip of f32 bits under `mode` and `nan`.
-fn expect32<T: Narrow>(x: f32, mode: Overflow, nan: vcvt::NanPolicy) -> u32 {
-    let o = T::oracle();
+fn expect32(p: &Pair, x: f32, mode: Overflow, nan: vcvt::NanPolicy) -> u32 {
+    let o = p.oracle;
     o.widen_f32(o.narrow_f32_nan(x.to_bits(), mode, nan))
 }
 
-fn sweep<T: Narrow + ConvertTo<f32> + ConvertTo<f64>>(test: &str)
-where
-    f32: ConvertTo<T>,
-    f64: ConvertTo<T>,
-{
+fn sweep(p: &Pair, test: &str) {
     let all = backends(test);
-    let simd = |b: &Backend| b.is_simd::<f32, T>() && b.is_simd::<T, f32>();
     // The 2^32 sweep runs on the active backend (the one `round_trip` uses) when it has SIMD
     // kernels both ways; round_trip adds only the chunking to two kernels that
     // `exhaustive_f32.rs` and `widen.rs` prove on every backend, so the other backends get
@@ -39,36 +96,28 @@ where
     let full: Vec<Backend> = all
         .iter()
         .copied()
-        .filter(|b| *b == Backend::active() && simd(b))
+        .filter(|b| *b == Backend::active() && (p.simd)(b))
         .collect();
     let routed: Vec<Backend> = all.iter().copied().filter(|b| !full.contains(b)).collect();
-    let oracle = T::oracle();
-    let seed = 0x7217_0000 + u64::from(T::DEF.bits());
+    let oracle = p.oracle;
+    let seed = 0x7217_0000 + u64::from(p.bits);
     let check =
         |src: &[f32], want: &mut Vec<u32>, out: &mut Vec<f32>, r: &mut Report, bs: &[Backend]| {
             // The default overflow policy of the format: what `round_trip` uses.
-            let mode = default_overflow::<T>();
-            let mut sat = vec![T::from_code(0); src.len()];
-            let mut nonsat = vec![T::from_code(0); src.len()];
-            common::expect_f32_block(src, &mut sat, &mut nonsat);
-            let codes = if mode == Overflow::Saturate {
-                &sat
-            } else {
-                &nonsat
-            };
+            let codes = (p.expect)(src, p.mode);
             want.clear();
-            want.extend(codes.iter().map(|c| oracle.widen_f32(c.code())));
+            want.extend(codes.iter().map(|&c| oracle.widen_f32(c)));
             for &b in bs {
                 out.clear();
                 out.extend_from_slice(src);
                 if b == Backend::active() {
-                    vcvt::round_trip::<T>(out);
+                    (p.round_trip)(out);
                 } else {
-                    vcvt::round_trip_on::<T, f32>(b, out, Options::new()).unwrap();
+                    (p.round_trip_on)(b, out, Options::new());
                 }
                 let got: Vec<u32> = out.iter().map(|x| x.to_bits()).collect();
                 r.compare(
-                    || format!("round_trip::<{}> on {b}", T::DEF.name),
+                    || format!("round_trip::<{}> on {b}", p.name),
                     want,
                     &got,
                     |k| u64::from(src[k].to_bits()),
@@ -80,36 +129,29 @@ where
     // `exhaustive_f32.rs` and `widen.rs` prove against the oracle on every input. That keeps
     // the sweep as fast as the kernels (the oracle would dominate it); the oracle is the
     // reference on the sample below, on every backend.
-    let by_definition = |src: &[f32], s: &mut (Vec<T>, Vec<f32>, Vec<f32>), r: &mut Report| {
+    let by_definition = |src: &[f32], s: &mut (Vec<u64>, Vec<f32>, Vec<f32>), r: &mut Report| {
         let b = Backend::active();
         let (codes, want, out) = s;
-        codes.resize(src.len(), T::from_code(0));
         want.resize(src.len(), 0.0);
-        vcvt::convert_slice_on(b, src, codes, Options::new()).unwrap();
-        vcvt::convert_slice_on(b, codes, want, Options::new()).unwrap();
+        (p.there_and_back)(b, src, codes, want, Options::new());
         out.clear();
         out.extend_from_slice(src);
-        vcvt::round_trip::<T>(out);
+        (p.round_trip)(out);
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
         r.compare(
-            || {
-                format!(
-                    "round_trip::<{}> on {b} against narrow + widen",
-                    T::DEF.name
-                )
-            },
+            || format!("round_trip::<{}> on {b} against narrow + widen", p.name),
             &bits(want),
             &bits(out),
             |k| u64::from(src[k].to_bits()),
         );
     };
     let (mut report, mut coverage) = if full.is_empty() {
-        (Report::default(), format!("round_trip::<{}>", T::DEF.name))
+        (Report::default(), format!("round_trip::<{}>", p.name))
     } else {
         let (r, inputs) = common::sweep_f32(oracle, seed, by_definition);
         let c = format!(
             "round_trip::<{}>, {inputs} on [{}] against convert_slice there and back",
-            T::DEF.name,
+            p.name,
             names(&full)
         );
         (r, c)
@@ -156,25 +198,17 @@ where
     for mode in MODES {
         for nan in NAN_POLICIES {
             let opts = Options::new().overflow(mode).nan(nan);
-            let want: Vec<u32> = inputs
-                .iter()
-                .map(|&x| expect32::<T>(x, mode, nan))
-                .collect();
+            let want: Vec<u32> = inputs.iter().map(|&x| expect32(p, x, mode, nan)).collect();
             for &b in &all {
                 let mut out = inputs.clone();
                 if b == Backend::active() {
-                    vcvt::round_trip_with::<T>(&mut out, opts);
+                    (p.round_trip_with)(&mut out, opts);
                 } else {
-                    vcvt::round_trip_on::<T, f32>(b, &mut out, opts).unwrap();
+                    (p.round_trip_on)(b, &mut out, opts);
                 }
                 let got: Vec<u32> = out.iter().map(|x| x.to_bits()).collect();
                 report.compare(
-                    || {
-                        format!(
-                            "round_trip_with::<{}> on {b}, {mode:?}, {nan:?}",
-                            T::DEF.name
-                        )
-                    },
+                    || format!("round_trip_with::<{}> on {b}, {mode:?}, {nan:?}", p.name),
                     &want,
                     &got,
                     |k| u64::from(inputs[k].to_bits()),
@@ -191,7 +225,7 @@ where
             x64.push(-v);
         }
     }
-    let mode = default_overflow::<T>();
+    let mode = p.mode;
     let want: Vec<u64> = x64
         .iter()
         .map(|x| oracle.widen_f64(oracle.narrow_f64(x.to_bits(), mode)))
@@ -199,13 +233,13 @@ where
     for &b in &all {
         let mut out = x64.clone();
         if b == Backend::active() {
-            vcvt::round_trip_f64::<T>(&mut out);
+            (p.round_trip_f64)(&mut out);
         } else {
-            vcvt::round_trip_on::<T, f64>(b, &mut out, Options::new()).unwrap();
+            (p.round_trip_on_f64)(b, &mut out, Options::new());
         }
         let got: Vec<u64> = out.iter().map(|x| x.to_bits()).collect();
         report.compare(
-            || format!("round_trip_f64::<{}> on {b}", T::DEF.name),
+            || format!("round_trip_f64::<{}> on {b}", p.name),
             &want,
             &got,
             |k| x64[k].to_bits(),
@@ -237,63 +271,63 @@ fn default_overflow<T: Narrow>() -> Overflow {
 
 #[test]
 fn round_trip_f16() {
-    sweep::<F16>("round_trip_f16");
+    sweep(&Pair::of::<F16>(), "round_trip_f16");
 }
 #[test]
 fn round_trip_bf16() {
-    sweep::<BF16>("round_trip_bf16");
+    sweep(&Pair::of::<BF16>(), "round_trip_bf16");
 }
 #[test]
 fn round_trip_f8e4m3() {
-    sweep::<F8E4M3>("round_trip_f8e4m3");
+    sweep(&Pair::of::<F8E4M3>(), "round_trip_f8e4m3");
 }
 #[test]
 fn round_trip_f8e5m2() {
-    sweep::<F8E5M2>("round_trip_f8e5m2");
+    sweep(&Pair::of::<F8E5M2>(), "round_trip_f8e5m2");
 }
 #[test]
 fn round_trip_f8e4m3fnuz() {
-    sweep::<F8E4M3FNUZ>("round_trip_f8e4m3fnuz");
+    sweep(&Pair::of::<F8E4M3FNUZ>(), "round_trip_f8e4m3fnuz");
 }
 #[test]
 fn round_trip_f8e5m2fnuz() {
-    sweep::<F8E5M2FNUZ>("round_trip_f8e5m2fnuz");
+    sweep(&Pair::of::<F8E5M2FNUZ>(), "round_trip_f8e5m2fnuz");
 }
 #[test]
 fn round_trip_f6e2m3() {
-    sweep::<F6E2M3>("round_trip_f6e2m3");
+    sweep(&Pair::of::<F6E2M3>(), "round_trip_f6e2m3");
 }
 #[test]
 fn round_trip_f6e3m2() {
-    sweep::<F6E3M2>("round_trip_f6e3m2");
+    sweep(&Pair::of::<F6E3M2>(), "round_trip_f6e3m2");
 }
 #[test]
 fn round_trip_f4e2m1() {
-    sweep::<F4E2M1>("round_trip_f4e2m1");
+    sweep(&Pair::of::<F4E2M1>(), "round_trip_f4e2m1");
 }
 #[test]
 fn round_trip_f8e8m0() {
-    sweep::<F8E8M0>("round_trip_f8e8m0");
+    sweep(&Pair::of::<F8E8M0>(), "round_trip_f8e8m0");
 }
 
 #[test]
 fn round_trip_f8e3m4() {
-    sweep::<F8E3M4>("round_trip_f8e3m4");
+    sweep(&Pair::of::<F8E3M4>(), "round_trip_f8e3m4");
 }
 
 #[test]
 fn round_trip_f8e4m3ieee() {
-    sweep::<F8E4M3IEEE>("round_trip_f8e4m3ieee");
+    sweep(&Pair::of::<F8E4M3IEEE>(), "round_trip_f8e4m3ieee");
 }
 
 #[test]
 fn round_trip_f8e4m3b11fnuz() {
-    sweep::<F8E4M3B11FNUZ>("round_trip_f8e4m3b11fnuz");
+    sweep(&Pair::of::<F8E4M3B11FNUZ>(), "round_trip_f8e4m3b11fnuz");
 }
 
 #[test]
 fn round_trip_f8e5m3fnu() {
-    sweep::<F8E5M3FNU>("round_trip_f8e5m3fnu");
+    sweep(&Pair::of::<F8E5M3FNU>(), "round_trip_f8e5m3fnu");
 }
 
 /// Packed FP4 gives what one-per-byte FP4 gives, at every length up to three chunks.
@@ -333,12 +367,9 @@ fn round_trip_packed_fp4_equals_unpacked() {
 /// `convert_slice` there and back (itself checked against the oracle above), and no element
 /// outside the range changes. Fused in-place kernels (F16, BF16 on x86-64) run their short
 /// and overlapping last steps here.
-fn lengths<T: Narrow + ConvertTo<f32>>(test: &str)
-where
-    f32: ConvertTo<T>,
-{
+fn lengths(p: &Pair, test: &str) {
     let all = backends(test);
-    let mut rng = common::Rng::new(0x7A11 + u64::from(T::DEF.bits()));
+    let mut rng = common::Rng::new(0x7A11 + u64::from(p.bits));
     let src: Vec<f32> = (0..316)
         .map(|i| match i % 5 {
             // Random bit patterns (NaNs, infinities, subnormals) and values in T's range.
@@ -354,13 +385,11 @@ where
             for off in 0..8 {
                 for len in 0..=300 {
                     let part = &src[off..off + len];
-                    let mut codes = vec![T::from_code(0); len];
                     let mut want = vec![0f32; len];
-                    vcvt::convert_slice_on(b, part, &mut codes, opts).unwrap();
-                    vcvt::convert_slice_on(b, &codes, &mut want, opts).unwrap();
+                    (p.there_and_back)(b, part, &mut Vec::new(), &mut want, opts);
                     let mut buf = vec![CANARY; 316];
                     buf[off..off + len].copy_from_slice(part);
-                    vcvt::round_trip_on::<T, f32>(b, &mut buf[off..off + len], opts).unwrap();
+                    (p.round_trip_on)(b, &mut buf[off..off + len], opts);
                     let mut expected = vec![CANARY; 316];
                     expected[off..off + len].copy_from_slice(&want);
                     let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
@@ -378,7 +407,7 @@ where
         test,
         &format!(
             "round_trip::<{}>, lengths 0..=300 x offsets 0..8 x 2 modes, canaries, on [{}]",
-            T::DEF.name,
+            p.name,
             names(&all)
         ),
     );
@@ -386,15 +415,15 @@ where
 
 #[test]
 fn round_trip_lengths_f16() {
-    lengths::<F16>("round_trip_lengths_f16");
+    lengths(&Pair::of::<F16>(), "round_trip_lengths_f16");
 }
 
 #[test]
 fn round_trip_lengths_bf16() {
-    lengths::<BF16>("round_trip_lengths_bf16");
+    lengths(&Pair::of::<BF16>(), "round_trip_lengths_bf16");
 }
 
 #[test]
 fn round_trip_lengths_f4e2m1() {
-    lengths::<F4E2M1>("round_trip_lengths_f4e2m1");
+    lengths(&Pair::of::<F4E2M1>(), "round_trip_lengths_f4e2m1");
 }

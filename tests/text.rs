@@ -14,7 +14,8 @@
 //!   loses the tie.
 //! * Flags and precisions against `f32`'s own formatting; the grammar against `f32::from_str`.
 
-use std::fmt::{Debug, Display, LowerExp, UpperExp, Write as _};
+use std::fmt::{self, Debug, Display, Formatter, LowerExp, UpperExp, Write as _};
+use std::num::ParseFloatError;
 use std::str::FromStr;
 
 use vcvt::{
@@ -80,28 +81,135 @@ text! {
     F8E5M3FNU, "f8e5m3fnu", 8;
 }
 
-/// Runs `$body` once per format with `$t` bound to the type.
-macro_rules! each_format {
-    ($f:ident) => {
-        $f::<F16>();
-        $f::<BF16>();
-        $f::<F8E4M3>();
-        $f::<F8E5M2>();
-        $f::<F8E4M3FNUZ>();
-        $f::<F8E5M2FNUZ>();
-        $f::<F6E2M3>();
-        $f::<F6E3M2>();
-        $f::<F4E2M1>();
-        $f::<F8E8M0>();
-        $f::<F8E3M4>();
-        $f::<F8E4M3IEEE>();
-        $f::<F8E4M3B11FNUZ>();
-        $f::<F8E5M3FNU>();
-    };
+/// The four ways a value prints; the formatter's flags (width, precision, sign, fill) pass
+/// through unchanged to the type's own `fmt`.
+#[derive(Clone, Copy)]
+enum Form {
+    Display,
+    Debug,
+    LowerExp,
+    UpperExp,
 }
 
-fn codes<T: Text>() -> impl Iterator<Item = T> {
-    (0..1u32 << T::BITS).map(T::from_code)
+/// A format named at run time. Only the thin functions stored here name the type (one small
+/// copy of each per format); the checks below take `&Fmt` and compile once, not 14 times.
+struct Fmt {
+    name: &'static str,
+    bits: u32,
+    fmt_fn: fn(u32, Form, &mut Formatter<'_>) -> fmt::Result,
+    exact_fn: fn(u32) -> String,
+    parse_with_fn: fn(&str, Overflow) -> Result<u32, ParseFloatError>,
+    parse_fn: fn(&str) -> Result<u32, ParseFloatError>,
+    f32_fn: fn(u32) -> f32,
+    nan_fn: fn(u32) -> bool,
+}
+
+fn fmt_of<T: Text>(c: u32, form: Form, f: &mut Formatter<'_>) -> fmt::Result {
+    let x = T::from_code(c);
+    match form {
+        Form::Display => Display::fmt(&x, f),
+        Form::Debug => Debug::fmt(&x, f),
+        Form::LowerExp => LowerExp::fmt(&x, f),
+        Form::UpperExp => UpperExp::fmt(&x, f),
+    }
+}
+
+fn fmt<T: Text>() -> Fmt {
+    Fmt {
+        name: T::NAME,
+        bits: T::BITS,
+        fmt_fn: fmt_of::<T>,
+        exact_fn: |c| T::from_code(c).exact_string(),
+        parse_with_fn: |s, o| T::parse_with(s, o).map(T::code),
+        parse_fn: |s| s.parse::<T>().map(T::code),
+        f32_fn: |c| T::from_code(c).f32(),
+        nan_fn: |c| T::from_code(c).nan(),
+    }
+}
+
+/// Every format, in this order; the first ten are the ones with oracle vectors.
+fn formats() -> [Fmt; 14] {
+    [
+        fmt::<F16>(),
+        fmt::<BF16>(),
+        fmt::<F8E4M3>(),
+        fmt::<F8E5M2>(),
+        fmt::<F8E4M3FNUZ>(),
+        fmt::<F8E5M2FNUZ>(),
+        fmt::<F6E2M3>(),
+        fmt::<F6E3M2>(),
+        fmt::<F4E2M1>(),
+        fmt::<F8E8M0>(),
+        fmt::<F8E3M4>(),
+        fmt::<F8E4M3IEEE>(),
+        fmt::<F8E4M3B11FNUZ>(),
+        fmt::<F8E5M3FNU>(),
+    ]
+}
+
+/// The formats with vectors in `tests/data/text` (the first ten of [`formats`]).
+fn vector_formats() -> Vec<Fmt> {
+    formats().into_iter().take(10).collect()
+}
+
+/// One code of a format: prints, parses and converts through the format's functions.
+#[derive(Clone, Copy)]
+struct V<'a> {
+    c: u32,
+    t: &'a Fmt,
+}
+
+impl Fmt {
+    fn value(&self, c: u32) -> V<'_> {
+        V { c, t: self }
+    }
+    fn parse_with(&self, s: &str, o: Overflow) -> Result<V<'_>, ParseFloatError> {
+        (self.parse_with_fn)(s, o).map(|c| self.value(c))
+    }
+    /// `FromStr`, the default policy.
+    fn parse(&self, s: &str) -> Result<V<'_>, ParseFloatError> {
+        (self.parse_fn)(s).map(|c| self.value(c))
+    }
+}
+
+impl V<'_> {
+    fn code(self) -> u32 {
+        self.c
+    }
+    fn exact_string(self) -> String {
+        (self.t.exact_fn)(self.c)
+    }
+    fn f32(self) -> f32 {
+        (self.t.f32_fn)(self.c)
+    }
+    fn nan(self) -> bool {
+        (self.t.nan_fn)(self.c)
+    }
+}
+
+impl Display for V<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        (self.t.fmt_fn)(self.c, Form::Display, f)
+    }
+}
+impl Debug for V<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        (self.t.fmt_fn)(self.c, Form::Debug, f)
+    }
+}
+impl LowerExp for V<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        (self.t.fmt_fn)(self.c, Form::LowerExp, f)
+    }
+}
+impl UpperExp for V<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        (self.t.fmt_fn)(self.c, Form::UpperExp, f)
+    }
+}
+
+fn codes(t: &Fmt) -> impl Iterator<Item = V<'_>> {
+    (0..1u32 << t.bits).map(move |c| t.value(c))
 }
 
 fn data(name: &str) -> String {
@@ -190,10 +298,10 @@ fn sha256_known_answer() {
 const CORE_F16_DUMP_SHA256: &str =
     "68332aa625cad1729c6883586aa1285fcd4bd663779f4f93cc73480145f93e86";
 
-fn dump<T: Text>() -> String {
-    let width = if T::BITS > 8 { 4 } else { 2 };
+fn dump(t: &Fmt) -> String {
+    let width = if t.bits > 8 { 4 } else { 2 };
     let mut s = String::new();
-    for x in codes::<T>() {
+    for x in codes(t) {
         writeln!(s, "{:0width$x}\t{}\t{:?}\t{:e}", x.code(), x, x, x).unwrap();
     }
     s
@@ -203,47 +311,45 @@ fn dump<T: Text>() -> String {
 fn every_code_matches_the_oracle_digest() {
     let digests = data("digests.tsv");
     let mut bad = Vec::new();
-    fn check<T: Text>(digests: &str, bad: &mut Vec<String>) {
+    fn check(t: &Fmt, digests: &str, bad: &mut Vec<String>) {
         let want = digests
             .lines()
-            .find_map(|l| l.strip_prefix(&format!("{}\t", T::NAME)))
-            .unwrap_or_else(|| panic!("no digest for {}", T::NAME));
-        let d = dump::<T>();
+            .find_map(|l| l.strip_prefix(&format!("{}\t", t.name)))
+            .unwrap_or_else(|| panic!("no digest for {}", t.name));
+        let d = dump(t);
         let got = sha256(d.as_bytes());
-        if T::NAME == "f16" {
+        if t.name == "f16" {
             assert_eq!(
                 want, CORE_F16_DUMP_SHA256,
                 "the oracle's F16 differs from core f16"
             );
         }
         if got != want {
-            let path = std::env::temp_dir().join(format!("vcvt_text_{}.tsv", T::NAME));
+            let path = std::env::temp_dir().join(format!("vcvt_text_{}.tsv", t.name));
             std::fs::write(&path, d).unwrap();
             bad.push(format!(
                 "{}: dump {} (written to {}; compare with `python3 scripts/gen_text_vectors.py --dump {}`)",
-                T::NAME,
+                t.name,
                 got,
                 path.display(),
-                T::NAME
+                t.name
             ));
         }
     }
-    macro_rules! run {
-        ($($t:ty),*) => {$(check::<$t>(&digests, &mut bad);)*};
+    for t in &vector_formats() {
+        check(t, &digests, &mut bad);
     }
-    run!(
-        F16, BF16, F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F8E8M0
-    );
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
 #[test]
 fn fmt_vectors() {
     let text = data("fmt.tsv");
+    let fs = vector_formats();
     let mut n = 0;
     let mut bad = Vec::new();
-    fn row<T: Text>(c: u32, want: &[&str], bad: &mut Vec<String>) {
-        let x = T::from_code(c);
+    fn row(t: &Fmt, c: u32, want: &[&str], bad: &mut Vec<String>) {
+        let x = t.value(c);
         let got = [
             x.to_string(),
             format!("{x:?}"),
@@ -251,26 +357,18 @@ fn fmt_vectors() {
             x.exact_string(),
         ];
         if got.iter().zip(want).any(|(g, w)| g != w) {
-            bad.push(format!("{} {c:#x}: got {got:?}, want {want:?}", T::NAME));
+            bad.push(format!("{} {c:#x}: got {got:?}, want {want:?}", t.name));
         }
     }
     for line in text.lines() {
         let f: Vec<&str> = line.split('\t').collect();
         let c = u32::from_str_radix(f[1], 16).unwrap();
         let want = &f[2..6];
-        match f[0] {
-            "f16" => row::<F16>(c, want, &mut bad),
-            "bf16" => row::<BF16>(c, want, &mut bad),
-            "f8e4m3" => row::<F8E4M3>(c, want, &mut bad),
-            "f8e5m2" => row::<F8E5M2>(c, want, &mut bad),
-            "f8e4m3fnuz" => row::<F8E4M3FNUZ>(c, want, &mut bad),
-            "f8e5m2fnuz" => row::<F8E5M2FNUZ>(c, want, &mut bad),
-            "f6e2m3" => row::<F6E2M3>(c, want, &mut bad),
-            "f6e3m2" => row::<F6E3M2>(c, want, &mut bad),
-            "f4e2m1" => row::<F4E2M1>(c, want, &mut bad),
-            "f8e8m0" => row::<F8E8M0>(c, want, &mut bad),
-            other => panic!("unknown format {other}"),
-        }
+        let t = fs
+            .iter()
+            .find(|t| t.name == f[0])
+            .unwrap_or_else(|| panic!("unknown format {}", f[0]));
+        row(t, c, want, &mut bad);
         n += 1;
     }
     assert!(n > 4000);
@@ -338,8 +436,8 @@ fn documented_examples() {
 
 #[test]
 fn every_code_round_trips_through_every_form() {
-    fn check<T: Text>() {
-        for x in codes::<T>() {
+    fn check(t: &Fmt) {
+        for x in codes(t) {
             let forms = [
                 x.to_string(),
                 format!("{x:?}"),
@@ -349,24 +447,27 @@ fn every_code_round_trips_through_every_form() {
                 x.exact_string(),
             ];
             for s in &forms {
-                let back = T::parse_with(s, Overflow::NonSaturating)
-                    .unwrap_or_else(|e| panic!("{} {:#x}: {s:?}: {e}", T::NAME, x.code()));
+                let back = t
+                    .parse_with(s, Overflow::NonSaturating)
+                    .unwrap_or_else(|e| panic!("{} {:#x}: {s:?}: {e}", t.name, x.code()));
                 if x.nan() {
-                    assert!(back.nan(), "{} {:#x}: {s:?}", T::NAME, x.code());
+                    assert!(back.nan(), "{} {:#x}: {s:?}", t.name, x.code());
                     continue;
                 }
-                assert_eq!(back.code(), x.code(), "{} {s:?}", T::NAME);
-                let dflt: T = s.parse().unwrap();
+                assert_eq!(back.code(), x.code(), "{} {s:?}", t.name);
+                let dflt = t.parse(s).unwrap();
                 // The one documented exception: with the fp8 default `Saturate`, a printed
                 // infinity (E5M2, E3M4, IEEE-style E4M3) parses back to ±MAX.
-                let fp8_inf = matches!(T::NAME, "f8e5m2" | "f8e3m4" | "f8e4m3ieee");
+                let fp8_inf = matches!(t.name, "f8e5m2" | "f8e3m4" | "f8e4m3ieee");
                 if !(fp8_inf && s.contains("inf")) {
-                    assert_eq!(dflt.code(), x.code(), "{} {s:?} (default policy)", T::NAME);
+                    assert_eq!(dflt.code(), x.code(), "{} {s:?} (default policy)", t.name);
                 }
             }
         }
     }
-    each_format!(check);
+    for t in &formats() {
+        check(t);
+    }
 }
 
 /// The exact digits of a finite `f64`: `(digits without trailing zeros, k)` with the value
@@ -429,15 +530,15 @@ fn truncate(d: &[u8], k: i32, n: usize, up: bool) -> (Vec<u8>, i32) {
 
 #[test]
 fn shortest_and_closest_every_code() {
-    fn check<T: Text>() {
-        for x in codes::<T>() {
+    fn check(t: &Fmt) {
+        for x in codes(t) {
             let v = x.f32();
             if !v.is_finite() || v <= 0.0 || x.nan() {
                 continue;
             }
             let (ed, ek) = exact_f64(f64::from(v));
             let shown = format!("{x:e}");
-            if T::NAME == "f8e8m0" {
+            if t.name == "f8e8m0" {
                 assert_eq!(shown, sci(&ed, ek), "E8M0 prints its exact value");
                 continue;
             }
@@ -451,20 +552,20 @@ fn shortest_and_closest_every_code() {
             // fp6 and fp4 always saturate, so above MAX everything parses back to MAX; the
             // printed digits follow the nearest rule with MAX + ulp as the next value (as
             // for every format), so there the interval ends at MAX + ulp/2.
-            let always_saturates = matches!(T::NAME, "f6e2m3" | "f6e3m2" | "f4e2m1");
-            let is_max = T::parse_with("1e30", Overflow::Saturate).unwrap().code() == x.code();
+            let always_saturates = matches!(t.name, "f6e2m3" | "f6e3m2" | "f4e2m1");
+            let is_max = t.parse_with("1e30", Overflow::Saturate).unwrap().code() == x.code();
             let limit = if always_saturates && is_max {
-                let prev = f64::from(T::from_code(x.code() - 1).f32());
+                let prev = f64::from(t.value(x.code() - 1).f32());
                 f64::from(v) + (f64::from(v) - prev) / 2.0
             } else {
                 f64::INFINITY
             };
             let parses_back = |d: &[u8], k: i32| {
                 let s = sci(d, k);
-                T::parse_with(&s, Overflow::NonSaturating).unwrap().code() == x.code()
+                t.parse_with(&s, Overflow::NonSaturating).unwrap().code() == x.code()
                     && s.parse::<f64>().unwrap() < limit
             };
-            let ctx = || format!("{} {:#x} shown {shown}", T::NAME, x.code());
+            let ctx = || format!("{} {:#x} shown {shown}", t.name, x.code());
             assert!(parses_back(&digits, k), "{}", ctx());
             // No (n-1)-digit decimal next to the value parses back.
             if n > 1 {
@@ -525,7 +626,9 @@ fn shortest_and_closest_every_code() {
             assert_eq!(ours, want, "{}", ctx());
         }
     }
-    each_format!(check);
+    for t in &formats() {
+        check(t);
+    }
 }
 
 // ------------------------------------------------------------------ parsing
@@ -541,15 +644,16 @@ fn hex_code(s: &str) -> Option<u32> {
 #[test]
 fn parse_vectors() {
     let text = data("parse.tsv");
+    let fs = vector_formats();
     let mut bad = Vec::new();
     let mut n = 0;
-    fn row<T: Text>(s: &str, sat: Option<u32>, nonsat: Option<u32>, bad: &mut Vec<String>) {
+    fn row(t: &Fmt, s: &str, sat: Option<u32>, nonsat: Option<u32>, bad: &mut Vec<String>) {
         for (o, want) in [(Overflow::Saturate, sat), (Overflow::NonSaturating, nonsat)] {
-            let got = T::parse_with(s, o).ok().map(T::code);
+            let got = t.parse_with(s, o).ok().map(V::code);
             if got != want {
                 bad.push(format!(
                     "{} {s:?} {o:?}: got {got:x?}, want {want:x?}",
-                    T::NAME
+                    t.name
                 ));
             }
         }
@@ -557,19 +661,11 @@ fn parse_vectors() {
     for line in text.lines() {
         let f: Vec<&str> = line.split('\t').collect();
         let (s, a, b) = (f[1], hex_code(f[2]), hex_code(f[3]));
-        match f[0] {
-            "f16" => row::<F16>(s, a, b, &mut bad),
-            "bf16" => row::<BF16>(s, a, b, &mut bad),
-            "f8e4m3" => row::<F8E4M3>(s, a, b, &mut bad),
-            "f8e5m2" => row::<F8E5M2>(s, a, b, &mut bad),
-            "f8e4m3fnuz" => row::<F8E4M3FNUZ>(s, a, b, &mut bad),
-            "f8e5m2fnuz" => row::<F8E5M2FNUZ>(s, a, b, &mut bad),
-            "f6e2m3" => row::<F6E2M3>(s, a, b, &mut bad),
-            "f6e3m2" => row::<F6E3M2>(s, a, b, &mut bad),
-            "f4e2m1" => row::<F4E2M1>(s, a, b, &mut bad),
-            "f8e8m0" => row::<F8E8M0>(s, a, b, &mut bad),
-            other => panic!("unknown format {other}"),
-        }
+        let t = fs
+            .iter()
+            .find(|t| t.name == f[0])
+            .unwrap_or_else(|| panic!("unknown format {}", f[0]));
+        row(t, s, a, b, &mut bad);
         n += 1;
     }
     assert!(n > 20000);
@@ -583,9 +679,9 @@ fn parse_vectors() {
 
 /// What overflow gives, per policy, for a positive and a negative value (from the contract
 /// table in `src/lib.rs`, written out here).
-fn overflow_codes<T: Text>(o: Overflow) -> (u32, u32) {
+fn overflow_codes(t: &Fmt, o: Overflow) -> (u32, u32) {
     let sat = matches!(o, Overflow::Saturate);
-    match (T::NAME, sat) {
+    match (t.name, sat) {
         ("f16", true) => (0x7BFF, 0xFBFF),
         ("f16", false) => (0x7C00, 0xFC00),
         ("bf16", true) => (0x7F7F, 0xFF7F),
@@ -614,26 +710,26 @@ fn overflow_codes<T: Text>(o: Overflow) -> (u32, u32) {
 }
 
 /// The code of `-x` for a positive-side expected code `c`.
-fn negate<T: Text>(c: u32) -> u32 {
-    match T::NAME {
+fn negate(t: &Fmt, c: u32) -> u32 {
+    match t.name {
         "f8e8m0" => 0xFF,
         // Unsigned: no code for a negative value (the strings negated here are never zero).
         "f8e5m3fnu" => 0xFF,
         "f8e4m3fnuz" | "f8e5m2fnuz" | "f8e4m3b11fnuz" if c == 0 => 0,
-        _ => c | 1 << (T::BITS - 1),
+        _ => c | 1 << (t.bits - 1),
     }
 }
 
 #[test]
 fn parse_every_boundary() {
-    fn check<T: Text>() {
+    fn check(t: &Fmt) {
         // The positive finite values in order, with their codes (zero included).
-        let mut vals: Vec<(f64, u32)> = codes::<T>()
+        let mut vals: Vec<(f64, u32)> = codes(t)
             .filter(|x| !x.nan() && x.f32().is_finite() && x.f32().is_sign_positive())
             .map(|x| (f64::from(x.f32()), x.code()))
             .collect();
         vals.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let e8m0 = T::NAME == "f8e8m0";
+        let e8m0 = t.name == "f8e8m0";
         let (vmax, cmax) = *vals.last().unwrap();
         let over = if e8m0 {
             2.0 * vmax
@@ -693,7 +789,7 @@ fn parse_every_boundary() {
                 }
             }
             for &o in policies {
-                let (ov_pos, ov_neg) = overflow_codes::<T>(o);
+                let (ov_pos, ov_neg) = overflow_codes(t, o);
                 for (s, side) in &cases {
                     let up = *side > 0 || (*side == 0 && tie_up);
                     let want = if up {
@@ -701,22 +797,24 @@ fn parse_every_boundary() {
                     } else {
                         ca.unwrap()
                     };
-                    let got = T::parse_with(s, o).map(T::code);
-                    assert_eq!(got, Ok(want), "{} {s} {o:?}", T::NAME);
+                    let got = t.parse_with(s, o).map(V::code);
+                    assert_eq!(got, Ok(want), "{} {s} {o:?}", t.name);
                     let want_neg = if up {
-                        cb.map(negate::<T>).unwrap_or(ov_neg)
+                        cb.map(|c| negate(t, c)).unwrap_or(ov_neg)
                     } else {
-                        negate::<T>(ca.unwrap())
+                        negate(t, ca.unwrap())
                     };
-                    let got = T::parse_with(&format!("-{s}"), o).map(T::code);
-                    assert_eq!(got, Ok(want_neg), "{} -{s} {o:?}", T::NAME);
+                    let got = t.parse_with(&format!("-{s}"), o).map(V::code);
+                    assert_eq!(got, Ok(want_neg), "{} -{s} {o:?}", t.name);
                     count += 2;
                 }
             }
         }
         assert!(count > 0);
     }
-    each_format!(check);
+    for t in &formats() {
+        check(t);
+    }
 }
 
 #[test]
@@ -794,29 +892,26 @@ fn grammar_and_errors_are_f32s() {
         "--1",
         "1e1.5",
     ];
-    fn check<T: Text>(strings: &[&str]) {
+    fn check(t: &Fmt, strings: &[&str]) {
         for s in strings {
             let want = s.parse::<f32>().map(|_| ());
-            let got = s.parse::<T>().map(|_| ());
-            let no_nan = matches!(T::NAME, "f6e2m3" | "f6e3m2" | "f4e2m1");
+            let got = t.parse(s).map(|_| ());
+            let no_nan = matches!(t.name, "f6e2m3" | "f6e3m2" | "f4e2m1");
             if no_nan && want.is_ok() && s.to_ascii_lowercase().contains("nan") {
                 assert_eq!(
                     got,
                     Err("x".parse::<f32>().unwrap_err()),
                     "{} {s:?}",
-                    T::NAME
+                    t.name
                 );
             } else {
-                assert_eq!(got, want, "{} {s:?}", T::NAME);
+                assert_eq!(got, want, "{} {s:?}", t.name);
             }
         }
     }
-    macro_rules! run {
-        ($($t:ty),*) => {$(check::<$t>(&strings);)*};
+    for t in &vector_formats() {
+        check(t, &strings);
     }
-    run!(
-        F16, BF16, F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F8E8M0
-    );
     // Literal infinities are values beyond every limit: the overflow policy decides.
     assert_eq!("inf".parse::<F16>().unwrap(), F16::INFINITY);
     assert_eq!("inf".parse::<F8E5M2>().unwrap(), F8E5M2::MAX);
@@ -840,9 +935,9 @@ fn grammar_and_errors_are_f32s() {
 
 #[test]
 fn formatter_matrix_matches_f32() {
-    fn check<T: Text>() {
-        let step = if T::BITS > 8 { 37 } else { 1 };
-        for x in codes::<T>().step_by(step) {
+    fn check(t: &Fmt) {
+        let step = if t.bits > 8 { 37 } else { 1 };
+        for x in codes(t).step_by(step) {
             let v = x.f32();
             // With a precision: f32's formatting of the same (exactly representable) value.
             let prec = [
@@ -857,9 +952,9 @@ fn formatter_matrix_matches_f32() {
                 (format!("{x:.3?}"), format!("{v:.3?}")),
             ];
             for (got, want) in prec {
-                assert_eq!(got, want, "{} {:#x}", T::NAME, x.code());
+                assert_eq!(got, want, "{} {:#x}", t.name, x.code());
             }
-            if T::NAME == "f8e8m0" {
+            if t.name == "f8e8m0" {
                 continue;
             }
             // Without one: the same layout as f32 gives a value with the same shortest digits.
@@ -882,11 +977,13 @@ fn formatter_matrix_matches_f32() {
                 (format!("{x:<10E}"), format!("{y:<10E}")),
             ];
             for (got, want) in flags {
-                assert_eq!(got, want, "{} {:#x}", T::NAME, x.code());
+                assert_eq!(got, want, "{} {:#x}", t.name, x.code());
             }
         }
     }
-    each_format!(check);
+    for t in &formats() {
+        check(t);
+    }
 }
 
 /// `{:?}` and `{}` at the thresholds where core's `f32` `Debug` switches notation (issue 31):
@@ -914,36 +1011,36 @@ fn notation_thresholds_match_f32() {
     fn sci(s: &str) -> bool {
         s.contains('e')
     }
-    fn check<T: Text>(crossed: &mut Vec<String>) -> usize {
-        let sign = if T::NAME == "f8e8m0" {
+    fn check(t: &Fmt, crossed: &mut Vec<String>) -> usize {
+        let sign = if t.name == "f8e8m0" {
             0
         } else {
-            1 << (T::BITS - 1)
+            1 << (t.bits - 1)
         };
-        let mut pos: Vec<(f32, u32)> = codes::<T>()
+        let mut pos: Vec<(f32, u32)> = codes(t)
             .filter(|x| x.code() & sign == 0 && x.f32().is_finite())
             .map(|x| (x.f32(), x.code()))
             .collect();
         pos.sort_by(|a, b| a.0.total_cmp(&b.0));
         let mut n = 0;
-        for t in [1e-4f32, 1e16f32] {
-            let i = pos.partition_point(|p| p.0 < t);
+        for th in [1e-4f32, 1e16f32] {
+            let i = pos.partition_point(|p| p.0 < th);
             for &(v, c) in &pos[i.saturating_sub(2)..(i + 2).min(pos.len())] {
                 for c in [c, c | sign] {
-                    let x = T::from_code(c);
+                    let x = t.value(c);
                     if x.nan() {
                         continue; // the fnuz formats' 0x80, "-0"
                     }
                     let v = if c & sign != 0 { -v } else { v };
                     let (disp, dbg) = (x.to_string(), format!("{x:?}"));
                     let exact_dbg = format!("{v:?}");
-                    let what = format!("{} {c:#x} ({v:e})", T::NAME);
+                    let what = format!("{} {c:#x} ({v:e})", t.name);
                     assert!(
                         !sci(&disp),
                         "{what}: {{}} {disp} (f32's Display has no exponent)"
                     );
                     n += 1;
-                    if T::NAME == "f8e8m0" {
+                    if t.name == "f8e8m0" {
                         assert_eq!(
                             sci(&dbg),
                             sci(&exact_dbg),
@@ -973,22 +1070,19 @@ fn notation_thresholds_match_f32() {
                             "{what}: {dbg} vs f32 {exact_dbg}"
                         );
                     } else {
-                        crossed.push(format!("{} {c:#x}", T::NAME));
+                        crossed.push(format!("{} {c:#x}", t.name));
                     }
                 }
             }
         }
-        assert!(n > 0, "{}: no code near a threshold", T::NAME);
+        assert!(n > 0, "{}: no code near a threshold", t.name);
         n
     }
     let mut crossed = Vec::new();
     let mut n = 0;
-    macro_rules! run {
-        ($($t:ty),*) => {$(n += check::<$t>(&mut crossed);)*};
+    for t in &vector_formats() {
+        n += check(t, &mut crossed);
     }
-    run!(
-        F16, BF16, F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F8E8M0
-    );
     assert_eq!(crossed, ["bf16 0x5a0e", "bf16 0xda0e"]);
     // F16 and BF16: 4 codes at 1e-4; BF16 4 more at 1e16; every format its 2 largest.
     assert!(n >= 2 * (4 + 4 + 4 + 2 * 10), "{n} codes");
@@ -1179,9 +1273,13 @@ fn parse_fast_path_edges() {
         }
     }
 
-    fn around_midpoints<T: Text + text_harness::Parsed>(stride: usize) -> usize {
-        let mut vals: Vec<f64> = codes::<T>()
-            .filter(|x| !Text::nan(*x) && x.f32().is_finite() && x.f32().is_sign_positive())
+    fn around_midpoints(
+        t: &Fmt,
+        stride: usize,
+        check: &dyn Fn(&str) -> Result<(), String>,
+    ) -> usize {
+        let mut vals: Vec<f64> = codes(t)
+            .filter(|x| !x.nan() && x.f32().is_finite() && x.f32().is_sign_positive())
             .map(|x| f64::from(x.f32()))
             .collect();
         vals.sort_by(f64::total_cmp);
@@ -1202,7 +1300,7 @@ fn parse_fast_path_edges() {
                     // q = k - n: an integer mantissa of n digits.
                     for s in [format!("{digits}e{}", k - n as i32), sci(&t, k)] {
                         for s in [s.clone(), format!("-{s}")] {
-                            if let Err(msg) = text_harness::check::<T>(&s) {
+                            if let Err(msg) = check(&s) {
                                 panic!("{msg}");
                             }
                             count += 1;
@@ -1214,19 +1312,23 @@ fn parse_fast_path_edges() {
         count
     }
     let mut n = 0;
-    n += around_midpoints::<F16>(37);
-    n += around_midpoints::<BF16>(97);
-    n += around_midpoints::<F8E4M3>(1);
-    n += around_midpoints::<F8E5M2>(1);
-    n += around_midpoints::<F8E4M3FNUZ>(1);
-    n += around_midpoints::<F8E5M2FNUZ>(1);
-    n += around_midpoints::<F6E2M3>(1);
-    n += around_midpoints::<F6E3M2>(1);
-    n += around_midpoints::<F4E2M1>(1);
-    n += around_midpoints::<F8E8M0>(1);
-    n += around_midpoints::<F8E3M4>(1);
-    n += around_midpoints::<F8E4M3IEEE>(1);
-    n += around_midpoints::<F8E4M3B11FNUZ>(1);
-    n += around_midpoints::<F8E5M3FNU>(1);
+    n += around_midpoints(&fmt::<F16>(), 37, &text_harness::check::<F16>);
+    n += around_midpoints(&fmt::<BF16>(), 97, &text_harness::check::<BF16>);
+    n += around_midpoints(&fmt::<F8E4M3>(), 1, &text_harness::check::<F8E4M3>);
+    n += around_midpoints(&fmt::<F8E5M2>(), 1, &text_harness::check::<F8E5M2>);
+    n += around_midpoints(&fmt::<F8E4M3FNUZ>(), 1, &text_harness::check::<F8E4M3FNUZ>);
+    n += around_midpoints(&fmt::<F8E5M2FNUZ>(), 1, &text_harness::check::<F8E5M2FNUZ>);
+    n += around_midpoints(&fmt::<F6E2M3>(), 1, &text_harness::check::<F6E2M3>);
+    n += around_midpoints(&fmt::<F6E3M2>(), 1, &text_harness::check::<F6E3M2>);
+    n += around_midpoints(&fmt::<F4E2M1>(), 1, &text_harness::check::<F4E2M1>);
+    n += around_midpoints(&fmt::<F8E8M0>(), 1, &text_harness::check::<F8E8M0>);
+    n += around_midpoints(&fmt::<F8E3M4>(), 1, &text_harness::check::<F8E3M4>);
+    n += around_midpoints(&fmt::<F8E4M3IEEE>(), 1, &text_harness::check::<F8E4M3IEEE>);
+    n += around_midpoints(
+        &fmt::<F8E4M3B11FNUZ>(),
+        1,
+        &text_harness::check::<F8E4M3B11FNUZ>,
+    );
+    n += around_midpoints(&fmt::<F8E5M3FNU>(), 1, &text_harness::check::<F8E5M3FNU>);
     assert!(n > 10_000, "{n}");
 }
