@@ -137,6 +137,66 @@ mod x86 {
             // SAFETY: the CPU has AVX-512 F/BW and VBMI (checked just above).
             unsafe { measure() };
         }
+        if std::is_x86_feature_detected!("avx512dq") {
+            for round in 1..=2 {
+                println!("fp8 narrowing steps, round {round}:");
+                // SAFETY: the CPU has AVX-512 F/BW/DQ (checked above and just now).
+                unsafe { measure_fp8() };
+            }
+        }
+    }
+
+    /// Ticks per instruction of eight copies of `$ins` (a whole Intel-syntax template on
+    /// zmm registers `{a}`..`{h}` written, `{s}`, `{t}` read, mask registers `{k1}`, `{k2}`).
+    macro_rules! timed_z {
+        ($name:literal, $ins:expr) => {{
+            const ROUNDS: u64 = 20_000_000;
+            // SAFETY: the asm touches only the registers it declares (no memory, no stack),
+            // and runs only where the CPU has the instructions (checked by the callers).
+            let ticks = unsafe {
+                let t0 = _rdtsc();
+                for _ in 0..ROUNDS {
+                    asm!(
+                        $ins,
+                        a = out(zmm_reg) _, b = out(zmm_reg) _, c = out(zmm_reg) _,
+                        d = out(zmm_reg) _, e = out(zmm_reg) _, f = out(zmm_reg) _,
+                        g = out(zmm_reg) _, h = out(zmm_reg) _, out("zmm30") _,
+                        out("zmm31") _,
+                        options(nomem, nostack, preserves_flags)
+                    );
+                }
+                _rdtsc() - t0
+            };
+            println!("{:<28} {:.3} TSC ticks per instruction", $name, ticks as f64 / (8 * ROUNDS) as f64);
+        }};
+    }
+
+    /// The instructions of the AVX-512 f32 → F8E4M3/F8E5M2 narrowing (`avx512.rs`, 35 per 64
+    /// values) and of an F16 route to it: on a CPU with two 512-bit pipes, a one-pipe
+    /// instruction (`VPSHUFB`) costs twice a two-pipe one (`VPADDD`), and `VCVTPS2PH` of 16
+    /// values costs two, so an exact step through F16 (two conversions and a sticky bit per
+    /// 16 values) spends as much as the whole f32 rounding it would replace.
+    #[target_feature(enable = "avx512f,avx512bw,avx512dq")]
+    fn measure_fp8() {
+        macro_rules! x8 {
+            ($op:literal, $args:literal) => {
+                concat!(
+                    $op, " {a}", $args, "\n", $op, " {b}", $args, "\n", $op, " {c}", $args, "\n",
+                    $op, " {d}", $args, "\n", $op, " {e}", $args, "\n", $op, " {f}", $args, "\n",
+                    $op, " {g}", $args, "\n", $op, " {h}", $args, "\n"
+                )
+            };
+        }
+        timed_z!("vrangeps zmm", x8!("vrangeps", ", zmm30, zmm31, 10"));
+        timed_z!("vmaxps zmm", x8!("vmaxps", ", zmm30, zmm31"));
+        timed_z!("vfmadd231ps zmm", x8!("vfmadd231ps", ", zmm30, zmm31"));
+        timed_z!("vpmaddwd zmm", x8!("vpmaddwd", ", zmm30, zmm31"));
+        timed_z!("vpshufb zmm", x8!("vpshufb", ", zmm30, zmm31"));
+        timed_z!("vpacksswb zmm", x8!("vpacksswb", ", zmm30, zmm31"));
+        timed_z!(
+            "vcvtps2ph zmm -> ymm",
+            "vcvtps2ph {a:y}, zmm30, 3\nvcvtps2ph {b:y}, zmm30, 3\nvcvtps2ph {c:y}, zmm30, 3\nvcvtps2ph {d:y}, zmm30, 3\nvcvtps2ph {e:y}, zmm30, 3\nvcvtps2ph {f:y}, zmm30, 3\nvcvtps2ph {g:y}, zmm30, 3\nvcvtps2ph {h:y}, zmm30, 3"
+        );
     }
 
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]

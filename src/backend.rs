@@ -46,6 +46,12 @@ pub enum Backend {
     /// AVX512_BF16 but not AVX512_VBMI, and runs `Avx512`.)
     #[cfg(target_arch = "x86_64")]
     Avx512Bf16,
+    /// The `Avx512Bf16` tier plus AVX512_FP16 (Sapphire Rapids and later Intel server cores),
+    /// whose F16 arithmetic on 32 lanes narrows F16 to F8E4M3 and F8E5M2. Name:
+    /// `avx512-fp16`. Its kernels need Rust 1.94 or later to compile; built with an older
+    /// compiler, the tier is never available.
+    #[cfg(target_arch = "x86_64")]
+    Avx512Fp16,
     /// aarch64 base AdvSIMD (every ARMv8-A core). Name: `neon`.
     #[cfg(target_arch = "aarch64")]
     Neon,
@@ -116,6 +122,11 @@ static AVX512_BF16: Entry = Entry {
     backend: Backend::Avx512Bf16,
     kernels: &arch::x86_64::tables::AVX512_BF16,
 };
+#[cfg(target_arch = "x86_64")]
+static AVX512_FP16: Entry = Entry {
+    backend: Backend::Avx512Fp16,
+    kernels: &arch::x86_64::tables::AVX512_FP16,
+};
 #[cfg(target_arch = "aarch64")]
 static NEON: Entry = Entry {
     backend: Backend::Neon,
@@ -144,6 +155,8 @@ impl Backend {
     /// Every backend compiled into this build for this target, best first. Not all of them
     /// need be usable on this CPU: see [`Backend::available`].
     pub const ALL: &'static [Backend] = &[
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx512Fp16,
         #[cfg(target_arch = "x86_64")]
         Backend::Avx512Bf16,
         #[cfg(target_arch = "x86_64")]
@@ -182,6 +195,8 @@ impl Backend {
             Backend::Avx512Vbmi => "avx512-vbmi",
             #[cfg(target_arch = "x86_64")]
             Backend::Avx512Bf16 => "avx512-bf16",
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512Fp16 => "avx512-fp16",
             #[cfg(target_arch = "aarch64")]
             Backend::Neon => "neon",
             #[cfg(target_arch = "aarch64")]
@@ -275,6 +290,8 @@ impl Backend {
         match self {
             #[cfg(target_arch = "x86_64")]
             Backend::Avx2 => arch::x86_64::tables::AVX2_OVERRIDES,
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512Fp16 => arch::x86_64::tables::AVX512_FP16_OVERRIDES,
             _ => &[],
         }
     }
@@ -284,6 +301,9 @@ impl Backend {
         match self {
             #[cfg(target_arch = "x86_64")]
             Backend::Avx2 => Some(&AVX2_GENERIC),
+            // The tier's overrides replace `Avx512Bf16` kernels.
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512Fp16 => Some(&AVX512_BF16),
             _ => None,
         }
     }
@@ -376,6 +396,8 @@ impl Backend {
             Backend::Avx512Vbmi => arch::x86_64::avx512_vbmi_available(),
             #[cfg(target_arch = "x86_64")]
             Backend::Avx512Bf16 => arch::x86_64::avx512_bf16_available(),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512Fp16 => arch::x86_64::avx512_fp16_available(),
             #[cfg(target_arch = "aarch64")]
             Backend::Neon => arch::aarch64::neon_available(),
             #[cfg(target_arch = "aarch64")]
@@ -451,6 +473,8 @@ impl Backend {
             Backend::Avx512Vbmi => &AVX512_VBMI,
             #[cfg(target_arch = "x86_64")]
             Backend::Avx512Bf16 => &AVX512_BF16,
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512Fp16 => &AVX512_FP16,
             #[cfg(target_arch = "aarch64")]
             Backend::Neon => &NEON,
             #[cfg(target_arch = "aarch64")]

@@ -249,7 +249,7 @@ fn every_pair_runs_at_its_tiers_width() {
         // tiers. (portable and simd128 keep some pairs on Scalar or a two-pass route; the
         // throughput example prints their widths.)
         let width = match b.name() {
-            "avx512" | "avx512-vbmi" | "avx512-bf16" => 512,
+            "avx512" | "avx512-vbmi" | "avx512-bf16" | "avx512-fp16" => 512,
             "avx2" => 256,
             "neon" | "neon-bf16" => 128,
             _ => continue,

@@ -144,7 +144,8 @@ typedef enum vcvt_backend {
     VCVT_BACKEND_NEON = 6,        /* "neon": aarch64 */
     VCVT_BACKEND_NEON_BF16 = 7,   /* "neon-bf16": aarch64 with FEAT_BF16 */
     VCVT_BACKEND_PORTABLE = 8,    /* "portable": compiler-vectorised, other hosts */
-    VCVT_BACKEND_SIMD128 = 9      /* "simd128": wasm32 */
+    VCVT_BACKEND_SIMD128 = 9,     /* "simd128": wasm32 */
+    VCVT_BACKEND_AVX512_FP16 = 10 /* "avx512-fp16": x86-64 AVX-512 with VBMI, BF16, FP16 */
 } vcvt_backend;
 
 /* Every backend gives the same bits; choosing one is for tests, benchmarks and pinning. */

@@ -27,9 +27,11 @@ pub const VCVT_BACKEND_NEON_BF16: c_int = 7;
 pub const VCVT_BACKEND_PORTABLE: c_int = 8;
 /// wasm32 simd128.
 pub const VCVT_BACKEND_SIMD128: c_int = 9;
+/// x86-64 AVX-512 with VBMI, BF16 and FP16.
+pub const VCVT_BACKEND_AVX512_FP16: c_int = 10;
 
 /// Names by value (NUL-terminated); index 0 is `VCVT_BACKEND_AUTO`.
-const NAMES: [&str; 10] = [
+const NAMES: [&str; 11] = [
     "auto\0",
     "scalar\0",
     "avx2\0",
@@ -40,6 +42,7 @@ const NAMES: [&str; 10] = [
     "neon-bf16\0",
     "portable\0",
     "simd128\0",
+    "avx512-fp16\0",
 ];
 
 fn name_of(b: c_int) -> Option<&'static str> {

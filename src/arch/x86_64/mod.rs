@@ -10,6 +10,8 @@ mod avx2_direct;
 mod avx2_small;
 pub(crate) mod avx512;
 pub(crate) mod avx512_bf16;
+#[cfg(vcvt_avx512fp16)]
+pub(crate) mod avx512_fp16;
 pub(crate) mod avx512_vbmi;
 pub(crate) mod block_tables;
 pub(crate) mod tables;
@@ -87,6 +89,24 @@ pub(crate) fn avx512_bf16_available() -> bool {
     #[cfg(not(feature = "std"))]
     {
         avx512_vbmi_available() && cfg!(target_feature = "avx512bf16")
+    }
+}
+
+/// The `Avx512Bf16` tier plus AVX512_FP16: the `Avx512Fp16` tier. Always false when the
+/// compiler lacks the stable AVX512_FP16 intrinsics (`build.rs`), since the tier's kernels
+/// are then not compiled.
+pub(crate) fn avx512_fp16_available() -> bool {
+    #[cfg(all(vcvt_avx512fp16, feature = "std"))]
+    {
+        avx512_bf16_available() && std::is_x86_feature_detected!("avx512fp16")
+    }
+    #[cfg(all(vcvt_avx512fp16, not(feature = "std")))]
+    {
+        avx512_bf16_available() && cfg!(target_feature = "avx512fp16")
+    }
+    #[cfg(not(vcvt_avx512fp16))]
+    {
+        false
     }
 }
 

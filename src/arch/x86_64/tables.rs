@@ -8,6 +8,8 @@
 //! `Backend::kernel` reports the result per pair; `tests/kernels.rs` checks that every pair
 //! runs at its tier's width.
 
+#[cfg(vcvt_avx512fp16)]
+use super::avx512_fp16;
 use super::{avx2, avx2_direct, avx2_small, avx512, avx512_bf16, avx512_vbmi};
 use crate::arch::{Isa, Kernels, scalar};
 use crate::backend::Override;
@@ -81,6 +83,17 @@ const fn avx512_bf16_table() -> Kernels {
     t
 }
 
+/// `Avx512Fp16`: `Avx512Bf16` plus the AVX512_FP16 kernels of its override list
+/// ([`avx512_fp16::OVERRIDES`]); without a compiler that has them, `Avx512Bf16`'s table (the
+/// tier is then never available).
+const fn avx512_fp16_table() -> Kernels {
+    #[allow(unused_mut)]
+    let mut t = avx512_bf16_table();
+    #[cfg(vcvt_avx512fp16)]
+    avx512_fp16::set(&mut t);
+    t
+}
+
 /// The `Avx2` backend's kernels.
 pub(crate) static AVX2: Kernels = avx2_table();
 /// The `Avx2` backend's generic kernels alone ([`avx2_generic_table`]).
@@ -91,6 +104,15 @@ pub(crate) static AVX512: Kernels = avx512_table();
 pub(crate) static AVX512_VBMI: Kernels = avx512_vbmi_table();
 /// The `Avx512Bf16` backend's kernels.
 pub(crate) static AVX512_BF16: Kernels = avx512_bf16_table();
+/// The `Avx512Fp16` backend's kernels.
+pub(crate) static AVX512_FP16: Kernels = avx512_fp16_table();
+
+/// The `Avx512Fp16` override list (empty without the tier's kernels).
+#[cfg(vcvt_avx512fp16)]
+pub(crate) use super::avx512_fp16::OVERRIDES as AVX512_FP16_OVERRIDES;
+/// The `Avx512Fp16` override list (empty without the tier's kernels).
+#[cfg(not(vcvt_avx512fp16))]
+pub(crate) const AVX512_FP16_OVERRIDES: &[Override] = &[];
 
 /// The `Avx2` override list: every pair where a hand-written kernel of `avx2`,
 /// `avx2_small` or `avx2_direct` replaces the generic 256-bit kernel, with

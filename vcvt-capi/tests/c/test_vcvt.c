@@ -944,7 +944,7 @@ static void test_errors(void) {
     /* Overlap: the destination inside the source. */
     EXPECT_ERR(vcvt_convert(canary, VCVT_F32, canary + 8, VCVT_F16, 16, NULL), VCVT_E_OVERLAP,
                "vcvt_convert");
-    for (int b = VCVT_BACKEND_SCALAR; b <= VCVT_BACKEND_SIMD128; b++) {
+    for (int b = VCVT_BACKEND_SCALAR; b <= VCVT_BACKEND_AVX512_FP16; b++) {
         if (vcvt_backend_available(b) == 1) continue;
         vcvt_options o = {0, 0, b};
         EXPECT_ERR(vcvt_convert(src, VCVT_F32, dst, VCVT_F16, 4, &o), VCVT_E_BACKEND, vcvt_backend_name(b));
@@ -965,7 +965,7 @@ static void test_errors(void) {
     EXPECT_ERR(vcvt_converter_init(ch, VCVT_F32, VCVT_F16, &bad_ov), VCVT_E_INVALID, "overflow");
     EXPECT_ERR(vcvt_converter_init(ch, VCVT_F32, VCVT_F16, &bad_nan), VCVT_E_INVALID, "nan");
     EXPECT_ERR(vcvt_converter_init(ch, VCVT_F32, VCVT_F16, &bad_be), VCVT_E_INVALID, "backend");
-    for (int b = VCVT_BACKEND_SCALAR; b <= VCVT_BACKEND_SIMD128; b++) {
+    for (int b = VCVT_BACKEND_SCALAR; b <= VCVT_BACKEND_AVX512_FP16; b++) {
         if (vcvt_backend_available(b) == 1) continue;
         vcvt_options o = {0, 0, b};
         EXPECT_ERR(vcvt_converter_init(ch, VCVT_F32, VCVT_F16, &o), VCVT_E_BACKEND, vcvt_backend_name(b));
@@ -1317,7 +1317,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     backends[nbackends++] = VCVT_BACKEND_AUTO;
-    for (int b = VCVT_BACKEND_SCALAR; b <= VCVT_BACKEND_SIMD128; b++)
+    for (int b = VCVT_BACKEND_SCALAR; b <= VCVT_BACKEND_AVX512_FP16; b++)
         if (vcvt_backend_available(b) == 1) backends[nbackends++] = b;
     printf("libvcvt %s; backends:", vcvt_version());
     for (int b = 0; b < nbackends; b++) printf(" %s", vcvt_backend_name(backends[b]));

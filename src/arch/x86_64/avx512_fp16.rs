@@ -1,0 +1,237 @@
+//! The `Avx512Fp16` backend: the `Avx512Bf16` kernels, except that F16 → F8E4M3 and
+//! F16 → F8E5M2 run on 32 F16 lanes per vector (AVX512_FP16: Sapphire Rapids and later
+//! Intel server cores), instead of widening to 16 f32 lanes first.
+//!
+//! The tier needs a compiler with stable AVX512_FP16 intrinsics (Rust 1.94; `build.rs` sets
+//! `vcvt_avx512fp16`). Built with an older one, the backend has the `Avx512Bf16` table and
+//! is never available. Each kernel is kept only where it measured at least 10% faster than
+//! the `avx512-bf16` kernel of its pair on the same machine ([`OVERRIDES`]).
+//!
+//! # F16 → F8E4M3: the fused multiply-add narrowing in F16
+//!
+//! The f32 method of `avx512.rs` ("Narrowing f32"), carried out in F16 arithmetic on the
+//! F16 source itself (every F16 is its own exact value, so there is one rounding, the
+//! multiply-add's). With `a = min(|h|, cap)` (an integer minimum of the magnitude bits,
+//! which orders non-negative F16 like their values), `e = max(exponent of a, -6)` and
+//! `t = 2^e` (the exponent bits of `max(a, 2^-6)`), the E4M3 quantum is `2^(e-3)`, which is
+//! the ulp of `c = t * 144` (`144 = 2^7 * (1 + 128 * 2^-10)`, exact in F16). So
+//! `s = fma{rn}(t, 144, a)` is `c` plus `q` quanta, `q = a / 2^(e-3)` rounded to nearest
+//! even (`c`'s fraction, 128, is even, so the parity of `s` is that of `q`), and `s` stays
+//! in `c`'s binade (`a < 2^(e+1)`, 16 quanta). `s` has the fraction field `M = 128 + q`
+//! (below 256, so its low byte) and the exponent field `E = e + 22` (bits 10..14, so its
+//! high byte is `4E`). `VPMADDUBSW` with byte weights (1, 2) gives `M + 8E =
+//! q + 8(e + 6) + 256`, whose low byte is the code `q + 8 * (e - emin)`: the subnormal
+//! codes for `e = -6, a < 2^-6`, and a carry of `q` into the next binade gives that binade's
+//! first code, as it must.
+//!
+//! `cap` is 480 (`0x7F`, the NaN code, which every larger magnitude rounds to) without
+//! `Saturate`, and 448 (MAX) with it. ±Inf and NaN magnitudes are above `0x7C00` and so
+//! clamp to `cap` too: that is the contract for ±Inf in both policies and for NaN without
+//! `Saturate` (`0x7F | sign`); with `Saturate` a NaN compare puts `0x7F` back. The sign is
+//! then added to the low byte (`+ 0x80` on lanes whose F16 sign bit is set; the code is
+//! below 0x80, so this sets bit 7). MXCSR: the multiply-add carries `{rn-sae}`; AVX512_FP16
+//! arithmetic ignores DAZ and FTZ for F16 operands, and if it did not, a DAZ-read subnormal
+//! `a` is below 2^-14, under the 2^-10 that rounds to the smallest E4M3 subnormal, and `s`
+//! is at least 2, out of FTZ's reach.
+//!
+//! # F16 → F8E5M2: integer rounding of the top byte
+//!
+//! E5M2 is F16 with the low 8 fraction bits dropped (same sign, exponent field and bias), so
+//! the code is the high byte of `h + 0x7F + (bit 8 of h)`: round to nearest even on the
+//! word, sign included (no finite or infinite magnitude carries into bit 15: the largest,
+//! `0x7C00`, gives `0x7C7F`). Every magnitude from `0x7B80` (61440, the midpoint between MAX
+//! and 2^16) up, ±Inf included, becomes `0x7C`, Inf: the `NonSaturating` contract. With
+//! `Saturate` the magnitude is first clamped to `0x7B7F` (the largest that rounds to MAX):
+//! an unsigned minimum with `0xFB7F` clamps the negative words, and a signed minimum with
+//! `0x7B7F` the positive ones, each leaving the other sign alone. NaN lanes (an unordered
+//! F16 compare, which reads no MXCSR field that can change it) take `0x7E | sign`. No step
+//! rounds in floating point.
+//!
+//! # Loops
+//!
+//! 64 values per iteration (two vectors of 32 F16); the codes of both, one byte of each
+//! 16-bit lane, are gathered in order by one `VPERMT2B` and stored with one 64-byte store.
+//! The rest, fewer than 64, runs in steps of 32 with masked loads and a masked truncating
+//! store (`VPMOVWB`); masked-off lanes are neither read nor written.
+
+// This module is compiled only with Rust 1.94 or later (`build.rs`), where these
+// intrinsics are stable; older compilers never see it.
+#![allow(clippy::incompatible_msrv)]
+
+use core::arch::x86_64::*;
+
+use super::avx512;
+use crate::Overflow;
+use crate::arch::Kernels;
+use crate::backend::Override;
+use crate::options::Policy;
+
+/// Round to nearest even, exceptions suppressed (overrides MXCSR.RC).
+const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+
+/// F16 values per vector.
+const STEP: usize = 32;
+/// F16 values per main-loop iteration.
+const BLOCK: usize = 64;
+
+/// The destination formats of this file's kernels.
+const E4M3: u8 = 0;
+const E5M2: u8 = 1;
+
+/// 32 F16 (`h`) to 32 F8E4M3 codes, sign included, in the low byte of each 16-bit lane
+/// (the high byte is 0 or 1). See "F16 → F8E4M3" in the module docs.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512fp16,avx2,fma,f16c")]
+fn e4m3_words<const SAT: bool>(h: __m512i) -> __m512i {
+    let w16 = |v: u16| _mm512_set1_epi16(v as i16);
+    // 448 (0x5F00) with `Saturate`, else 480 (0x5F80), the NaN code's value.
+    let cap = if SAT { w16(0x5F00) } else { w16(0x5F80) };
+    let a = _mm512_min_epu16(_mm512_and_si512(h, w16(0x7FFF)), cap);
+    // t = 2^e: the exponent bits of max(a, 2^-6) (0x2400).
+    let t = _mm512_and_si512(_mm512_max_epu16(a, w16(0x2400)), w16(0x7C00));
+    let s = _mm512_fmadd_round_ph::<RNE>(
+        _mm512_castsi512_ph(t),
+        _mm512_castsi512_ph(w16(0x5880)), // 144
+        _mm512_castsi512_ph(a),
+    );
+    // Low byte of M + 8E: the byte weights are 1 (low) and 2 (high).
+    let w = _mm512_maddubs_epi16(_mm512_castph_si512(s), w16(0x0201));
+    let w = if SAT {
+        let hf = _mm512_castsi512_ph(h);
+        let nan = _mm512_cmp_ph_mask::<_CMP_UNORD_Q>(hf, hf);
+        _mm512_mask_mov_epi16(w, nan, w16(0x7F))
+    } else {
+        w
+    };
+    let neg = _mm512_movepi16_mask(h);
+    _mm512_mask_add_epi16(w, neg, w, w16(0x80))
+}
+
+/// 32 F16 (`h`) to 32 F8E5M2 codes, sign included, in the high byte of each 16-bit lane.
+/// See "F16 → F8E5M2" in the module docs.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512fp16,avx2,fma,f16c")]
+fn e5m2_words<const SAT: bool>(h: __m512i) -> __m512i {
+    let w16 = |v: u16| _mm512_set1_epi16(v as i16);
+    let x = if SAT {
+        _mm512_min_epi16(_mm512_min_epu16(h, w16(0xFB7F)), w16(0x7B7F))
+    } else {
+        h
+    };
+    let odd = _mm512_test_epi16_mask(x, w16(0x0100));
+    let r = _mm512_add_epi16(x, w16(0x007F));
+    let r = _mm512_mask_add_epi16(r, odd, r, w16(1));
+    let hf = _mm512_castsi512_ph(h);
+    let nan = _mm512_cmp_ph_mask::<_CMP_UNORD_Q>(hf, hf);
+    // (h & 0x8000) | 0x7E00 (ternary-logic table (A & B) | C).
+    let nan_code = _mm512_ternarylogic_epi32::<0xEA>(h, w16(0x8000), w16(0x7E00));
+    _mm512_mask_mov_epi16(r, nan, nan_code)
+}
+
+/// The codes of 32 F16 in one byte of each 16-bit lane: the low byte (E4M3) or the high
+/// byte (E5M2).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512fp16,avx2,fma,f16c")]
+fn words<const FMT: u8, const SAT: bool>(h: __m512i) -> __m512i {
+    if FMT == E4M3 {
+        e4m3_words::<SAT>(h)
+    } else {
+        e5m2_words::<SAT>(h)
+    }
+}
+
+/// The `VPERMT2B` index that gathers byte `ODD` (0 or 1) of every 16-bit lane of two
+/// vectors, in order (index bit 6 selects the second vector).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512fp16,avx2,fma,f16c")]
+fn gather_index<const ODD: u8>() -> __m512i {
+    let ix: [u8; 64] = core::array::from_fn(|i| (2 * i) as u8 + ODD);
+    // SAFETY: `[u8; 64]` and `__m512i` are both 64 bytes of plain bits.
+    unsafe { core::mem::transmute::<[u8; 64], __m512i>(ix) }
+}
+
+/// Narrows `len` F16 to F8E4M3 or F8E5M2 (`FMT`) under the overflow policy `SAT` and
+/// `NanPolicy::Preserve`.
+///
+/// # Safety
+/// [`RawKernel`](crate::arch::RawKernel) contract, and the CPU has this backend's features.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512fp16,avx2,fma,f16c")]
+unsafe fn fp8_from_f16<const FMT: u8, const SAT: bool>(src: *const u8, dst: *mut u8, len: usize) {
+    let odd = FMT == E5M2;
+    let index = if odd {
+        gather_index::<1>()
+    } else {
+        gather_index::<0>()
+    };
+    let end = src.wrapping_add(2 * len);
+    let mut i = 0;
+    while len - i >= BLOCK {
+        avx512::prefetch_ahead(src.wrapping_add(2 * i), end, BLOCK * 2);
+        // SAFETY: values i..i+64 are in bounds of both slices (len - i >= 64): two 64-byte
+        // loads (128 bytes of F16) from the source, one 64-byte store to the destination.
+        unsafe {
+            let p = src.add(2 * i);
+            let lo = words::<FMT, SAT>(_mm512_loadu_si512(p.cast()));
+            let hi = words::<FMT, SAT>(_mm512_loadu_si512(p.add(64).cast()));
+            avx512::store512(dst.add(i), _mm512_permutex2var_epi8(lo, index, hi));
+        }
+        i += BLOCK;
+    }
+    while i < len {
+        let n = (len - i).min(STEP);
+        let k = (u32::MAX >> (32 - n)) as __mmask32;
+        // SAFETY: the mask covers values i..i+n only (n <= len - i); the rest are not
+        // accessed.
+        unsafe {
+            let h = _mm512_maskz_loadu_epi16(k, src.add(2 * i).cast());
+            let w = words::<FMT, SAT>(h);
+            let w = if odd { _mm512_srli_epi16::<8>(w) } else { w };
+            _mm512_mask_cvtepi16_storeu_epi8(dst.add(i).cast(), k, w);
+        }
+        i += n;
+    }
+}
+
+/// Table entry: F16 to F8E4M3 or F8E5M2 (`FMT`), in one pass.
+///
+/// # Safety
+/// [`crate::arch::RawKernel`]: in particular the CPU has AVX-512 F/BW/VL/DQ, AVX512_VBMI,
+/// AVX512_FP16, AVX2, FMA and F16C, which the dispatcher checks (`avx512_fp16_available`)
+/// before handing out this table.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512fp16,avx2,fma,f16c")]
+unsafe fn entry_fp8_from_f16<const FMT: u8>(src: *const u8, dst: *mut u8, len: usize, o: Policy) {
+    // SAFETY: forwarded contract; the features are present (see above).
+    unsafe {
+        match o.overflow {
+            Overflow::Saturate => fp8_from_f16::<FMT, true>(src, dst, len),
+            Overflow::NonSaturating => fp8_from_f16::<FMT, false>(src, dst, len),
+        }
+    }
+}
+
+/// Sets this file's kernels in the AVX512_FP16 table (`tables.rs` composes the tables).
+pub(super) const fn set(t: &mut Kernels) {
+    use crate::format as f;
+    t.set_direct::<f::F16, f::F8E4M3>(entry_fp8_from_f16::<E4M3>);
+    t.set_direct::<f::F16, f::F8E5M2>(entry_fp8_from_f16::<E5M2>);
+}
+
+/// The `Avx512Fp16` override list: every pair where this file's kernel replaces the
+/// `avx512-bf16` kernel, with what makes it faster and its rate over that kernel's: medians
+/// of three runs of `cargo run --release --example throughput -- --generic --size 1024
+/// --backend avx512-fp16` (both kernels timed in alternating batches on the same buffers;
+/// the "generic" column is the `avx512-bf16` table) on an Intel Xeon with AVX512_FP16
+/// (Sapphire/Emerald Rapids class, 2 vCPU VM; docs/performance.md). `tests/kernels.rs`
+/// fails when this list and the tables disagree.
+pub(crate) const OVERRIDES: &[Override] = &[
+    Override {
+        pair: "F16 -> F8E4M3",
+        wins_by: "the fused multiply-add rounding in F16 (`VFMADD*PH`) on 32 lanes, no widening to f32",
+        ratio: 1.80,
+    },
+    Override {
+        pair: "F16 -> F8E5M2",
+        wins_by: "integer round-to-nearest-even of the F16 word's top byte on 32 lanes, one `VPERMT2B` per 64 codes",
+        ratio: 2.08,
+    },
+];
