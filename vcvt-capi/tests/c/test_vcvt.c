@@ -1131,8 +1131,11 @@ static void test_errors(void) {
     CHECK(VCVT_F8E8M0 == 12 && VCVT_F8E3M4 == 13 && VCVT_F8E4M3IEEE == 14 &&
               VCVT_F8E4M3B11FNUZ == 15 && VCVT_F8E5M3FNU == 16 && VCVT_DTYPE_COUNT == 17,
           "dtype values");
-    CHECK(vcvt_backend_name(10) == NULL && !strcmp(vcvt_backend_name(VCVT_BACKEND_AVX512_VBMI),
-                                                   "avx512-vbmi"), "backend_name");
+    CHECK(vcvt_backend_name(11) == NULL && !strcmp(vcvt_backend_name(VCVT_BACKEND_AVX512_VBMI),
+                                                   "avx512-vbmi") &&
+              !strcmp(vcvt_backend_name(VCVT_BACKEND_AVX512_FP16), "avx512-fp16"),
+          "backend_name");
+    CHECK(vcvt_backend_from_name("avx512-fp16") == VCVT_BACKEND_AVX512_FP16, "from_name fp16");
     CHECK(vcvt_backend_available(-1) == VCVT_E_INVALID, "backend_available invalid");
     CHECK(vcvt_backend_available(VCVT_BACKEND_SCALAR) == 1, "scalar available");
     CHECK(vcvt_backend_from_name("avx2") == VCVT_BACKEND_AVX2, "from_name");
