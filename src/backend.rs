@@ -47,7 +47,8 @@ pub enum Backend {
     #[cfg(target_arch = "x86_64")]
     Avx512Bf16,
     /// The `Avx512Bf16` tier plus AVX512_FP16 (Sapphire Rapids and later Intel server cores),
-    /// whose F16 arithmetic on 32 lanes narrows F16 to F8E4M3, F8E5M2, F6E2M3 and F6E3M2. Name:
+    /// whose F16 arithmetic on 32 lanes narrows F16 and BF16 to the one-byte formats (all but
+    /// F8E5M2FNUZ, F8E5M3FNU and F8E8M0; BF16 not to F8E5M2). Name:
     /// `avx512-fp16`. Its kernels need Rust 1.94 or later to compile; built with an older
     /// compiler, the tier is never available.
     #[cfg(target_arch = "x86_64")]

@@ -261,12 +261,23 @@ fn mxcsr_narrow_pairs_every_code() {
         )*};
     }
     hubs!(
-        F8E4M3, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F8E8M0
+        F8E4M3,
+        F8E5M2,
+        F8E4M3FNUZ,
+        F8E5M2FNUZ,
+        F6E2M3,
+        F6E3M2,
+        F4E2M1,
+        F8E8M0,
+        F8E3M4,
+        F8E4M3IEEE,
+        F8E4M3B11FNUZ,
+        F8E5M3FNU
     );
     report.finish(
         test,
         &format!(
-            "34 narrow -> narrow pairs, every source pattern x 2 modes x 16 MXCSR settings on [{}] against Scalar",
+            "50 narrow -> narrow pairs, every source pattern x 2 modes x 16 MXCSR settings on [{}] against Scalar",
             names(&b)
         ),
     );
