@@ -46,7 +46,7 @@ PAIR_ORDER = [
 ] + [f"{f}_to_{w}" for w in ("f32", "f64") for f in ("f16", "bf16", "f8e4m3", "f8e5m2")]
 
 # vcvt backends, best first (the order of `vcvt::Backend::ALL`).
-BACKEND_ORDER = ["avx512-bf16", "avx512-vbmi", "avx512", "avx2", "neon-bf16", "neon", "scalar"]
+BACKEND_ORDER = ["avx512-fp16", "avx512-bf16", "avx512-vbmi", "avx512", "avx2", "neon-bf16", "neon", "scalar"]
 
 DRAM = 1 << 24
 

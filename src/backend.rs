@@ -283,8 +283,8 @@ impl Backend {
     }
 
     /// This backend's override list: the pairs where a hand-written kernel replaces the
-    /// generic one, each with the instruction that wins and the measured ratio
-    /// (`arch/x86_64/tables.rs`). Empty for a backend without a table of generic kernels.
+    /// generic one (for `avx512-fp16`, the `avx512-bf16` one), each with the instruction that
+    /// wins and the measured ratio (`arch/x86_64/tables.rs`). Empty for a backend without a table of generic kernels.
     /// `tests/kernels.rs` checks it against the tables. Not part of the stable API.
     #[doc(hidden)]
     pub fn overrides(self) -> &'static [Override] {
