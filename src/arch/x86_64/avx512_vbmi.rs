@@ -254,8 +254,10 @@ static E3M2_BF16: Tables16 = tables16_of::<crate::F6E3M2>(Mode::Whole, false);
 static E3M2_F16: Tables16 = tables16_of::<crate::F6E3M2>(Mode::Whole, true);
 static E2M1_BF16: Tables16 = tables16_of::<crate::F4E2M1>(Mode::Whole, false);
 static E2M1_F16: Tables16 = tables16_of::<crate::F4E2M1>(Mode::Whole, true);
+static E4M3B11FNUZ_BF16: Tables16 = tables16_of::<crate::F8E4M3B11FNUZ>(Mode::Fnuz, false);
 
-/// The tables of pair number `K` of [`set`]'s list (even: → BF16, odd: → F16).
+/// The tables of pair number `K` of [`set`]'s list (even: → BF16, odd: → F16; 12 serves
+/// only [`to32`]).
 const fn pair16(k: u8) -> &'static Tables16 {
     match k {
         0 => &E4M3_BF16,
@@ -269,6 +271,7 @@ const fn pair16(k: u8) -> &'static Tables16 {
         8 => &E3M2_BF16,
         9 => &E3M2_F16,
         10 => &E2M1_BF16,
+        12 => &E4M3B11FNUZ_BF16,
         _ => &E2M1_F16,
     }
 }
@@ -539,6 +542,80 @@ unsafe fn to16<const K: u8>(src: *const u8, dst: *mut u8, len: usize) {
     }
 }
 
+/// Widens `len` one-byte codes to f32 by the BF16 table of pair `K` of [`pair16`] (`K` even):
+/// every value of these formats is exact in BF16, so its f32 bits are its BF16 word
+/// followed by 16 zero bits (the fnuz NaN word is the top half of the `0xFFC00000` the
+/// codec gives it). The words come in [`order`]`(2)`, and the placing of "Placing the bytes"
+/// puts them into the top halves of the f32 lanes.
+///
+/// # Safety
+/// [`crate::arch::RawKernel`] contract, and the CPU has this backend's features.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
+unsafe fn to32<const K: u8>(src: *const u8, dst: *mut u8, len: usize) {
+    const { assert!(K & 1 == 0, "a BF16 table") };
+    let p = pair16(K);
+    let t = load_tables(&p.t);
+    // SAFETY: a 64-byte load of a static 64-byte array.
+    let ord = unsafe { _mm512_loadu_si512(ORDER_F32.0.as_ptr().cast()) };
+    let top = _mm512_set1_epi32(0xFFFF_0000_u32 as i32);
+    let f32s = |c: __m512i| {
+        let (w0, w1) = words16(t, p, ord, c);
+        [
+            _mm512_slli_epi32::<16>(w0),
+            _mm512_and_si512(w0, top),
+            _mm512_slli_epi32::<16>(w1),
+            _mm512_and_si512(w1, top),
+        ]
+    };
+    let end = src.wrapping_add(len);
+    let mut i = 0;
+    while len - i >= BLOCK {
+        avx512::prefetch_ahead(src.wrapping_add(i), end, BLOCK);
+        // SAFETY: elements i..i+64 are in bounds of both slices (len - i >= 64): a 64-byte
+        // load, and 256 bytes of stores at element i.
+        unsafe {
+            let d = dst.add(4 * i);
+            for (k, v) in f32s(_mm512_loadu_si512(src.add(i).cast()))
+                .into_iter()
+                .enumerate()
+            {
+                avx512::store512(d.add(64 * k), v);
+            }
+        }
+        i += BLOCK;
+    }
+    let n = len - i;
+    if n == 0 {
+        return;
+    }
+    // Fewer than 64 codes left: lane k of the mask enables element i + k.
+    let k: __mmask64 = (1u64 << n) - 1;
+    // SAFETY: the masked load reads bytes i..i+n of the source only; each masked store
+    // writes only the elements i + k (k < n) that its mask bits enable, all inside `dst`.
+    unsafe {
+        let d = dst.cast::<i32>().add(i);
+        for (q, v) in f32s(_mm512_maskz_loadu_epi8(k, src.add(i).cast()))
+            .into_iter()
+            .enumerate()
+        {
+            if 16 * q >= n {
+                break;
+            }
+            _mm512_mask_storeu_epi32(d.add(16 * q), (k >> (16 * q)) as __mmask16, v);
+        }
+    }
+}
+
+/// Table entry: the codes of pair `K` of [`pair16`] to f32 ([`to32`]).
+///
+/// # Safety
+/// As for [`entry_widen_fp8`].
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
+unsafe fn entry_to32<const K: u8>(src: *const u8, dst: *mut u8, len: usize, _o: Policy) {
+    // SAFETY: forwarded contract; the features are present (see `entry_widen_fp8`).
+    unsafe { to32::<K>(src, dst, len) }
+}
+
 /// Table entry: pair `K` of [`pair16`], one pass ([`to16`]).
 ///
 /// # Safety
@@ -588,4 +665,11 @@ pub(super) const fn set(t: &mut Kernels) {
     t.set_direct::<F6E3M2, F16>(entry_to16::<9>);
     t.set_direct::<F4E2M1, BF16>(entry_to16::<10>);
     t.set_direct::<F4E2M1, F16>(entry_to16::<11>);
+    // The same BF16 tables widen to f32.
+    t.set::<F8E4M3FNUZ, f32>(entry_to32::<2>);
+    t.set::<F8E5M2FNUZ, f32>(entry_to32::<4>);
+    t.set::<F6E2M3, f32>(entry_to32::<6>);
+    t.set::<F6E3M2, f32>(entry_to32::<8>);
+    t.set::<F4E2M1, f32>(entry_to32::<10>);
+    t.set::<crate::F8E4M3B11FNUZ, f32>(entry_to32::<12>);
 }
