@@ -56,6 +56,11 @@
 //!   `VPERMD`, and takes the signs of all 64 from two rounds of signed-saturating packs of
 //!   the inputs, which leave them in the gathered order ([`fp8x64_from_f32`]); the
 //!   remainder steps OR each vector's signs in with a shift.
+//! * **F8E4M3FNUZ, F8E5M2FNUZ**: the same steps with their constants (bias 8 and 16).
+//!   Without `Saturate` the clamp is the value just past MAX (256, 2^16), whose code the same
+//!   arithmetic makes `0x80`, their NaN; NaN lanes take `0x80` too. Only codes with magnitude
+//!   bits take the sign: these formats have no −0 (a negative value that rounds to zero is
+//!   `+0`), and their NaN has no sign.
 //!
 //! # Narrowing f64: one rounding
 //!
@@ -106,6 +111,19 @@ pub(crate) const F16: u8 = 0;
 pub(crate) const BF16: u8 = 1;
 pub(crate) const E4M3: u8 = 2;
 pub(crate) const E5M2: u8 = 3;
+/// F8E4M3FNUZ and F8E5M2FNUZ: narrowed from f32 only (the fused multiply-add narrowing).
+pub(crate) const E4M3FNUZ: u8 = 4;
+pub(crate) const E5M2FNUZ: u8 = 5;
+
+/// Whether format `fmt` is one of the one-byte formats of the fused multiply-add narrowing.
+const fn is_fp8(fmt: u8) -> bool {
+    matches!(fmt, E4M3 | E5M2 | E4M3FNUZ | E5M2FNUZ)
+}
+
+/// Whether format `fmt` is a "fnuz" one: no −0, and the NaN code `0x80` has no sign.
+const fn is_fnuz(fmt: u8) -> bool {
+    matches!(fmt, E4M3FNUZ | E5M2FNUZ)
+}
 
 /// Round to nearest even, exceptions suppressed (overrides MXCSR.RC).
 const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
@@ -219,14 +237,25 @@ fn bf16_from_f32<const SAT: bool>(x: __m512i) -> __m512i {
     _mm512_mask_or_epi32(r, nan, x, _mm512_set1_epi32(0x0040_0000))
 }
 
-/// 16 f32 to F8E4M3 (`FMT == E4M3`) or F8E5M2 codes, sign included, in bits 8..15 of each
+/// 16 f32 to F8E4M3 (`FMT == E4M3`), F8E5M2 or fnuz codes, sign included, in bits 8..15 of each
 /// 32-bit lane (the bits above are not zero). See "Narrowing f32" in the module docs.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 fn fp8_from_f32<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
     let p = fp8_mag_from_f32::<FMT, SAT>(x);
     // p | ((x >> 16) & 0x8000): the sign moves to bit 15 (ternary-logic table A | (B & C)).
-    _mm512_ternarylogic_epi32::<0xF8>(p, _mm512_srli_epi32::<16>(x), _mm512_set1_epi32(0x8000))
+    // The fnuz formats sign only the codes with magnitude bits (not zero, not NaN 0x80).
+    let signed = if is_fnuz(FMT) {
+        _mm512_test_epi32_mask(p, _mm512_set1_epi32(0x7F00))
+    } else {
+        !0
+    };
+    _mm512_mask_ternarylogic_epi32::<0xF8>(
+        p,
+        signed,
+        _mm512_srli_epi32::<16>(x),
+        _mm512_set1_epi32(0x8000),
+    )
 }
 
 /// [`fp8_from_f32`] without the sign: the code magnitude (at most 0x7F, so bit 15 is 0) in
@@ -234,16 +263,23 @@ fn fp8_from_f32<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 fn fp8_mag_from_f32<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
-    let e4m3 = FMT == E4M3;
     // The clamp is MAX with `Saturate`, else the overflow code's value (E4M3 480 = 0x7F,
-    // its NaN; E5M2 2^16 = 0x7C, Inf).
-    let c = match (e4m3, SAT) {
-        (true, false) => const { Fp8Fma::new(3, 7, 0x7F) },
-        (true, true) => const { Fp8Fma::new(3, 7, 0x7E) },
-        (false, false) => const { Fp8Fma::new(2, 15, 0x7C) },
-        (false, true) => const { Fp8Fma::new(2, 15, 0x7B) },
+    // its NaN; E5M2 2^16 = 0x7C, Inf; the fnuz formats 256 and 2^16 = 0x80, their NaN).
+    let c = match (FMT, SAT) {
+        (E4M3, false) => const { Fp8Fma::new(3, 7, 0x7F) },
+        (E4M3, true) => const { Fp8Fma::new(3, 7, 0x7E) },
+        (E5M2, false) => const { Fp8Fma::new(2, 15, 0x7C) },
+        (E5M2, true) => const { Fp8Fma::new(2, 15, 0x7B) },
+        (E4M3FNUZ, false) => const { Fp8Fma::new(3, 8, 0x80) },
+        (E4M3FNUZ, true) => const { Fp8Fma::new(3, 8, 0x7F) },
+        (E5M2FNUZ, false) => const { Fp8Fma::new(2, 16, 0x80) },
+        _ => const { Fp8Fma::new(2, 16, 0x7F) },
     };
-    let nan_code = if e4m3 { 0x7F } else { 0x7E };
+    let nan_code = match FMT {
+        E4M3 => 0x7F,
+        E5M2 => 0x7E,
+        _ => 0x80,
+    };
 
     let xf = _mm512_castsi512_ps(x);
     // a = min(|x|, cap) (VRANGEPS absolute minimum with the sign cleared; NaN lanes, which
@@ -291,7 +327,14 @@ fn fp8x64_from_f32<const FMT: u8, const SAT: bool>(x: [__m512i; 4]) -> __m512i {
         _mm512_packs_epi32(x[0], x[1]),
         _mm512_packs_epi32(x[2], x[3]),
     );
-    let o = _mm512_ternarylogic_epi32::<0xF8>(o, signs, _mm512_set1_epi8(0x80u8 as i8));
+    let with_signs = _mm512_ternarylogic_epi32::<0xF8>(o, signs, _mm512_set1_epi8(0x80u8 as i8));
+    // The fnuz formats sign only the codes with magnitude bits (not zero, not NaN 0x80).
+    let o = if is_fnuz(FMT) {
+        let k = _mm512_test_epi8_mask(o, _mm512_set1_epi8(0x7F));
+        _mm512_mask_mov_epi8(o, k, with_signs)
+    } else {
+        with_signs
+    };
     // Elements 16j + 4L .. 16j + 4L + 3 belong at 32-bit lane 4j + L.
     _mm512_permutexvar_epi32(
         _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15),
@@ -492,7 +535,7 @@ pub(super) unsafe fn narrow_f32<const FMT: u8, const SAT: bool>(
     let end = src.wrapping_add(len).cast::<u8>();
     while len - i >= BLOCK {
         prefetch_ahead(src.wrapping_add(i).cast(), end, BLOCK * 4);
-        if FMT == E4M3 || FMT == E5M2 {
+        if is_fp8(FMT) {
             // SAFETY: elements i..i+64 are in bounds of both slices (len - i >= 64): four
             // 64-byte loads, one 64-byte store.
             unsafe {
@@ -932,6 +975,8 @@ pub(super) const fn set(t: &mut Kernels) {
     t.set::<f32, f::BF16>(entry_narrow_f32::<BF16>);
     t.set::<f32, f::F8E4M3>(entry_narrow_f32::<E4M3>);
     t.set::<f32, f::F8E5M2>(entry_narrow_f32::<E5M2>);
+    t.set::<f32, f::F8E4M3FNUZ>(entry_narrow_f32::<E4M3FNUZ>);
+    t.set::<f32, f::F8E5M2FNUZ>(entry_narrow_f32::<E5M2FNUZ>);
     t.set::<f64, f::F16>(entry_narrow_f64::<F16>);
     t.set::<f64, f::BF16>(entry_narrow_f64::<BF16>);
     t.set::<f64, f::F8E4M3>(entry_narrow_f64::<E4M3>);
