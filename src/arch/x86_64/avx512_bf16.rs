@@ -1,5 +1,6 @@
 //! The `Avx512Bf16` backend: the `Avx512Vbmi` kernels, except that f32 → BF16 runs on
-//! `VCVTNE2PS2BF16` (AVX512_BF16: Cooper Lake, Sapphire Rapids, Zen 4 and later). The tier
+//! `VCVTNE2PS2BF16` (AVX512_BF16: Cooper Lake, Sapphire Rapids, Zen 4 and later), and F16 and
+//! F8E5M2 → BF16 run on `VCVTPH2PS` followed by the same instruction ([`to_bf16`]). The tier
 //! requires AVX512_VBMI as well, so that the best tier has every faster kernel; Cooper Lake,
 //! the one CPU with AVX512_BF16 but without AVX512_VBMI, runs the `Avx512` tier.
 //!
@@ -121,7 +122,101 @@ unsafe fn entry_f32_to_bf16(src: *const u8, dst: *mut u8, len: usize, o: Policy)
     }
 }
 
-/// Sets this file's kernel in an AVX-512 BF16 table (`tables.rs` composes the tables).
+/// 32 F16 words (`h`) to 32 BF16 words in order: `VCVTPH2PS` (exact, every F16 a normal f32
+/// or zero, NaN quieted with its payload kept; it ignores MXCSR), then `VCVTNE2PS2BF16`,
+/// whose one rounding is the contract's and whose only difference from it, f32 subnormal
+/// inputs, no F16 produces (module docs). No F16 overflows BF16 (65504 rounds to 65536), so
+/// a result of magnitude `0x7F80` comes from ±Inf, which `Saturate` makes ±MAX.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx2,fma,f16c")]
+fn bf16_from_f16x32<const SAT: bool>(h: __m512i) -> __m512i {
+    let lo = _mm512_cvtph_ps(_mm512_castsi512_si256(h));
+    let hi = _mm512_cvtph_ps(_mm512_extracti64x4_epi64::<1>(h));
+    // The second operand fills result lanes 0..16, the first lanes 16..32.
+    let b = _mm512_cvtne2ps_pbh(hi, lo);
+    // SAFETY: `__m512bh` and `__m512i` are both 64 bytes of plain bits with no invalid
+    // values; the transmute only relabels the vector.
+    let b = unsafe { core::mem::transmute::<__m512bh, __m512i>(b) };
+    if SAT {
+        let mag = _mm512_and_si512(b, _mm512_set1_epi16(0x7FFF));
+        let inf = _mm512_cmpeq_epi16_mask(mag, _mm512_set1_epi16(0x7F80));
+        _mm512_mask_sub_epi16(b, inf, b, _mm512_set1_epi16(1))
+    } else {
+        b
+    }
+}
+
+/// Source formats of [`to_bf16`].
+const SRC_F16: u8 = 0;
+const SRC_E5M2: u8 = 1;
+
+/// Converts `len` F16 (`SRC_F16`) or F8E5M2 (`SRC_E5M2`: `code << 8` is the F16 of the same
+/// value, NaN payload included, which is how the codec widens it) values to BF16 in one
+/// pass, 64 per iteration, the rest in masked steps of 32.
+///
+/// # Safety
+/// [`crate::arch::RawKernel`] contract, and the CPU has this backend's features.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx2,fma,f16c")]
+unsafe fn to_bf16<const SRC: u8, const SAT: bool>(src: *const u8, dst: *mut u8, len: usize) {
+    let size = if SRC == SRC_F16 { 2 } else { 1 };
+    // 32 source values as F16 words.
+    let load = |p: *const u8, k: __mmask32| -> __m512i {
+        // SAFETY: the callers pass a mask that enables only values inside the source.
+        unsafe {
+            if SRC == SRC_F16 {
+                _mm512_maskz_loadu_epi16(k, p.cast())
+            } else {
+                let c = _mm256_maskz_loadu_epi8(k, p.cast());
+                _mm512_slli_epi16::<8>(_mm512_cvtepu8_epi16(c))
+            }
+        }
+    };
+    let end = src.wrapping_add(size * len);
+    let mut i = 0;
+    while len - i >= BLOCK {
+        avx512::prefetch_ahead(src.wrapping_add(size * i), end, BLOCK * size);
+        // SAFETY: values i..i+64 are in bounds of both slices (len - i >= 64): two loads of
+        // 32 values each (all lanes enabled), 128 bytes of stores.
+        unsafe {
+            let p = src.add(size * i);
+            let d = dst.add(2 * i);
+            let (h0, h1) = (load(p, !0), load(p.add(32 * size), !0));
+            avx512::store512(d, bf16_from_f16x32::<SAT>(h0));
+            avx512::store512(d.add(64), bf16_from_f16x32::<SAT>(h1));
+        }
+        i += BLOCK;
+    }
+    while i < len {
+        let n = (len - i).min(32);
+        let k = (u32::MAX >> (32 - n)) as __mmask32;
+        // SAFETY: the mask enables values i..i+n only (n <= len - i), for the load and the
+        // store; masked-off lanes are not accessed.
+        unsafe {
+            let b = bf16_from_f16x32::<SAT>(load(src.add(size * i), k));
+            _mm512_mask_storeu_epi16(dst.add(2 * i).cast(), k, b);
+        }
+        i += n;
+    }
+}
+
+/// Table entry: F16 or F8E5M2 (`SRC`) to BF16, in one pass.
+///
+/// # Safety
+/// As for [`entry_f32_to_bf16`].
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx2,fma,f16c")]
+unsafe fn entry_to_bf16<const SRC: u8>(src: *const u8, dst: *mut u8, len: usize, o: Policy) {
+    // SAFETY: forwarded contract; the features are present (see `entry_f32_to_bf16`).
+    unsafe {
+        match o.overflow {
+            Overflow::Saturate => to_bf16::<SRC, true>(src, dst, len),
+            Overflow::NonSaturating => to_bf16::<SRC, false>(src, dst, len),
+        }
+    }
+}
+
+/// Sets this file's kernels in an AVX-512 BF16 table (`tables.rs` composes the tables).
 pub(super) const fn set(t: &mut Kernels) {
     t.set::<f32, crate::BF16>(entry_f32_to_bf16);
+    t.set_direct::<crate::F16, crate::BF16>(entry_to_bf16::<SRC_F16>);
+    t.set_direct::<crate::F8E5M2, crate::BF16>(entry_to_bf16::<SRC_E5M2>);
 }
