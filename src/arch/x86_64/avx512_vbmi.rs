@@ -1,7 +1,8 @@
 //! The `Avx512Vbmi` backend: the `Avx512` kernels, except that F8E4M3 widens to f32 and f64,
-//! F8E5M2 to f64, and the one-byte formats whose every value BF16 and F16 hold exactly
+//! F8E5M2 to f64, the one-byte formats whose every value BF16 and F16 hold exactly
 //! (F8E4M3, both fnuz formats, both fp6 formats, F4E2M1) convert to BF16 and F16 in one
-//! pass, through byte table lookups (`VPERMI2B`/`VPERMT2B`, AVX512_VBMI: Ice Lake, Sapphire
+//! pass, and the fnuz formats (E4M3B11FNUZ too) and fp6 widen to f32 ([`to32`]), through
+//! byte table lookups (`VPERMI2B`/`VPERMT2B`, AVX512_VBMI: Ice Lake, Sapphire
 //! Rapids, Zen 4 and later).
 //!
 //! # Narrow → BF16/F16 by table ([`to16`])
@@ -665,11 +666,11 @@ pub(super) const fn set(t: &mut Kernels) {
     t.set_direct::<F6E3M2, F16>(entry_to16::<9>);
     t.set_direct::<F4E2M1, BF16>(entry_to16::<10>);
     t.set_direct::<F4E2M1, F16>(entry_to16::<11>);
-    // The same BF16 tables widen to f32.
+    // The same BF16 tables widen to f32 (`to32`). F4E2M1 → f32 keeps the AVX2 `VPSHUFB`
+    // table kernel, which this one only matched (docs/performance.md).
     t.set::<F8E4M3FNUZ, f32>(entry_to32::<2>);
     t.set::<F8E5M2FNUZ, f32>(entry_to32::<4>);
     t.set::<F6E2M3, f32>(entry_to32::<6>);
     t.set::<F6E3M2, f32>(entry_to32::<8>);
-    t.set::<F4E2M1, f32>(entry_to32::<10>);
     t.set::<crate::F8E4M3B11FNUZ, f32>(entry_to32::<12>);
 }
