@@ -239,8 +239,9 @@ fn fma_words<const SRC: u8, const FMT: u8, const SAT: bool>(x: __m512i) -> __m51
     } else {
         // The BF16 magnitude clamped to the cap (whose BF16 bits are exact: it has at most
         // four fraction bits), then moved to F16: exponent rebiased by 127 - 15 = 112, the
-        // fraction padded with three zeros. Magnitudes below 2^-14 saturate at 0 in the
-        // subtraction and become F16 below 2^-14, which rounds to zero as they do.
+        // fraction padded with three zeros. Magnitudes below 2^-14 become patterns below
+        // 0x400 (the subtraction saturates at 0): F16 values below 2^-14, which round to
+        // zero as the sources do (module docs, "BF16 sources").
         let cap_b = (c.cap >> 3) + 0x3800;
         let b = _mm512_min_epu16(mag, w16(cap_b));
         let a = _mm512_slli_epi16::<3>(_mm512_subs_epu16(b, w16(0x3800)));
