@@ -52,7 +52,41 @@ impl Route {
     /// `policy`.
     #[inline(always)]
     pub(crate) unsafe fn call(
-        self,
+        &self,
+        entry: &Entry,
+        (g, stream_len): (Geometry, usize),
+        src: *const u8,
+        dst: *mut u8,
+        len: usize,
+        policy: Policy,
+    ) {
+        if g.wants_align(len) {
+            // A long conversion: the checks that follow and the split are out of line, so
+            // that a short call pays one compare with a constant for them.
+            // SAFETY: forwarded from this function's contract.
+            unsafe { self.call_long(entry, (g, stream_len), src, dst, len, policy) }
+        } else if g.wants(stream_len) {
+            // SAFETY: forwarded from this function's contract.
+            unsafe { self.call_streamed(entry, g, src, dst, len, policy) }
+        } else {
+            // SAFETY: forwarded from this function's contract.
+            unsafe { self.call_cached(entry, src, dst, len, policy) }
+        }
+    }
+
+    /// [`call`](Self::call) for a conversion long enough to be split so that its wider side
+    /// starts on a cache line ([`Geometry::wants_align`]): streamed if it is large enough,
+    /// else, on a tier that [aligns](Entry::aligns), a call for the first few values
+    /// ([`Geometry::align_head`]) and one for the rest. (Not inlined: the short calls' path
+    /// stays small; `cold` lays the short calls' path out as the straight one, which a long
+    /// call, whose kernel runs far longer than a mispredicted branch, does not notice.)
+    ///
+    /// # Safety
+    /// As for [`call`](Self::call).
+    #[cold]
+    #[inline(never)]
+    unsafe fn call_long(
+        &self,
         entry: &Entry,
         (g, stream_len): (Geometry, usize),
         src: *const u8,
@@ -62,10 +96,23 @@ impl Route {
     ) {
         if g.wants(stream_len) {
             // SAFETY: forwarded from this function's contract.
-            unsafe { self.call_streamed(entry, g, src, dst, len, policy) }
-        } else {
+            return unsafe { self.call_streamed(entry, g, src, dst, len, policy) };
+        }
+        if !entry.aligns() {
             // SAFETY: forwarded from this function's contract.
-            unsafe { self.call_cached(entry, src, dst, len, policy) }
+            return unsafe { self.call_cached(entry, src, dst, len, policy) };
+        }
+        let head = g.align_head(src, dst).min(len);
+        let (s, d) = g.offsets(head);
+        // SAFETY: forwarded from this function's contract: values `0..head`, then
+        // `head..len`, whose byte offsets are those of value `head` (even where a side is
+        // packed). Every kernel converts each value on its own, so the two calls write the
+        // bits one call would. A call of 0 values is allowed and does nothing.
+        unsafe {
+            if head != 0 {
+                self.call_cached(entry, src, dst, head, policy);
+            }
+            self.call_cached(entry, src.add(s), dst.add(d), len - head, policy);
         }
     }
 
@@ -78,7 +125,7 @@ impl Route {
     #[cold]
     #[inline(never)]
     unsafe fn call_streamed(
-        self,
+        &self,
         entry: &Entry,
         g: Geometry,
         src: *const u8,

@@ -97,6 +97,113 @@ impl Geometry {
     }
 }
 
+impl Geometry {
+    /// The side whose start a long conversion on a 512-bit tier moves to a cache line
+    /// ([`align_head`](Self::align_head)): `(true, bytes per two values)` for the
+    /// destination, `(false, ..)` for the source.
+    ///
+    /// The destination, unless its elements are single bytes (fp8, fp6, fp4, packed or
+    /// not): a store that straddles two lines costs more than such a load, most of all once
+    /// the destination leaves L1 (F8E4M3 -> BF16 at 64 Ki values: 0.69x of the aligned rate
+    /// with only the destination off a line, 0.86x with only the source). A one-byte
+    /// destination is written 16 or 64 bytes per vector from four times as many source
+    /// bytes, whose loads then matter more (f32 -> F8E4M3: 0.93x with the source off a line,
+    /// 0.99x with the destination). `cargo run --release --example alignment` measures
+    /// both placements per pair.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    const fn aligned_side(self) -> (bool, usize) {
+        if self.dst2 >= 4 {
+            (true, self.dst2)
+        } else {
+            (false, self.src2)
+        }
+    }
+
+    /// Whether a conversion of `len` values is long enough to be split so that one side
+    /// starts on a cache line ([`align_head`](Self::align_head)), below which the extra call
+    /// costs more than it saves: [`ALIGN_MIN_BYTES`] of an f32 or f64 destination (4 KiB,
+    /// where F16 -> f32 measured 0.59x of its aligned rate unsplit and 0.92x split) and four
+    /// times as many bytes of any other side (16 KiB; at 2 and 4 KiB the split measured no
+    /// better than the straddling accesses on F8E4M3 -> BF16, f32 -> BF16 and
+    /// f32 -> F8E4M3, and at 32 to 128 KiB 1.05-1.2x). One compare with a constant once the
+    /// pair is known, so that a short call pays next to nothing.
+    #[inline(always)]
+    pub(crate) fn wants_align(self, len: usize) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let min = match self.aligned_side() {
+                (true, w2) if w2 >= 8 => ALIGN_MIN_BYTES * 2 / w2,
+                (_, w2) => ALIGN_MIN_BYTES * 8 / w2,
+            };
+            len >= min
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = len;
+            false
+        }
+    }
+
+    /// How many values to convert first, in a call of their own, so that the rest of the
+    /// conversion starts with one side ([`aligned_side`](Self::aligned_side)) on a 64-byte
+    /// boundary: fewer than 64, and 0 where no split is needed or possible.
+    ///
+    /// On the 512-bit x86-64 tiers a vector access that straddles two cache lines costs
+    /// about two, and when a slice starts off a line boundary every 64-byte access of it
+    /// straddles one (a `Vec` of more than 128 KiB from glibc's `malloc` starts 16 bytes
+    /// past a page). One short call (the kernels' masked tail) moves the rest of the
+    /// conversion to the boundary; only the other side's accesses may still straddle. The
+    /// head is 0 if the side is not aligned to its element size (a byte slice), and even
+    /// where a side is packed FP4 (two values per byte): 0 if it would be odd.
+    #[inline(always)]
+    pub(crate) fn align_head(self, src: *const u8, dst: *mut u8) -> usize {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let (p, w2) = match self.aligned_side() {
+                (true, w2) => (dst as usize, w2),
+                (false, w2) => (src as usize, w2),
+            };
+            // The side chosen is never a packed one (a packed destination has `dst2 == 1`,
+            // and a packed source's destination is wider), so it has an even byte count per
+            // two values and `w2 / 2` is its element size.
+            let size = w2 / 2;
+            if size == 0 || p % size != 0 {
+                return 0;
+            }
+            let head = p.wrapping_neg() % 64 / size;
+            let packed = self.src2 % 2 == 1 || self.dst2 % 2 == 1;
+            if packed && head % 2 == 1 { 0 } else { head }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (src, dst);
+            0
+        }
+    }
+
+    /// The byte offsets of value `i` in the source and the destination (`i` even where a
+    /// side is packed).
+    #[inline(always)]
+    pub(crate) fn offsets(self, i: usize) -> (usize, usize) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            (i * self.src2 / 2, i * self.dst2 / 2)
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = i;
+            unreachable!("no alignment head off x86-64")
+        }
+    }
+}
+
+/// The bytes of an f32 or f64 destination from which a conversion on a 512-bit tier is
+/// split to align it, and a quarter of those for any other side ([`Geometry::wants_align`];
+/// `cargo run --release --example alignment` measures the effect by length).
+#[cfg(target_arch = "x86_64")]
+const ALIGN_MIN_BYTES: usize = 4096;
+
 /// Runs `chunk` over `len` values a [`BUF`]-byte destination chunk at a time into a stack
 /// buffer, and streams each chunk to `dst` ([`nt_copy`]), then fences.
 ///

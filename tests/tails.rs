@@ -918,3 +918,200 @@ fn tails_streaming_long() {
         "{test}: no clean result line from {child}"
     );
 }
+
+/// Where the 512-bit tiers split a long conversion so that one side starts on a cache line
+/// (`Geometry::align_head` in `src/stream.rs`), for a pair whose elements take `ssz` and
+/// `dsz` bytes: the side (`true`: the destination, unless its elements are single bytes),
+/// its element size, and the shortest length split (4 KiB of an f32 or f64 destination,
+/// 16 KiB of any other side).
+fn align_rule(ssz: usize, dsz: usize) -> (bool, usize, usize) {
+    if dsz >= 2 {
+        (true, dsz, if dsz >= 4 { 4096 } else { 16384 } / dsz)
+    } else {
+        (false, ssz, 16384 / ssz)
+    }
+}
+
+/// Placements for [`align_pair`]: (source offset, destination offset) in elements from a
+/// 64-byte line, such that the aligned side's offset takes the values that give the split's
+/// head its extremes and both parities (0, 1, 2, half a line plus one, a line less one
+/// element), the other side 3 elements further on.
+fn align_offsets(ssz: usize, dsz: usize) -> Vec<(usize, usize)> {
+    let (on_dst, size, _) = align_rule(ssz, dsz);
+    let k = 64 / size;
+    let mut v: Vec<usize> = vec![0, 1, 2, k / 2 + 1, k - 1];
+    v.dedup();
+    v.into_iter()
+        .map(|a| if on_dst { (a + 3, a) } else { (a, a + 3) })
+        .collect()
+}
+
+/// One pair at lengths at and past its alignment split ([`align_rule`]), on every backend,
+/// both overflow policies and a NaN policy other than `Preserve` (the NaN patch route),
+/// through `convert_slice_on` and a [`Converter`], at the placements of [`align_offsets`],
+/// inside canaries: every element must equal the Scalar backend's, converting 64 values per
+/// call (which never splits).
+fn align_pair<S: Gen + ConvertTo<D>, D: Element + Pod>(backends: &[Backend], report: &mut Report) {
+    let pair = format!("{}->{}", short::<S>(), short::<D>());
+    let (ssz, dsz) = (size_of::<S>(), size_of::<D>());
+    let (_, _, t) = align_rule(ssz, dsz);
+    let lens = [t - 1, t, t + 67];
+    let offs = align_offsets(ssz, dsz);
+    let room = 64 + t + 67;
+    let mut rng = Rng::new(0xA11C ^ (ssz as u64) << 8 ^ dsz as u64);
+    let vals: Vec<S> = (0..room).map(|_| S::generate(&mut rng)).collect();
+    let mut src_buf = Aligned::new(room * ssz, 0);
+    src_buf
+        .bytes_mut()
+        .copy_from_slice(bytemuck::cast_slice(&vals));
+    let src: &[S] = bytemuck::cast_slice(src_buf.bytes());
+    let canary = CANARIES[1];
+    let mut dst_buf = Aligned::new(GUARD + room * dsz + GUARD, canary);
+    for (mode, nan) in [
+        (MODES[0], vcvt::NanPolicy::Preserve),
+        (MODES[1], vcvt::NanPolicy::Preserve),
+        (MODES[0], vcvt::NanPolicy::Canonical),
+    ] {
+        let opts = Options::new().overflow(mode).nan(nan);
+        let reference = pieces::<S, D>(src, opts);
+        for &b in backends {
+            let conv = Converter::<S, D>::on(b, opts).unwrap();
+            for handle in [false, true] {
+                let convert = |so: usize, len: usize, dst: &mut [u8]| {
+                    let dst: &mut [D] = bytemuck::cast_slice_mut(dst);
+                    if handle {
+                        conv.convert(&src[so..so + len], dst);
+                    } else {
+                        vcvt::convert_slice_on(b, &src[so..so + len], dst, opts).unwrap();
+                    }
+                };
+                let api = if handle {
+                    "Converter"
+                } else {
+                    "convert_slice_on"
+                };
+                let what = |len: usize, so: usize, dof: usize| {
+                    format!(
+                        "{api} {pair} on {b}, {mode:?}, {nan:?}, len {len}, src offset {so}, dst offset {dof}"
+                    )
+                };
+                align_placements(
+                    report,
+                    (&mut dst_buf, canary),
+                    (src_buf.bytes(), ssz),
+                    (bytemuck::cast_slice(&reference), dsz),
+                    (&lens, &offs),
+                    &convert,
+                    &what,
+                );
+            }
+        }
+    }
+}
+
+/// The lengths and placements of [`align_pair`] for one backend, policy and API, on bytes
+/// (compiled once, not for every pair): `convert(so, len, dst)` converts `len` source
+/// elements from element `so` into `dst`, and `what(len, so, dof)` names the case.
+fn align_placements(
+    report: &mut Report,
+    (dst_buf, canary): (&mut Aligned, u8),
+    (src, ssz): (&[u8], usize),
+    (reference, dsz): (&[u8], usize),
+    (lens, offs): (&[usize], &[(usize, usize)]),
+    convert: &dyn Fn(usize, usize, &mut [u8]),
+    what: &dyn Fn(usize, usize, usize) -> String,
+) {
+    for &len in lens {
+        for &(so, dof) in offs {
+            let (start, end) = (GUARD + dof * dsz, GUARD + (dof + len) * dsz);
+            convert(so, len, &mut dst_buf.bytes_mut()[start..end]);
+            let what = || what(len, so, dof);
+            report.compare_bytes(
+                &what,
+                &reference[so * dsz..(so + len) * dsz],
+                &dst_buf.bytes()[start..end],
+                dsz,
+                &|k| element(src, ssz, so + k),
+            );
+            check_canary(report, &what, dst_buf.bytes(), start..end, canary);
+            dst_buf.bytes_mut().fill(canary);
+        }
+    }
+}
+
+/// Packed FP4 both ways through the byte API at lengths at and past the alignment split
+/// (the f32 side is aligned: 4 KiB of f32 destination, 16 KiB of f32 source), with the
+/// f32 side at every element offset in a line (odd heads, which the split must avoid on a
+/// packed side, included) and the packed side at byte offsets 0 and 1.
+fn align_packed(report: &mut Report) {
+    let mut rng = Rng::new(0xF4A1);
+    for narrow in [true, false] {
+        let t: usize = if narrow { 4096 } else { 1024 };
+        for len in [t, t + 67] {
+            let bytes = len.div_ceil(2);
+            let f: Vec<f32> = (0..len + 16).map(|_| f32::generate(&mut rng)).collect();
+            let p: Vec<u8> = (0..bytes + 1).map(|_| rng.next_u64() as u8).collect();
+            for (fo, po) in (0..16).flat_map(|fo| [(fo, 0), (fo, 1)]) {
+                if narrow {
+                    let src = &f[fo..fo + len];
+                    let mut want = vec![0u8; bytes];
+                    for (s, d) in src.chunks(64).zip(want.chunks_mut(32)) {
+                        let d: &mut [vcvt::F4E2M1x2] = bytemuck::cast_slice_mut(d);
+                        vcvt::convert_slice_on(Backend::Scalar, s, d, Options::new()).unwrap();
+                    }
+                    let mut got = vec![0u8; bytes + 1];
+                    vcvt::convert_to_bytes::<f32, vcvt::F4E2M1x2>(src, &mut got[po..po + bytes])
+                        .unwrap();
+                    report.compare(
+                        || format!("f32->F4E2M1x2 len {len}, f32 offset {fo}, byte offset {po}"),
+                        &want,
+                        &got[po..po + bytes],
+                        |k| k as u64,
+                    );
+                } else {
+                    let src = &p[po..po + bytes];
+                    let mut want = vec![0f32; len];
+                    for (s, d) in src.chunks(32).zip(want.chunks_mut(64)) {
+                        let s: &[vcvt::F4E2M1x2] = bytemuck::cast_slice(s);
+                        vcvt::convert_slice_on(Backend::Scalar, s, d, Options::new()).unwrap();
+                    }
+                    let mut out = vec![0f32; len + 16];
+                    vcvt::convert_from_bytes::<vcvt::F4E2M1x2, f32>(src, &mut out[fo..fo + len])
+                        .unwrap();
+                    report.compare(
+                        || format!("F4E2M1x2->f32 len {len}, f32 offset {fo}, byte offset {po}"),
+                        &want,
+                        &out[fo..fo + len],
+                        |k| src[k / 2].into(),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Conversions long enough for the 512-bit tiers to split them so that one side starts on
+/// a cache line: a short first call, then the rest. Every placement of that side in its
+/// line, on every pair and backend (the other tiers do not split, and must give the same
+/// bits anyway), against the Scalar backend converting 64 values per call.
+#[test]
+fn tails_aligned_long() {
+    let test = "tails_aligned_long";
+    let backends = backends(test);
+    let mut report = Report::default();
+    narrowing_pairs!(align_pair(&backends, &mut report));
+    widening_pairs!(align_pair(&backends, &mut report));
+    align_pair::<F8E4M3, BF16>(&backends, &mut report);
+    align_pair::<F8E5M2FNUZ, F16>(&backends, &mut report);
+    align_pair::<BF16, F8E4M3>(&backends, &mut report);
+    align_pair::<F16, BF16>(&backends, &mut report);
+    align_pair::<F16, F4E2M1>(&backends, &mut report);
+    align_packed(&mut report);
+    report.finish(
+        test,
+        &format!(
+            "61 pairs at and past the alignment split, 5 placements, 3 policies, 2 APIs on [{}]; packed FP4 both ways at 32 placements",
+            names(&backends)
+        ),
+    );
+}
