@@ -197,6 +197,20 @@ mod x86 {
             "vcvtps2ph zmm -> ymm",
             "vcvtps2ph {a:y}, zmm30, 3\nvcvtps2ph {b:y}, zmm30, 3\nvcvtps2ph {c:y}, zmm30, 3\nvcvtps2ph {d:y}, zmm30, 3\nvcvtps2ph {e:y}, zmm30, 3\nvcvtps2ph {f:y}, zmm30, 3\nvcvtps2ph {g:y}, zmm30, 3\nvcvtps2ph {h:y}, zmm30, 3"
         );
+        if std::is_x86_feature_detected!("avx512bf16") {
+            timed_z!(
+                "vcvtne2ps2bf16 zmm",
+                x8!("vcvtne2ps2bf16", ", zmm30, zmm31")
+            );
+            timed_z!(
+                "vcvtneps2bf16 zmm -> ymm",
+                "vcvtneps2bf16 {a:y}, zmm30\nvcvtneps2bf16 {b:y}, zmm30\nvcvtneps2bf16 {c:y}, zmm30\nvcvtneps2bf16 {d:y}, zmm30\nvcvtneps2bf16 {e:y}, zmm30\nvcvtneps2bf16 {f:y}, zmm30\nvcvtneps2bf16 {g:y}, zmm30\nvcvtneps2bf16 {h:y}, zmm30"
+            );
+        }
+        timed_z!(
+            "vpmovzxwd ymm -> zmm",
+            "vpmovzxwd {a}, ymm30\nvpmovzxwd {b}, ymm30\nvpmovzxwd {c}, ymm30\nvpmovzxwd {d}, ymm30\nvpmovzxwd {e}, ymm30\nvpmovzxwd {f}, ymm30\nvpmovzxwd {g}, ymm30\nvpmovzxwd {h}, ymm30"
+        );
     }
 
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
