@@ -1,6 +1,6 @@
 //! The `Avx512Bf16` backend: the `Avx512Vbmi` kernels, except that f32 → BF16 runs on
-//! `VCVTNE2PS2BF16` (AVX512_BF16: Cooper Lake, Sapphire Rapids, Zen 4 and later), and F16 and
-//! F8E5M2 → BF16 run on `VCVTPH2PS` followed by the same instruction ([`to_bf16`]). The tier
+//! `VCVTNE2PS2BF16` (AVX512_BF16: Cooper Lake, Sapphire Rapids, Zen 4 and later), and F16 →
+//! BF16 runs on `VCVTPH2PS` followed by the same instruction ([`to_bf16`]). The tier
 //! requires AVX512_VBMI as well, so that the best tier has every faster kernel; Cooper Lake,
 //! the one CPU with AVX512_BF16 but without AVX512_VBMI, runs the `Avx512` tier.
 //!
@@ -146,41 +146,26 @@ fn bf16_from_f16x32<const SAT: bool>(h: __m512i) -> __m512i {
     }
 }
 
-/// Source formats of [`to_bf16`].
-const SRC_F16: u8 = 0;
-const SRC_E5M2: u8 = 1;
-
-/// Converts `len` F16 (`SRC_F16`) or F8E5M2 (`SRC_E5M2`: `code << 8` is the F16 of the same
-/// value, NaN payload included, which is how the codec widens it) values to BF16 in one
-/// pass, 64 per iteration, the rest in masked steps of 32.
+/// Converts `len` F16 values to BF16 in one pass, 64 per iteration, the rest in masked steps
+/// of 32.
 ///
 /// # Safety
 /// [`crate::arch::RawKernel`] contract, and the CPU has this backend's features.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx2,fma,f16c")]
-unsafe fn to_bf16<const SRC: u8, const SAT: bool>(src: *const u8, dst: *mut u8, len: usize) {
-    let size = if SRC == SRC_F16 { 2 } else { 1 };
-    // 32 source values as F16 words.
-    let load = |p: *const u8, k: __mmask32| -> __m512i {
-        // SAFETY: the callers pass a mask that enables only values inside the source.
-        unsafe {
-            if SRC == SRC_F16 {
-                _mm512_maskz_loadu_epi16(k, p.cast())
-            } else {
-                let c = _mm256_maskz_loadu_epi8(k, p.cast());
-                _mm512_slli_epi16::<8>(_mm512_cvtepu8_epi16(c))
-            }
-        }
-    };
-    let end = src.wrapping_add(size * len);
+unsafe fn to_bf16<const SAT: bool>(src: *const u8, dst: *mut u8, len: usize) {
+    let end = src.wrapping_add(2 * len);
     let mut i = 0;
     while len - i >= BLOCK {
-        avx512::prefetch_ahead(src.wrapping_add(size * i), end, BLOCK * size);
-        // SAFETY: values i..i+64 are in bounds of both slices (len - i >= 64): two loads of
-        // 32 values each (all lanes enabled), 128 bytes of stores.
+        avx512::prefetch_ahead(src.wrapping_add(2 * i), end, BLOCK * 2);
+        // SAFETY: values i..i+64 are in bounds of both slices (len - i >= 64): two 64-byte
+        // loads of 32 values each, 128 bytes of stores.
         unsafe {
-            let p = src.add(size * i);
+            let p = src.add(2 * i);
             let d = dst.add(2 * i);
-            let (h0, h1) = (load(p, !0), load(p.add(32 * size), !0));
+            let (h0, h1) = (
+                _mm512_loadu_si512(p.cast()),
+                _mm512_loadu_si512(p.add(64).cast()),
+            );
             avx512::store512(d, bf16_from_f16x32::<SAT>(h0));
             avx512::store512(d.add(64), bf16_from_f16x32::<SAT>(h1));
         }
@@ -192,24 +177,24 @@ unsafe fn to_bf16<const SRC: u8, const SAT: bool>(src: *const u8, dst: *mut u8, 
         // SAFETY: the mask enables values i..i+n only (n <= len - i), for the load and the
         // store; masked-off lanes are not accessed.
         unsafe {
-            let b = bf16_from_f16x32::<SAT>(load(src.add(size * i), k));
-            _mm512_mask_storeu_epi16(dst.add(2 * i).cast(), k, b);
+            let h = _mm512_maskz_loadu_epi16(k, src.add(2 * i).cast());
+            _mm512_mask_storeu_epi16(dst.add(2 * i).cast(), k, bf16_from_f16x32::<SAT>(h));
         }
         i += n;
     }
 }
 
-/// Table entry: F16 or F8E5M2 (`SRC`) to BF16, in one pass.
+/// Table entry: F16 to BF16, in one pass.
 ///
 /// # Safety
 /// As for [`entry_f32_to_bf16`].
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx2,fma,f16c")]
-unsafe fn entry_to_bf16<const SRC: u8>(src: *const u8, dst: *mut u8, len: usize, o: Policy) {
+unsafe fn entry_to_bf16(src: *const u8, dst: *mut u8, len: usize, o: Policy) {
     // SAFETY: forwarded contract; the features are present (see `entry_f32_to_bf16`).
     unsafe {
         match o.overflow {
-            Overflow::Saturate => to_bf16::<SRC, true>(src, dst, len),
-            Overflow::NonSaturating => to_bf16::<SRC, false>(src, dst, len),
+            Overflow::Saturate => to_bf16::<true>(src, dst, len),
+            Overflow::NonSaturating => to_bf16::<false>(src, dst, len),
         }
     }
 }
@@ -217,6 +202,5 @@ unsafe fn entry_to_bf16<const SRC: u8>(src: *const u8, dst: *mut u8, len: usize,
 /// Sets this file's kernels in an AVX-512 BF16 table (`tables.rs` composes the tables).
 pub(super) const fn set(t: &mut Kernels) {
     t.set::<f32, crate::BF16>(entry_f32_to_bf16);
-    t.set_direct::<crate::F16, crate::BF16>(entry_to_bf16::<SRC_F16>);
-    t.set_direct::<crate::F8E5M2, crate::BF16>(entry_to_bf16::<SRC_E5M2>);
+    t.set_direct::<crate::F16, crate::BF16>(entry_to_bf16);
 }

@@ -1,7 +1,7 @@
 //! The `Avx512Vbmi` backend: the `Avx512` kernels, except that F8E4M3 widens to f32 and f64,
 //! F8E5M2 to f64, the one-byte formats whose every value BF16 and F16 hold exactly
 //! (F8E4M3, both fnuz formats, both fp6 formats, F4E2M1) convert to BF16 and F16 in one
-//! pass, and the fnuz formats (E4M3B11FNUZ too) and fp6 widen to f32 ([`to32`]), through
+//! pass, F8E5M2 converts to BF16 the same way, and the fnuz formats (E4M3B11FNUZ too) and fp6 widen to f32 ([`to32`]), through
 //! byte table lookups (`VPERMI2B`/`VPERMT2B`, AVX512_VBMI: Ice Lake, Sapphire
 //! Rapids, Zen 4 and later).
 //!
@@ -256,9 +256,32 @@ static E3M2_F16: Tables16 = tables16_of::<crate::F6E3M2>(Mode::Whole, true);
 static E2M1_BF16: Tables16 = tables16_of::<crate::F4E2M1>(Mode::Whole, false);
 static E2M1_F16: Tables16 = tables16_of::<crate::F4E2M1>(Mode::Whole, true);
 static E4M3B11FNUZ_BF16: Tables16 = tables16_of::<crate::F8E4M3B11FNUZ>(Mode::Fnuz, false);
+/// F8E5M2 → BF16: the top halves of the f32 widening's bits ([`tables`]), which are the BF16
+/// words, since every E5M2 value is exact in BF16 and BF16 is the top half of f32. E5M2's
+/// infinity and NaN payloads, which [`wide_mag`] does not state, come from [`wide_bits`]: a
+/// NaN widens to `0x7FC0_0000 | payload << 21`, whose top half is what the f32 → BF16
+/// narrowing keeps of it under `NanPolicy::Preserve` (the quiet bit is already set).
+static E5M2_BF16: Tables16 = Tables16 {
+    t: tables(E5M2, false),
+    mode: Mode::Signed,
+    nan: 0,
+};
+/// [`E5M2_BF16`] under `Overflow::Saturate`, where the infinity (magnitude code `0x7C`)
+/// becomes BF16's MAX (`0x7F7F`), as the f32 → BF16 narrowing saturates it; BF16 holds every
+/// finite E5M2 value, so nothing else changes.
+static E5M2_BF16_SAT: Tables16 = {
+    let mut t = tables(E5M2, false);
+    t.lo[0x7C] = 0x7F;
+    t.hi[0x7C] = 0x7F;
+    Tables16 {
+        t,
+        mode: Mode::Signed,
+        nan: 0,
+    }
+};
 
 /// The tables of pair number `K` of [`set`]'s list (even: → BF16, odd: → F16; 12 serves
-/// only [`to32`]).
+/// only [`to32`], 13 and 14 are F8E5M2 → BF16 without and with `Saturate`).
 const fn pair16(k: u8) -> &'static Tables16 {
     match k {
         0 => &E4M3_BF16,
@@ -273,6 +296,8 @@ const fn pair16(k: u8) -> &'static Tables16 {
         9 => &E3M2_F16,
         10 => &E2M1_BF16,
         12 => &E4M3B11FNUZ_BF16,
+        13 => &E5M2_BF16,
+        14 => &E5M2_BF16_SAT,
         _ => &E2M1_F16,
     }
 }
@@ -627,6 +652,22 @@ unsafe fn entry_to16<const K: u8>(src: *const u8, dst: *mut u8, len: usize, _o: 
     unsafe { to16::<K>(src, dst, len) }
 }
 
+/// Table entry: F8E5M2 → BF16, one pass ([`to16`]), under the overflow policy: the only
+/// pair of [`pair16`] whose source has an infinity.
+///
+/// # Safety
+/// As for [`entry_widen_fp8`].
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
+unsafe fn entry_e5m2_bf16(src: *const u8, dst: *mut u8, len: usize, o: Policy) {
+    // SAFETY: forwarded contract; the features are present (see `entry_widen_fp8`).
+    unsafe {
+        match o.overflow {
+            crate::Overflow::Saturate => to16::<14>(src, dst, len),
+            crate::Overflow::NonSaturating => to16::<13>(src, dst, len),
+        }
+    }
+}
+
 /// Table entry: fp8 format `FMT` to f32 (`WIDE64 == false`) or f64.
 ///
 /// # Safety
@@ -666,6 +707,7 @@ pub(super) const fn set(t: &mut Kernels) {
     t.set_direct::<F6E3M2, F16>(entry_to16::<9>);
     t.set_direct::<F4E2M1, BF16>(entry_to16::<10>);
     t.set_direct::<F4E2M1, F16>(entry_to16::<11>);
+    t.set_direct::<crate::F8E5M2, BF16>(entry_e5m2_bf16);
     // The same BF16 tables widen to f32 (`to32`). F4E2M1 → f32 keeps the AVX2 `VPSHUFB`
     // table kernel, which this one only matched (docs/performance.md).
     t.set::<F8E4M3FNUZ, f32>(entry_to32::<2>);
