@@ -28,7 +28,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use vcvt::{BF16, Backend, ConvertTo, Element, F8E4M3, F16};
+use vcvt::{BF16, Backend, ConvertTo, Element, F8E4M3, F8E4M3FNUZ, F8E5M2, F16};
 
 /// The placements: (source, destination) bytes past a 64-byte boundary.
 const PLACES: [(usize, usize); 4] = [(0, 0), (16, 16), (0, 16), (16, 0)];
@@ -174,6 +174,24 @@ fn main() {
             0f32,
             F8E4M3::from_f32,
             440.0,
+        );
+        pair(
+            "F8E5M2 -> f32",
+            backend,
+            n,
+            rounds,
+            0f32,
+            F8E5M2::from_f32,
+            5e4,
+        );
+        pair(
+            "E4M3FNUZ -> f32",
+            backend,
+            n,
+            rounds,
+            0f32,
+            F8E4M3FNUZ::from_f32,
+            200.0,
         );
         pair(
             "F8E4M3 -> BF16",
