@@ -463,6 +463,23 @@ pub(crate) trait Vector: Copy {
     unsafe fn eq(self, b: Self) -> Self::Mask;
     /// Lanes where `self > b` as signed 32-bit integers.
     unsafe fn gt_i32(self, b: Self) -> Self::Mask;
+    /// Whether any lane of `m` is set (a mask from [`eq`](Self::eq) or
+    /// [`gt_i32`](Self::gt_i32)).
+    unsafe fn any(m: Self::Mask) -> bool;
+    /// Whether any lane of the four vectors of f32 bits is a NaN: by default one compare of
+    /// the largest magnitude (a NaN's is above the infinity's `0x7F800000`, and magnitudes
+    /// fit a signed compare), eight operations; x86-64 overrides it with two unordered float
+    /// compares, which DAZ cannot change (it only zeroes subnormals, which are ordered).
+    #[inline(always)]
+    unsafe fn any_nan4(v: &[Self; 4]) -> bool {
+        // SAFETY: the caller has the features (`Vector`'s contract); no memory is touched.
+        unsafe {
+            let m = Self::splat(0x7FFF_FFFF);
+            let a = v[0].and(m).max_u32(v[1].and(m));
+            let b = v[2].and(m).max_u32(v[3].and(m));
+            Self::any(a.max_u32(b).gt_i32(Self::splat(0x7F80_0000)))
+        }
+    }
     /// `t` where `m`, else `f`.
     unsafe fn select(m: Self::Mask, t: Self, f: Self) -> Self;
     /// `a | (b & c)` where `m`, else `f` (one masked ternary-logic instruction on AVX-512).

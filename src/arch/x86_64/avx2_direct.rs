@@ -219,90 +219,6 @@ impl<const SAT: bool> ByteToWord for E5m2ToF16<SAT> {
     }
 }
 
-/// `round_trip` of f32 through BF16 in registers: the f32 → BF16 rounding
-/// (`f32_to_bf16_codes`), the `Saturate` fix-up, then `code << 16`; 32 values without a
-/// NaN take a shorter form of the same rounding (`step_no_nan`).
-struct RoundTripBf16<const SAT: bool>;
-
-impl<const SAT: bool> RoundTripBf16<SAT> {
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    fn step(x: __m256) -> __m256 {
-        let mut c = f32_to_bf16_codes(_mm256_castps_si256(x));
-        if SAT {
-            // The codes sit in the low halves of 32-bit lanes; the high halves are 0 and
-            // never equal the Inf code, so the 16-bit fix-up leaves them alone.
-            c = saturate16(c, 0x7F80);
-        }
-        _mm256_castsi256_ps(_mm256_slli_epi32::<16>(c))
-    }
-
-    /// [`step`](Self::step) for 8 values none of which is a NaN: the rounding to nearest
-    /// even at bit 16 (`+ 0x7FFF +` the lowest kept bit, which never carries into the sign
-    /// bit without a NaN: see `f32_to_bf16_codes`) and the low half cleared, which is the
-    /// BF16 code shifted back to the top. `Saturate`: ±Inf (`0x7F800000`, `0xFF800000`)
-    /// become ±MAX (`0x7F7F0000`, `0xFF7F0000`) by a signed minimum (clamps the positive
-    /// lanes, leaves the negative ones) and an unsigned one (clamps the negative lanes,
-    /// leaves the positive ones, below `0x80000000`); without NaNs no other result lies
-    /// above either bound.
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    fn step_no_nan(x: __m256) -> __m256 {
-        let v = _mm256_castps_si256(x);
-        let lsb = _mm256_and_si256(srl(v, 16), _mm256_set1_epi32(1));
-        let r = _mm256_add_epi32(v, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7FFF)));
-        let mut r = _mm256_and_si256(r, _mm256_set1_epi32(0xFFFF_0000u32 as i32));
-        if SAT {
-            r = _mm256_min_epi32(r, _mm256_set1_epi32(0x7F7F_0000));
-            r = _mm256_min_epu32(r, _mm256_set1_epi32(0xFF7F_0000u32 as i32));
-        }
-        _mm256_castsi256_ps(r)
-    }
-}
-
-impl<const SAT: bool> Steps for RoundTripBf16<SAT> {
-    const S: usize = 4;
-    const D: usize = 4;
-    const BIG: usize = 32;
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn big(src: *const u8, dst: *mut u8) {
-        let (s, d) = (src.cast::<f32>(), dst.cast::<f32>());
-        // SAFETY: 32 f32 readable at src and writable at dst; vector k holds elements
-        // 8k..8k + 8, all four read before any is written (src may equal dst).
-        unsafe {
-            let x = [0, 1, 2, 3].map(|k| _mm256_loadu_ps(s.add(8 * k)));
-            // One NaN test for the 32 values: an unordered compare of two vectors is true
-            // in a lane where either is a NaN, whatever MXCSR holds (DAZ only zeroes
-            // subnormals, which are ordered).
-            let nan = _mm256_or_ps(
-                _mm256_cmp_ps::<_CMP_UNORD_Q>(x[0], x[1]),
-                _mm256_cmp_ps::<_CMP_UNORD_Q>(x[2], x[3]),
-            );
-            if _mm256_testz_ps(nan, nan) == 1 {
-                for (k, xk) in x.into_iter().enumerate() {
-                    _mm256_storeu_ps(d.add(8 * k), Self::step_no_nan(xk));
-                }
-            } else {
-                for (k, xk) in x.into_iter().enumerate() {
-                    _mm256_storeu_ps(d.add(8 * k), Self::step(xk));
-                }
-            }
-        }
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn small(src: *const u8, dst: *mut u8) {
-        // SAFETY: 8 f32 readable at src and writable at dst, read before written.
-        unsafe {
-            let x = _mm256_loadu_ps(src.cast());
-            _mm256_storeu_ps(dst.cast(), Self::step(x));
-        }
-    }
-}
-
 /// The code in a hub format (F16 or BF16: exponent bias `hb`, `hm` fraction bits, a range
 /// and precision that hold every value of `F`) of code `c` of `F`, a format without
 /// infinities or NaNs (fp4): the exact value, re-encoded. Used at compile time to build
@@ -684,11 +600,8 @@ unsafe fn fp4x2_to_f16(src: *const u8, dst: *mut u8, len: usize, _policy: Policy
     unsafe { fp4x2_to_hub::<F16>(src, dst, len) }
 }
 
-policy_kernel!(round_trip_bf16, RoundTripBf16<true>, RoundTripBf16<false>);
-
-/// Puts the direct and fused round-trip kernels into the AVX2 table `t`.
+/// Puts the direct kernels into the AVX2 table `t`.
 pub(super) const fn set(t: &mut Kernels) {
-    t.set_round_trip::<BF16>(round_trip_bf16);
     t.set_direct::<F4E2M1, BF16>(fp4_to_bf16);
     t.set_direct::<F4E2M1, F16>(fp4_to_f16);
     t.set_direct::<F4E2M1x2, BF16>(fp4x2_to_bf16);

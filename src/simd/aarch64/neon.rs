@@ -302,6 +302,11 @@ impl Vector for V128 {
         unsafe { vcgtq_s32(vreinterpretq_s32_u32(self.0), vreinterpretq_s32_u32(b.0)) }
     }
     #[inline(always)]
+    unsafe fn any(m: uint32x4_t) -> bool {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe { vmaxvq_u32(m) != 0 }
+    }
+    #[inline(always)]
     unsafe fn select(m: uint32x4_t, t: Self, f: Self) -> Self {
         // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V128(vbslq_u32(m, t.0, f.0)) }

@@ -718,6 +718,30 @@ impl Dst for RoundTripBf16 {
         // SAFETY: forwarded contract.
         unsafe { v.store_u32(p, n) }
     }
+    /// One NaN test for the four vectors; without a NaN, the shorter rounding
+    /// ([`lanes::bf16_round_trip_finite`]).
+    #[inline(always)]
+    unsafe fn encode_put4<V: Vector>(c: &lanes::Bf16<V>, v: [V; 4], p: *mut u8) {
+        // SAFETY: forwarded contract. (No closures: see `step4`.)
+        unsafe {
+            let e = if !V::any_nan4(&v) {
+                [
+                    lanes::bf16_round_trip_finite(v[0], c),
+                    lanes::bf16_round_trip_finite(v[1], c),
+                    lanes::bf16_round_trip_finite(v[2], c),
+                    lanes::bf16_round_trip_finite(v[3], c),
+                ]
+            } else {
+                [
+                    lanes::bf16_round_trip(v[0], c),
+                    lanes::bf16_round_trip(v[1], c),
+                    lanes::bf16_round_trip(v[2], c),
+                    lanes::bf16_round_trip(v[3], c),
+                ]
+            };
+            Self::put4(c, e, p)
+        }
+    }
 }
 
 /// One step: `n` elements from element `i`.

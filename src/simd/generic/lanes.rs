@@ -690,6 +690,8 @@ pub(crate) struct Bf16<V> {
     /// NaN lanes: `(x >> 16) & keep | or`.
     nan_keep: V,
     nan_or: V,
+    /// `Overflow::Saturate` ([`bf16_round_trip_finite`]).
+    sat: bool,
 }
 
 impl<V: Vector> Bf16<V> {
@@ -716,6 +718,7 @@ impl<V: Vector> Bf16<V> {
                 clamp: V::splat(clamp),
                 nan_keep: V::splat(keep),
                 nan_or: V::splat(or),
+                sat: p.overflow == Overflow::Saturate,
             }
         }
     }
@@ -737,6 +740,33 @@ pub(crate) unsafe fn bf16_round_trip<V: Vector>(x: V, c: &Bf16<V>) -> V {
         let r = y.add(V::splat(0x7FFF)).add(lsb).and(V::splat(0xFFFF_0000));
         let nan = c.nan_or.shl(16).or_and(x, c.nan_keep.shl(16));
         V::select(abs.gt_i32(V::splat(0x7F80_0000)), nan, r)
+    }
+}
+
+/// [`bf16_round_trip`] for lanes none of which is a NaN (`Vector::any_nan4`): the same bits in five
+/// operations (eight under `Saturate`) instead of about eleven.
+///
+/// Rounding to nearest even at bit 16 is `x + 0x7FFF + lsb` with `lsb` the lowest kept bit,
+/// and the low half cleared. Without NaNs the magnitude is at most `0x7F800000`, so the sum
+/// never carries into the sign bit and the magnitude needs no clamp: a finite value above
+/// MAX's rounding boundary carries into `0x7F800000`, the infinity the IEEE policy gives, and
+/// ±Inf stay. `Saturate` then lowers a magnitude of `0x7F800000` to MAX (`0x7F7F0000`),
+/// which is what clamping first to `0x7F7F7FFF` gives in [`bf16_round_trip`].
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn bf16_round_trip_finite<V: Vector>(x: V, c: &Bf16<V>) -> V {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
+        let lsb = x.shr(16).and(V::splat(1));
+        let r = x.add(V::splat(0x7FFF)).add(lsb).and(V::splat(0xFFFF_0000));
+        if c.sat {
+            let mag = r.and(V::splat(0x7FFF_FFFF)).min_u32(V::splat(0x7F7F_0000));
+            mag.or_and(r, V::splat(0x8000_0000))
+        } else {
+            r
+        }
     }
 }
 

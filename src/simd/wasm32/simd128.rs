@@ -316,6 +316,10 @@ impl Vector for V128 {
         i32x4_gt(self.0, b.0)
     }
     #[inline(always)]
+    unsafe fn any(m: v128) -> bool {
+        v128_any_true(m)
+    }
+    #[inline(always)]
     unsafe fn select(m: v128, t: Self, f: Self) -> Self {
         V128(v128_bitselect(t.0, f.0, m))
     }

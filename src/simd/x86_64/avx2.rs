@@ -520,6 +520,23 @@ impl Vector for V256 {
         unsafe { _mm256_cmpgt_epi32(self.0, b.0) }
     }
     #[inline(always)]
+    unsafe fn any(m: __m256i) -> bool {
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe { _mm256_testz_si256(m, m) == 0 }
+    }
+    #[inline(always)]
+    unsafe fn any_nan4(v: &[Self; 4]) -> bool {
+        // SAFETY: the caller has the features (`Vector`'s contract). An unordered compare is
+        // true in a lane where either operand is a NaN, whatever MXCSR holds.
+        unsafe {
+            let [x0, x1, x2, x3] = v.map(|x| x.0);
+            let a = _mm256_cmp_ps::<_CMP_UNORD_Q>(_mm256_castsi256_ps(x0), _mm256_castsi256_ps(x1));
+            let b = _mm256_cmp_ps::<_CMP_UNORD_Q>(_mm256_castsi256_ps(x2), _mm256_castsi256_ps(x3));
+            let n = _mm256_or_ps(a, b);
+            _mm256_testz_ps(n, n) == 0
+        }
+    }
+    #[inline(always)]
     unsafe fn select(m: __m256i, t: Self, f: Self) -> Self {
         // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V256(_mm256_blendv_epi8(f.0, t.0, m)) }

@@ -244,6 +244,27 @@ impl Vector for V512 {
         unsafe { _mm512_cmpgt_epi32_mask(self.0, b.0) }
     }
     #[inline(always)]
+    unsafe fn any(m: __mmask16) -> bool {
+        m != 0
+    }
+    #[inline(always)]
+    unsafe fn any_nan4(v: &[Self; 4]) -> bool {
+        // SAFETY: the caller has the features (`Vector`'s contract). An unordered compare is
+        // true in a lane where either operand is a NaN, whatever MXCSR holds.
+        unsafe {
+            let [x0, x1, x2, x3] = v.map(|x| x.0);
+            let a = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(
+                _mm512_castsi512_ps(x0),
+                _mm512_castsi512_ps(x1),
+            );
+            let b = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(
+                _mm512_castsi512_ps(x2),
+                _mm512_castsi512_ps(x3),
+            );
+            (a | b) != 0
+        }
+    }
+    #[inline(always)]
     unsafe fn select(m: __mmask16, t: Self, f: Self) -> Self {
         // SAFETY: the caller has the features (`Vector`'s contract).
         unsafe { V512(_mm512_mask_blend_epi32(m, f.0, t.0)) }
