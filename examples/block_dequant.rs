@@ -14,7 +14,7 @@
 //! (kernel ÷ yardstick rate), then the same of the fastest batch of each (on a machine
 //! shared with other work, the batches least disturbed by it); FILTER keeps the lines whose
 //! name contains it.
-//! `VCVT_AB_BATCHES` sets the batches per contender (default 31, about 4 ms each).
+//! `VCVT_AB_BACKEND=<name>` times another backend. `VCVT_AB_BATCHES` sets the batches per contender (default 31, about 4 ms each).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -82,9 +82,23 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(31);
-    let b = Backend::available()
-        .find(|b| b.to_string() == "avx2")
-        .unwrap_or_else(Backend::active);
+    // `VCVT_AB_BACKEND=<name>` picks another available backend (an unknown or unavailable
+    // name is an error, not a silent fallback).
+    let b = match std::env::var("VCVT_AB_BACKEND") {
+        Ok(name) => {
+            let b: Backend = name
+                .parse()
+                .unwrap_or_else(|e| panic!("VCVT_AB_BACKEND: {e}"));
+            assert!(
+                b.is_available(),
+                "VCVT_AB_BACKEND: {b} is not available on this CPU"
+            );
+            b
+        }
+        Err(_) => Backend::available()
+            .find(|b| b.to_string() == "avx2")
+            .unwrap_or_else(Backend::active),
+    };
     println!("backend {b}, 8 x 4096 values, {batches} batches per contender");
     let shape = Shape::matrix(8, 4096);
     let n = shape.len();
