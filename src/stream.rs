@@ -122,12 +122,12 @@ impl Geometry {
 
     /// Whether a conversion of `len` values is long enough to be split so that one side
     /// starts on a cache line ([`align_head`](Self::align_head)), below which the extra call
-    /// costs more than it saves: [`ALIGN_MIN_BYTES`] of an f32 or f64 destination (4 KiB,
-    /// where F16 -> f32 measured 0.59x of its aligned rate unsplit and 0.92x split) and four
-    /// times as many bytes of any other side (16 KiB; at 2 and 4 KiB the split measured no
-    /// better than the straddling accesses on F8E4M3 -> BF16, f32 -> BF16 and
-    /// f32 -> F8E4M3, and at 32 to 128 KiB 1.05-1.2x). One compare with a constant once the
-    /// pair is known, so that a short call pays next to nothing.
+    /// costs more than it saves: [`ALIGN_MIN_BYTES`] of an f32 or f64 destination (4 KiB, 1 Ki
+    /// f32, where F16 -> f32 measured 0.52x of its aligned rate unsplit and 0.77x split) and
+    /// four times as many bytes of any other side (16 KiB; from 2 to 8 KiB the split measured
+    /// no better than the straddling accesses on F8E4M3 -> BF16, f32 -> BF16 and
+    /// f32 -> F8E4M3, from 32 to 128 KiB 1.05-1.15x better). One compare with a constant once
+    /// the pair is known, so that a short call pays next to nothing.
     #[inline(always)]
     pub(crate) fn wants_align(self, len: usize) -> bool {
         #[cfg(target_arch = "x86_64")]

@@ -1,7 +1,8 @@
 //! The `Avx512Vbmi` backend: the `Avx512` kernels, except that F8E4M3 widens to f32 and f64,
 //! F8E5M2 to f64, the one-byte formats whose every value BF16 and F16 hold exactly
 //! (F8E4M3, both fnuz formats, both fp6 formats, F4E2M1) convert to BF16 and F16 in one
-//! pass, F8E5M2 converts to BF16 the same way, and the fnuz formats (E4M3B11FNUZ too) and fp6 widen to f32 ([`to32`]), through
+//! pass, F8E5M2 converts to BF16 the same way, and the fnuz formats (E4M3B11FNUZ too) and
+//! fp6 widen to f32 ([`to32`]), through
 //! byte table lookups (`VPERMI2B`/`VPERMT2B`, AVX512_VBMI: Ice Lake, Sapphire
 //! Rapids, Zen 4 and later).
 //!

@@ -743,8 +743,8 @@ pub(crate) unsafe fn bf16_round_trip<V: Vector>(x: V, c: &Bf16<V>) -> V {
     }
 }
 
-/// [`bf16_round_trip`] for lanes none of which is a NaN (`Vector::any_nan4`): the same bits in five
-/// operations (eight under `Saturate`) instead of about eleven.
+/// [`bf16_round_trip`] for lanes none of which is a NaN (`Vector::any_nan4`): the same bits
+/// in five operations (eight under `Saturate`) instead of about eleven.
 ///
 /// Rounding to nearest even at bit 16 is `x + 0x7FFF + lsb` with `lsb` the lowest kept bit,
 /// and the low half cleared. Without NaNs the magnitude is at most `0x7F800000`, so the sum

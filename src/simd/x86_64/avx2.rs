@@ -529,9 +529,10 @@ impl Vector for V256 {
         // SAFETY: the caller has the features (`Vector`'s contract). An unordered compare is
         // true in a lane where either operand is a NaN, whatever MXCSR holds.
         unsafe {
-            let [x0, x1, x2, x3] = v.map(|x| x.0);
-            let a = _mm256_cmp_ps::<_CMP_UNORD_Q>(_mm256_castsi256_ps(x0), _mm256_castsi256_ps(x1));
-            let b = _mm256_cmp_ps::<_CMP_UNORD_Q>(_mm256_castsi256_ps(x2), _mm256_castsi256_ps(x3));
+            let (x0, x1) = (_mm256_castsi256_ps(v[0].0), _mm256_castsi256_ps(v[1].0));
+            let (x2, x3) = (_mm256_castsi256_ps(v[2].0), _mm256_castsi256_ps(v[3].0));
+            let a = _mm256_cmp_ps::<_CMP_UNORD_Q>(x0, x1);
+            let b = _mm256_cmp_ps::<_CMP_UNORD_Q>(x2, x3);
             let n = _mm256_or_ps(a, b);
             _mm256_testz_ps(n, n) == 0
         }
