@@ -711,6 +711,14 @@ fn tails_streaming_stores() {
     println!("{test}: {children:?} passed again with VCVT_STREAM_MIN_BYTES=0");
 }
 
+/// The policies the long conversions are checked under: both overflow policies, and a NaN
+/// policy other than `Preserve` (the NaN patch route).
+const LONG_POLICIES: [(vcvt::Overflow, vcvt::NanPolicy); 3] = [
+    (MODES[0], vcvt::NanPolicy::Preserve),
+    (MODES[1], vcvt::NanPolicy::Preserve),
+    (MODES[0], vcvt::NanPolicy::Canonical),
+];
+
 /// The threshold the streaming child of [`tails_streaming_long`] runs with (source plus
 /// destination bytes): low enough that every length below streams on every pair that
 /// streams at all (the widenings to f32 and f64), high
@@ -761,60 +769,26 @@ fn stream_pair<S: Gen + ConvertTo<D>, D: Element + Pod>(backends: &[Backend], re
     let src: Vec<S> = (0..max).map(|_| S::generate(&mut rng)).collect();
     let canary = CANARIES[0];
     let mut dst_buf = Aligned::new(GUARD + (3 + max) * dsz + GUARD, canary);
-    for (mode, nan) in [
-        (MODES[0], vcvt::NanPolicy::Preserve),
-        (MODES[1], vcvt::NanPolicy::Preserve),
-        (MODES[0], vcvt::NanPolicy::Canonical),
-    ] {
+    for (mode, nan) in LONG_POLICIES {
         let opts = Options::new().overflow(mode).nan(nan);
         let reference = pieces::<S, D>(&src, opts);
         for &b in backends {
-            let convert = |len: usize, dst: &mut [u8]| {
+            let convert = |so: usize, len: usize, dst: &mut [u8]| {
                 let dst: &mut [D] = bytemuck::cast_slice_mut(dst);
-                vcvt::convert_slice_on(b, &src[..len], dst, opts).unwrap();
+                vcvt::convert_slice_on(b, &src[so..so + len], dst, opts).unwrap();
             };
-            let what = |len: usize, dof: usize| {
+            let what = |len: usize, _: usize, dof: usize| {
                 format!("{pair} on {b}, {mode:?}, {nan:?}, len {len}, dst offset {dof}")
             };
-            stream_placements(
+            long_placements(
                 report,
                 (&mut dst_buf, canary),
                 (bytemuck::cast_slice(&src), ssz),
                 (bytemuck::cast_slice(&reference), dsz),
-                &lens,
+                (&lens, &[(0, 0), (0, 3)]),
                 &convert,
                 &what,
             );
-        }
-    }
-}
-
-/// The lengths and destination offsets of [`stream_pair`] for one backend and policy, on
-/// bytes (compiled once, not for every pair): `convert(len, dst)` converts the first `len`
-/// source elements into `dst`, and `what(len, dof)` names the case.
-fn stream_placements(
-    report: &mut Report,
-    (dst_buf, canary): (&mut Aligned, u8),
-    (src, ssz): (&[u8], usize),
-    (reference, dsz): (&[u8], usize),
-    lens: &[usize],
-    convert: &dyn Fn(usize, &mut [u8]),
-    what: &dyn Fn(usize, usize) -> String,
-) {
-    for &len in lens {
-        for dof in [0, 3] {
-            let (start, end) = (GUARD + dof * dsz, GUARD + (dof + len) * dsz);
-            convert(len, &mut dst_buf.bytes_mut()[start..end]);
-            let what = || what(len, dof);
-            report.compare_bytes(
-                &what,
-                &reference[..len * dsz],
-                &dst_buf.bytes()[start..end],
-                dsz,
-                &|k| element(src, ssz, k),
-            );
-            check_canary(report, &what, dst_buf.bytes(), start..end, canary);
-            dst_buf.bytes_mut().fill(canary);
         }
     }
 }
@@ -967,11 +941,7 @@ fn align_pair<S: Gen + ConvertTo<D>, D: Element + Pod>(backends: &[Backend], rep
     let src: &[S] = bytemuck::cast_slice(src_buf.bytes());
     let canary = CANARIES[1];
     let mut dst_buf = Aligned::new(GUARD + room * dsz + GUARD, canary);
-    for (mode, nan) in [
-        (MODES[0], vcvt::NanPolicy::Preserve),
-        (MODES[1], vcvt::NanPolicy::Preserve),
-        (MODES[0], vcvt::NanPolicy::Canonical),
-    ] {
+    for (mode, nan) in LONG_POLICIES {
         let opts = Options::new().overflow(mode).nan(nan);
         let reference = pieces::<S, D>(src, opts);
         for &b in backends {
@@ -995,7 +965,7 @@ fn align_pair<S: Gen + ConvertTo<D>, D: Element + Pod>(backends: &[Backend], rep
                         "{api} {pair} on {b}, {mode:?}, {nan:?}, len {len}, src offset {so}, dst offset {dof}"
                     )
                 };
-                align_placements(
+                long_placements(
                     report,
                     (&mut dst_buf, canary),
                     (src_buf.bytes(), ssz),
@@ -1009,10 +979,12 @@ fn align_pair<S: Gen + ConvertTo<D>, D: Element + Pod>(backends: &[Backend], rep
     }
 }
 
-/// The lengths and placements of [`align_pair`] for one backend, policy and API, on bytes
-/// (compiled once, not for every pair): `convert(so, len, dst)` converts `len` source
-/// elements from element `so` into `dst`, and `what(len, so, dof)` names the case.
-fn align_placements(
+/// The lengths and placements of [`stream_pair`] and [`align_pair`] for one backend, policy
+/// and API, on bytes (compiled once, not for every pair): for each length and (source,
+/// destination) element offset, `convert(so, len, dst)` converts `len` source elements from
+/// element `so` into `dst` (at that offset inside canaries), which must equal the
+/// reference's elements `so..so + len`; `what(len, so, dof)` names the case.
+fn long_placements(
     report: &mut Report,
     (dst_buf, canary): (&mut Aligned, u8),
     (src, ssz): (&[u8], usize),
