@@ -8,7 +8,6 @@ use core::mem::MaybeUninit;
 use crate::backend::{Entry, active_entry};
 use crate::options::Policy;
 use crate::slice::{Route, length_mismatch, values};
-use crate::stream::Geometry;
 use crate::{Backend, ConvertTo, Element, Error, Options};
 
 /// A conversion from `S` to `D` resolved once: the backend, its kernel for the pair and the
@@ -196,14 +195,8 @@ impl<S: ConvertTo<D>, D: Element> Converter<S, D> {
         // SAFETY: forwarded; the route was made for this pair from this entry and policy,
         // and the entry's backend is available (checked when the handle was made).
         unsafe {
-            self.route.call(
-                self.entry,
-                (Geometry::of::<S, D>(), n),
-                src,
-                dst,
-                n,
-                self.policy,
-            )
+            self.route
+                .call::<S, D>(self.entry, n, src, dst, n, self.policy)
         }
     }
 }

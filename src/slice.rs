@@ -43,76 +43,32 @@ impl Route {
         }
     }
 
-    /// Runs the route over `len` values of a pair whose geometry is `g`, streaming the
-    /// destination (`src/stream.rs`) when a conversion of `stream_len` values would (`len`,
-    /// or the whole conversion's length for a part of one).
+    /// Runs the route over `len` values of pair `S -> D`, streaming the destination
+    /// (`src/stream.rs`) when a conversion of `stream_len` values would (`len`, or the whole
+    /// conversion's length for a part of one), and on the 512-bit tiers splitting a long
+    /// conversion so that it runs from a cache line ([`call_long`]).
     ///
     /// # Safety
     /// As for [`run`], with `self` made by [`Route::of`] for this pair from `entry` and
     /// `policy`.
     #[inline(always)]
-    pub(crate) unsafe fn call(
+    pub(crate) unsafe fn call<S: ConvertTo<D>, D: Element>(
         &self,
         entry: &Entry,
-        (g, stream_len): (Geometry, usize),
+        stream_len: usize,
         src: *const u8,
         dst: *mut u8,
         len: usize,
         policy: Policy,
     ) {
-        if g.wants_align(len) {
-            // A long conversion: the checks that follow and the split are out of line, so
-            // that a short call pays one compare with a constant for them.
-            // SAFETY: forwarded from this function's contract.
-            unsafe { self.call_long(entry, (g, stream_len), src, dst, len, policy) }
-        } else if g.wants(stream_len) {
-            // SAFETY: forwarded from this function's contract.
-            unsafe { self.call_streamed(entry, g, src, dst, len, policy) }
+        let g = Geometry::of::<S, D>();
+        if g.wants_align(len) || g.wants(stream_len) {
+            // SAFETY: forwarded from this function's contract; `call_long` makes the same
+            // route for the pair from `entry` and `policy`.
+            unsafe { call_long::<S, D>(entry, stream_len, src, dst, len, policy) }
         } else {
             // SAFETY: forwarded from this function's contract.
             unsafe { self.call_cached(entry, src, dst, len, policy) }
-        }
-    }
-
-    /// [`call`](Self::call) for a conversion long enough to be split so that its wider side
-    /// starts on a cache line ([`Geometry::wants_align`]): streamed if it is large enough,
-    /// else, on a tier that [aligns](Entry::aligns), a call for the first few values
-    /// ([`Geometry::align_head`]) and one for the rest. (Not inlined: the short calls' path
-    /// stays small; `cold` lays the short calls' path out as the straight one, which a long
-    /// call, whose kernel runs far longer than a mispredicted branch, does not notice.)
-    ///
-    /// # Safety
-    /// As for [`call`](Self::call).
-    #[cold]
-    #[inline(never)]
-    unsafe fn call_long(
-        &self,
-        entry: &Entry,
-        (g, stream_len): (Geometry, usize),
-        src: *const u8,
-        dst: *mut u8,
-        len: usize,
-        policy: Policy,
-    ) {
-        if g.wants(stream_len) {
-            // SAFETY: forwarded from this function's contract.
-            return unsafe { self.call_streamed(entry, g, src, dst, len, policy) };
-        }
-        if !entry.aligns() {
-            // SAFETY: forwarded from this function's contract.
-            return unsafe { self.call_cached(entry, src, dst, len, policy) };
-        }
-        let head = g.align_head(src, dst).min(len);
-        let (s, d) = g.offsets(head);
-        // SAFETY: forwarded from this function's contract: values `0..head`, then
-        // `head..len`, whose byte offsets are those of value `head` (even where a side is
-        // packed). Every kernel converts each value on its own, so the two calls write the
-        // bits one call would. A call of 0 values is allowed and does nothing.
-        unsafe {
-            if head != 0 {
-                self.call_cached(entry, src, dst, head, policy);
-            }
-            self.call_cached(entry, src.add(s), dst.add(d), len - head, policy);
         }
     }
 
@@ -177,6 +133,52 @@ impl Route {
     }
 }
 
+/// [`Route::call`] for a conversion long enough to stream or to be split so that one side
+/// starts on a cache line ([`Geometry::wants_align`]): streamed if it is large enough, else,
+/// on a tier that [aligns](Entry::aligns), a call for the first few values
+/// ([`Geometry::align_head`]) and one for the rest.
+///
+/// Out of line, `cold`, and given only scalars (it makes the pair's route again, a few
+/// loads): a call through a `Converter` or a free function that takes the short path then
+/// stores nothing for it. (Taking the route by reference made every short call write the
+/// route and the pair's geometry to the stack first, 0.3–0.6 ns per call on the Intel Xeon
+/// with AVX512_FP16.) A long call, whose kernel runs far longer, does not notice.
+///
+/// # Safety
+/// As for [`run`].
+#[cold]
+#[inline(never)]
+unsafe fn call_long<S: ConvertTo<D>, D: Element>(
+    entry: &Entry,
+    stream_len: usize,
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+    policy: Policy,
+) {
+    let route = Route::of::<S, D>(entry, policy);
+    let g = Geometry::of::<S, D>();
+    if g.wants(stream_len) {
+        // SAFETY: forwarded from this function's contract.
+        return unsafe { route.call_streamed(entry, g, src, dst, len, policy) };
+    }
+    if !(entry.aligns() && g.wants_align(len)) {
+        // SAFETY: forwarded from this function's contract.
+        return unsafe { route.call_cached(entry, src, dst, len, policy) };
+    }
+    let head = g.align_head(src, dst).min(len);
+    let (s, d) = g.offsets(head);
+    // SAFETY: forwarded from this function's contract: values `0..head`, then `head..len`,
+    // whose byte offsets are those of value `head` (even where a side is packed). Every
+    // kernel converts each value on its own, so the two calls write the bits one call would.
+    unsafe {
+        if head != 0 {
+            route.call_cached(entry, src, dst, head, policy);
+        }
+        route.call_cached(entry, src.add(s), dst.add(d), len - head, policy);
+    }
+}
+
 /// Runs pair `S -> D` of `entry` over `len` values.
 ///
 /// # Safety
@@ -194,9 +196,9 @@ pub(crate) unsafe fn run<S: ConvertTo<D>, D: Element>(
     let policy = options.resolve(S::PAIR.default_overflow);
     // SAFETY: forwarded from this function's contract; the route is this pair's on `entry`.
     unsafe {
-        Route::of::<S, D>(entry, policy).call(
+        Route::of::<S, D>(entry, policy).call::<S, D>(
             entry,
-            (Geometry::of::<S, D>(), options.stream_len(len)),
+            options.stream_len(len),
             src,
             dst,
             len,
