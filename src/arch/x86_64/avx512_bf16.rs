@@ -50,6 +50,16 @@ fn lift_tiny(x: __m512i) -> (__m512i, __mmask16) {
     )
 }
 
+/// `Saturate`'s fix-up of 32 BF16 codes: ±Inf (magnitude `0x7F80`) becomes ±MAX (`0x7F7F`)
+/// by subtracting 1; NaN magnitudes lie above `0x7F80` and stay.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx2,fma,f16c")]
+fn saturate_inf(b: __m512i) -> __m512i {
+    let mag = _mm512_and_si512(b, _mm512_set1_epi16(0x7FFF));
+    let inf = _mm512_cmpeq_epi16_mask(mag, _mm512_set1_epi16(0x7F80));
+    _mm512_mask_sub_epi16(b, inf, b, _mm512_set1_epi16(1))
+}
+
 /// 32 f32 (`lo` holds elements 0..16, `hi` 16..32) to 32 BF16 codes in order.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx2,fma,f16c")]
@@ -64,13 +74,7 @@ fn bf16x32<const SAT: bool>(lo: __m512i, hi: __m512i) -> __m512i {
     // Undo the lift: lane j of the result is element j, so the masks concatenate.
     let tiny = _mm512_kunpackw(k_hi.into(), k_lo.into());
     let b = _mm512_mask_sub_epi16(b, tiny, b, _mm512_set1_epi16(0x80));
-    if SAT {
-        let mag = _mm512_and_si512(b, _mm512_set1_epi16(0x7FFF));
-        let inf = _mm512_cmpeq_epi16_mask(mag, _mm512_set1_epi16(0x7F80));
-        _mm512_mask_sub_epi16(b, inf, b, _mm512_set1_epi16(1))
-    } else {
-        b
-    }
+    if SAT { saturate_inf(b) } else { b }
 }
 
 /// Narrows `len` f32 to BF16.
@@ -137,13 +141,7 @@ fn bf16_from_f16x32<const SAT: bool>(h: __m512i) -> __m512i {
     // SAFETY: `__m512bh` and `__m512i` are both 64 bytes of plain bits with no invalid
     // values; the transmute only relabels the vector.
     let b = unsafe { core::mem::transmute::<__m512bh, __m512i>(b) };
-    if SAT {
-        let mag = _mm512_and_si512(b, _mm512_set1_epi16(0x7FFF));
-        let inf = _mm512_cmpeq_epi16_mask(mag, _mm512_set1_epi16(0x7F80));
-        _mm512_mask_sub_epi16(b, inf, b, _mm512_set1_epi16(1))
-    } else {
-        b
-    }
+    if SAT { saturate_inf(b) } else { b }
 }
 
 /// Converts `len` F16 values to BF16 in one pass, 64 per iteration, the rest in masked steps
