@@ -9,7 +9,8 @@
 //! `avx2` backend (or the active one where there is no `avx2`): NVFP4 (`ModelOpt` and `Mlx`
 //! planar, `Ggml` in the `block_nvfp4` layout, which also to f32, what ggml's C writes) and
 //! MXFP4 (`Ggml` planar and `block_mxfp4`, `Mlx`, `Ocp`; `block_mxfp4` also to f32) beside
-//! F4E2M1 → BF16 (one code a byte), and MXFP8 (`Ocp`, `Mlx`) beside F8E4M3 → BF16. Each line
+//! F4E2M1 → BF16 (one code a byte), MXFP8 (`Ocp`, `Mlx`) beside F8E4M3 → BF16, and MXFP6 (E2M3, `Ocp`) beside
+//! F6E2M3 → BF16. Each line
 //! prints the median time per call of both contenders as el/ns and the ratio of the medians
 //! (kernel ÷ yardstick rate), then the same of the fastest batch of each (on a machine
 //! shared with other work, the batches least disturbed by it); FILTER keeps the lines whose
@@ -20,7 +21,15 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use vcvt::block::{Mx, MxElement, MxLayout, MxProfile, NvLayout, NvProfile, Nvfp4, Shape};
-use vcvt::{BF16, Backend, F4E2M1, F8E4M3, Options};
+use vcvt::{BF16, Backend, F4E2M1, F6E2M3, F8E4M3, Options};
+
+/// The plain widening a block format is timed beside.
+#[derive(Clone, Copy)]
+enum Yard {
+    Fp8,
+    Fp6,
+    Fp4,
+}
 
 /// A SplitMix64 stream.
 struct Rng(u64);
@@ -105,26 +114,28 @@ fn main() {
     let w = weights(n, 3);
     let fp4: Vec<F4E2M1> = w.iter().map(|&x| F4E2M1::from_f32(x)).collect();
     let fp8: Vec<F8E4M3> = w.iter().map(|&x| F8E4M3::from_f32(x)).collect();
+    let fp6: Vec<F6E2M3> = w.iter().map(|&x| F6E2M3::from_f32(x)).collect();
     let mut yard_out = vec![BF16::ZERO; n];
-    let mut line = |name: &str, f: &mut dyn FnMut(), is_fp8: bool| {
+    let mut line = |name: &str, f: &mut dyn FnMut(), yard: Yard| {
         if !name.contains(filter.as_str()) {
             return;
         }
-        let [(tk, ty), (bk, by)] = if is_fp8 {
-            measure2(batches, f, &mut || {
-                vcvt::convert_slice_on(b, black_box(&fp8), black_box(&mut yard_out), Options::new())
-                    .unwrap()
-            })
-        } else {
-            measure2(batches, f, &mut || {
-                vcvt::convert_slice_on(b, black_box(&fp4), black_box(&mut yard_out), Options::new())
-                    .unwrap()
-            })
+        let o = Options::new();
+        let [(tk, ty), (bk, by)] = match yard {
+            Yard::Fp8 => measure2(batches, f, &mut || {
+                vcvt::convert_slice_on(b, black_box(&fp8), black_box(&mut yard_out), o).unwrap()
+            }),
+            Yard::Fp6 => measure2(batches, f, &mut || {
+                vcvt::convert_slice_on(b, black_box(&fp6), black_box(&mut yard_out), o).unwrap()
+            }),
+            Yard::Fp4 => measure2(batches, f, &mut || {
+                vcvt::convert_slice_on(b, black_box(&fp4), black_box(&mut yard_out), o).unwrap()
+            }),
         };
-        let yard = if is_fp8 {
-            "F8E4M3 -> BF16"
-        } else {
-            "F4E2M1 -> BF16"
+        let yard = match yard {
+            Yard::Fp8 => "F8E4M3 -> BF16",
+            Yard::Fp6 => "F6E2M3 -> BF16",
+            Yard::Fp4 => "F4E2M1 -> BF16",
         };
         println!(
             "{name:24} {:6.3} el/ns   {yard} {:6.3} el/ns   ratio {:5.3}   best batches {:6.3} {:6.3} ratio {:5.3}",
@@ -157,7 +168,7 @@ fn main() {
                 nv.dequantize(black_box(&d), &s, t, shape, black_box(&mut out16))
                     .unwrap();
             },
-            false,
+            Yard::Fp4,
         );
         if name == "nvfp4_ggml_block" {
             line(
@@ -166,23 +177,29 @@ fn main() {
                     nv.dequantize(black_box(&d), &s, t, shape, black_box(&mut out32))
                         .unwrap();
                 },
-                false,
+                Yard::Fp4,
             );
         }
     }
     let e2m1 = Mx::new(MxElement::E2M1);
     let e4m3 = Mx::new(MxElement::E4M3);
-    for (name, mx, is_fp8) in [
-        ("mxfp4_ggml_planar", e2m1.profile(MxProfile::Ggml), false),
+    let e2m3 = Mx::new(MxElement::E2M3);
+    for (name, mx, yard) in [
+        (
+            "mxfp4_ggml_planar",
+            e2m1.profile(MxProfile::Ggml),
+            Yard::Fp4,
+        ),
         (
             "mxfp4_ggml_block",
             e2m1.profile(MxProfile::Ggml).layout(MxLayout::Ggml),
-            false,
+            Yard::Fp4,
         ),
-        ("mxfp4_mlx", e2m1.profile(MxProfile::Mlx), false),
-        ("mxfp4_ocp", e2m1.profile(MxProfile::Ocp), false),
-        ("mxfp8_ocp", e4m3.profile(MxProfile::Ocp), true),
-        ("mxfp8_mlx", e4m3.profile(MxProfile::Mlx), true),
+        ("mxfp4_mlx", e2m1.profile(MxProfile::Mlx), Yard::Fp4),
+        ("mxfp4_ocp", e2m1.profile(MxProfile::Ocp), Yard::Fp4),
+        ("mxfp8_ocp", e4m3.profile(MxProfile::Ocp), Yard::Fp8),
+        ("mxfp8_mlx", e4m3.profile(MxProfile::Mlx), Yard::Fp8),
+        ("mxfp6_ocp", e2m3, Yard::Fp6),
     ] {
         let mut d = vec![0u8; mx.data_len(shape).unwrap()];
         let mut s = vec![0u8; mx.scales_len(shape).unwrap()];
@@ -194,7 +211,7 @@ fn main() {
                 mx.dequantize(black_box(&d), &s, shape, black_box(&mut out16))
                     .unwrap();
             },
-            is_fp8,
+            yard,
         );
         if name == "mxfp4_ggml_block" {
             line(
@@ -203,7 +220,7 @@ fn main() {
                     mx.dequantize(black_box(&d), &s, shape, black_box(&mut out32))
                         .unwrap();
                 },
-                false,
+                Yard::Fp4,
             );
         }
     }

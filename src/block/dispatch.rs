@@ -13,8 +13,10 @@ pub(crate) fn table(backend: Backend) -> &'static BlockKernels {
         #[cfg(target_arch = "x86_64")]
         Backend::Avx2 => &crate::arch::x86_64::block_tables::AVX2,
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx512 | Backend::Avx512Vbmi | Backend::Avx512Bf16 | Backend::Avx512Fp16 => {
-            &crate::arch::x86_64::block_tables::AVX512
+        Backend::Avx512 => &crate::arch::x86_64::block_tables::AVX512,
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx512Vbmi | Backend::Avx512Bf16 | Backend::Avx512Fp16 => {
+            &crate::arch::x86_64::block_tables::AVX512_VBMI
         }
         #[cfg(target_arch = "aarch64")]
         Backend::Neon | Backend::NeonBf16 => &crate::arch::aarch64::block_tables::NEON,

@@ -114,7 +114,7 @@ const fn wide_bits(fmt: u8, m: u32, wide64: bool) -> u64 {
 /// The two 128-byte tables of one format and destination: the low and the high byte of the
 /// top 16 bits of each magnitude's widened bits.
 #[repr(C, align(64))]
-struct Tables {
+pub(super) struct Tables {
     lo: [u8; 128],
     hi: [u8; 128],
 }
@@ -205,8 +205,8 @@ enum Mode {
 }
 
 /// The 16-bit tables of a narrow format → BF16/F16 pair, and the NaN word of `Mode::Fnuz`.
-struct Tables16 {
-    t: Tables,
+pub(super) struct Tables16 {
+    pub(super) t: Tables,
     mode: Mode,
     nan: u16,
 }
@@ -283,7 +283,7 @@ static E5M2_BF16_SAT: Tables16 = {
 
 /// The tables of pair number `K` of [`set`]'s list (even: → BF16, odd: → F16; 12 serves
 /// only [`to32`], 13 and 14 are F8E5M2 → BF16 without and with `Saturate`).
-const fn pair16(k: u8) -> &'static Tables16 {
+pub(super) const fn pair16(k: u8) -> &'static Tables16 {
     match k {
         0 => &E4M3_BF16,
         1 => &E4M3_F16,
@@ -307,7 +307,7 @@ static E5M2_F64: Tables = tables(E5M2, true);
 
 /// The four table registers of a kernel.
 #[derive(Clone, Copy)]
-struct Lut {
+pub(super) struct Lut {
     lo0: __m512i,
     lo1: __m512i,
     hi0: __m512i,
@@ -368,9 +368,9 @@ const fn order(n: usize) -> [u8; 64] {
 }
 
 #[repr(C, align(64))]
-struct Idx([u8; 64]);
+pub(super) struct Idx(pub(super) [u8; 64]);
 
-static ORDER_16: Idx = Idx(order(1));
+pub(super) static ORDER_16: Idx = Idx(order(1));
 static ORDER_F32: Idx = Idx(order(2));
 static ORDER_F64: Idx = Idx(order(4));
 
@@ -482,7 +482,7 @@ unsafe fn widen_fp8<const FMT: u8, const WIDE64: bool>(src: *const u8, dst: *mut
 /// The four table registers of `t` (its low-byte and high-byte tables, two each).
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
-fn load_tables(t: &'static Tables) -> Lut {
+pub(super) fn load_tables(t: &'static Tables) -> Lut {
     // SAFETY: each load reads 64 bytes inside a 128-byte array of the static `t`.
     unsafe {
         Lut {
@@ -498,7 +498,7 @@ fn load_tables(t: &'static Tables) -> Lut {
 /// in the first vector, 32..64 in the second.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
-fn words16(t: Lut, p: &Tables16, ord: __m512i, c: __m512i) -> (__m512i, __m512i) {
+pub(super) fn words16(t: Lut, p: &Tables16, ord: __m512i, c: __m512i) -> (__m512i, __m512i) {
     let c = _mm512_permutexvar_epi8(ord, c);
     let (lo, hi) = if p.mode == Mode::Whole {
         // Bit 7 (and, through the table, the bits above the format's width) ignored.

@@ -3,7 +3,7 @@
 //! sets, on top, the block kernels of the width-generic layer at its own width
 //! (`simd/x86_64/*::fill_block`) where they measured faster.
 
-use super::avx2_block;
+use super::{avx2_block, avx512_vbmi_block};
 use crate::arch::Isa;
 use crate::block::spec::kernels::BlockKernels;
 use crate::simd::x86_64 as generic;
@@ -34,7 +34,20 @@ const fn avx512_table() -> BlockKernels {
     t
 }
 
+/// The AVX512_VBMI tiers: the AVX-512 tiers' table, with MX dequantization of the one-byte
+/// elements to BF16 by the widening's byte tables (`avx512_vbmi_block.rs`), which measured
+/// about 3× the generic 512-bit kernel on the Intel VM (MXFP8 6.6 → 19–21 el/ns, MXFP6
+/// 7.8 → 21.7; docs/performance.md, "Block paths on `avx512-fp16`").
+const fn avx512_vbmi_table() -> BlockKernels {
+    let mut t = avx512_table();
+    avx512_vbmi_block::set(&mut t);
+    t
+}
+
 /// The `Avx2` backend's block kernels.
 pub(crate) static AVX2: BlockKernels = avx2_table();
-/// The block kernels of the AVX-512 backends (`Avx512`, `Avx512Vbmi`, `Avx512Bf16`).
+/// The block kernels of the `Avx512` backend.
 pub(crate) static AVX512: BlockKernels = avx512_table();
+/// The block kernels of the backends with AVX512_VBMI (`Avx512Vbmi`, `Avx512Bf16`,
+/// `Avx512Fp16`).
+pub(crate) static AVX512_VBMI: BlockKernels = avx512_vbmi_table();

@@ -13,6 +13,7 @@ pub(crate) mod avx512_bf16;
 #[cfg(vcvt_avx512fp16)]
 pub(crate) mod avx512_fp16;
 pub(crate) mod avx512_vbmi;
+mod avx512_vbmi_block;
 pub(crate) mod block_tables;
 pub(crate) mod tables;
 

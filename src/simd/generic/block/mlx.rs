@@ -285,7 +285,12 @@ unsafe fn e2m1_spec_blocks<D: BlockDest, const VARIANT: usize>(
 /// As for [`dequantize`] into BF16.
 #[cold]
 #[inline(never)]
-unsafe fn e4m3_spec_blocks(codes: *const u8, scales: *const u8, blocks: usize, dst: *mut u8) {
+pub(crate) unsafe fn e4m3_spec_blocks(
+    codes: *const u8,
+    scales: *const u8,
+    blocks: usize,
+    dst: *mut u8,
+) {
     for b in 0..blocks {
         // SAFETY: b < blocks: scale b, the block's 32 code bytes and 32 values are inside the
         // caller's ranges.

@@ -168,14 +168,15 @@ unsafe fn dequant_spec<E: Element, D: Dest>(c: *const u8, s: u8, d: *mut u8) {
     unsafe { ptr::copy_nonoverlapping(out.as_ptr().cast::<u8>(), d, BLOCK * D::SIZE) };
 }
 
-/// The blocks of a row whose scale byte the SIMD loop of [`dequant`] leaves to the
-/// specification (outside `LO..=HI` and not `0xFF`), each through [`dequant_spec`].
+/// The blocks of a row whose scale byte a SIMD loop leaves to the specification (outside
+/// `LO..=HI`; `0xFF` too when `NAN`, which [`dequant`]'s loop writes itself), each through
+/// [`dequant_spec`].
 ///
 /// # Safety
 /// As for [`dequant`].
 #[cold]
 #[inline(never)]
-unsafe fn dequant_spec_blocks<E: Element, D: Dest>(
+pub(crate) unsafe fn dequant_spec_blocks<E: Element, D: Dest, const NAN: bool>(
     codes: *const u8,
     scales: *const u8,
     blocks: usize,
@@ -186,7 +187,7 @@ unsafe fn dequant_spec_blocks<E: Element, D: Dest>(
         // caller's ranges.
         unsafe {
             let s = scales.add(b).read();
-            if !(E::LO..=E::HI).contains(&s) && s != 0xFF {
+            if !(E::LO..=E::HI).contains(&s) && (NAN || s != 0xFF) {
                 dequant_spec::<E, D>(codes.add(b * E::BYTES), s, dst.add(b * BLOCK * D::SIZE));
             }
         }
@@ -278,7 +279,7 @@ pub(crate) unsafe fn dequant<V: Vector, E: Element, D: Dest>(
     }
     if skipped {
         // SAFETY: the same ranges, forwarded.
-        unsafe { dequant_spec_blocks::<E, D>(codes, scales, blocks, dst) };
+        unsafe { dequant_spec_blocks::<E, D, false>(codes, scales, blocks, dst) };
     }
 }
 

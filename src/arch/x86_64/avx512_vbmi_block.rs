@@ -1,0 +1,242 @@
+//! MX dequantization of the one-byte elements (MXFP8 E4M3/E5M2, MXFP6 E2M3/E3M2) to BF16 on
+//! the AVX512_VBMI tiers, by the byte tables of the plain widening (`avx512_vbmi.rs`) plus
+//! one integer add per block.
+//!
+//! # Why it is exact
+//!
+//! Every value of these elements is exact in BF16 (at most three fraction bits, and the
+//! smallest subnormal, `2^-16` for E5M2, is a normal BF16), so [`avx512_vbmi::words16`]
+//! gives each code's BF16 word `w`: the value itself, with the code's sign. The block's
+//! scale is `2^k`, `k = s − 127`. When the scale byte `s` lies in `E::LO..=E::HI` (`10..=246`
+//! for E4M3, `17..=239` for E5M2, `4..=252` and `5..=250` for the fp6 elements), every
+//! finite non-zero value times `2^k` is a normal f32 (its exponent field stays in `1..=254`)
+//! and still has at most three fraction bits, so it is exact in BF16 and its word is `w`
+//! with `k` added to the exponent field: `w + (k << 7)` in 16-bit arithmetic. The sign bit
+//! is untouched because the exponent field neither borrows nor carries out of its 8 bits.
+//! That is the specification's `dequantize_block` (`D(e + (k << 23))` for such values).
+//! Zeros, infinities and NaNs times a finite power of two are themselves; their words must
+//! not move, so the add is masked to the finite non-zero codes: the magnitude `m` (the code's
+//! low 7 bits, 5 for fp6) with `m − 1 < LIMIT` unsigned, `LIMIT` being the number of finite
+//! non-zero magnitudes (`0x7E` for E4M3 whose `0x7F` is NaN, `0x7B` for E5M2 whose `0x7C..`
+//! are infinity and NaNs, `0x1F` for fp6). Blocks with other scale bytes (`0xFF`, a NaN
+//! block, included) are rewritten after the loop by the specification's block function.
+//!
+//! The `Mlx` profile of E4M3 computes `RN(decode(c) · RN(2^k))`, which in that scale range is
+//! the same exact product; only its NaN differs, `0x7FC0` for both signs (`mlx_fp8_nan`).
+//! The kernel clears the sign of code `0xFF` before the lookup: `c & ((c + 1) | 0x7F)`
+//! keeps every code but `0xFF`, which becomes `0x7F` (`0xFF + 1` wraps to 0, so its bit 7
+//! is cleared; every other code's `c + 1` keeps its bit 7 or `c` has none).
+//!
+//! # Cost
+//!
+//! Per 64 codes, the widening's seven shuffle-port cycles (`avx512_vbmi.rs`, "Which pairs
+//! use it"), one byte compare for the mask and, on the vector ALU ports, an AND, a subtract
+//! and two masked word adds. The adds' operands are per-block words, made 16 blocks at a
+//! time into a stack array and broadcast from it with `VPBROADCASTD` from memory (a load,
+//! no shuffle). Measured in docs/performance.md, "Block paths on `avx512-fp16`".
+//!
+//! No float instruction is involved, so MXCSR cannot matter.
+
+use core::arch::x86_64::*;
+
+use super::avx512;
+use super::avx512_vbmi::{self as vbmi, Lut, Tables16};
+use crate::arch::Isa;
+use crate::block::spec::DestKind;
+use crate::block::spec::kernels::{BlockKernels, MLX_E4M3};
+use crate::simd::generic::block::{mlx, mx};
+use crate::{BF16, F6E2M3, F6E3M2, F8E4M3, F8E5M2};
+
+/// Codes a block.
+const BLOCK: usize = 32;
+
+/// An element's byte table (`avx512_vbmi::pair16` number) and the mask rule of the module
+/// docs: the magnitude bits and the count of finite non-zero magnitudes.
+trait ByTable: mx::Element {
+    const TABLE: u8;
+    const MAG: u8;
+    const LIMIT: u8;
+}
+impl ByTable for F8E4M3 {
+    const TABLE: u8 = 0;
+    const MAG: u8 = 0x7F;
+    const LIMIT: u8 = 0x7E;
+}
+impl ByTable for F8E5M2 {
+    const TABLE: u8 = 13;
+    const MAG: u8 = 0x7F;
+    const LIMIT: u8 = 0x7B;
+}
+impl ByTable for F6E2M3 {
+    const TABLE: u8 = 6;
+    const MAG: u8 = 0x1F;
+    const LIMIT: u8 = 0x1F;
+}
+impl ByTable for F6E3M2 {
+    const TABLE: u8 = 8;
+    const MAG: u8 = 0x1F;
+    const LIMIT: u8 = 0x1F;
+}
+
+/// The per-block words to add of up to 16 blocks: dword `j` holds `(s_j − 127) << 7` in both
+/// 16-bit halves.
+#[repr(C, align(64))]
+struct Adders([u32; 16]);
+
+/// Fills `out` for the `n` blocks (`1 ≤ n ≤ 16`) whose scale bytes start at `scales`;
+/// returns whether all `n` lie in `E::LO..=E::HI`.
+///
+/// # Safety
+/// `scales` readable for `n` bytes; the CPU has the `Avx512Vbmi` tier's features.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
+unsafe fn adders<E: ByTable>(scales: *const u8, n: usize, out: &mut Adders) -> bool {
+    let k = ((1u32 << n) - 1) as __mmask16;
+    // SAFETY: the mask enables bytes 0..n only, which the caller's guarantee covers;
+    // masked-off bytes are not read.
+    let s = _mm512_cvtepu8_epi32(unsafe { _mm_maskz_loadu_epi8(k, scales.cast()) });
+    // Unsigned s − LO ≤ HI − LO exactly when LO ≤ s ≤ HI.
+    let off = _mm512_sub_epi32(s, _mm512_set1_epi32(E::LO as i32));
+    let ok = _mm512_mask_cmple_epu32_mask(k, off, _mm512_set1_epi32((E::HI - E::LO) as i32));
+    // (s << 7) − (127 << 7) = k << 7; its low 16 bits, then copied into the high half:
+    // ternary-logic table (A & B) | C with A = a, B = 0xFFFF, C = a << 16.
+    let a = _mm512_sub_epi32(_mm512_slli_epi32::<7>(s), _mm512_set1_epi32(127 << 7));
+    let a =
+        _mm512_ternarylogic_epi32::<0xEA>(a, _mm512_set1_epi32(0xFFFF), _mm512_slli_epi32::<16>(a));
+    // SAFETY: a 64-byte aligned store into the 64-byte array.
+    unsafe { _mm512_store_si512(out.0.as_mut_ptr().cast(), a) };
+    ok == k
+}
+
+/// The finite non-zero codes among the 64 codes `c` (bit `i` for code `i`).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
+fn finite_nonzero<E: ByTable>(c: __m512i) -> __mmask64 {
+    let m = _mm512_and_si512(c, _mm512_set1_epi8(E::MAG as i8));
+    // Unsigned m − 1 < LIMIT exactly when 1 ≤ m ≤ LIMIT (m = 0 wraps to 0xFF).
+    _mm512_cmplt_epu8_mask(
+        _mm512_sub_epi8(m, _mm512_set1_epi8(1)),
+        _mm512_set1_epi8(E::LIMIT as i8),
+    )
+}
+
+/// The BF16 words of 64 codes, scaled: elements 0..32 (block `j`, adder `a0`) in the first
+/// vector, 32..64 (adder `a1`) in the second.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
+fn scaled64<E: ByTable, const MLX: bool>(
+    t: Lut,
+    p: &Tables16,
+    ord: __m512i,
+    c: __m512i,
+    a0: __m512i,
+    a1: __m512i,
+) -> (__m512i, __m512i) {
+    let fin = finite_nonzero::<E>(c);
+    let looked = if MLX {
+        // c & ((c + 1) | 0x7F): code 0xFF loses its sign (module docs); ternary-logic table
+        // A & (B | C).
+        _mm512_ternarylogic_epi32::<0xE0>(
+            c,
+            _mm512_add_epi8(c, _mm512_set1_epi8(1)),
+            _mm512_set1_epi8(0x7F),
+        )
+    } else {
+        c
+    };
+    let (w0, w1) = vbmi::words16(t, p, ord, looked);
+    (
+        _mm512_mask_add_epi16(w0, fin as __mmask32, w0, a0),
+        _mm512_mask_add_epi16(w1, (fin >> 32) as __mmask32, w1, a1),
+    )
+}
+
+/// The adder of block `j` of the current chunk, broadcast from memory.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
+fn adder(a: &Adders, j: usize) -> __m512i {
+    // A plain read of the array element: the compiler broadcasts it from memory.
+    _mm512_set1_epi32(a.0[j] as i32)
+}
+
+/// MX dequantization of `blocks` whole blocks of element `E` into BF16 (module docs); `MLX`
+/// selects the `Mlx` profile's E4M3 NaN. The blocks whose scale byte is outside
+/// `E::LO..=E::HI` are written by the loop with wrong values, then rewritten by the
+/// specification after it.
+///
+/// # Safety
+/// The `MxDequantFn` contract (`MxProfileDequantFn` when `MLX`); the CPU has the
+/// `Avx512Vbmi` tier's features.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
+unsafe fn dequant<E: ByTable, const MLX: bool>(
+    codes: *const u8,
+    scales: *const u8,
+    blocks: usize,
+    dst: *mut u8,
+) {
+    let p = vbmi::pair16(E::TABLE);
+    let t = vbmi::load_tables(&p.t);
+    // SAFETY: a 64-byte load of a static 64-byte array.
+    let ord = unsafe { _mm512_loadu_si512(vbmi::ORDER_16.0.as_ptr().cast()) };
+    let end = codes.wrapping_add(blocks * BLOCK);
+    let mut add = Adders([0; 16]);
+    let mut all_in = true;
+    let mut b = 0;
+    while b < blocks {
+        let n = (blocks - b).min(16);
+        // SAFETY: scale bytes b..b + n, inside the caller's `blocks`; the features are this
+        // function's.
+        all_in &= unsafe { adders::<E>(scales.add(b), n, &mut add) };
+        let mut j = 0;
+        while n - j >= 2 {
+            let i = (b + j) * BLOCK;
+            avx512::prefetch_ahead(codes.wrapping_add(i), end, 64);
+            // SAFETY: blocks b + j and b + j + 1 < blocks: codes i..i + 64 and values
+            // i..i + 64 (128 bytes at byte 2i) are inside the caller's ranges.
+            unsafe {
+                let c = _mm512_loadu_si512(codes.add(i).cast());
+                let (w0, w1) = scaled64::<E, MLX>(t, p, ord, c, adder(&add, j), adder(&add, j + 1));
+                _mm512_storeu_si512(dst.add(2 * i).cast(), w0);
+                _mm512_storeu_si512(dst.add(2 * i + 64).cast(), w1);
+            }
+            j += 2;
+        }
+        if j < n {
+            let i = (b + j) * BLOCK;
+            // SAFETY: block b + j < blocks: the mask enables codes i..i + 32 only (the rest
+            // are not read), and values i..i + 32 (64 bytes at byte 2i) are inside `dst`.
+            unsafe {
+                let c = _mm512_maskz_loadu_epi8(u32::MAX as __mmask64, codes.add(i).cast());
+                let (w0, _) = scaled64::<E, MLX>(t, p, ord, c, adder(&add, j), adder(&add, j));
+                _mm512_storeu_si512(dst.add(2 * i).cast(), w0);
+            }
+        }
+        b += n;
+    }
+    if !all_in {
+        // SAFETY: the caller's guarantee, forwarded (the Mlx slot's destination is aligned
+        // for BF16, which `e4m3_spec_blocks` needs).
+        unsafe {
+            if MLX {
+                mlx::e4m3_spec_blocks(codes, scales, blocks, dst)
+            } else {
+                mx::dequant_spec_blocks::<E, BF16, true>(codes, scales, blocks, dst)
+            }
+        }
+    }
+}
+
+/// Sets the BF16 slots of MX `Ocp`/`Ceil` dequantization of the one-byte elements, and of
+/// the `Mlx` profile's E4M3, to [`dequant`].
+pub(crate) const fn set(t: &mut BlockKernels) {
+    const fn one<E: ByTable>(t: &mut BlockKernels) {
+        let (e, b) = (E::ELEMENT.index(), DestKind::Bf16 as usize);
+        t.mx_dequant[e][b] = Some(dequant::<E, false>);
+        t.mx_dequant_isa[e][b] = Isa::Avx512;
+    }
+    one::<F8E4M3>(t);
+    one::<F8E5M2>(t);
+    one::<F6E2M3>(t);
+    one::<F6E3M2>(t);
+    t.mlx_dequant[MLX_E4M3][DestKind::Bf16 as usize] = Some(dequant::<F8E4M3, true>);
+}
