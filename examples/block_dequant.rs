@@ -9,12 +9,12 @@
 //! `avx2` backend (or the active one where there is no `avx2`): NVFP4 (`ModelOpt` and `Mlx`
 //! planar, `Ggml` in the `block_nvfp4` layout, which also to f32, what ggml's C writes) and
 //! MXFP4 (`Ggml` planar and `block_mxfp4`, `Mlx`, `Ocp`; `block_mxfp4` also to f32) beside
-//! F4E2M1 → BF16 (one code a byte), MXFP8 (`Ocp`, `Mlx`) beside F8E4M3 → BF16, and MXFP6 (E2M3, `Ocp`) beside
-//! F6E2M3 → BF16. Each line
-//! prints the median time per call of both contenders as el/ns and the ratio of the medians
-//! (kernel ÷ yardstick rate), then the same of the fastest batch of each (on a machine
-//! shared with other work, the batches least disturbed by it); FILTER keeps the lines whose
-//! name contains it.
+//! F4E2M1 → BF16 (one code a byte; the f32 lines beside F4E2M1 → f32, the same output
+//! bytes), MXFP8 (`Ocp`, `Mlx`) beside F8E4M3 → BF16, and MXFP6 (E2M3, `Ocp`) beside F6E2M3
+//! → BF16. Each line prints the median time per call of both contenders as el/ns and the
+//! ratio of the medians (kernel ÷ yardstick rate), then the same of the fastest batch of
+//! each (on a machine shared with other work, the batches least disturbed by it); FILTER
+//! keeps the lines whose name contains it.
 //! `VCVT_AB_BACKEND=<name>` times another backend. `VCVT_AB_BATCHES` sets the batches per contender (default 31, about 4 ms each).
 
 use std::hint::black_box;
@@ -29,6 +29,8 @@ enum Yard {
     Fp8,
     Fp6,
     Fp4,
+    /// F4E2M1 → f32, beside the f32 destinations.
+    Fp4F32,
 }
 
 /// A SplitMix64 stream.
@@ -116,6 +118,7 @@ fn main() {
     let fp8: Vec<F8E4M3> = w.iter().map(|&x| F8E4M3::from_f32(x)).collect();
     let fp6: Vec<F6E2M3> = w.iter().map(|&x| F6E2M3::from_f32(x)).collect();
     let mut yard_out = vec![BF16::ZERO; n];
+    let mut yard_out32 = vec![0f32; n];
     let mut line = |name: &str, f: &mut dyn FnMut(), yard: Yard| {
         if !name.contains(filter.as_str()) {
             return;
@@ -131,11 +134,15 @@ fn main() {
             Yard::Fp4 => measure2(batches, f, &mut || {
                 vcvt::convert_slice_on(b, black_box(&fp4), black_box(&mut yard_out), o).unwrap()
             }),
+            Yard::Fp4F32 => measure2(batches, f, &mut || {
+                vcvt::convert_slice_on(b, black_box(&fp4), black_box(&mut yard_out32), o).unwrap()
+            }),
         };
         let yard = match yard {
             Yard::Fp8 => "F8E4M3 -> BF16",
             Yard::Fp6 => "F6E2M3 -> BF16",
             Yard::Fp4 => "F4E2M1 -> BF16",
+            Yard::Fp4F32 => "F4E2M1 -> f32 ",
         };
         println!(
             "{name:24} {:6.3} el/ns   {yard} {:6.3} el/ns   ratio {:5.3}   best batches {:6.3} {:6.3} ratio {:5.3}",
@@ -177,7 +184,7 @@ fn main() {
                     nv.dequantize(black_box(&d), &s, t, shape, black_box(&mut out32))
                         .unwrap();
                 },
-                Yard::Fp4,
+                Yard::Fp4F32,
             );
         }
     }
@@ -220,7 +227,7 @@ fn main() {
                     mx.dequantize(black_box(&d), &s, shape, black_box(&mut out32))
                         .unwrap();
                 },
-                Yard::Fp4,
+                Yard::Fp4F32,
             );
         }
     }

@@ -26,8 +26,8 @@ pub use crate::par::internal_tests::chunk_edges;
     all(target_arch = "wasm32", target_feature = "simd128")
 ))]
 pub use crate::simd::generic::block::{
+    ggml::internal_tests::e2m1_tables_are_the_specification,
     ggml::internal_tests::planes_are_the_specification,
-    mx::internal_tests::e2m1_tables_are_the_specification,
 };
 #[cfg(target_arch = "x86_64")]
 pub use crate::simd::x86_64::{

@@ -328,6 +328,23 @@ pub(crate) trait Vector: Copy {
             Self::load_u16(w.as_ptr().add(Self::LANES).cast(), Self::LANES)
         }
     }
+    /// The low 16-bit halves of the lanes in lane order, then their high halves: word `j` of
+    /// the result is the low half of lane `j` for `j < LANES`, the high half of lane
+    /// `j − LANES` above. AVX-512 one `VPERMW`; the default goes through memory.
+    #[inline(always)]
+    unsafe fn unzip_words(self) -> Self {
+        // SAFETY: the caller's guarantee; the buffers hold 2 · LANES <= 32 words.
+        unsafe {
+            let mut w = [0u16; 32];
+            self.store_u32(w.as_mut_ptr().cast(), Self::LANES);
+            let mut u = [0u16; 32];
+            for j in 0..Self::LANES {
+                u[j] = w[2 * j];
+                u[Self::LANES + j] = w[2 * j + 1];
+            }
+            Self::load_u32(u.as_ptr().cast(), Self::LANES)
+        }
+    }
     /// Whether [`load_u8_top_words`](Self::load_u8_top_words) and
     /// [`top_words`](Self::top_words) are cheaper than [`load_u8_words`](Self::load_u8_words)
     /// with [`words_lo`](Self::words_lo)/[`words_hi`](Self::words_hi) and a shift; where they

@@ -163,6 +163,18 @@ impl Vector for V512 {
         unsafe { _mm512_reduce_max_epu32(self.0) }
     }
     #[inline(always)]
+    unsafe fn unzip_words(self) -> Self {
+        // Word j < 16 from word 2j, word 16 + j from word 2j + 1.
+        // SAFETY: the caller has the features (`Vector`'s contract).
+        unsafe {
+            let idx = _mm512_set_epi16(
+                31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1, 30, 28, 26, 24, 22, 20,
+                18, 16, 14, 12, 10, 8, 6, 4, 2, 0,
+            );
+            V512(_mm512_permutexvar_epi16(idx, self.0))
+        }
+    }
+    #[inline(always)]
     unsafe fn lookup_u16(self, t: &[Self; 2]) -> Self {
         // SAFETY: the caller has the features (`Vector`'s contract). `VPERMW` reads the low 5
         // bits of each index word: the indices below 16 read only the table's words, and

@@ -635,7 +635,7 @@ pub(crate) unsafe fn dequantize<V: Vector, D: BlockDest, const GGML: bool>(
     dst: *mut u8,
 ) {
     let nv = per_block::<V>();
-    if V::FP4_PLANES && D::KIND != DestKind::F16 {
+    if D::KIND != DestKind::F16 {
         // SAFETY: the caller's guarantee, forwarded.
         unsafe {
             if planes_blocks::<V, D, GGML>(codes, scales, blocks, dst, false) {
@@ -695,14 +695,14 @@ unsafe fn dequantize_spec_blocks<D: BlockDest, const GGML: bool>(
 }
 
 /// The MXFP4 blocks of a row (planar, or ggml's `block_mxfp4` with `GGML`), each by
-/// [`fp4_block_planes`] (code 8 is `−0` when `signed_zero`, else `+0`), which is their
-/// values where the scale byte is in `2..=252`; returns whether a block had another scale
-/// byte, for the caller to write those blocks again by its specification. The loop has no
-/// branch but its own and calls no function, so that the table's address and the constants
-/// stay in registers.
+/// [`fp4_block_planes`] where the vector has byte-plane lookups, else by [`fp4_rows_block`]
+/// (code 8 is `−0` when `signed_zero`, else `+0`), which is their values where the scale
+/// byte is in `2..=252`; returns whether a block had another scale byte, for the caller to
+/// write those blocks again by its specification. The loop has no branch but its own and
+/// calls no function, so that the table's address and the constants stay in registers.
 ///
 /// # Safety
-/// As for [`dequantize`]; `D` is BF16 or f32 and `V::FP4_PLANES`.
+/// As for [`dequantize`]; `D` is BF16 or f32.
 #[inline(always)]
 pub(crate) unsafe fn planes_blocks<V: Vector, D: BlockDest, const GGML: bool>(
     codes: *const u8,
@@ -718,7 +718,12 @@ pub(crate) unsafe fn planes_blocks<V: Vector, D: BlockDest, const GGML: bool>(
         unsafe {
             let (p, s) = fp4_block_at::<GGML>(codes, scales, b);
             other |= !(2..=252).contains(&s);
-            fp4_block_planes::<V, D, GGML>(p, s, signed_zero, dst.add(b * BLOCK * size_of::<D>()));
+            let out = dst.add(b * BLOCK * size_of::<D>());
+            if V::FP4_PLANES {
+                fp4_block_planes::<V, D, GGML>(p, s, signed_zero, out);
+            } else {
+                fp4_rows_block::<V, D, GGML>(p, s, signed_zero, out);
+            }
         }
     }
     other
@@ -746,21 +751,33 @@ pub(crate) unsafe fn fp4_block_at<const GGML: bool>(
     }
 }
 
-/// The byte planes of the BF16 codes of the 16 E2M1 codes times `2^(s − 127)`, for every
-/// scale byte `s` in `2..=252` (the other rows are unused zeros), as
-/// [`Vector::fp4_block_words`] takes a table: row `s` holds the 16 codes' low bytes, then
-/// their high bytes. Index 0 has code 8 as `−0` (`0x8000`: the `Ocp` and `Mlx` profiles),
-/// index 1 as `+0` (gguf's `kvalues[8]`, the `Ggml` profile). Built at compile time: the
-/// scale adds `(s − 127) << 7` to the exponent field of the 14 non-zero codes (fields
-/// 126..=129, which stay in 1..=254 for `s` in `2..=252`, so every product is an exact
-/// normal BF16 and no carry reaches the sign), the same bits as [`e2m1_scaled`] (the unit
-/// test below checks every row against the specification). 16 KiB, 64-byte aligned, so that a row never straddles two
-/// cache lines.
+/// The BF16 codes of the 16 E2M1 codes (0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives:
+/// the top halves of `codec::widen_f32::<F4E2M1>`, checked by the internal test below).
+const E2M1_BF16: [u16; 16] = [
+    0x0000, 0x3F00, 0x3F80, 0x3FC0, 0x4000, 0x4040, 0x4080, 0x40C0, //
+    0x8000, 0xBF00, 0xBF80, 0xBFC0, 0xC000, 0xC040, 0xC080, 0xC0C0,
+];
+
+/// The BF16 code of E2M1 code `c` times `2^(s − 127)` for a scale byte `s` in `2..=252`, code
+/// 8 as `−0` (`z = 0`: the `Ocp` and `Mlx` profiles) or `+0` (`z = 1`: gguf's `kvalues[8]`,
+/// the `Ggml` profile): the scale adds `(s − 127) << 7` to the exponent field of the 14
+/// non-zero codes (fields 126..=129, which stay in 1..=254 for `s` in `2..=252`, so every
+/// product is an exact normal BF16 and no carry reaches the sign), the same bits as
+/// [`e2m1_scaled`] (the unit tests below check every row against the specification).
+const fn e2m1_word(z: usize, s: usize, c: usize) -> u16 {
+    let b = E2M1_BF16[c];
+    if b & 0x7FFF == 0 {
+        if z == 1 { 0 } else { b }
+    } else {
+        (b as i32 + ((s as i32 - 127) << 7)) as u16
+    }
+}
+
+/// [`e2m1_word`] as the byte planes [`Vector::fp4_block_words`] takes: row `[z][s]` holds
+/// the 16 codes' low bytes, then their high bytes, for every scale byte `s` in `2..=252`
+/// (the other rows are unused zeros). 16 KiB, 64-byte aligned, so that a row never
+/// straddles two cache lines.
 pub(crate) static E2M1_PLANES: Planes = Planes({
-    const E2M1_BF16: [u16; 16] = [
-        0x0000, 0x3F00, 0x3F80, 0x3FC0, 0x4000, 0x4040, 0x4080, 0x40C0, //
-        0x8000, 0xBF00, 0xBF80, 0xBFC0, 0xC000, 0xC040, 0xC080, 0xC0C0,
-    ];
     let mut t = [[[0u8; 32]; 256]; 2];
     let mut z = 0;
     while z < 2 {
@@ -768,12 +785,7 @@ pub(crate) static E2M1_PLANES: Planes = Planes({
         while s <= 252 {
             let mut c = 0;
             while c < 16 {
-                let b = E2M1_BF16[c];
-                let w = if b & 0x7FFF == 0 {
-                    if z == 1 { 0 } else { b }
-                } else {
-                    (b as i32 + ((s as i32 - 127) << 7)) as u16
-                };
+                let w = e2m1_word(z, s, c);
                 t[z][s][c] = w as u8;
                 t[z][s][16 + c] = (w >> 8) as u8;
                 c += 1;
@@ -784,6 +796,33 @@ pub(crate) static E2M1_PLANES: Planes = Planes({
     }
     t
 });
+
+/// [`e2m1_word`] as the 16-word tables [`Vector::lookup_u16`] takes: row `[z][s]` holds the
+/// 16 codes' words in code order, for every scale byte `s` in `2..=252` (the other rows are
+/// unused zeros). One row more than the 256 scale bytes, so that the 64-byte table loads of
+/// the widest ISA stay inside the array. 16 KiB, 64-byte aligned, so that a row (32 bytes)
+/// never straddles two cache lines.
+pub(crate) static E2M1_ROWS: Rows = Rows({
+    let mut t = [[[0u16; 16]; 257]; 2];
+    let mut z = 0;
+    while z < 2 {
+        let mut s = 2;
+        while s <= 252 {
+            let mut c = 0;
+            while c < 16 {
+                t[z][s][c] = e2m1_word(z, s, c);
+                c += 1;
+            }
+            s += 1;
+        }
+        z += 1;
+    }
+    t
+});
+
+/// A table of word rows (see [`E2M1_ROWS`]), 64-byte aligned.
+#[repr(C, align(64))]
+pub(crate) struct Rows(pub(crate) [[[u16; 16]; 257]; 2]);
 
 /// A table of byte-plane rows (see [`E2M1_PLANES`]), 64-byte aligned.
 #[repr(C, align(64))]
@@ -827,13 +866,108 @@ pub(crate) unsafe fn fp4_block_planes<V: Vector, D: BlockDest, const SPLIT: bool
     }
 }
 
+/// One MXFP4 block with scale byte `s` in `2..=252` dequantized to `D` (BF16 or f32) by
+/// [`Vector::lookup_u16`] of the block's row of [`E2M1_ROWS`], the BF16 codes of
+/// `E2M1 · 2^(s − 127)` (exact), for the vectors without byte-plane lookups. Each code byte
+/// becomes one lane holding its low nibble in the low half and its high nibble in the high
+/// half, and the lookup replaces both by their words. Planar (`SPLIT` false), byte `j`
+/// holds values `2j` and `2j + 1`: the lane is two BF16 values in order, or, to f32, the
+/// codes are loaded one per lane instead. In ggml's `block_mxfp4` order (`SPLIT`), byte `j`
+/// holds values `j` and `j + 16`: the low halves are values `j..`, the high halves values
+/// `j + 16..`, stored apart (or, where one vector holds the 16 bytes, stored at once after
+/// [`Vector::unzip_words`]). Code 8 is `−0` when `signed_zero`, else `+0`. For another `s` it
+/// writes the zero row's words, not the block's values: the caller writes the block again.
+///
+/// # Safety
+/// `c` readable for 16 bytes, `out` writable for 32 values of `D`; `D` is BF16 or f32; the
+/// CPU has `V`'s features.
+#[inline(always)]
+pub(crate) unsafe fn fp4_rows_block<V: Vector, D: BlockDest, const SPLIT: bool>(
+    c: *const u8,
+    s: u8,
+    signed_zero: bool,
+    out: *mut u8,
+) {
+    debug_assert!(D::KIND != DestKind::F16);
+    let l = V::LANES;
+    // The table's second vector for the ISAs of fewer than 16 words per vector.
+    let second = if 4 * l < 32 { 4 * l } else { 0 };
+    // SAFETY: the caller's guarantee; row `s` (≤ 255 < 257) of the table, each table load
+    // reading 4 · min(LANES, 8) ≤ 32 bytes from offset 0 or `second` < 32 of it (16 + 16
+    // bytes for 4 lanes), inside the row; the loads stay inside the block's 16 code bytes
+    // (`l` bytes from `i < 16`, or `l` codes, `l / 2` bytes, from byte `j · l / 2 < 16`) and
+    // the stores inside its 32 values (`l` values from value `i`, `16 + i` or `2i`, `2l`
+    // from `2i`, with `i + l ≤ 16`, or `l` from `j · l < 32`).
+    unsafe {
+        let row = E2M1_ROWS.0[usize::from(!signed_zero)][usize::from(s)]
+            .as_ptr()
+            .cast::<u8>();
+        let n = l.min(8);
+        let t = [V::load_u32(row, n), V::load_u32(row.add(second), n)];
+        let lo = V::splat(0xF);
+        if !SPLIT && D::KIND == DestKind::F32 {
+            let mut j = 0;
+            while j * l < BLOCK {
+                let code = V::load_nibbles(c.add(j * l / 2), l);
+                code.lookup_u16(&t).shl(16).store_u32(out.add(4 * j * l), l);
+                j += 1;
+            }
+            return;
+        }
+        let mut i = 0;
+        while i < BLOCK / 2 {
+            let b = V::load_u8(c.add(i), l);
+            // Low nibble to the low half, high nibble to the high half.
+            let w = b.and(lo).or(b.shr(4).shl(16)).lookup_u16(&t);
+            match (SPLIT, D::KIND) {
+                (false, _) => w.store_u32(out.add(4 * i), l),
+                // One vector holds the block's 32 words (i = 0): values 0..16 and 16..32 in
+                // order after one unzip.
+                (true, DestKind::Bf16) if l == BLOCK / 2 => w.unzip_words().store_u32(out, l),
+                (true, DestKind::Bf16) => {
+                    w.store_u16(out.add(2 * i), l);
+                    w.shr(16).store_u16(out.add(2 * (16 + i)), l);
+                }
+                _ => {
+                    w.shl(16).store_u32(out.add(4 * i), l);
+                    w.and(V::splat(0xFFFF_0000))
+                        .store_u32(out.add(4 * (16 + i)), l);
+                }
+            }
+            i += l;
+        }
+    }
+}
+
 #[cfg(feature = "__internal-tests")]
 pub(crate) mod internal_tests {
-    use crate::block::spec::mx::ggml_dequantize_block;
-    use crate::simd::generic::block::ggml::E2M1_PLANES;
+    use super::{E2M1_BF16, E2M1_PLANES, E2M1_ROWS};
+    use crate::block::spec::mx::{MxElement, dequantize_block, ggml_dequantize_block};
+    use crate::{BF16, F4E2M1, codec};
     use core::mem::MaybeUninit;
 
-    /// `E2M1_PLANES` against the Ggml profile's dequantization of a block
+    /// `E2M1_BF16` against the codec's widening of each code, and every row of
+    /// `E2M1_ROWS[0]` (code 8 as −0) against the specification's `Ocp` dequantization
+    /// (`dequantize_block`).
+    pub fn e2m1_tables_are_the_specification() {
+        for c in 0..16u32 {
+            let f = codec::widen_f32::<F4E2M1>(c);
+            assert_eq!(u32::from(E2M1_BF16[c as usize]), f >> 16, "code {c}");
+            assert_eq!(f & 0xFFFF, 0);
+        }
+        let codes: [u8; 8] = core::array::from_fn(|j| (2 * j as u8) | ((2 * j as u8 + 1) << 4));
+        for s in 2..=252u8 {
+            let mut out = [MaybeUninit::<BF16>::uninit(); 16];
+            dequantize_block::<BF16>(MxElement::E2M1, &codes, 0, s, &mut out);
+            for (c, o) in out.iter().enumerate() {
+                // SAFETY: `dequantize_block` initialised every value.
+                let bits = unsafe { o.assume_init() }.to_bits();
+                assert_eq!(E2M1_ROWS.0[0][s as usize][c], bits, "scale {s}, code {c}");
+            }
+        }
+    }
+
+    /// `E2M1_PLANES` and `E2M1_ROWS` against the Ggml profile's dequantization of a block
     /// (`ggml_dequantize_block`) for every scale byte in 2..=252.
     pub fn planes_are_the_specification() {
         // Every row in 2..=252, both zeros: the Ggml profile's specification for code 8 as
@@ -851,6 +985,8 @@ pub(crate) mod internal_tests {
                     let w = u32::from(row[c]) | u32::from(row[16 + c]) << 8;
                     let want = if c == 8 && z == 0 { 0x8000 } else { bits >> 16 };
                     assert_eq!(w, want, "scale {s}, code {c}, zero {z}");
+                    let w = E2M1_ROWS.0[z][s as usize][c];
+                    assert_eq!(u32::from(w), want, "row: scale {s}, code {c}, zero {z}");
                 }
             }
         }

@@ -387,9 +387,9 @@ pub(crate) unsafe fn dequantize<V: Vector, D: BlockDest, const VARIANT: usize>(
         unsafe { e4m3_bf16_words::<V>(codes, scales, blocks, dst) };
         return;
     }
-    if !e4m3 && V::FP4_PLANES && D::KIND != DestKind::F16 {
-        // The blocks' rows of byte planes (code 8 is −0 here), two lookups for 32 codes;
-        // the blocks of other scales after the loop.
+    if !e4m3 && D::KIND != DestKind::F16 {
+        // The blocks' rows of byte planes or words (code 8 is −0 here); the blocks of other
+        // scales after the loop.
         // SAFETY: the caller's guarantee, forwarded.
         unsafe {
             let skipped = if ggml {

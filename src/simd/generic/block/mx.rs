@@ -239,7 +239,8 @@ pub(crate) unsafe fn dequant<V: Vector, E: Element, D: Dest>(
                 // Two byte-plane lookups for the block's 32 codes (`LO..=HI` is `2..=252`).
                 super::ggml::fp4_block_planes::<V, D, false>(c, s, true, d);
             } else if E::PACKED && D::KIND == DestKind::Bf16 && (E::LO..=E::HI).contains(&s) {
-                e2m1_bf16_block::<V>(c, s, d);
+                // One word lookup per code byte, code 8 as −0.
+                super::ggml::fp4_rows_block::<V, D, false>(c, s, true, d);
             } else if words_path::<V, E, D>() && (E::LO..=E::HI).contains(&s) {
                 // BF16 words, `2 · LANES` values a vector, with the scale added to their
                 // exponent fields (`words::widen_words_pow2`, exact in `LO..=HI`).
@@ -289,76 +290,6 @@ pub(crate) unsafe fn dequant<V: Vector, E: Element, D: Dest>(
 #[inline(always)]
 const fn words_path<V: Vector, E: Element, D: Dest>() -> bool {
     V::WORDS && !E::PACKED && matches!(D::KIND, DestKind::Bf16) && words::eligible::<E>(Enc::Bf16)
-}
-
-/// The BF16 codes of the 16 E2M1 codes (0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives:
-/// the top halves of `codec::widen_f32::<F4E2M1>`, checked by the internal test below).
-const E2M1_BF16: [u16; 16] = [
-    0x0000, 0x3F00, 0x3F80, 0x3FC0, 0x4000, 0x4040, 0x4080, 0x40C0, //
-    0x8000, 0xBF00, 0xBF80, 0xBFC0, 0xC000, 0xC040, 0xC080, 0xC0C0,
-];
-/// The BF16 codes of the 16 E2M1 codes times `2^(s − 127)` for every scale byte `s` in
-/// `LO..=HI` (2..=252; the other rows are unused zeros), computed at compile time from
-/// [`E2M1_BF16`]: `(s − 127) << 7` added to the exponent field of the 14 non-zero codes
-/// (fields 126..=129, which stay in 1..=254 for `s` in `LO..=HI`, so the product is exact and
-/// no carry or borrow leaves the field). One row more than the 256 scale bytes, so that the
-/// 64-byte table loads of the widest ISA stay inside the array. 8 KiB, 64-byte aligned, so
-/// that a row (32 bytes) never straddles two cache lines.
-static E2M1_BF16_SCALED: Aligned64<[[u16; 16]; 257]> = Aligned64({
-    let mut t = [[0u16; 16]; 257];
-    let mut s = <F4E2M1 as Element>::LO as usize;
-    while s <= <F4E2M1 as Element>::HI as usize {
-        let mut c = 0;
-        while c < 16 {
-            let b = E2M1_BF16[c];
-            t[s][c] = if b & 0x7FFF == 0 {
-                b
-            } else {
-                (b as i32 + ((s as i32 - 127) << 7)) as u16
-            };
-            c += 1;
-        }
-        s += 1;
-    }
-    t
-});
-
-/// A value aligned to 64 bytes (a cache line).
-#[repr(C, align(64))]
-struct Aligned64<T>(T);
-
-/// One E2M1 block with a scale byte in `LO..=HI` dequantized to BF16 by a table lookup:
-/// each packed byte becomes one lane whose 16-bit halves hold its two nibbles in value order
-/// (low nibble first), [`Vector::lookup_u16`] replaces them by their words of the block's row
-/// of [`E2M1_BF16_SCALED`], and the lane is two BF16 values in order (4 output bytes per input
-/// byte).
-///
-/// # Safety
-/// `c` readable for 16 bytes, `d` writable for 64 bytes, `s <= 252`; the CPU has `V`'s
-/// features.
-#[inline(always)]
-unsafe fn e2m1_bf16_block<V: Vector>(c: *const u8, s: u8, d: *mut u8) {
-    // The table's second vector for the ISAs of fewer than 16 words per vector.
-    let second = if 4 * V::LANES < 32 { 4 * V::LANES } else { 0 };
-    // SAFETY: the caller's guarantee; row `s ≤ 252` starts 32 · s bytes into the 257 · 32-byte
-    // table, and each load reads 4 · min(LANES, 8) ≤ 32 bytes from offset 0 or `second` < 32
-    // of it (16 + 16 bytes for 4 lanes), inside the row; the input and output accesses stay inside the block's 16 code bytes
-    // and 64 output bytes (4 per byte).
-    unsafe {
-        let row = E2M1_BF16_SCALED.0.as_ptr().add(s as usize).cast::<u8>();
-        // The row's 32 bytes only (8 lanes of a wider vector: the indices are below 16), so
-        // that the load stays inside one cache line.
-        let n = V::LANES.min(8);
-        let t = [V::load_u32(row, n), V::load_u32(row.add(second), n)];
-        let mut i = 0;
-        while i < BLOCK / 2 {
-            let b = V::load_u8(c.add(i), V::LANES);
-            // Low nibble to the low half, high nibble to the high half.
-            let idx = b.and(V::splat(0xF)).or(b.shr(4).shl(16));
-            idx.lookup_u16(&t).store_u32(d.add(4 * i), V::LANES);
-            i += V::LANES;
-        }
-    }
 }
 
 /// One block by the specification's `quantize_row`, through stack buffers (the source need
@@ -558,35 +489,3 @@ const _: () = {
     assert!(MxElement::E2M1 as usize == 4);
     assert!(MxRule::Ocp as usize == 0 && MxRule::Ceil as usize == 1);
 };
-
-#[cfg(feature = "__internal-tests")]
-pub(crate) mod internal_tests {
-    use super::{E2M1_BF16, E2M1_BF16_SCALED, Element};
-    use crate::block::spec::mx::{MxElement, dequantize_block};
-    use crate::{BF16, F4E2M1, codec};
-    use core::mem::MaybeUninit;
-
-    /// `E2M1_BF16` against the codec's widening of each code, and every row of
-    /// `E2M1_BF16_SCALED` against the specification's dequantization (`dequantize_block`).
-    pub fn e2m1_tables_are_the_specification() {
-        for c in 0..16u32 {
-            let f = codec::widen_f32::<F4E2M1>(c);
-            assert_eq!(u32::from(E2M1_BF16[c as usize]), f >> 16, "code {c}");
-            assert_eq!(f & 0xFFFF, 0);
-        }
-        // Every row in LO..=HI is the specification's dequantization of the 16 codes.
-        let codes: [u8; 8] = core::array::from_fn(|j| (2 * j as u8) | ((2 * j as u8 + 1) << 4));
-        for s in F4E2M1::LO..=F4E2M1::HI {
-            let mut out = [MaybeUninit::<BF16>::uninit(); 16];
-            dequantize_block::<BF16>(MxElement::E2M1, &codes, 0, s, &mut out);
-            for (c, o) in out.iter().enumerate() {
-                // SAFETY: `dequantize_block` initialised every value.
-                let bits = unsafe { o.assume_init() }.to_bits();
-                assert_eq!(
-                    E2M1_BF16_SCALED.0[s as usize][c], bits,
-                    "scale {s}, code {c}"
-                );
-            }
-        }
-    }
-}
