@@ -36,8 +36,8 @@ const fn avx512_table() -> BlockKernels {
 
 /// The AVX512_VBMI tiers: the AVX-512 tiers' table, with MX dequantization of the one-byte
 /// elements to BF16 by the widening's byte tables (`avx512_vbmi_block.rs`), which measured
-/// about 3× the generic 512-bit kernel on the Intel VM (MXFP8 6.6 → 19–21 el/ns, MXFP6
-/// 7.8 → 21.7; docs/performance.md, "Block paths on `avx512-fp16`").
+/// about 3× the generic 512-bit kernel on the Intel VM (MXFP8 6.0–6.6 → 18–23 el/ns, MXFP6
+/// 7.8 → 19–23; docs/performance.md, "Block paths on `avx512-fp16`").
 const fn avx512_vbmi_table() -> BlockKernels {
     let mut t = avx512_table();
     avx512_vbmi_block::set(&mut t);
