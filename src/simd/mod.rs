@@ -190,6 +190,22 @@ pub(crate) trait Vector: Copy {
             Self::load_u32(ix.as_ptr().cast(), Self::LANES)
         }
     }
+    /// Lanes `0..LANES / 2` loaded from `p` and lanes `LANES / 2..LANES` from `q`
+    /// (`LANES / 2` 32-bit lanes each): two 16-word tables in one register for
+    /// [`lookup_words`](Self::lookup_words). AVX-512 one 256-bit load and one `VINSERTI64X4`
+    /// from memory; the default goes through memory.
+    #[inline(always)]
+    unsafe fn load_u32_halves(p: *const u8, q: *const u8) -> Self {
+        // SAFETY: the caller's guarantee (`2 · LANES` bytes at `p` and at `q`); the buffer
+        // holds LANES <= 16 lanes.
+        unsafe {
+            let h = Self::LANES / 2;
+            let mut t = [0u32; 16];
+            core::ptr::copy_nonoverlapping(p, t.as_mut_ptr().cast::<u8>(), 4 * h);
+            core::ptr::copy_nonoverlapping(q, t.as_mut_ptr().add(h).cast::<u8>(), 4 * h);
+            Self::load_u32(t.as_ptr().cast(), Self::LANES)
+        }
+    }
     /// The `2 · LANES` FP4 codes of `LANES` bytes at `p` as 16-bit words. Without
     /// `SPLIT`, code `2j` is the low nibble of byte `j` and code `2j + 1` its high nibble
     /// (the planar layout); with `SPLIT`, the bytes are ggml `block_nvfp4` sub-blocks of 8

@@ -213,6 +213,17 @@ impl Vector for V512 {
         unsafe { V512(_mm512_permutexvar_epi16(self.0, t.0)) }
     }
     #[inline(always)]
+    unsafe fn load_u32_halves(p: *const u8, q: *const u8) -> Self {
+        // SAFETY: the caller has the features and vouches for 32 bytes at `p` and at `q`.
+        unsafe {
+            let lo = _mm256_loadu_si256(p.cast());
+            V512(_mm512_inserti64x4::<1>(
+                _mm512_castsi256_si512(lo),
+                _mm256_loadu_si256(q.cast()),
+            ))
+        }
+    }
+    #[inline(always)]
     unsafe fn load_nibble_words<const SPLIT: bool>(p: *const u8) -> Self {
         // SAFETY: the caller has the features and vouches for the 16 bytes at `p`.
         unsafe {

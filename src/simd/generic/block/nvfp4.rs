@@ -195,7 +195,13 @@ pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: Bl
     }
     if V::WORD_LOOKUP && V::LANES == 16 && D::KIND != DestKind::F32 {
         // SAFETY: forwarded (the caller's guarantee); `m` is the multiplier checked above.
-        unsafe { dequantize_pairs::<V, P, L, D>(a, m) };
+        unsafe {
+            if a.rows * a.blocks >= LUT_MIN_BLOCKS {
+                dequantize_rows::<V, P, L, D>(a, m);
+            } else {
+                dequantize_pairs::<V, P, L, D>(a, m);
+            }
+        }
         return true;
     }
     let l = V::LANES;
@@ -821,6 +827,147 @@ unsafe fn dequantize_pairs<V: Vector, const P: usize, const L: usize, D: BlockDe
                     }
                 }
                 b0 += nb;
+            }
+        }
+    }
+}
+
+/// The E2M1 values of codes 0..16 as f32 bits, code 8 as `−0` (`[0]`) or as `+0` (`[1]`:
+/// `Ggml`, which reads code 8 as code 0).
+static E2M1_F32: [[u32; 16]; 2] = {
+    const V: [u32; 8] = [
+        0,
+        0x3F00_0000,
+        0x3F80_0000,
+        0x3FC0_0000,
+        0x4000_0000,
+        0x4040_0000,
+        0x4080_0000,
+        0x40C0_0000,
+    ];
+    let mut t = [[0u32; 16]; 2];
+    let mut c = 0;
+    while c < 8 {
+        t[0][c] = V[c];
+        t[1][c] = V[c];
+        t[0][8 + c] = V[c] | 0x8000_0000;
+        t[1][8 + c] = if c == 0 { 0 } else { V[c] | 0x8000_0000 };
+        c += 1;
+    }
+    t
+};
+
+/// [`dequantize`] into BF16 or F16 on a vector with a native word permute and 16 lanes, for
+/// calls of at least [`LUT_MIN_BLOCKS`] blocks: a row of the 16 codes' encoded results per
+/// scale byte, made when a block first needs it, then per pair of blocks one lookup of
+/// their 32 codes in their two rows.
+///
+/// * The multipliers `f` of all 256 scale bytes first ([`multipliers`], 16 a vector).
+/// * Row `s`: the 16 products `f32(e2m1(c) · f)` by one IEEE multiply ([`E2M1_F32`], the
+///   specification's `soft::mul(fp4, f)` for every code, negative ones included; `Ggml`'s
+///   code 8 is `+0`), encoded as [`dequantize_pairs`] encodes them (BF16 by the integer
+///   rounding, F16 by [`Vector::f16_codes`]), and stored as 16 words. A scale byte whose
+///   `f` is [`BAD`] gets a row of zeros and its blocks are rewritten by the specification
+///   after the loop.
+/// * A pair `(A, B)`: rows `A` and `B` as the two halves of one register
+///   ([`Vector::load_u32_halves`]), the 32 codes as words ([`Vector::load_nibble_words`]),
+///   block `B`'s plus 16, and one [`Vector::lookup_words`]: every word stored is the
+///   product's encoding, what the per-value path (`direct_block`) stores.
+///
+/// An odd last block of a row runs `direct_block` (or the specification).
+///
+/// # Safety
+/// As for [`dequantize`], with `m` its multiplier (finite for `ModelOpt` and `Mlx`, `g`
+/// for `Ggml`) and `V::LANES == 16`.
+#[inline(always)]
+unsafe fn dequantize_rows<V: Vector, const P: usize, const L: usize, D: BlockDest>(
+    a: &NvRows,
+    m: u32,
+) {
+    debug_assert!(V::LANES == 16 && D::KIND != DestKind::F32);
+    let size = size_of::<D>();
+    // SAFETY: `V`'s features (the caller's guarantee); every block access is inside the
+    // ranges `a` describes (blocks `b` and `b + 1 < blocks` of row `r`), the table and row
+    // accesses are at scale bytes (< 256), and each row is written (16 words, 32 bytes)
+    // before it is read.
+    unsafe {
+        let mv = V::splat(m);
+        let mut table = [0u32; 256];
+        for i in (0..256).step_by(16) {
+            let s = V::load_u8(IOTA.as_ptr().add(i), 16);
+            multipliers::<V, P>(s, mv).store_u32(table.as_mut_ptr().add(i).cast(), 16);
+        }
+        let vals = V::load_u32(E2M1_F32[usize::from(P == GGML)].as_ptr().cast(), 16);
+        let bf = lanes::Bf16::<V>::new(TO_DEST);
+        let mut rows = [const { MaybeUninit::<[u16; BLOCK]>::uninit() }; 256];
+        let mut built = [false; 256];
+        // Block B's words index the register's upper 16 words: 16 in both words of lanes
+        // 8..16.
+        let half = V::load_u32(IOTA_U32.as_ptr().cast(), 16).shr(3).shl(4);
+        let bases = half.or(half.shl(16));
+        let mut any_bad = false;
+        for r in 0..a.rows {
+            let out = a.values.add(r * a.values_stride);
+            let mut b = 0;
+            while b + 2 <= a.blocks {
+                let (codes, sp) = block_at::<L>(a, r, b);
+                let pair = [*sp as usize, *block_at::<L>(a, r, b + 1).1 as usize];
+                for &s8 in &pair {
+                    if !built[s8] {
+                        built[s8] = true;
+                        let f = table[s8];
+                        let row = rows[s8].as_mut_ptr().cast::<u8>();
+                        if f == BAD {
+                            any_bad = true;
+                            V::splat(0).store_u16(row, 16);
+                        } else {
+                            let y = vals.mul_ieee(V::splat(f));
+                            let e = if D::KIND == DestKind::Bf16 {
+                                // `x + 0x7FFF + lsb`, its high word (see `dequantize_pairs`).
+                                y.add(V::splat(0x7FFF))
+                                    .add(y.shr(16).and(V::splat(1)))
+                                    .shr(16)
+                            } else {
+                                y.f16_codes()
+                            };
+                            e.store_u16(row, 16);
+                        }
+                    }
+                }
+                let t = V::load_u32_halves(
+                    rows[pair[0]].as_ptr().cast(),
+                    rows[pair[1]].as_ptr().cast(),
+                );
+                let w = if L == PLANAR {
+                    V::load_nibble_words::<false>(codes)
+                } else {
+                    V::load_nibble_words::<true>(codes)
+                };
+                w.or(bases)
+                    .lookup_words(t)
+                    .store_u32(out.add(b * BLOCK * size), 16);
+                b += 2;
+            }
+            if b < a.blocks {
+                let (codes, sp) = block_at::<L>(a, r, b);
+                let f = table[*sp as usize];
+                let o = out.add(b * BLOCK * size);
+                if f == BAD {
+                    spec_block::<P, L, D>(codes, *sp, a.g, o);
+                } else {
+                    direct_block::<V, P, L, D>(codes, f, o, &bf);
+                }
+            }
+        }
+        if any_bad {
+            for r in 0..a.rows {
+                let out = a.values.add(r * a.values_stride);
+                for b in 0..a.blocks {
+                    let (codes, sp) = block_at::<L>(a, r, b);
+                    if table[*sp as usize] == BAD {
+                        spec_block::<P, L, D>(codes, *sp, a.g, out.add(b * BLOCK * size));
+                    }
+                }
             }
         }
     }
