@@ -773,36 +773,10 @@ const fn e2m1_word(z: usize, s: usize, c: usize) -> u16 {
     }
 }
 
-/// [`e2m1_word`] as the byte planes [`Vector::fp4_block_words`] takes: row `[z][s]` holds
-/// the 16 codes' low bytes, then their high bytes, for every scale byte `s` in `2..=252`
-/// (the other rows are unused zeros). 16 KiB, 64-byte aligned, so that a row never
-/// straddles two cache lines.
-pub(crate) static E2M1_PLANES: Planes = Planes({
-    let mut t = [[[0u8; 32]; 256]; 2];
-    let mut z = 0;
-    while z < 2 {
-        let mut s = 2;
-        while s <= 252 {
-            let mut c = 0;
-            while c < 16 {
-                let w = e2m1_word(z, s, c);
-                t[z][s][c] = w as u8;
-                t[z][s][16 + c] = (w >> 8) as u8;
-                c += 1;
-            }
-            s += 1;
-        }
-        z += 1;
-    }
-    t
-});
-
-/// [`e2m1_word`] as the 16-word tables [`Vector::lookup_u16`] takes: row `[z][s]` holds the
-/// 16 codes' words in code order, for every scale byte `s` in `2..=252` (the other rows are
-/// unused zeros). One row more than the 256 scale bytes, so that the 64-byte table loads of
-/// the widest ISA stay inside the array. 16 KiB, 64-byte aligned, so that a row (32 bytes)
-/// never straddles two cache lines.
-pub(crate) static E2M1_ROWS: Rows = Rows({
+/// [`e2m1_word`] for both zeros `z` and every scale byte `s` in `2..=252` (the other rows
+/// are unused zeros), row `[z][s]` in code order; one row more than the 256 scale bytes (see
+/// [`E2M1_ROWS`]). Both tables are made from it at compile time.
+const fn e2m1_words() -> [[[u16; 16]; 257]; 2] {
     let mut t = [[[0u16; 16]; 257]; 2];
     let mut z = 0;
     while z < 2 {
@@ -818,7 +792,36 @@ pub(crate) static E2M1_ROWS: Rows = Rows({
         z += 1;
     }
     t
+}
+
+/// [`e2m1_words`] as the byte planes [`Vector::fp4_block_words`] takes: row `[z][s]` holds
+/// the 16 codes' low bytes, then their high bytes. 16 KiB, 64-byte aligned, so that a row
+/// never straddles two cache lines.
+pub(crate) static E2M1_PLANES: Planes = Planes({
+    let words = e2m1_words();
+    let mut t = [[[0u8; 32]; 256]; 2];
+    let mut z = 0;
+    while z < 2 {
+        let mut s = 0;
+        while s < 256 {
+            let mut c = 0;
+            while c < 16 {
+                let w = words[z][s][c];
+                t[z][s][c] = w as u8;
+                t[z][s][16 + c] = (w >> 8) as u8;
+                c += 1;
+            }
+            s += 1;
+        }
+        z += 1;
+    }
+    t
 });
+
+/// [`e2m1_words`] as the 16-word tables [`Vector::lookup_u16`] takes. One row more than the
+/// 256 scale bytes, so that the 64-byte table loads of the widest ISA stay inside the array.
+/// 16 KiB, 64-byte aligned, so that a row (32 bytes) never straddles two cache lines.
+pub(crate) static E2M1_ROWS: Rows = Rows(e2m1_words());
 
 /// A table of word rows (see [`E2M1_ROWS`]), 64-byte aligned.
 #[repr(C, align(64))]

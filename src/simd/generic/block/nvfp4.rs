@@ -209,12 +209,7 @@ pub(crate) unsafe fn dequantize<V: Vector, const P: usize, const L: usize, D: Bl
     // SAFETY: `V`'s features (the caller's guarantee); the table accesses are in bounds
     // (`i + l <= 256`), and every block access is inside the ranges `a` describes.
     unsafe {
-        let mut table = [0u32; 256];
-        let mv = V::splat(m);
-        for i in (0..256).step_by(l) {
-            let s = V::load_u8(IOTA.as_ptr().add(i), l);
-            multipliers::<V, P>(s, mv).store_u32(table.as_mut_ptr().add(i).cast(), l);
-        }
+        let table = multiplier_table::<V, P>(V::splat(m));
         let bf = lanes::Bf16::<V>::new(TO_DEST);
         // With a register table lookup, and enough blocks to pay for it, the encoded
         // results of all 16 codes under every scale byte (16 KiB), then one lookup per
@@ -353,17 +348,28 @@ unsafe fn multipliers<V: Vector, const P: usize>(s: V, mv: V) -> V {
     }
 }
 
-/// The E2M1 magnitudes of codes 0..=7 as f32 bits, twice: the products of one pair of
-/// blocks in [`dequantize_pairs`].
-static MAGS2: [u32; 16] = [
-    0,
-    0x3F00_0000,
-    0x3F80_0000,
-    0x3FC0_0000,
-    0x4000_0000,
-    0x4040_0000,
-    0x4080_0000,
-    0x40C0_0000,
+/// The multipliers of all 256 scale bytes ([`multipliers`], 16 a vector) for the tensor
+/// multiplier `m` (its splat).
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+unsafe fn multiplier_table<V: Vector, const P: usize>(m: V) -> [u32; 256] {
+    let l = V::LANES;
+    let mut table = [0u32; 256];
+    // SAFETY: the caller's guarantee; lanes `i..i + l` of `IOTA` and of the table, `i + l
+    // <= 256` (`l` divides 256).
+    unsafe {
+        for i in (0..256).step_by(l) {
+            let s = V::load_u8(IOTA.as_ptr().add(i), l);
+            multipliers::<V, P>(s, m).store_u32(table.as_mut_ptr().add(i).cast(), l);
+        }
+    }
+    table
+}
+
+/// The E2M1 magnitudes of codes 0..=7 as f32 bits.
+const E2M1_MAGS: [u32; 8] = [
     0,
     0x3F00_0000,
     0x3F80_0000,
@@ -373,6 +379,17 @@ static MAGS2: [u32; 16] = [
     0x4080_0000,
     0x40C0_0000,
 ];
+
+/// [`E2M1_MAGS`] twice: the products of one pair of blocks in [`dequantize_pairs`].
+static MAGS2: [u32; 16] = {
+    let mut t = [0u32; 16];
+    let mut c = 0;
+    while c < 16 {
+        t[c] = E2M1_MAGS[c % 8];
+        c += 1;
+    }
+    t
+};
 
 /// The word bases of the two blocks' results in a pair's table (lanes 0..8 of the products
 /// are block A's, lanes 8..16 block B's, two words a lane): `16 · k`, plus 1 where the
@@ -740,13 +757,11 @@ unsafe fn dequantize_pairs<V: Vector, const P: usize, const L: usize, D: BlockDe
                 .cast(),
             16,
         );
-        let mut table = [0u32; 256];
-        if L != PLANAR {
-            for i in (0..256).step_by(16) {
-                let s = V::load_u8(IOTA.as_ptr().add(i), 16);
-                multipliers::<V, P>(s, mv).store_u32(table.as_mut_ptr().add(i).cast(), 16);
-            }
-        }
+        let table = if L != PLANAR {
+            multiplier_table::<V, P>(mv)
+        } else {
+            [0u32; 256]
+        };
         // `[0; 8] ++ [1; 8]`: the lanes of the first pair's multipliers (plus 2 a pair).
         let lanes01 = V::load_u32(IOTA_U32.as_ptr().cast(), 16).shr(3);
         let upper = lanes01.eq(V::splat(1));
@@ -835,23 +850,14 @@ unsafe fn dequantize_pairs<V: Vector, const P: usize, const L: usize, D: BlockDe
 /// The E2M1 values of codes 0..16 as f32 bits, code 8 as `−0` (`[0]`) or as `+0` (`[1]`:
 /// `Ggml`, which reads code 8 as code 0).
 static E2M1_F32: [[u32; 16]; 2] = {
-    const V: [u32; 8] = [
-        0,
-        0x3F00_0000,
-        0x3F80_0000,
-        0x3FC0_0000,
-        0x4000_0000,
-        0x4040_0000,
-        0x4080_0000,
-        0x40C0_0000,
-    ];
     let mut t = [[0u32; 16]; 2];
     let mut c = 0;
     while c < 8 {
-        t[0][c] = V[c];
-        t[1][c] = V[c];
-        t[0][8 + c] = V[c] | 0x8000_0000;
-        t[1][8 + c] = if c == 0 { 0 } else { V[c] | 0x8000_0000 };
+        let v = E2M1_MAGS[c];
+        t[0][c] = v;
+        t[1][c] = v;
+        t[0][8 + c] = v | 0x8000_0000;
+        t[1][8 + c] = if c == 0 { 0 } else { v | 0x8000_0000 };
         c += 1;
     }
     t
@@ -891,12 +897,7 @@ unsafe fn dequantize_rows<V: Vector, const P: usize, const L: usize, D: BlockDes
     // accesses are at scale bytes (< 256), and each row is written (16 words, 32 bytes)
     // before it is read.
     unsafe {
-        let mv = V::splat(m);
-        let mut table = [0u32; 256];
-        for i in (0..256).step_by(16) {
-            let s = V::load_u8(IOTA.as_ptr().add(i), 16);
-            multipliers::<V, P>(s, mv).store_u32(table.as_mut_ptr().add(i).cast(), 16);
-        }
+        let table = multiplier_table::<V, P>(V::splat(m));
         let vals = V::load_u32(E2M1_F32[usize::from(P == GGML)].as_ptr().cast(), 16);
         let bf = lanes::Bf16::<V>::new(TO_DEST);
         let mut rows = [const { MaybeUninit::<[u16; BLOCK]>::uninit() }; 256];
@@ -1102,17 +1103,6 @@ const F0_75: u32 = 0x3F40_0000;
 const F1_75: u32 = 0x3FE0_0000;
 const F3_5: u32 = 0x4060_0000;
 const F8: u32 = 0x4100_0000;
-/// The E2M1 magnitudes of codes 0..=6, as f32 bits.
-const MAGS: [u32; 7] = [
-    0,
-    0x3F00_0000,
-    0x3F80_0000,
-    0x3FC0_0000,
-    0x4000_0000,
-    0x4040_0000,
-    0x4080_0000,
-];
-
 /// ModelOpt's codes of one vector of values `x` with divisor `d`: `y = x / d` (IEEE), then
 /// `e2m1(y)` saturating, except that `y = −0.0` gives code 0 and a NaN `y` code 7
 /// (ModelOpt's `_cast_fp4`). Both are decided on `y` by predicates (a NaN's bits are never
@@ -1177,7 +1167,7 @@ unsafe fn mlx_codes<V: Vector>(wq: V, big: bool, c: &Consts<V>) -> V {
             let e6 = a.sub_ieee(V::splat(0x40C0_0000));
             let mut w = V::splat(7);
             for k in (0..7).rev() {
-                let e = a.sub_ieee(V::splat(MAGS[k]));
+                let e = a.sub_ieee(V::splat(E2M1_MAGS[k]));
                 w = V::select(e.eq(e6), V::splat(k as u32), w);
             }
             mag = V::select(a.gt_i32(V::splat(F8 - 1)), w, mag);
