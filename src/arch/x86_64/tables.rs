@@ -10,7 +10,7 @@
 
 #[cfg(vcvt_avx512fp16)]
 use super::avx512_fp16;
-use super::{avx2, avx2_direct, avx2_small, avx512, avx512_bf16, avx512_vbmi};
+use super::{avx2, avx2_direct, avx2_small, avx512, avx512_bf16, avx512_e8m0, avx512_vbmi};
 use crate::arch::{Isa, Kernels, scalar};
 use crate::backend::Override;
 use crate::simd::x86_64 as generic;
@@ -60,12 +60,14 @@ const fn avx512_base() -> Kernels {
 }
 
 /// `Avx512`: the generic kernels where they measured faster (see `generic::avx512::fill`),
-/// under `avx512`'s own for f32/f64 ↔ F16, BF16, F8E4M3 and F8E5M2.
+/// under `avx512`'s own for f32/f64 ↔ F16, BF16, F8E4M3 and F8E5M2 and `avx512_e8m0`'s for
+/// E8M0 ↔ F16.
 const fn avx512_table() -> Kernels {
     let mut t = avx512_base();
     t.tag(Isa::Avx512);
     generic::avx512::fill(&mut t);
     avx512::set(&mut t);
+    avx512_e8m0::set(&mut t);
     t
 }
 
