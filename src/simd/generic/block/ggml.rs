@@ -944,8 +944,8 @@ pub(crate) unsafe fn fp4_rows_block<V: Vector, D: BlockDest, const SPLIT: bool>(
 
 #[cfg(feature = "__internal-tests")]
 pub(crate) mod internal_tests {
-    use super::{E2M1_BF16, E2M1_PLANES, E2M1_ROWS};
     use crate::block::spec::mx::{MxElement, dequantize_block, ggml_dequantize_block};
+    use crate::simd::generic::block::ggml::{E2M1_BF16, E2M1_PLANES, E2M1_ROWS};
     use crate::{BF16, F4E2M1, codec};
     use core::mem::MaybeUninit;
 
