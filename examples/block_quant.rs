@@ -19,65 +19,14 @@
 //! (default 31, about 4 ms each).
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
 
+#[path = "ab/mod.rs"]
+mod ab;
+use ab::{measure2, weights};
 use vcvt::block::{
     BlockFp8, Fp8Profile, Mx, MxElement, MxLayout, MxProfile, NvLayout, NvProfile, Nvfp4, Shape,
 };
-use vcvt::{Backend, F4E2M1, F8E4M3, Options};
-
-/// A SplitMix64 stream.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
-/// Weights-like f32 values: normal, a spread of magnitudes per block (`benches/block.rs`).
-fn weights(n: usize, seed: u64) -> Vec<f32> {
-    let mut r = Rng(seed);
-    (0..n)
-        .map(|i| {
-            let m = (r.next() >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
-            m * (1u32 << ((i / 32) % 8)) as f32
-        })
-        .collect()
-}
-
-/// Median nanoseconds per call of `f` and of `g`, their batches alternating.
-fn measure2(batches: usize, f: &mut dyn FnMut(), g: &mut dyn FnMut()) -> (f64, f64) {
-    let reps = |h: &mut dyn FnMut()| {
-        let start = Instant::now();
-        let mut calls = 0u64;
-        while calls == 0 || start.elapsed() < Duration::from_millis(5) {
-            h();
-            calls += 1;
-        }
-        let per_call = start.elapsed().as_secs_f64() / calls as f64;
-        ((0.004 / per_call).ceil() as u64).max(1)
-    };
-    let (rf, rg) = (reps(f), reps(g));
-    let batch = |h: &mut dyn FnMut(), r: u64| {
-        let t = Instant::now();
-        for _ in 0..r {
-            h();
-        }
-        t.elapsed().as_secs_f64() * 1e9 / r as f64
-    };
-    let (mut tf, mut tg) = (Vec::new(), Vec::new());
-    for _ in 0..batches {
-        tf.push(batch(f, rf));
-        tg.push(batch(g, rg));
-    }
-    tf.sort_by(f64::total_cmp);
-    tg.sort_by(f64::total_cmp);
-    (tf[tf.len() / 2], tg[tg.len() / 2])
-}
+use vcvt::{F4E2M1, F8E4M3, Options};
 
 /// Divides every value of `w` by `d` into `out`, 8 at a time with `VDIVPS`.
 ///
@@ -99,27 +48,8 @@ unsafe fn divide_all(w: &[f32], d: f32, out: &mut [f32]) {
 
 fn main() {
     let filter = std::env::args().nth(1).unwrap_or_default();
-    let batches: usize = std::env::var("VCVT_AB_BATCHES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(31);
-    // `VCVT_AB_BACKEND=<name>` picks another available backend (an unknown or unavailable
-    // name is an error, not a silent fallback).
-    let b = match std::env::var("VCVT_AB_BACKEND") {
-        Ok(name) => {
-            let b: Backend = name
-                .parse()
-                .unwrap_or_else(|e| panic!("VCVT_AB_BACKEND: {e}"));
-            assert!(
-                b.is_available(),
-                "VCVT_AB_BACKEND: {b} is not available on this CPU"
-            );
-            b
-        }
-        Err(_) => Backend::available()
-            .find(|b| b.to_string() == "avx2")
-            .unwrap_or_else(Backend::active),
-    };
+    let batches = ab::batches();
+    let b = ab::backend();
     println!("backend {b}, 8 x 4096 f32, {batches} batches per contender");
     let shape = Shape::matrix(8, 4096);
     let n = shape.len();
@@ -130,7 +60,7 @@ fn main() {
         if !name.contains(filter.as_str()) {
             return;
         }
-        let (tk, ty) = if fp8 {
+        let [(tk, ty), _] = if fp8 {
             measure2(batches, f, &mut || {
                 vcvt::convert_slice_on(b, black_box(&w), black_box(&mut q8), Options::new())
                     .unwrap()
