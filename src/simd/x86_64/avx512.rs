@@ -163,6 +163,51 @@ impl Vector for V512 {
         unsafe { _mm512_reduce_max_epu32(self.0) }
     }
     #[inline(always)]
+    unsafe fn reduce_max_each(v: &[Self; 16]) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract); no memory is touched.
+        unsafe {
+            // Per 128-bit quarter, as AVX2 per half: neighbours' interleaves, then their
+            // 64-bit interleaves, each followed by a maximum, leave lane `j` of quarter `q`
+            // of `g[k]` with quarter `q`'s maximum of vector `4k + j`. Two rounds of
+            // `VSHUFI32X4` and maxima then fold the four quarters of each `g[k]` into
+            // quarter `k` of the result: lane `4k + j` is the maximum of vector `4k + j`.
+            // (Macros, not closures: a closure would be a function without the features.)
+            macro_rules! p {
+                ($a:expr, $b:expr) => {{
+                    let (a, b) = ($a, $b);
+                    _mm512_max_epu32(_mm512_unpacklo_epi32(a, b), _mm512_unpackhi_epi32(a, b))
+                }};
+            }
+            macro_rules! q {
+                ($a:expr, $b:expr) => {{
+                    let (a, b) = ($a, $b);
+                    _mm512_max_epu32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b))
+                }};
+            }
+            let g = [
+                q!(p!(v[0].0, v[1].0), p!(v[2].0, v[3].0)),
+                q!(p!(v[4].0, v[5].0), p!(v[6].0, v[7].0)),
+                q!(p!(v[8].0, v[9].0), p!(v[10].0, v[11].0)),
+                q!(p!(v[12].0, v[13].0), p!(v[14].0, v[15].0)),
+            ];
+            // [a.Q0, a.Q1, b.Q0, b.Q1] against [a.Q2, a.Q3, b.Q2, b.Q3]: quarters 0, 1 hold
+            // `a`'s two partial maxima, 2, 3 `b`'s.
+            macro_rules! fold {
+                ($a:expr, $b:expr, $lo:literal, $hi:literal) => {{
+                    let (a, b) = ($a, $b);
+                    _mm512_max_epu32(
+                        _mm512_shuffle_i32x4::<$lo>(a, b),
+                        _mm512_shuffle_i32x4::<$hi>(a, b),
+                    )
+                }};
+            }
+            let m01 = fold!(g[0], g[1], 0b01_00_01_00, 0b11_10_11_10);
+            let m23 = fold!(g[2], g[3], 0b01_00_01_00, 0b11_10_11_10);
+            // Quarters 0 and 2 of each against 1 and 3: [g0, g1, g2, g3] in order.
+            V512(fold!(m01, m23, 0b10_00_10_00, 0b11_01_11_01))
+        }
+    }
+    #[inline(always)]
     unsafe fn unzip_words(self) -> Self {
         // Word j < 16 from word 2j, word 16 + j from word 2j + 1.
         // SAFETY: the caller has the features (`Vector`'s contract).
