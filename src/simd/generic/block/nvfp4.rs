@@ -1315,6 +1315,7 @@ pub(crate) unsafe fn quantize<V: Vector, const P: usize, const L: usize, S: Bloc
             fp4: lanes::Narrow::new::<F4E2M1>(SAT),
             bf: lanes::Bf16::new(TO_DEST),
         };
+        let fc = Fp4Consts::<V>::new();
         for r in 0..a.rows {
             let row = a.values.add(r * a.values_stride).cast_const();
             // Super-groups of up to `SUPER` groups of `LANES` blocks: first every group's
@@ -1359,6 +1360,13 @@ pub(crate) unsafe fn quantize<V: Vector, const P: usize, const L: usize, S: Bloc
                     if V::BYTES4 && L == PLANAR && per == 2 && nb % 2 == 0 {
                         s8.store_u8(a.scales.add(r * a.scales_stride + b0), nb);
                         if pairs_fast::<V, P, S>(a, r, b0, nb, amax, d, den, &c) {
+                            b0 += nb;
+                            continue;
+                        }
+                    }
+                    if per == 1 && L == PLANAR {
+                        s8.store_u8(a.scales.add(r * a.scales_stride + b0), nb);
+                        if singles_fast::<V, P, S>(a, r, b0, nb, amax, d, den, &c, &fc) {
                             b0 += nb;
                             continue;
                         }
@@ -1543,6 +1551,70 @@ unsafe fn pairs_fast<V: Vector, const P: usize, S: BlockSource>(
                 hi = hi.max_u32(m[0].max_u32(m[1]).max_u32(m[2].max_u32(m[3])));
                 let codes = block_at::<PLANAR>(a, r, b0 + i).0;
                 fp4_codes4(m, wq).store_nibbles_b4(codes);
+            }
+            // Every `|wq| < 8` (a NaN's bits are above).
+            hi.reduce_max_u32() < F8 + (1 << 23)
+        }
+    }
+}
+
+/// [`pairs_fast`] for vectors of 16 lanes (one block per vector, AVX-512), block by block:
+/// the planar codes of blocks `b0 .. b0 + nb` of row `r` when every block of the group
+/// qualifies, `false` (codes possibly written, to be rewritten by the caller's per-block
+/// path) otherwise. The same checks as [`pairs_fast`], once for the group; `ModelOpt`'s
+/// codes are the E2M1 narrowing of `y − (−0)` (no `−0` or NaN case to select), `Mlx`'s
+/// [`fp4_code`] of `m = 2|wq|` (the count of midpoints below `|wq|`, ties toward the
+/// smaller, that [`mlx_codes`] gives for `|wq| < 8`).
+///
+/// # Safety
+/// As for [`quantize`], with `b0 + nb <= a.blocks`, `V`'s features and `V::LANES == 16`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn singles_fast<V: Vector, const P: usize, S: BlockSource>(
+    a: &NvRows,
+    r: usize,
+    b0: usize,
+    nb: usize,
+    amax: V,
+    d: V,
+    den: &[u32; 16],
+    c: &Consts<V>,
+    fc: &Fp4Consts<V>,
+) -> bool {
+    let size = size_of::<S>();
+    // SAFETY: the caller's guarantee; blocks `b0 .. b0 + nb` of row `r` are inside the
+    // ranges `a` describes (one load of 16 values and one store of 8 code bytes each), and
+    // `den` holds 16 lanes.
+    unsafe {
+        let row = a.values.add(r * a.values_stride).cast_const();
+        let abs = V::splat(ABS);
+        if P == MODELOPT {
+            // As in `pairs_fast`.
+            let t = d
+                .and(abs)
+                .sub(V::splat(1))
+                .max_u32(amax.max_u32(V::splat(1)).sub(V::splat(1)));
+            if t.reduce_max_u32() > INF - 2 {
+                return false;
+            }
+            let nz = V::splat(0x8000_0000);
+            for (i, &di) in den.iter().enumerate().take(nb) {
+                let x = load_src::<V, S>(row.add((b0 + i) * BLOCK * size), BLOCK);
+                let y = x.div_ieee(V::splat(di)).sub_ieee(nz);
+                let code = lanes::narrow::<V, F4E2M1>(y, &c.fp4).and(V::splat(0xF));
+                code.store_nibbles(block_at::<PLANAR>(a, r, b0 + i).0, BLOCK);
+            }
+            true
+        } else {
+            let one = V::splat(1 << 23);
+            let mut hi = V::splat(0);
+            for (i, &di) in den.iter().enumerate().take(nb) {
+                let x = load_src::<V, S>(row.add((b0 + i) * BLOCK * size), BLOCK);
+                let wq = mlx_wq::<V, S>(x, V::splat(di), c);
+                // `m = 2|wq|` for a normal `|wq|` (exact); a smaller one stays below 0.5.
+                let m = wq.and(abs).add(one);
+                hi = hi.max_u32(m);
+                fp4_code(m, wq, fc).store_nibbles(block_at::<PLANAR>(a, r, b0 + i).0, BLOCK);
             }
             // Every `|wq| < 8` (a NaN's bits are above).
             hi.reduce_max_u32() < F8 + (1 << 23)
