@@ -213,7 +213,14 @@ pub(crate) unsafe fn quantize<V: Vector, T: BlockSource, const VARIANT: usize>(
                     lanes::narrow4::<V, F8E4M3>(wq, &narrow).store_bytes4(codes.add(b * BLOCK));
                     continue;
                 }
-                if byte != 0xFF {
+                if byte != 0xFF && !e4m3 && T::KIND != DestKind::F16 {
+                    // As the byte path above: `2|wq|` as `|x| − (e − 1) << 23` (signed),
+                    // code 0 where that is not a normal f32 above 0.5, the sign `x`'s.
+                    let shift2 = V::splat(((e - 1) << 23) as u32);
+                    for j in 0..nv {
+                        c[j] = fp4_code(x[j].and(abs).sub(shift2), x[j], &fc);
+                    }
+                } else if byte != 0xFF {
                     // x / 2^e where the result is a normal f32, else a zero of x's sign.
                     let shift = V::splat((e << 23) as u32);
                     let keep = V::splat(((e.max(0) as u32) << 23) | 0x007F_FFFF);
