@@ -307,7 +307,7 @@ fn fp8_mag_from_f32<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
 /// 64 f32 (four vectors) to 64 F8E4M3 or F8E5M2 codes in order.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-fn fp8x64_from_f32<const FMT: u8, const SAT: bool>(x: [__m512i; 4]) -> __m512i {
+pub(crate) fn fp8x64_from_f32<const FMT: u8, const SAT: bool>(x: [__m512i; 4]) -> __m512i {
     // Vector j moves the code bytes (byte 1 of each 32-bit lane) of every 128-bit lane into
     // 32-bit lane j of that 128-bit lane and zeroes the rest (shuffle index 0x80).
     let gather = |v: __m512i, j: usize| _mm512_shuffle_epi8(v, shuffle_index(j));

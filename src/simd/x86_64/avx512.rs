@@ -16,6 +16,14 @@ const RZ: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
 #[derive(Clone, Copy)]
 pub(crate) struct V512(__m512i);
 
+impl V512 {
+    /// The register, for the overrides that call hand-written kernels' steps.
+    #[inline(always)]
+    pub(crate) fn m512(self) -> __m512i {
+        self.0
+    }
+}
+
 /// Mask of the first `n` of 16 lanes, `n <= 16`.
 #[inline(always)]
 fn mask16(n: usize) -> __mmask16 {

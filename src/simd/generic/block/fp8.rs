@@ -33,8 +33,10 @@
 //!   of the product there (a rounded subnormal, or with FTZ, or DAZ reading a denormal `x`,
 //!   a zero of `x`'s sign). (`k = 127` divides, as `DeepSeek` does.)
 //! * **four vectors at a time**: the row's codes are finished four vectors at once in bytes
-//!   (`Code::encode_put4`, `lanes::narrow4` on the vectors that have byte shuffles), the
-//!   same codes as `lanes::narrow` (the element kernels' argument).
+//!   by the instantiation's [`Put4`]: the generic layer's `Code::encode_put4`
+//!   (`lanes::narrow4` on the vectors that have byte shuffles), the same codes as
+//!   `lanes::narrow` (the element kernels' argument), or on AVX-512 the element kernel's
+//!   own narrowing (`simd/x86_64/avx512_fp8.rs`).
 //!
 //! # Dequantization: `D(f32(f32(code) · s))`
 //!
@@ -214,15 +216,38 @@ impl<V: Vector> Lanes<V> for Multiply2<V> {
     }
 }
 
+/// How [`quantize_band`] finishes the E4M3 codes of four whole vectors of quotients.
+pub(crate) trait Put4<V: Vector> {
+    /// Stores the E4M3 codes (nearest even, saturating) of the `4 · LANES` finite f32 values
+    /// of `x` at `q`, in order, exactly as the narrowing under `c` (the specification's
+    /// policy) gives them, whatever the FP environment.
+    ///
+    /// # Safety
+    /// `q` writable for `4 · LANES` bytes, and the CPU has `V`'s features.
+    unsafe fn put4(c: &lanes::Narrow<V>, x: [V; 4], q: *mut u8);
+}
+
+/// The generic layer's [`Put4`]: `Code::encode_put4`, the element kernels' `narrow4` where
+/// the vector has byte shuffles.
+pub(crate) struct Layer;
+
+impl<V: Vector> Put4<V> for Layer {
+    #[inline(always)]
+    unsafe fn put4(c: &lanes::Narrow<V>, x: [V; 4], q: *mut u8) {
+        // SAFETY: forwarded contract.
+        unsafe { Code::<F8E4M3>::encode_put4::<V>(c, x, q) }
+    }
+}
+
 /// E4M3 codes of `m(x)` for `n` values of `S` at `p`, stored at `q`: [`map`]'s loop with
-/// the narrowing of four vectors at a time finished in bytes (`Code::encode_put4`, the
-/// element kernels' `narrow4` where the vector has it), then single and partial vectors.
+/// the narrowing of four vectors at a time finished by `P`, then single and partial
+/// vectors.
 ///
 /// # Safety
 /// `p` readable for `n` values of `S`, `q` writable for `n` bytes, and the CPU has `V`'s
 /// features.
 #[inline(always)]
-unsafe fn narrow_row<V: Vector, S: Src, M: Lanes<V>>(
+unsafe fn narrow_row<V: Vector, S: Src, M: Lanes<V>, P: Put4<V>>(
     m: &M,
     c: &lanes::Narrow<V>,
     p: *const u8,
@@ -242,7 +267,7 @@ unsafe fn narrow_row<V: Vector, S: Src, M: Lanes<V>>(
                 m.apply(S::load::<V>(p.add(S::offset(i + 2 * l)), l)),
                 m.apply(S::load::<V>(p.add(S::offset(i + 3 * l)), l)),
             ];
-            D::encode_put4::<V>(c, x, q.add(i));
+            P::put4(c, x, q.add(i));
             i += 4 * l;
         }
         while i < n {
@@ -254,14 +279,15 @@ unsafe fn narrow_row<V: Vector, S: Src, M: Lanes<V>>(
     }
 }
 
-/// Block FP8 quantization of one band of tile rows (the `fp8_quant` slot, `Fp8QuantFn`).
+/// Block FP8 quantization of one band of tile rows (the `fp8_quant` slot, `Fp8QuantFn`),
+/// with `P` finishing the codes of four vectors at a time.
 ///
 /// # Safety
 /// As for `Fp8QuantFn`, and the FP environment the module docs assume (the instantiation's
 /// guard).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub(crate) unsafe fn quantize_band<V: Vector, S: Src>(
+pub(crate) unsafe fn quantize_band<V: Vector, S: Src, P: Put4<V>>(
     src: *const u8,
     stride: usize,
     rows: usize,
@@ -298,9 +324,9 @@ pub(crate) unsafe fn quantize_band<V: Vector, S: Src>(
                 let p = src.add(r * stride + S::offset(c0));
                 let q = codes.add(r * cols + c0);
                 if pow2 {
-                    narrow_row::<V, S, _>(&Multiply2(inv), &ctx, p, q, w);
+                    narrow_row::<V, S, _, P>(&Multiply2(inv), &ctx, p, q, w);
                 } else if s < 0x7F80_0000 {
-                    narrow_row::<V, S, _>(&Divide(V::splat(s)), &ctx, p, q, w);
+                    narrow_row::<V, S, _, P>(&Divide(V::splat(s)), &ctx, p, q, w);
                 } else {
                     // An infinite or NaN scale: the specification, value by value.
                     let mut i = 0;

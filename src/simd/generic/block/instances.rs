@@ -56,7 +56,7 @@ macro_rules! block_instances {
                 // SAFETY: forwarded contract; the features are enabled here and the FP
                 // environment is the one the kernel argues with.
                 unsafe {
-                    fp8::quantize_band::<$v, S>(
+                    fp8::quantize_band::<$v, S, fp8::Layer>(
                         src, stride, rows, cols, tile_cols, ue8m0, codes, scales,
                     )
                 }
