@@ -8,7 +8,7 @@
 //! 8 rows × 4096 values quantized from the f32 weights of `examples/block_quant.rs`, on the
 //! `avx2` backend (or the active one where there is no `avx2`): NVFP4 (`ModelOpt` and `Mlx`
 //! planar, `Ggml` in the `block_nvfp4` layout, which also to f32, what ggml's C writes) and
-//! MXFP4 (`Ggml` planar and `block_mxfp4`, `Mlx`, `Ocp`; `block_mxfp4` also to f32) beside
+//! MXFP4 (`Ggml` planar and `block_mxfp4`, `Mlx`, `Ocp`; each also to f32) beside
 //! F4E2M1 → BF16 (one code a byte; the f32 lines beside F4E2M1 → f32, the same output
 //! bytes), MXFP8 (`Ocp`, `Mlx`) beside F8E4M3 → BF16, and MXFP6 (E2M3, `Ocp`) beside F6E2M3
 //! → BF16. Each line prints the median time per call of both contenders as el/ns and the
@@ -16,6 +16,10 @@
 //! each (on a machine shared with other work, the batches least disturbed by it); FILTER
 //! keeps the lines whose name contains it.
 //! `VCVT_AB_BACKEND=<name>` times another backend. `VCVT_AB_BATCHES` sets the batches per contender (default 31, about 4 ms each).
+//! Every destination (the kernels' and the yardsticks') starts `VCVT_AB_DST_OFFSET` bytes
+//! past a 64-byte line (default 16, where glibc puts a large `Vec`; the header line says
+//! which): a store that crosses a line costs more, so the placement is part of the
+//! measurement.
 
 use std::hint::black_box;
 
@@ -39,15 +43,19 @@ fn main() {
     let filter = std::env::args().nth(1).unwrap_or_default();
     let batches = ab::batches();
     let b = ab::backend();
-    println!("backend {b}, 8 x 4096 values, {batches} batches per contender");
+    println!(
+        "backend {b}, 8 x 4096 values, {batches} batches per contender, destinations {} bytes past a 64-byte line",
+        ab::dst_offset()
+    );
     let shape = Shape::matrix(8, 4096);
     let n = shape.len();
     let w = weights(n, 3);
     let fp4: Vec<F4E2M1> = w.iter().map(|&x| F4E2M1::from_f32(x)).collect();
     let fp8: Vec<F8E4M3> = w.iter().map(|&x| F8E4M3::from_f32(x)).collect();
     let fp6: Vec<F6E2M3> = w.iter().map(|&x| F6E2M3::from_f32(x)).collect();
-    let mut yard_out = vec![BF16::ZERO; n];
-    let mut yard_out32 = vec![0f32; n];
+    let off = ab::dst_offset();
+    let mut yard_out = ab::Placed::<BF16>::new(n, off);
+    let mut yard_out32 = ab::Placed::<f32>::new(n, off);
     let mut line = |name: &str, f: &mut dyn FnMut(), yard: Yard| {
         if !name.contains(filter.as_str()) {
             return;
@@ -55,16 +63,17 @@ fn main() {
         let o = Options::new();
         let [(tk, ty), (bk, by)] = match yard {
             Yard::Fp8 => measure2(batches, f, &mut || {
-                vcvt::convert_slice_on(b, black_box(&fp8), black_box(&mut yard_out), o).unwrap()
+                vcvt::convert_slice_on(b, black_box(&fp8), black_box(yard_out.slice()), o).unwrap()
             }),
             Yard::Fp6 => measure2(batches, f, &mut || {
-                vcvt::convert_slice_on(b, black_box(&fp6), black_box(&mut yard_out), o).unwrap()
+                vcvt::convert_slice_on(b, black_box(&fp6), black_box(yard_out.slice()), o).unwrap()
             }),
             Yard::Fp4 => measure2(batches, f, &mut || {
-                vcvt::convert_slice_on(b, black_box(&fp4), black_box(&mut yard_out), o).unwrap()
+                vcvt::convert_slice_on(b, black_box(&fp4), black_box(yard_out.slice()), o).unwrap()
             }),
             Yard::Fp4F32 => measure2(batches, f, &mut || {
-                vcvt::convert_slice_on(b, black_box(&fp4), black_box(&mut yard_out32), o).unwrap()
+                vcvt::convert_slice_on(b, black_box(&fp4), black_box(yard_out32.slice()), o)
+                    .unwrap()
             }),
         };
         let yard = match yard {
@@ -83,8 +92,8 @@ fn main() {
             by / bk
         );
     };
-    let mut out16 = vec![BF16::ZERO; n];
-    let mut out32 = vec![0f32; n];
+    let mut out16 = ab::Placed::<BF16>::new(n, off);
+    let mut out32 = ab::Placed::<f32>::new(n, off);
     for (name, nv) in [
         ("nvfp4_modelopt", Nvfp4::new()),
         ("nvfp4_mlx", Nvfp4::new().profile(NvProfile::Mlx)),
@@ -101,7 +110,7 @@ fn main() {
         line(
             &format!("{name}_bf16"),
             &mut || {
-                nv.dequantize(black_box(&d), &s, t, shape, black_box(&mut out16))
+                nv.dequantize(black_box(&d), &s, t, shape, black_box(out16.slice()))
                     .unwrap();
             },
             Yard::Fp4,
@@ -110,7 +119,7 @@ fn main() {
             line(
                 &format!("{name}_f32"),
                 &mut || {
-                    nv.dequantize(black_box(&d), &s, t, shape, black_box(&mut out32))
+                    nv.dequantize(black_box(&d), &s, t, shape, black_box(out32.slice()))
                         .unwrap();
                 },
                 Yard::Fp4F32,
@@ -144,16 +153,16 @@ fn main() {
         line(
             &format!("{name}_bf16"),
             &mut || {
-                mx.dequantize(black_box(&d), &s, shape, black_box(&mut out16))
+                mx.dequantize(black_box(&d), &s, shape, black_box(out16.slice()))
                     .unwrap();
             },
             yard,
         );
-        if name == "mxfp4_ggml_block" {
+        if name.starts_with("mxfp4") {
             line(
                 &format!("{name}_f32"),
                 &mut || {
-                    mx.dequantize(black_box(&d), &s, shape, black_box(&mut out32))
+                    mx.dequantize(black_box(&d), &s, shape, black_box(out32.slice()))
                         .unwrap();
                 },
                 Yard::Fp4F32,

@@ -88,3 +88,47 @@ pub fn backend() -> Backend {
             .unwrap_or_else(Backend::active),
     }
 }
+
+/// The byte offset past a 64-byte line at which the block examples put their destinations
+/// ([`Placed`]): `VCVT_AB_DST_OFFSET` (a multiple of 4 below 64), default 16, where glibc's
+/// `malloc` places a large `Vec` (a fresh mapping plus its 16-byte header).
+pub fn dst_offset() -> usize {
+    let o: usize = std::env::var("VCVT_AB_DST_OFFSET")
+        .ok()
+        .map(|v| {
+            v.parse()
+                .unwrap_or_else(|e| panic!("VCVT_AB_DST_OFFSET: {e}"))
+        })
+        .unwrap_or(16);
+    assert!(
+        o < 64 && o.is_multiple_of(4),
+        "VCVT_AB_DST_OFFSET: {o} is not a multiple of 4 below 64"
+    );
+    o
+}
+
+/// `n` default values starting `offset` bytes past a 64-byte line: a buffer with room to
+/// slide, and the index where the slice starts.
+pub struct Placed<T> {
+    buf: Vec<T>,
+    start: usize,
+    n: usize,
+}
+
+impl<T: Copy + Default> Placed<T> {
+    /// `n` values at `offset` bytes past a line (a multiple of `size_of::<T>()`, at most 4,
+    /// below 64).
+    pub fn new(n: usize, offset: usize) -> Placed<T> {
+        let size = size_of::<T>();
+        let buf = vec![T::default(); n + 64 / size];
+        let addr = buf.as_ptr() as usize;
+        let start = (0..64 / size)
+            .find(|i| (addr + size * i) % 64 == offset)
+            .expect("the buffer is aligned to its element size, which divides the offset");
+        Placed { buf, start, n }
+    }
+    /// The placed values.
+    pub fn slice(&mut self) -> &mut [T] {
+        &mut self.buf[self.start..self.start + self.n]
+    }
+}

@@ -588,6 +588,37 @@ impl Vector for V512 {
         }
     }
     #[inline(always)]
+    unsafe fn store_u32_in_lines(self, p: *mut u8) {
+        // SAFETY: the caller has the features and vouches for the 16 lanes at `p`, 4-byte
+        // aligned. Off a line by `o = 4k` bytes, the lanes belong at lanes `k..16` of the line
+        // that holds `p` (lanes `0..16 − k`) and at lanes `0..k` of the next (lanes
+        // `16 − k..16`): rotated up by `k` lanes, lane `j` holds lane `(j − k) mod 16`, and
+        // two masked stores at the two line starts write exactly the 64 bytes `p..p + 64`
+        // (masked-off lanes are not accessed, so the line start before `p` is never
+        // touched).
+        unsafe {
+            let o = p as usize & 63;
+            if o == 0 {
+                _mm512_storeu_si512(p.cast(), self.0);
+                return;
+            }
+            debug_assert!(o.is_multiple_of(4));
+            let k = (o / 4) as u32;
+            let idx = _mm512_and_si512(
+                _mm512_sub_epi32(
+                    _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                    _mm512_set1_epi32(k as i32),
+                ),
+                _mm512_set1_epi32(15),
+            );
+            let r = _mm512_permutexvar_epi32(idx, self.0);
+            let line = p.wrapping_sub(o);
+            let high: __mmask16 = !((1u16 << k) - 1);
+            _mm512_mask_storeu_epi32(line.cast(), high, r);
+            _mm512_mask_storeu_epi32(line.wrapping_add(64).cast(), !high, r);
+        }
+    }
+    #[inline(always)]
     unsafe fn store_f64(self, p: *mut u8, n: usize) {
         // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
         unsafe {

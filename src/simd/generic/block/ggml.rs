@@ -912,7 +912,9 @@ pub(crate) unsafe fn fp4_rows_block<V: Vector, D: BlockDest, const SPLIT: bool>(
             let mut j = 0;
             while j * l < BLOCK {
                 let code = V::load_nibbles(c.add(j * l / 2), l);
-                code.lookup_u16(&t).shl(16).store_u32(out.add(4 * j * l), l);
+                code.lookup_u16(&t)
+                    .shl(16)
+                    .store_u32_in_lines(out.add(4 * j * l));
                 j += 1;
             }
             return;
@@ -932,9 +934,9 @@ pub(crate) unsafe fn fp4_rows_block<V: Vector, D: BlockDest, const SPLIT: bool>(
                     w.shr(16).store_u16(out.add(2 * (16 + i)), l);
                 }
                 _ => {
-                    w.shl(16).store_u32(out.add(4 * i), l);
+                    w.shl(16).store_u32_in_lines(out.add(4 * i));
                     w.and(V::splat(0xFFFF_0000))
-                        .store_u32(out.add(4 * (16 + i)), l);
+                        .store_u32_in_lines(out.add(4 * (16 + i)));
                 }
             }
             i += l;
