@@ -238,8 +238,12 @@ pub(crate) unsafe fn dequant<V: Vector, E: Element, D: Dest>(
             {
                 // Two byte-plane lookups for the block's 32 codes (`LO..=HI` is `2..=252`).
                 super::ggml::fp4_block_planes::<V, D, false>(c, s, true, d);
-            } else if E::PACKED && D::KIND == DestKind::Bf16 && (E::LO..=E::HI).contains(&s) {
-                // One word lookup per code byte, code 8 as −0.
+            } else if E::PACKED
+                && matches!(D::KIND, DestKind::Bf16 | DestKind::F32)
+                && (E::LO..=E::HI).contains(&s)
+            {
+                // One word lookup per code byte, code 8 as −0 (f32: the word, an exact
+                // BF16 value in `LO..=HI`, in the top half, as the `Ggml` profile does).
                 super::ggml::fp4_rows_block::<V, D, false>(c, s, true, d);
             } else if words_path::<V, E, D>() && (E::LO..=E::HI).contains(&s) {
                 // BF16 words, `2 · LANES` values a vector, with the scale added to their
