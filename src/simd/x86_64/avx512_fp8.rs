@@ -39,7 +39,7 @@ use super::avx512::V512;
 use crate::arch::Isa;
 use crate::block::spec::DestKind;
 use crate::block::spec::kernels::BlockKernels;
-use crate::simd::generic::block::fp8;
+use crate::simd::generic::block::{fp8, scaled};
 use crate::simd::generic::kernels::{Brain, F32, Half, Src};
 use crate::simd::generic::lanes;
 
@@ -272,6 +272,34 @@ unsafe fn dequant_row<const TO: u8>(
 /// Sets the BF16 and F16 `fp8_dequant` and `fp8_dequant_band` slots of an AVX-512 table to
 /// the table kernel (the f32 slot keeps the kernel below it). Measured in docs/performance.md,
 /// "Block paths".
+/// The `dequantize_scaled` slot of F8E4M3 into BF16 (`TO == To::Bf16`) or F16: a call is
+/// one tile of one row under the call's scale, by the table where [`by_table`] takes it,
+/// else by the generic kernel. The slot's scales make every product with a code an exact
+/// normal f32 (`src/block/scaled.rs`), so the table's entries (that product rounded once to
+/// the destination) are what the generic kernel stores, NaN codes included.
+///
+/// # Safety
+/// The `ScaledFn` contract; the table holding this is chosen only when the `Avx512` tier's
+/// features were found.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn scaled_e4m3<const TO: u8>(src: *const u8, n: usize, scale: u32, dst: *mut u8) {
+    if by_table(scale, n, 1) {
+        // SAFETY: the features are this function's; `src` holds `n >= 64` codes and `dst`
+        // `n` two-byte values (the slot's contract).
+        unsafe {
+            let tab = table::<TO>(f32::from_bits(scale));
+            run(&tab, src, n, dst);
+        }
+    } else if TO == To::Bf16 as u8 {
+        // SAFETY: forwarded; the generic kernel at 512 bits needs these features and no FP
+        // environment (its products carry their rounding).
+        unsafe { scaled::dequantize_exact::<V512, crate::F8E4M3, Brain>(src, n, scale, dst) }
+    } else {
+        // SAFETY: as above.
+        unsafe { scaled::dequantize_exact::<V512, crate::F8E4M3, Half>(src, n, scale, dst) }
+    }
+}
+
 /// [`fp8::Put4`] by the element kernel's narrowing of 64 f32 to F8E4M3, saturating.
 struct Fp8x64;
 
@@ -327,6 +355,9 @@ pub(crate) const fn set_quant(t: &mut BlockKernels) {
 
 pub(crate) const fn set(t: &mut BlockKernels) {
     let (b, h) = (DestKind::Bf16 as usize, DestKind::F16 as usize);
+    // F8E4M3 is the first of the scaled slots' formats (`ScaledCode::FUSED`).
+    t.dequantize_scaled[0][b] = Some(scaled_e4m3::<{ To::Bf16 as u8 }>);
+    t.dequantize_scaled[0][h] = Some(scaled_e4m3::<{ To::F16 as u8 }>);
     t.fp8_dequant[b] = Some(dequant_row::<{ To::Bf16 as u8 }>);
     t.fp8_dequant[h] = Some(dequant_row::<{ To::F16 as u8 }>);
     t.fp8_dequant_band[b] = Some(dequant_band::<{ To::Bf16 as u8 }>);
