@@ -19,8 +19,8 @@
 //!   quantization (`DeepSeek` and `Ue8m0`) beside f32 → F8E4M3, block FP8 dequantization to
 //!   BF16 beside F8E4M3 → BF16, `narrow_scaled` (f32 → E4M3, power-of-two scale 0.5, the
 //!   fused path; 0.75, the f64 path) beside f32 → F8E4M3, `dequantize_scaled` (E4M3 → BF16,
-//!   0.5 and 0.75, both exact in f32) beside F8E4M3 → BF16, and `amax`, on every SIMD
-//!   backend.
+//!   0.5 and 0.75, both exact in f32) beside F8E4M3 → BF16, the same for E5M2 (scale 0.5)
+//!   beside F8E5M2 → BF16, and `amax`, on every SIMD backend.
 //! * `mx_quant_8x4096/32768`, `mx_dequant_8x4096/32768`: MXFP4/MXFP8 `Ceil` and `Ocp`
 //!   quantization beside f32 → F4E2M1 / F8E4M3, and dequantization to BF16 beside
 //!   F4E2M1 / F8E4M3 → BF16, at 8 rows × 4096 values (issue 28's size), every backend; also
@@ -534,6 +534,9 @@ fn bench_fp8_scaled_8x4096(c: &mut Criterion) {
     let mut si = vec![0u8; fp8.scale_inv_len(shape).unwrap()];
     fp8.quantize(&w, shape, &mut data, &mut si).unwrap();
     let codes: Vec<F8E4M3> = data.iter().map(|&c| F8E4M3::from_bits(c)).collect();
+    // E5M2 codes of the same weights (a KV cache's other fp8 format).
+    let mut e5m2 = vec![vcvt::F8E5M2::ZERO; n];
+    vcvt::convert_slice(&w, &mut e5m2);
     let mut q = vec![F8E4M3::ZERO; n];
     let mut out = vec![BF16::ZERO; n];
     let mut qd = vec![0u8; n];
@@ -591,6 +594,16 @@ fn bench_fp8_scaled_8x4096(c: &mut Criterion) {
                 },
             );
         }
+        g.bench_function(format!("e5m2_to_bf16-{b}"), |bench| {
+            bench.iter(|| {
+                vcvt::convert_slice_on(b, black_box(&e5m2), black_box(&mut out), Options::new())
+            })
+        });
+        g.bench_function(format!("dequantize_scaled_e5m2_bf16_0.5-{b}"), |bench| {
+            bench.iter(|| {
+                vcvt::block::dequantize_scaled_on(b, black_box(&e5m2), 0.5, black_box(&mut out))
+            })
+        });
         g.bench_function(format!("amax-{b}"), |bench| {
             bench.iter(|| vcvt::block::amax_on(b, black_box(&w)))
         });

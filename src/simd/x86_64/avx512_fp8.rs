@@ -68,6 +68,32 @@ static E4M3_MAG: Aligned64<[u32; 128]> = Aligned64({
     t
 });
 
+/// The f32 bits of the F8E5M2 magnitudes `0..128`, as [`E4M3_MAG`] (5 exponent bits, bias
+/// 15, 2 fraction bits; subnormals `f · 2^-16`; `0x7C` infinity; the NaN codes `0x7D..=0x7F`
+/// quiet with their fraction kept, as the widening gives them), for `dequantize_scaled`.
+static E5M2_MAG: Aligned64<[u32; 128]> = Aligned64({
+    let mut t = [0u32; 128];
+    let mut m = 0;
+    while m < 128 {
+        let (e, f) = ((m >> 2) as u32, (m & 3) as u32);
+        t[m] = if e == 31 {
+            // Infinity, or a NaN quieted (bit 22) with the fraction at bits 21..23.
+            0x7F80_0000 | if f == 0 { 0 } else { 0x0040_0000 | (f << 21) }
+        } else if e > 0 {
+            // (1 + f/4) · 2^(e − 15): f32 exponent field e − 15 + 127.
+            ((e + 112) << 23) | (f << 21)
+        } else if f == 0 {
+            0
+        } else {
+            // f · 2^-16 with f in 1..4: the leading bit at position p, so 1.x · 2^(p − 16).
+            let p = 31 - f.leading_zeros();
+            ((p + 111) << 23) | ((f << (23 - p)) & 0x007F_FFFF)
+        };
+        m += 1;
+    }
+    t
+});
+
 /// A value aligned to 64 bytes.
 #[repr(C, align(64))]
 struct Aligned64<T>(T);
@@ -86,9 +112,9 @@ enum To {
 /// `j < 8`; the CPU has AVX-512 F/BW and F16C.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-unsafe fn products<const TO: u8>(s: __m512, j: usize) -> __m512i {
-    // SAFETY: entries 16j..16j + 16 of the 128-entry static (j < 8): 64 bytes in bounds.
-    let x = unsafe { _mm512_loadu_ps(E4M3_MAG.0.as_ptr().add(16 * j).cast()) };
+unsafe fn products<const TO: u8>(mag: &Aligned64<[u32; 128]>, s: __m512, j: usize) -> __m512i {
+    // SAFETY: entries 16j..16j + 16 of the 128-entry table (j < 8): 64 bytes in bounds.
+    let x = unsafe { _mm512_loadu_ps(mag.0.as_ptr().add(16 * j).cast()) };
     let p = _mm512_mul_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x, s);
     let p = _mm512_castps_si512(p);
     if TO == To::Bf16 as u8 {
@@ -112,6 +138,17 @@ unsafe fn products<const TO: u8>(s: __m512, j: usize) -> __m512i {
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 unsafe fn table<const TO: u8>(s: f32) -> [__m512i; 4] {
+    // SAFETY: forwarded.
+    unsafe { table_of::<TO>(&E4M3_MAG, s) }
+}
+
+/// [`table`] over the magnitudes `mag` (E4M3's or E5M2's).
+///
+/// # Safety
+/// The CPU has AVX-512 F/BW and F16C.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn table_of<const TO: u8>(mag: &Aligned64<[u32; 128]>, s: f32) -> [__m512i; 4] {
     let s = _mm512_set1_ps(s);
     // Word indices of the low halves of 32 dwords of two vectors (BF16).
     let even = _mm512_set_epi16(
@@ -120,7 +157,12 @@ unsafe fn table<const TO: u8>(s: f32) -> [__m512i; 4] {
     );
     core::array::from_fn(|k| {
         // SAFETY: j = 2k, 2k + 1 < 8; the features are this function's.
-        let (a, b) = unsafe { (products::<TO>(s, 2 * k), products::<TO>(s, 2 * k + 1)) };
+        let (a, b) = unsafe {
+            (
+                products::<TO>(mag, s, 2 * k),
+                products::<TO>(mag, s, 2 * k + 1),
+            )
+        };
         if TO == To::Bf16 as u8 {
             _mm512_permutex2var_epi16(a, even, b)
         } else {
@@ -300,6 +342,31 @@ unsafe fn scaled_e4m3<const TO: u8>(src: *const u8, n: usize, scale: u32, dst: *
     }
 }
 
+/// The `dequantize_scaled` slot of F8E5M2 into BF16 (`TO == To::Bf16`) or F16, as
+/// [`scaled_e4m3`] with E5M2's magnitudes: the table from 64 codes on (the slot's scales make
+/// every product of a finite non-zero code an exact normal f32, so no range rule is needed;
+/// infinities and NaNs take the IEEE product's, as the generic kernel's products and kept
+/// NaNs give them), the generic kernel below.
+///
+/// # Safety
+/// As [`scaled_e4m3`].
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn scaled_e5m2<const TO: u8>(src: *const u8, n: usize, scale: u32, dst: *mut u8) {
+    if n >= 64 {
+        // SAFETY: as in `scaled_e4m3`.
+        unsafe {
+            let tab = table_of::<TO>(&E5M2_MAG, f32::from_bits(scale));
+            run(&tab, src, n, dst);
+        }
+    } else if TO == To::Bf16 as u8 {
+        // SAFETY: as in `scaled_e4m3`.
+        unsafe { scaled::dequantize_exact::<V512, crate::F8E5M2, Brain>(src, n, scale, dst) }
+    } else {
+        // SAFETY: as above.
+        unsafe { scaled::dequantize_exact::<V512, crate::F8E5M2, Half>(src, n, scale, dst) }
+    }
+}
+
 /// [`fp8::Put4`] by the element kernel's narrowing of 64 f32 to F8E4M3, saturating.
 struct Fp8x64;
 
@@ -358,6 +425,8 @@ pub(crate) const fn set(t: &mut BlockKernels) {
     // F8E4M3 is the first of the scaled slots' formats (`ScaledCode::FUSED`).
     t.dequantize_scaled[0][b] = Some(scaled_e4m3::<{ To::Bf16 as u8 }>);
     t.dequantize_scaled[0][h] = Some(scaled_e4m3::<{ To::F16 as u8 }>);
+    t.dequantize_scaled[1][b] = Some(scaled_e5m2::<{ To::Bf16 as u8 }>);
+    t.dequantize_scaled[1][h] = Some(scaled_e5m2::<{ To::F16 as u8 }>);
     t.fp8_dequant[b] = Some(dequant_row::<{ To::Bf16 as u8 }>);
     t.fp8_dequant[h] = Some(dequant_row::<{ To::F16 as u8 }>);
     t.fp8_dequant_band[b] = Some(dequant_band::<{ To::Bf16 as u8 }>);
@@ -368,12 +437,14 @@ pub(crate) const fn set(t: &mut BlockKernels) {
 
 #[cfg(feature = "__internal-tests")]
 pub(crate) mod internal_tests {
-    /// Every magnitude's f32 equals the codec's widening of the code (the NaN: the
-    /// canonical NaN the widening gives).
+    /// Every magnitude's f32 equals the codec's widening of the code (E4M3's NaN: the
+    /// canonical NaN the widening gives; E5M2's: quiet, fraction kept), for both tables.
     pub fn magnitudes_are_the_widening() {
         for m in 0..128u32 {
             let want = crate::codec::widen_f32::<crate::F8E4M3>(m);
             assert_eq!(super::E4M3_MAG.0[m as usize], want, "magnitude {m:#x}");
+            let want = crate::codec::widen_f32::<crate::F8E5M2>(m);
+            assert_eq!(super::E5M2_MAG.0[m as usize], want, "E5M2 magnitude {m:#x}");
         }
     }
 }
