@@ -23,15 +23,15 @@ const fn avx2_table() -> BlockKernels {
 
 /// The AVX-512 tiers: `Avx2`'s, with the generic 512-bit block kernels on top, then their
 /// override list: block FP8 dequantization to BF16/F16 by a table per tile
-/// (`simd/x86_64/avx512_fp8.rs`), its quantization with the element kernel's F8E4M3
-/// narrowing (same file), and to f32 `Avx2`'s hand-written kernel (measured as
-/// fast or faster than the generic one at 512 bits: `simd/x86_64/avx512.rs`'s
-/// `fill_block`).
+/// (`simd/x86_64/avx512_fp8.rs`, which also serves `dequantize_scaled` of E4M3 and E5M2),
+/// and to f32 `Avx2`'s hand-written kernel (measured as fast or faster than the generic one
+/// at 512 bits: `simd/x86_64/avx512.rs`'s `fill_block`). (The generic 512-bit block FP8
+/// quantization finishes its codes with the element kernel's narrowing: `avx512.rs`'s
+/// `Fp8x64`.)
 const fn avx512_table() -> BlockKernels {
     let mut t = avx2_table();
     generic::avx512::fill_block(&mut t);
     generic::avx512_fp8::set(&mut t);
-    generic::avx512_fp8::set_quant(&mut t);
     avx2_block::set_fp8_dequant_f32(&mut t);
     t
 }

@@ -24,14 +24,8 @@
 //! **Tiles outside that range**, and tiles with fewer than 64 codes in the call (a table
 //! costs about as much as that many values done directly), run the generic kernel.
 //!
-//! **Quantization** is the generic layer's `fp8::quantize_band` (tile amax, scale, then the
-//! quotient or the product by `2^-k` of every value), with the codes of each 64 values
-//! finished by the element kernel's f32 → F8E4M3 narrowing (`fp8x64_from_f32` of
-//! `arch/x86_64/avx512.rs`, saturating: the same codes, proven equal to the codec by the
-//! element tests under every MXCSR setting) instead of the generic narrowing, which has no
-//! byte gather at 512 bits and stores each vector's bytes with `VPMOVDB`. On the Intel VM
-//! (`block_quant fp8block` on `avx512-fp16`) `Ue8m0` went from 0.43 to 0.52 of f32 →
-//! F8E4M3 (docs/performance.md).
+//! **`dequantize_scaled`** of E4M3 and E5M2 into BF16/F16 is one tile under the call's
+//! scale: the same table (E5M2's from its own magnitudes).
 
 use core::arch::x86_64::*;
 
@@ -40,8 +34,7 @@ use crate::arch::Isa;
 use crate::block::spec::DestKind;
 use crate::block::spec::kernels::BlockKernels;
 use crate::simd::generic::block::{fp8, scaled};
-use crate::simd::generic::kernels::{Brain, F32, Half, Src};
-use crate::simd::generic::lanes;
+use crate::simd::generic::kernels::{Brain, Half};
 
 /// The f32 bits of the E4M3 magnitudes `0..128` (`0x7F`: the canonical NaN), computed at
 /// compile time from the format's layout (4 exponent bits, bias 7, 3 fraction bits;
@@ -311,9 +304,6 @@ unsafe fn dequant_row<const TO: u8>(
     unsafe { dequant_band::<TO>(codes, scales, tile_cols, cols, 1, 0, dst) }
 }
 
-/// Sets the BF16 and F16 `fp8_dequant` and `fp8_dequant_band` slots of an AVX-512 table to
-/// the table kernel (the f32 slot keeps the kernel below it). Measured in docs/performance.md,
-/// "Block paths".
 /// The `dequantize_scaled` slot of F8E4M3 into BF16 (`TO == To::Bf16`) or F16: a call is
 /// one tile of one row under the call's scale, by the table where [`by_table`] takes it,
 /// else by the generic kernel. The slot's scales make every product with a code an exact
@@ -367,59 +357,10 @@ unsafe fn scaled_e5m2<const TO: u8>(src: *const u8, n: usize, scale: u32, dst: *
     }
 }
 
-/// [`fp8::Put4`] by the element kernel's narrowing of 64 f32 to F8E4M3, saturating.
-struct Fp8x64;
-
-impl fp8::Put4<V512> for Fp8x64 {
-    #[inline(always)]
-    unsafe fn put4(_: &lanes::Narrow<V512>, x: [V512; 4], q: *mut u8) {
-        // SAFETY: the caller's guarantee: the CPU has V512's features (those the element
-        // kernel enables) and `q` is writable for the 64 bytes of the one store.
-        unsafe {
-            let v = [x[0].m512(), x[1].m512(), x[2].m512(), x[3].m512()];
-            let codes = crate::arch::x86_64::avx512::fp8x64_from_f32::<
-                { crate::arch::x86_64::avx512::E4M3 },
-                true,
-            >(v);
-            _mm512_storeu_si512(q.cast(), codes);
-        }
-    }
-}
-
-/// Block FP8 quantization of a band of tile rows (module docs).
-///
-/// # Safety
-/// As for `Fp8QuantFn`.
-#[allow(clippy::too_many_arguments)]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-unsafe fn quant_band<S: Src>(
-    src: *const u8,
-    stride: usize,
-    rows: usize,
-    cols: usize,
-    tile_cols: usize,
-    ue8m0: bool,
-    codes: *mut u8,
-    scales: *mut u8,
-) {
-    // SAFETY: forwarded contract; the features are enabled here, and every operation that
-    // rounds carries its rounding (`{rn-sae}`), so no FP-environment guard is needed.
-    unsafe {
-        fp8::quantize_band::<V512, S, Fp8x64>(
-            src, stride, rows, cols, tile_cols, ue8m0, codes, scales,
-        )
-    }
-}
-
-/// Sets the block FP8 quantization slots (every source type) to [`quant_band`].
-pub(crate) const fn set_quant(t: &mut BlockKernels) {
-    t.fp8_quant = [
-        Some(quant_band::<F32>),
-        Some(quant_band::<Brain>),
-        Some(quant_band::<Half>),
-    ];
-}
-
+/// Sets the BF16 and F16 `fp8_dequant` and `fp8_dequant_band` slots of an AVX-512 table to
+/// the table kernel (the f32 slot keeps the kernel below it), and the E4M3 and E5M2
+/// `dequantize_scaled` slots of those destinations to theirs. Measured in docs/performance.md,
+/// "Block paths".
 pub(crate) const fn set(t: &mut BlockKernels) {
     let (b, h) = (DestKind::Bf16 as usize, DestKind::F16 as usize);
     // F8E4M3 is the first of the scaled slots' formats (`ScaledCode::FUSED`).

@@ -6,9 +6,18 @@
 /// `$attr` the attributes of every entry point (its target features), `$guard` an
 /// expression whose value lives for the kernel's call (the FP environment it needs:
 /// `RoundNearest` on AVX2, `Fpcr0` on NEON, `run::Unguarded` where the instructions carry
-/// their rounding).
+/// their rounding), and `$put` the block FP8 quantization's last step (`fp8::Put4`: the
+/// generic layer's `fp8::Layer` unless the ISA names another).
 macro_rules! block_instances {
     ($v:ty, [$(#[$attr:meta])*], $guard:expr) => {
+        crate::simd::generic::block::instances::block_instances!(
+            $v,
+            [$(#[$attr])*],
+            $guard,
+            crate::simd::generic::block::fp8::Layer
+        );
+    };
+    ($v:ty, [$(#[$attr:meta])*], $guard:expr, $put:ty) => {
         mod block_kernels {
             use super::*;
             use crate::block::spec::kernels::{BlockKernels, SCALED_FORMATS};
@@ -56,7 +65,7 @@ macro_rules! block_instances {
                 // SAFETY: forwarded contract; the features are enabled here and the FP
                 // environment is the one the kernel argues with.
                 unsafe {
-                    fp8::quantize_band::<$v, S, fp8::Layer>(
+                    fp8::quantize_band::<$v, S, $put>(
                         src, stride, rows, cols, tile_cols, ue8m0, codes, scales,
                     )
                 }

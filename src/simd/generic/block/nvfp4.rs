@@ -1499,13 +1499,7 @@ unsafe fn pairs_fast<V: Vector, const P: usize, S: BlockSource>(
         let row = a.values.add(r * a.values_stride).cast_const();
         let abs = V::splat(ABS);
         if P == MODELOPT {
-            // `amax < INF` and `0 < |d| < INF`: `x − 1` for these is at most `INF − 2`
-            // unsigned (`amax` at least 1 first, as 0 is fine), anything else above.
-            let t = d
-                .and(abs)
-                .sub(V::splat(1))
-                .max_u32(amax.max_u32(V::splat(1)).sub(V::splat(1)));
-            if t.reduce_max_u32() > INF - 2 {
+            if !group_finite(amax, d) {
                 return false;
             }
             let nz = V::splat(0x8000_0000);
@@ -1558,6 +1552,24 @@ unsafe fn pairs_fast<V: Vector, const P: usize, S: BlockSource>(
     }
 }
 
+/// Whether no quotient of a `ModelOpt` group can be NaN ([`quotients_finite`] for every
+/// lane at once): every `amax < INF` and `0 < |d| < INF`. `x − 1` for these is at most
+/// `INF − 2` unsigned (`amax` raised to 1 first, as 0 is fine), anything else above.
+///
+/// # Safety
+/// The CPU has `V`'s features.
+#[inline(always)]
+unsafe fn group_finite<V: Vector>(amax: V, d: V) -> bool {
+    // SAFETY: the caller's guarantee; no memory is touched.
+    unsafe {
+        let t = d
+            .and(V::splat(ABS))
+            .sub(V::splat(1))
+            .max_u32(amax.max_u32(V::splat(1)).sub(V::splat(1)));
+        t.reduce_max_u32() <= INF - 2
+    }
+}
+
 /// [`pairs_fast`] for vectors of 16 lanes (one block per vector, AVX-512), block by block:
 /// the planar codes of blocks `b0 .. b0 + nb` of row `r` when every block of the group
 /// qualifies, `false` (codes possibly written, to be rewritten by the caller's per-block
@@ -1589,12 +1601,7 @@ unsafe fn singles_fast<V: Vector, const P: usize, S: BlockSource>(
         let row = a.values.add(r * a.values_stride).cast_const();
         let abs = V::splat(ABS);
         if P == MODELOPT {
-            // As in `pairs_fast`.
-            let t = d
-                .and(abs)
-                .sub(V::splat(1))
-                .max_u32(amax.max_u32(V::splat(1)).sub(V::splat(1)));
-            if t.reduce_max_u32() > INF - 2 {
+            if !group_finite(amax, d) {
                 return false;
             }
             let nz = V::splat(0x8000_0000);
