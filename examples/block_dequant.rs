@@ -8,10 +8,10 @@
 //! 8 rows × 4096 values quantized from the f32 weights of `examples/block_quant.rs`, on the
 //! `avx2` backend (or the active one where there is no `avx2`): NVFP4 (`ModelOpt` and `Mlx`
 //! planar, `Ggml` in the `block_nvfp4` layout, which also to f32, what ggml's C writes) and
-//! MXFP4 (`Ggml` planar and `block_mxfp4`, `Mlx`, `Ocp`; each also to f32) beside
+//! MXFP4 (`Ggml` planar and `block_mxfp4`, `Mlx`, `Ocp`) beside
 //! F4E2M1 → BF16 (one code a byte; the f32 lines beside F4E2M1 → f32, the same output
 //! bytes), MXFP8 (`Ocp`, `Mlx`) beside F8E4M3 → BF16, and MXFP6 (E2M3, `Ocp`) beside F6E2M3
-//! → BF16. Each line prints the median time per call of both contenders as el/ns and the
+//! → BF16; every MX line also to f32, beside its element's widening to f32. Each line prints the median time per call of both contenders as el/ns and the
 //! ratio of the medians (kernel ÷ yardstick rate), then the same of the fastest batch of
 //! each (on a machine shared with other work, the batches least disturbed by it); FILTER
 //! keeps the lines whose name contains it.
@@ -37,6 +37,21 @@ enum Yard {
     Fp4,
     /// F4E2M1 → f32, beside the f32 destinations.
     Fp4F32,
+    /// F8E4M3 → f32.
+    Fp8F32,
+    /// F6E2M3 → f32.
+    Fp6F32,
+}
+
+impl Yard {
+    /// The same element's widening to f32, for the f32 lines.
+    fn to_f32(self) -> Yard {
+        match self {
+            Yard::Fp8 | Yard::Fp8F32 => Yard::Fp8F32,
+            Yard::Fp6 | Yard::Fp6F32 => Yard::Fp6F32,
+            Yard::Fp4 | Yard::Fp4F32 => Yard::Fp4F32,
+        }
+    }
 }
 
 fn main() {
@@ -75,12 +90,22 @@ fn main() {
                 vcvt::convert_slice_on(b, black_box(&fp4), black_box(yard_out32.slice()), o)
                     .unwrap()
             }),
+            Yard::Fp8F32 => measure2(batches, f, &mut || {
+                vcvt::convert_slice_on(b, black_box(&fp8), black_box(yard_out32.slice()), o)
+                    .unwrap()
+            }),
+            Yard::Fp6F32 => measure2(batches, f, &mut || {
+                vcvt::convert_slice_on(b, black_box(&fp6), black_box(yard_out32.slice()), o)
+                    .unwrap()
+            }),
         };
         let yard = match yard {
             Yard::Fp8 => "F8E4M3 -> BF16",
             Yard::Fp6 => "F6E2M3 -> BF16",
             Yard::Fp4 => "F4E2M1 -> BF16",
             Yard::Fp4F32 => "F4E2M1 -> f32 ",
+            Yard::Fp8F32 => "F8E4M3 -> f32 ",
+            Yard::Fp6F32 => "F6E2M3 -> f32 ",
         };
         println!(
             "{name:24} {:6.3} el/ns   {yard} {:6.3} el/ns   ratio {:5.3}   best batches {:6.3} {:6.3} ratio {:5.3}",
@@ -158,15 +183,13 @@ fn main() {
             },
             yard,
         );
-        if name.starts_with("mxfp4") {
-            line(
-                &format!("{name}_f32"),
-                &mut || {
-                    mx.dequantize(black_box(&d), &s, shape, black_box(out32.slice()))
-                        .unwrap();
-                },
-                Yard::Fp4F32,
-            );
-        }
+        line(
+            &format!("{name}_f32"),
+            &mut || {
+                mx.dequantize(black_box(&d), &s, shape, black_box(out32.slice()))
+                    .unwrap();
+            },
+            yard.to_f32(),
+        );
     }
 }
