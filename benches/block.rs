@@ -25,6 +25,8 @@
 //!   quantization beside f32 → F4E2M1 / F8E4M3, and dequantization to BF16 beside
 //!   F4E2M1 / F8E4M3 → BF16, at 8 rows × 4096 values (issue 28's size), every backend; also
 //!   MXFP4 → f32 and E5M2, E2M3, E3M2 → BF16 (the `avx2` block table's override list).
+//! * `scaled_formats/32768`: `dequantize_scaled` (scale 0.5) of every scaled format to BF16
+//!   beside that format's widening to BF16, on the active backend and `avx2`.
 //! * `nvfp4_to_bf16/32768`: NVFP4 dequantization to BF16 (`ModelOpt`, `Mlx`, `Ggml`; `Ggml`
 //!   also to f32, what ggml's C writes) beside F4E2M1 → BF16.
 //!
@@ -611,6 +613,50 @@ fn bench_fp8_scaled_8x4096(c: &mut Criterion) {
     g.finish();
 }
 
+/// One format's `dequantize_scaled` (scale 0.5, exact for every format) beside its plain
+/// widening to BF16, from the codes of `w` (`zero` fills the buffer first).
+fn scaled_format<F>(g: &mut Group, name: &str, zero: F, w: &[f32], b: Backend)
+where
+    F: vcvt::block::ScaledCode + vcvt::Element + vcvt::ConvertTo<BF16>,
+    f32: vcvt::ConvertTo<F>,
+{
+    let mut codes = vec![zero; w.len()];
+    vcvt::convert_slice(w, &mut codes);
+    let mut out = vec![BF16::ZERO; w.len()];
+    g.bench_function(format!("{name}_to_bf16-{b}"), |bench| {
+        bench.iter(|| {
+            vcvt::convert_slice_on(b, black_box(&codes), black_box(&mut out), Options::new())
+        })
+    });
+    g.bench_function(format!("dequantize_scaled_{name}-{b}"), |bench| {
+        bench.iter(|| {
+            vcvt::block::dequantize_scaled_on(b, black_box(&codes), 0.5, black_box(&mut out))
+        })
+    });
+}
+
+/// `dequantize_scaled` of every scaled format beside its widening to BF16, 32 Ki values.
+fn bench_scaled_formats(c: &mut Criterion) {
+    let n = 1 << 15;
+    let w = weights(n, 7);
+    let mut g = open(c, "scaled_formats", n);
+    for b in nvfp4_backends() {
+        scaled_format(&mut g, "e4m3", vcvt::F8E4M3::ZERO, &w, b);
+        scaled_format(&mut g, "e5m2", vcvt::F8E5M2::ZERO, &w, b);
+        scaled_format(&mut g, "e4m3fnuz", vcvt::F8E4M3FNUZ::ZERO, &w, b);
+        scaled_format(&mut g, "e5m2fnuz", vcvt::F8E5M2FNUZ::ZERO, &w, b);
+        scaled_format(&mut g, "e2m3", vcvt::F6E2M3::ZERO, &w, b);
+        scaled_format(&mut g, "e3m2", vcvt::F6E3M2::ZERO, &w, b);
+        scaled_format(&mut g, "e2m1", vcvt::F4E2M1::ZERO, &w, b);
+        scaled_format(&mut g, "e8m0", vcvt::F8E8M0::ONE, &w, b);
+        scaled_format(&mut g, "e3m4", vcvt::F8E3M4::ZERO, &w, b);
+        scaled_format(&mut g, "e4m3ieee", vcvt::F8E4M3IEEE::ZERO, &w, b);
+        scaled_format(&mut g, "e4m3b11fnuz", vcvt::F8E4M3B11FNUZ::ZERO, &w, b);
+        scaled_format(&mut g, "e5m3fnu", vcvt::F8E5M3FNU::ZERO, &w, b);
+    }
+    g.finish();
+}
+
 /// The backends the NVFP4 groups run on: the active one (the machine's best tier) and, on
 /// x86-64, `Avx2` when it is another.
 fn nvfp4_backends() -> Vec<Backend> {
@@ -716,6 +762,7 @@ fn bench_nvfp4(c: &mut Criterion) {
 
 fn benches(c: &mut Criterion) {
     bench_fp8_scaled_8x4096(c);
+    bench_scaled_formats(c);
     for n in sizes() {
         bench_mxfp4(c, n);
         bench_fp8_block(c, n);

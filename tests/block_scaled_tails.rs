@@ -1,13 +1,14 @@
-//! `dequantize_scaled` into BF16 at every length from 0 to 70 on every SIMD backend against
-//! the Scalar backend (the specification's exact f64 route), bit for bit, with canaries
-//! around the destination: the word kernel takes 2 · LANES codes a vector, two vectors an
-//! iteration, then one partial vector, so the lengths cross every one of its edges. The
-//! scales are exact for the fused path (power-of-two and few-bit scales, one whose products
-//! need BF16's rounding, scales at the ends of the range) or not (negative, many bits: the
-//! other routes), under the default MXCSR and a hostile one.
+//! `dequantize_scaled` into BF16 and F16 at every length from 0 to 170 on every SIMD
+//! backend against the Scalar backend (the specification's exact f64 route), bit for bit,
+//! with canaries around the destination: the word kernel takes 2 · LANES codes a vector,
+//! two vectors an iteration, then one partial vector, and the AVX-512 table kernels start
+//! at 64 or 128 codes and take 32 a step, so the lengths cross every one of their edges.
+//! The scales are exact for the fused path (power-of-two and few-bit scales, one whose
+//! products need BF16's rounding, scales at the ends of the range) or not (negative, many
+//! bits: the other routes), under the default MXCSR and a hostile one.
 
 use vcvt::block::ScaledCode;
-use vcvt::{BF16, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ};
+use vcvt::{BF16, F4E2M1, F6E2M3, F6E3M2, F8E4M3, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F16};
 
 mod block_harness;
 use block_harness::*;
@@ -39,9 +40,14 @@ fn scales() -> Vec<f32> {
     ]
 }
 
-fn dequant(b: vcvt::Backend, codes: &[impl ScaledCode], scale: f32, csr: Option<u32>) -> Vec<u32> {
+fn dequant<D: Bits>(
+    b: vcvt::Backend,
+    codes: &[impl ScaledCode],
+    scale: f32,
+    csr: Option<u32>,
+) -> Vec<u32> {
     let n = codes.len();
-    let mut buf = vec![BF16::sentinel(); n + 2 * PAD];
+    let mut buf = vec![D::sentinel(); n + 2 * PAD];
     with_mxcsr(csr, || {
         vcvt::block::dequantize_scaled_on(b, codes, scale, &mut buf[PAD..PAD + n]).unwrap();
     });
@@ -49,21 +55,31 @@ fn dequant(b: vcvt::Backend, codes: &[impl ScaledCode], scale: f32, csr: Option<
 }
 
 fn check<C: ScaledCode + Copy>(name: &str, from_bits: fn(u8) -> C, rng: &mut Rng) {
-    for n in 0..=70 {
+    check_to::<C, BF16>(name, from_bits, rng, "bf16");
+    check_to::<C, F16>(name, from_bits, rng, "f16");
+}
+
+fn check_to<C: ScaledCode + Copy, D: Bits>(
+    name: &str,
+    from_bits: fn(u8) -> C,
+    rng: &mut Rng,
+    dest: &str,
+) {
+    for n in 0..=170 {
         // Every code in turn from a random start, so that each length sees many codes.
         let start = rng.u32();
         let codes: Vec<C> = (0..n)
             .map(|i| from_bits((start as usize + 37 * i) as u8))
             .collect();
         for scale in scales() {
-            let want = dequant(vcvt::Backend::Scalar, &codes, scale, None);
+            let want = dequant::<D>(vcvt::Backend::Scalar, &codes, scale, None);
             for b in simd_backends() {
                 for csr in MXCSRS {
-                    let got = dequant(b, &codes, scale, csr);
+                    let got = dequant::<D>(b, &codes, scale, csr);
                     same_bits(
                         &|| {
                             format!(
-                                "{name} x {scale:e} -> bf16, length {n}, on {b}, MXCSR {csr:x?}"
+                                "{name} x {scale:e} -> {dest}, length {n}, on {b}, MXCSR {csr:x?}"
                             )
                         },
                         &want,
@@ -76,7 +92,7 @@ fn check<C: ScaledCode + Copy>(name: &str, from_bits: fn(u8) -> C, rng: &mut Rng
 }
 
 #[test]
-fn dequantize_scaled_bf16_every_length() {
+fn dequantize_scaled_every_length() {
     let mut rng = Rng(0x7A11_5EED);
     check("F8E4M3", F8E4M3::from_bits, &mut rng);
     check("F8E5M2", F8E5M2::from_bits, &mut rng);

@@ -23,7 +23,8 @@ const fn avx2_table() -> BlockKernels {
 
 /// The AVX-512 tiers: `Avx2`'s, with the generic 512-bit block kernels on top, then their
 /// override list: block FP8 dequantization to BF16/F16 by a table per tile
-/// (`simd/x86_64/avx512_fp8.rs`, which also serves `dequantize_scaled` of E4M3 and E5M2),
+/// (`simd/x86_64/avx512_fp8.rs`, which also serves `dequantize_scaled` of E4M3 and E5M2;
+/// `avx512_scaled.rs` serves it for the fnuz, fp6 and fp4 formats),
 /// and to f32 `Avx2`'s hand-written kernel (measured as fast or faster than the generic one
 /// at 512 bits: `simd/x86_64/avx512.rs`'s `fill_block`). (The generic 512-bit block FP8
 /// quantization finishes its codes with the element kernel's narrowing: `avx512.rs`'s
@@ -32,6 +33,7 @@ const fn avx512_table() -> BlockKernels {
     let mut t = avx2_table();
     generic::avx512::fill_block(&mut t);
     generic::avx512_fp8::set(&mut t);
+    generic::avx512_scaled::set(&mut t);
     avx2_block::set_fp8_dequant_f32(&mut t);
     t
 }

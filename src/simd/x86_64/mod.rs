@@ -4,6 +4,7 @@
 pub(crate) mod avx2;
 pub(crate) mod avx512;
 pub(crate) mod avx512_fp8;
+pub(crate) mod avx512_scaled;
 
 /// The current MXCSR.
 #[inline]

@@ -1,0 +1,281 @@
+//! `dequantize_scaled` into BF16 and F16 on the AVX-512 tiers by a per-call table, for the
+//! one-byte formats whose slots the generic kernel served alone: the fnuz formats, fp6 and
+//! fp4 (F8E4M3 and F8E5M2 have tables of their own in `avx512_fp8.rs`).
+//!
+//! **The table is the generic kernel's output.** A call's scale is one value, so every code
+//! with the same magnitude gives the same result up to its sign. The generic 512-bit kernel
+//! (`scaled::dequantize_exact`, the one these slots ran before) converts the format's
+//! magnitude codes once, under the call's scale, into a small buffer: that buffer is the
+//! table, bit for bit what the kernel would have stored for those codes. Each code is then
+//! one or two `VPERMW`/`VPERMT2W` lookups (and for the fnuz formats an XOR of its sign).
+//!
+//! **Why the sign is an XOR** (fnuz). The slot's scales make every product of a finite code
+//! an exact f32 (`ScaledCode::exact_scale`), so the result is that product rounded once to
+//! BF16/F16, and `round(−x · s) = −round(x · s)`: rounding to nearest even is symmetric,
+//! and so is a product's sign. These formats have no infinities, and their only NaN is
+//! `0x80` (see below), so no other case arises. Zero works too: the entry of magnitude 0 is
+//! `+0 · s` (the sign of `s`) and the XOR gives `−0 · s`.
+//!
+//! **Codes:**
+//! - fnuz (F8E4M3FNUZ, F8E5M2FNUZ): the magnitude is the low 7 bits and the sign is bit 7.
+//!   The table has 128 entries in four registers: `VPERMT2W` reads 6 index bits, so two
+//!   lookups cover the magnitudes and bit 6 picks between them. Code `0x80` is NaN, not
+//!   `−0`: it takes the generic kernel's word for that code, which the table build also
+//!   converts.
+//! - fp6 (F6E2M3, F6E3M2) and fp4 (F4E2M1): the table holds every code, sign included, so
+//!   no XOR is needed. fp6 has 64 entries in two registers, looked up by `VPERMT2W` (6 index
+//!   bits). fp4 has its 16 entries twice in one register, looked up by `VPERMW` (5 index
+//!   bits, so bit 4 changes nothing). The index bits above those are not read: the codec
+//!   ignores bits above a format's width as well.
+//!
+//! **When.** Building the table costs the generic kernel on 129 (fnuz), 64 or 32 codes plus
+//! a few loads, so shorter calls ([`MIN_LEN_FNUZ`], [`MIN_LEN_WHOLE`]) run the generic
+//! kernel directly.
+//! `tests/block_generic.rs` (every code in one call under scales at the edges of the slot's
+//! condition, every MXCSR setting), `tests/block_backends.rs` (lengths up to 1000) and
+//! `tests/block_scaled_tails.rs` (every length up to 170, canaries) compare every backend
+//! with the scalar specification.
+
+use core::arch::x86_64::*;
+
+use super::avx512::V512;
+use crate::block::spec::DestKind;
+use crate::block::spec::kernels::BlockKernels;
+use crate::codec::Format;
+use crate::simd::generic::block::run::Out;
+use crate::simd::generic::block::scaled;
+use crate::simd::generic::kernels::{Brain, Half};
+
+/// Calls of fewer codes run the generic kernel, where building the table (the generic kernel
+/// on 129 codes) costs more than it saves: about even at 128 codes on the Intel VM (26 and 24
+/// ns per call, `dequantize_scaled` of F8E4M3FNUZ into BF16).
+const MIN_LEN_FNUZ: usize = 128;
+/// As [`MIN_LEN_FNUZ`] for the whole-code tables (64 or 32 codes to build), which were
+/// already faster at 64 codes (fp6 12 against 14 ns, fp4 9 against 14).
+const MIN_LEN_WHOLE: usize = 64;
+
+/// Codes `0..128`, the magnitudes of a one-byte sign-magnitude format, then `0x80`.
+static WIDE_CODES: [u8; 129] = {
+    let mut t = [0x80u8; 129];
+    let mut i = 0;
+    while i < 128 {
+        t[i] = i as u8;
+        i += 1;
+    }
+    t
+};
+
+/// Codes `j & 15` for `j < 32`: the 16 F4E2M1 codes, twice.
+static FP4_CODES: [u8; 32] = {
+    let mut t = [0u8; 32];
+    let mut i = 0;
+    while i < 32 {
+        t[i] = (i & 15) as u8;
+        i += 1;
+    }
+    t
+};
+
+/// A buffer of 160 words, 64-byte aligned for the table's loads.
+#[repr(C, align(64))]
+struct Words([u16; 160]);
+
+/// How a table turns 32 codes (zero-extended to words) into their 32 results.
+trait Lookup {
+    /// The results of the 32 codes of `c`.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512 F/BW (the callers are compiled with them).
+    unsafe fn words(&self, c: __m512i) -> __m512i;
+}
+
+/// 128 magnitudes in four registers, the sign at bit 7, and code `0x80`'s own word (fnuz).
+struct Fnuz {
+    t: [__m512i; 4],
+    nan: __m512i,
+}
+
+impl Lookup for Fnuz {
+    #[inline(always)]
+    unsafe fn words(&self, c: __m512i) -> __m512i {
+        // SAFETY: register-only AVX-512 F/BW instructions (the caller's guarantee).
+        unsafe {
+            // VPERMT2W reads the index's low 6 bits (bit 5 picks the second register), so
+            // each pair covers 64 magnitudes; bit 6 picks the pair.
+            let lo = _mm512_permutex2var_epi16(self.t[0], c, self.t[1]);
+            let hi = _mm512_permutex2var_epi16(self.t[2], c, self.t[3]);
+            let upper = _mm512_test_epi16_mask(c, _mm512_set1_epi16(0x40));
+            let r = _mm512_mask_blend_epi16(upper, lo, hi);
+            // r ^ ((c << 8) & 0x8000): bit 7 of the code flips the result's sign (ternary
+            // logic A ^ (B & C)).
+            let r = _mm512_ternarylogic_epi32::<0x78>(
+                r,
+                _mm512_slli_epi16::<8>(c),
+                _mm512_set1_epi16(i16::MIN),
+            );
+            let nan = _mm512_cmpeq_epi16_mask(c, _mm512_set1_epi16(0x80));
+            _mm512_mask_mov_epi16(r, nan, self.nan)
+        }
+    }
+}
+
+/// Whole codes: 32 entries in one register (`N == 1`, `VPERMW`, 5 index bits) or 64 in two
+/// (`N == 2`, `VPERMT2W`, 6 index bits); the code's higher bits are not read.
+struct Whole<const N: usize> {
+    t: [__m512i; N],
+}
+
+impl<const N: usize> Lookup for Whole<N> {
+    #[inline(always)]
+    unsafe fn words(&self, c: __m512i) -> __m512i {
+        // SAFETY: register-only AVX-512 F/BW instructions (the caller's guarantee).
+        unsafe {
+            if N == 1 {
+                _mm512_permutexvar_epi16(c, self.t[0])
+            } else {
+                _mm512_permutex2var_epi16(self.t[0], c, self.t[N - 1])
+            }
+        }
+    }
+}
+
+/// The codes of `src` (`len` of them) through `l` into `dst`, 32 a step, the last
+/// `len % 32` by masked accesses.
+///
+/// # Safety
+/// `src` readable for `len` bytes, `dst` writable for `len` two-byte values; the CPU has
+/// AVX-512 F/BW/VL/DQ.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn run<L: Lookup>(l: &L, src: *const u8, len: usize, dst: *mut u8) {
+    let mut i = 0;
+    while len - i >= 32 {
+        // SAFETY: codes i..i + 32 and values i..i + 32 (64 bytes) lie below `len`; the
+        // features are this function's.
+        unsafe {
+            let c = _mm512_cvtepu8_epi16(_mm256_loadu_si256(src.add(i).cast()));
+            _mm512_storeu_si512(dst.add(2 * i).cast(), l.words(c));
+        }
+        i += 32;
+    }
+    let n = len - i;
+    if n > 0 {
+        let k: __mmask32 = (1u32 << n) - 1;
+        // SAFETY: the masks enable codes and values i..i + n only (n < 32), below `len`;
+        // masked-off lanes are neither read nor written.
+        unsafe {
+            let c = _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(k, src.add(i).cast()));
+            _mm512_mask_storeu_epi16(dst.add(2 * i).cast(), k, l.words(c));
+        }
+    }
+}
+
+/// The generic 512-bit kernel's results of `codes` under `scale` into `D`'s words.
+///
+/// # Safety
+/// `codes.len() <= 160`; `scale` exact for `F` (the slot's condition); the CPU has the
+/// `Avx512` tier's features.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn build<F: Format, D: Out>(codes: &[u8], scale: u32) -> Words {
+    let mut w = Words([0; 160]);
+    // SAFETY: `codes` is readable for its length and `w` holds 160 ≥ that many words; the
+    // generic kernel at 512 bits needs these features and no FP environment (its products
+    // carry their rounding).
+    unsafe {
+        scaled::dequantize_exact::<V512, F, D>(
+            codes.as_ptr(),
+            codes.len(),
+            scale,
+            w.0.as_mut_ptr().cast(),
+        )
+    };
+    w
+}
+
+/// The `dequantize_scaled` slot of a fnuz format into `D` (BF16 or F16).
+///
+/// # Safety
+/// The `ScaledFn` contract; the table holding this is chosen only when the `Avx512` tier's
+/// features were found.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn scaled_fnuz<F: Format, D: Out>(src: *const u8, n: usize, scale: u32, dst: *mut u8) {
+    if n < MIN_LEN_FNUZ {
+        // SAFETY: forwarded contract; as in `build`.
+        unsafe { scaled::dequantize_exact::<V512, F, D>(src, n, scale, dst) };
+        return;
+    }
+    // SAFETY: 129 codes; the slot's scale; the features are this function's.
+    let w = unsafe { build::<F, D>(&WIDE_CODES, scale) };
+    // SAFETY: words 0..128 of the 160 (four loads of 32), 64-byte aligned; the features
+    // are this function's.
+    let t = unsafe {
+        let p = w.0.as_ptr();
+        [
+            _mm512_load_si512(p.cast()),
+            _mm512_load_si512(p.add(32).cast()),
+            _mm512_load_si512(p.add(64).cast()),
+            _mm512_load_si512(p.add(96).cast()),
+        ]
+    };
+    let l = Fnuz {
+        t,
+        nan: _mm512_set1_epi16(w.0[128] as i16),
+    };
+    // SAFETY: the slot's contract gives `n` codes and `n` values.
+    unsafe { run(&l, src, n, dst) }
+}
+
+/// The `dequantize_scaled` slot of an fp6 (`N == 2`: codes `0..64`) or fp4 (`N == 1`:
+/// [`FP4_CODES`]) format into `D`.
+///
+/// # Safety
+/// As [`scaled_fnuz`]; `N` is 2 for a six-bit format, 1 for a four-bit one.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn scaled_whole<F: Format, D: Out, const N: usize>(
+    src: *const u8,
+    n: usize,
+    scale: u32,
+    dst: *mut u8,
+) {
+    if n < MIN_LEN_WHOLE {
+        // SAFETY: forwarded contract; as in `build`.
+        unsafe { scaled::dequantize_exact::<V512, F, D>(src, n, scale, dst) };
+        return;
+    }
+    let codes: &[u8] = if N == 1 {
+        &FP4_CODES
+    } else {
+        &WIDE_CODES[..64]
+    };
+    // SAFETY: 32 or 64 codes; the slot's scale; the features are this function's.
+    let w = unsafe { build::<F, D>(codes, scale) };
+    let mut t = [_mm512_setzero_si512(); N];
+    for (k, v) in t.iter_mut().enumerate() {
+        // SAFETY: words 32k..32k + 32 of the 160 (k < N <= 2), 64-byte aligned; the
+        // features are this function's.
+        *v = unsafe { _mm512_load_si512(w.0.as_ptr().add(32 * k).cast()) };
+    }
+    // SAFETY: the slot's contract gives `n` codes and `n` values.
+    unsafe { run(&Whole::<N> { t }, src, n, dst) }
+}
+
+/// Sets the BF16 and F16 `dequantize_scaled` slots of the fnuz, fp6 and fp4 formats of an
+/// AVX-512 table to the kernels above. Measured in docs/performance.md, "`dequantize_scaled`
+/// of every format".
+pub(crate) const fn set(t: &mut BlockKernels) {
+    use crate::{F4E2M1, F6E2M3, F6E3M2, F8E4M3FNUZ, F8E5M2FNUZ};
+    let (b, h) = (DestKind::Bf16 as usize, DestKind::F16 as usize);
+    // The slots' order is `ScaledCode::FUSED`: F8E4M3FNUZ 2, F8E5M2FNUZ 3, F6E2M3 4,
+    // F6E3M2 5, F4E2M1 6.
+    t.dequantize_scaled[2][b] = Some(scaled_fnuz::<F8E4M3FNUZ, Brain>);
+    t.dequantize_scaled[2][h] = Some(scaled_fnuz::<F8E4M3FNUZ, Half>);
+    t.dequantize_scaled[3][b] = Some(scaled_fnuz::<F8E5M2FNUZ, Brain>);
+    t.dequantize_scaled[3][h] = Some(scaled_fnuz::<F8E5M2FNUZ, Half>);
+    t.dequantize_scaled[4][b] = Some(scaled_whole::<F6E2M3, Brain, 2>);
+    t.dequantize_scaled[4][h] = Some(scaled_whole::<F6E2M3, Half, 2>);
+    t.dequantize_scaled[5][b] = Some(scaled_whole::<F6E3M2, Brain, 2>);
+    t.dequantize_scaled[5][h] = Some(scaled_whole::<F6E3M2, Half, 2>);
+    t.dequantize_scaled[6][b] = Some(scaled_whole::<F4E2M1, Brain, 1>);
+    t.dequantize_scaled[6][h] = Some(scaled_whole::<F4E2M1, Half, 1>);
+}
