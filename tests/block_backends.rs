@@ -892,6 +892,19 @@ fn building_blocks_scaled_every_backend() {
     check_building_blocks_for::<F6E3M2>(&mut rng, |c| c.to_bits() as u32, F6E3M2::from_bits);
     check_building_blocks_for::<F4E2M1>(&mut rng, |c| c.to_bits() as u32, F4E2M1::from_bits);
     check_building_blocks_for::<F8E8M0>(&mut rng, |c| c.to_bits() as u32, F8E8M0::from_bits);
+    use vcvt::{F8E3M4, F8E4M3B11FNUZ, F8E4M3IEEE, F8E5M3FNU};
+    check_building_blocks_for::<F8E3M4>(&mut rng, |c| c.to_bits() as u32, F8E3M4::from_bits);
+    check_building_blocks_for::<F8E4M3IEEE>(
+        &mut rng,
+        |c| c.to_bits() as u32,
+        F8E4M3IEEE::from_bits,
+    );
+    check_building_blocks_for::<F8E4M3B11FNUZ>(
+        &mut rng,
+        |c| c.to_bits() as u32,
+        F8E4M3B11FNUZ::from_bits,
+    );
+    check_building_blocks_for::<F8E5M3FNU>(&mut rng, |c| c.to_bits() as u32, F8E5M3FNU::from_bits);
 }
 
 #[test]

@@ -101,4 +101,9 @@ fn dequantize_scaled_every_length() {
     check("F6E2M3", |c| F6E2M3::from_bits(c & 0x3F), &mut rng);
     check("F6E3M2", |c| F6E3M2::from_bits(c & 0x3F), &mut rng);
     check("F4E2M1", |c| F4E2M1::from_bits(c & 0xF), &mut rng);
+    check("F8E3M4", vcvt::F8E3M4::from_bits, &mut rng);
+    check("F8E4M3IEEE", vcvt::F8E4M3IEEE::from_bits, &mut rng);
+    check("F8E4M3B11FNUZ", vcvt::F8E4M3B11FNUZ::from_bits, &mut rng);
+    check("F8E5M3FNU", vcvt::F8E5M3FNU::from_bits, &mut rng);
+    check("F8E8M0", vcvt::F8E8M0::from_bits, &mut rng);
 }

@@ -400,8 +400,8 @@ macro_rules! scaled_code {
 }
 /// The registry's lines (`src/format/mod.rs`) turned into `scaled_code!`: every format but
 /// the packed F4E2M1x2 and the hubs F16 and BF16 (which are [`BlockDest`]s, not codes), with
-/// its place in the fused scaled slots; a format without one (E8M0 and the formats added
-/// after the slots were laid out) takes the two-step path through its element kernels.
+/// its place in the fused scaled slots; a format without one (E8M0, and any format added to
+/// the registry without a line here) takes the two-step path through its element kernels.
 macro_rules! scaled_registry {
     ($($index:literal => $name:ident in $module:ident, $kind:ident, $role:ident;)*) => {$(
         scaled_registry!(@one $name);
@@ -416,6 +416,10 @@ macro_rules! scaled_registry {
     (@one F6E2M3) => { scaled_code!(F6E2M3 = 4); };
     (@one F6E3M2) => { scaled_code!(F6E3M2 = 5); };
     (@one F4E2M1) => { scaled_code!(F4E2M1 = 6); };
+    (@one F8E3M4) => { scaled_code!(F8E3M4 = 7); };
+    (@one F8E4M3IEEE) => { scaled_code!(F8E4M3IEEE = 8); };
+    (@one F8E4M3B11FNUZ) => { scaled_code!(F8E4M3B11FNUZ = 9); };
+    (@one F8E5M3FNU) => { scaled_code!(F8E5M3FNU = 10); };
     (@one $name:ident) => { scaled_code!($name = kernels::SCALED_FORMATS); };
 }
 crate::format::for_each_format!(scaled_registry);

@@ -144,8 +144,10 @@ pub(crate) type Fp8QuantFn = unsafe fn(
 pub(crate) type ScaledFn = unsafe fn(src: *const u8, n: usize, scale: u32, dst: *mut u8);
 
 /// Formats of the fused scaled slots, in the order of `ScaledCode::FUSED` (F8E4M3, F8E5M2,
-/// F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1; E8M0 has none).
-pub(crate) const SCALED_FORMATS: usize = 7;
+/// F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F8E3M4, F8E4M3IEEE, F8E4M3B11FNUZ,
+/// F8E5M3FNU; E8M0 has none: its smallest value is code 0, which `exact_scale` does not
+/// state).
+pub(crate) const SCALED_FORMATS: usize = 11;
 /// The whole 16-value blocks of `rows` rows of an NVFP4 tensor, for the NVFP4 kernels:
 /// row `r` of the unquantized side starts at `values + r · values_stride` (bytes; f32, BF16
 /// or F16 values as the slot says), its packed codes at `data + r · data_stride` (planar: 8

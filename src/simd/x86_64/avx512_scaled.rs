@@ -1,36 +1,39 @@
 //! `dequantize_scaled` into BF16 and F16 on the AVX-512 tiers by a per-call table, for the
-//! one-byte formats whose slots the generic kernel served alone: the fnuz formats, fp6 and
-//! fp4 (F8E4M3 and F8E5M2 have tables of their own in `avx512_fp8.rs`).
+//! one-byte formats other than F8E4M3 and F8E5M2 (which have tables of their own in
+//! `avx512_fp8.rs`): the fnuz formats, fp6, fp4, F8E3M4, F8E4M3IEEE and F8E5M3FNU.
 //!
-//! **The table is the generic kernel's output.** A call's scale is one value, so every code
-//! with the same magnitude gives the same result up to its sign. The generic 512-bit kernel
-//! (`scaled::dequantize_exact`, the one these slots ran before) converts the format's
-//! magnitude codes once, under the call's scale, into a small buffer: that buffer is the
-//! table, bit for bit what the kernel would have stored for those codes. Each code is then
-//! one or two `VPERMW`/`VPERMT2W` lookups (and for the fnuz formats an XOR of its sign).
+//! **The table is the generic kernel's output.** A call has one scale, so each code's result
+//! is fixed. The generic 512-bit kernel (`scaled::dequantize_exact`, the one these slots ran
+//! before) converts the format's magnitude codes, or all its codes, once under the call's
+//! scale into a small buffer: that buffer is the table, bit for bit what the kernel would
+//! have stored for those codes. Each code is then one to four `VPERMW`/`VPERMT2W` lookups
+//! (and for the signed eight-bit formats an XOR of its sign).
 //!
-//! **Why the sign is an XOR** (fnuz). The slot's scales make every product of a finite code
-//! an exact f32 (`ScaledCode::exact_scale`), so the result is that product rounded once to
-//! BF16/F16, and `round(−x · s) = −round(x · s)`: rounding to nearest even is symmetric,
-//! and so is a product's sign. These formats have no infinities, and their only NaN is
-//! `0x80` (see below), so no other case arises. Zero works too: the entry of magnitude 0 is
-//! `+0 · s` (the sign of `s`) and the XOR gives `−0 · s`.
+//! **Why the sign is an XOR** (signed eight-bit formats). The slot's scales make every
+//! product of a finite code an exact f32 (`ScaledCode::exact_scale`), so the result is that
+//! product rounded once to BF16/F16, and `round(−x · s) = −round(x · s)`: rounding to
+//! nearest even is symmetric, and so is a product's sign. An infinity times `s` is an
+//! infinity of the product's sign, and a NaN code widens to a NaN with the code's sign and
+//! payload, which the kernel keeps: both flip with the code's sign as well. Zero works too:
+//! the entry of magnitude 0 is `+0 · s` (the sign of `s`) and the XOR gives `−0 · s`. The
+//! fnuz formats' `0x80` is NaN, not `−0`: it takes the kernel's word for that code, which
+//! the table build also converts.
 //!
 //! **Codes:**
-//! - fnuz (F8E4M3FNUZ, F8E5M2FNUZ): the magnitude is the low 7 bits and the sign is bit 7.
-//!   The table has 128 entries in four registers: `VPERMT2W` reads 6 index bits, so two
-//!   lookups cover the magnitudes and bit 6 picks between them. Code `0x80` is NaN, not
-//!   `−0`: it takes the generic kernel's word for that code, which the table build also
-//!   converts.
+//! - Signed eight-bit (F8E4M3FNUZ, F8E5M2FNUZ, F8E4M3B11FNUZ, F8E3M4, F8E4M3IEEE): the
+//!   magnitude is the low 7 bits and the sign is bit 7. The table has 128 entries in four
+//!   registers: `VPERMT2W` reads 6 index bits, so two lookups cover the magnitudes and bit 6
+//!   picks between them.
 //! - fp6 (F6E2M3, F6E3M2) and fp4 (F4E2M1): the table holds every code, sign included, so
 //!   no XOR is needed. fp6 has 64 entries in two registers, looked up by `VPERMT2W` (6 index
 //!   bits). fp4 has its 16 entries twice in one register, looked up by `VPERMW` (5 index
 //!   bits, so bit 4 changes nothing). The index bits above those are not read: the codec
 //!   ignores bits above a format's width as well.
+//! - F8E5M3FNU (unsigned, 256 codes): every code in eight registers, four `VPERMT2W` lookups
+//!   and three selects by bits 6 and 7.
 //!
-//! **When.** Building the table costs the generic kernel on 129 (fnuz), 64 or 32 codes plus
-//! a few loads, so shorter calls ([`MIN_LEN_FNUZ`], [`MIN_LEN_WHOLE`]) run the generic
-//! kernel directly.
+//! **When.** Building the table costs the generic kernel on 32 to 256 codes plus a few loads,
+//! so shorter calls ([`min_len`]) run the generic kernel directly.
 //! `tests/block_generic.rs` (every code in one call under scales at the edges of the slot's
 //! condition, every MXCSR setting), `tests/block_backends.rs` (lengths up to 1000) and
 //! `tests/block_scaled_tails.rs` (every length up to 170, canaries) compare every backend
@@ -46,19 +49,25 @@ use crate::simd::generic::block::run::Out;
 use crate::simd::generic::block::scaled;
 use crate::simd::generic::kernels::{Brain, Half};
 
-/// Calls of fewer codes run the generic kernel, where building the table (the generic kernel
-/// on 129 codes) costs more than it saves: about even at 128 codes on the Intel VM (26 and 24
-/// ns per call, `dequantize_scaled` of F8E4M3FNUZ into BF16).
-const MIN_LEN_FNUZ: usize = 128;
-/// As [`MIN_LEN_FNUZ`] for the whole-code tables (64 or 32 codes to build), which were
-/// already faster at 64 codes (fp6 12 against 14 ns, fp4 9 against 14).
-const MIN_LEN_WHOLE: usize = 64;
+/// The shortest call that builds a table of `words` entries (and `fnuz`: one more for
+/// `0x80`); shorter calls run the generic kernel, which costs less than the table's build.
+/// On the Intel VM (`dequantize_scaled` into BF16, per call, one binary with and one
+/// without the tables): F8E4M3FNUZ about even at 128 codes (26 and 24 ns), fp6 and fp4
+/// already faster at 64 (12 against 14 ns, 9 against 14); the 256-entry table builds as many
+/// codes as a 256-code call converts.
+const fn min_len(words: usize) -> usize {
+    match words {
+        0..=64 => 64,
+        65..=128 => 128,
+        _ => 512,
+    }
+}
 
-/// Codes `0..128`, the magnitudes of a one-byte sign-magnitude format, then `0x80`.
-static WIDE_CODES: [u8; 129] = {
-    let mut t = [0x80u8; 129];
+/// Codes `0..256`; the first 128 are the magnitudes of a signed eight-bit format.
+static ALL_CODES: [u8; 256] = {
+    let mut t = [0u8; 256];
     let mut i = 0;
-    while i < 128 {
+    while i < 256 {
         t[i] = i as u8;
         i += 1;
     }
@@ -76,9 +85,9 @@ static FP4_CODES: [u8; 32] = {
     t
 };
 
-/// A buffer of 160 words, 64-byte aligned for the table's loads.
+/// A buffer of 256 words, 64-byte aligned for the table's loads.
 #[repr(C, align(64))]
-struct Words([u16; 160]);
+struct Words([u16; 256]);
 
 /// How a table turns 32 codes (zero-extended to words) into their 32 results.
 trait Lookup {
@@ -89,13 +98,14 @@ trait Lookup {
     unsafe fn words(&self, c: __m512i) -> __m512i;
 }
 
-/// 128 magnitudes in four registers, the sign at bit 7, and code `0x80`'s own word (fnuz).
-struct Fnuz {
+/// 128 magnitudes in four registers and the sign at bit 7; with `FNUZ`, code `0x80` takes
+/// its own word `nan`.
+struct Signed<const FNUZ: bool> {
     t: [__m512i; 4],
     nan: __m512i,
 }
 
-impl Lookup for Fnuz {
+impl<const FNUZ: bool> Lookup for Signed<FNUZ> {
     #[inline(always)]
     unsafe fn words(&self, c: __m512i) -> __m512i {
         // SAFETY: register-only AVX-512 F/BW instructions (the caller's guarantee).
@@ -113,14 +123,19 @@ impl Lookup for Fnuz {
                 _mm512_slli_epi16::<8>(c),
                 _mm512_set1_epi16(i16::MIN),
             );
-            let nan = _mm512_cmpeq_epi16_mask(c, _mm512_set1_epi16(0x80));
-            _mm512_mask_mov_epi16(r, nan, self.nan)
+            if FNUZ {
+                let nan = _mm512_cmpeq_epi16_mask(c, _mm512_set1_epi16(0x80));
+                _mm512_mask_mov_epi16(r, nan, self.nan)
+            } else {
+                r
+            }
         }
     }
 }
 
-/// Whole codes: 32 entries in one register (`N == 1`, `VPERMW`, 5 index bits) or 64 in two
-/// (`N == 2`, `VPERMT2W`, 6 index bits); the code's higher bits are not read.
+/// Whole codes: 32 entries in one register (`N == 1`, `VPERMW`, 5 index bits), 64 in two
+/// (`N == 2`, `VPERMT2W`, 6 index bits) or 256 in eight (`N == 8`: four `VPERMT2W`, then
+/// bits 6 and 7 select); the code's higher bits are not read.
 struct Whole<const N: usize> {
     t: [__m512i; N],
 }
@@ -132,8 +147,21 @@ impl<const N: usize> Lookup for Whole<N> {
         unsafe {
             if N == 1 {
                 _mm512_permutexvar_epi16(c, self.t[0])
+            } else if N == 2 {
+                _mm512_permutex2var_epi16(self.t[0], c, self.t[1])
             } else {
-                _mm512_permutex2var_epi16(self.t[0], c, self.t[N - 1])
+                // Entries 64q..64q + 64 in registers 2q and 2q + 1 (q < 4, N == 8; the
+                // `% N` only keeps the other instantiations' indices in bounds).
+                let t = &self.t;
+                let q0 = _mm512_permutex2var_epi16(t[0], c, t[1 % N]);
+                let q1 = _mm512_permutex2var_epi16(t[2 % N], c, t[3 % N]);
+                let q2 = _mm512_permutex2var_epi16(t[4 % N], c, t[5 % N]);
+                let q3 = _mm512_permutex2var_epi16(t[6 % N], c, t[7 % N]);
+                let b6 = _mm512_test_epi16_mask(c, _mm512_set1_epi16(0x40));
+                let b7 = _mm512_test_epi16_mask(c, _mm512_set1_epi16(0x80));
+                let low = _mm512_mask_blend_epi16(b6, q0, q1);
+                let high = _mm512_mask_blend_epi16(b6, q2, q3);
+                _mm512_mask_blend_epi16(b7, low, high)
             }
         }
     }
@@ -173,13 +201,13 @@ unsafe fn run<L: Lookup>(l: &L, src: *const u8, len: usize, dst: *mut u8) {
 /// The generic 512-bit kernel's results of `codes` under `scale` into `D`'s words.
 ///
 /// # Safety
-/// `codes.len() <= 160`; `scale` exact for `F` (the slot's condition); the CPU has the
+/// `codes.len() <= 256`; `scale` exact for `F` (the slot's condition); the CPU has the
 /// `Avx512` tier's features.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 unsafe fn build<F: Format, D: Out>(codes: &[u8], scale: u32) -> Words {
-    let mut w = Words([0; 160]);
-    // SAFETY: `codes` is readable for its length and `w` holds 160 ≥ that many words; the
+    let mut w = Words([0; 256]);
+    // SAFETY: `codes` is readable for its length and `w` holds 256 ≥ that many words; the
     // generic kernel at 512 bits needs these features and no FP environment (its products
     // carry their rounding).
     unsafe {
@@ -193,21 +221,33 @@ unsafe fn build<F: Format, D: Out>(codes: &[u8], scale: u32) -> Words {
     w
 }
 
-/// The `dequantize_scaled` slot of a fnuz format into `D` (BF16 or F16).
+/// The `dequantize_scaled` slot of a signed eight-bit format into `D` (BF16 or F16), `FNUZ`
+/// for the formats whose `0x80` is NaN.
 ///
 /// # Safety
 /// The `ScaledFn` contract; the table holding this is chosen only when the `Avx512` tier's
 /// features were found.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-unsafe fn scaled_fnuz<F: Format, D: Out>(src: *const u8, n: usize, scale: u32, dst: *mut u8) {
-    if n < MIN_LEN_FNUZ {
+unsafe fn scaled_signed<F: Format, D: Out, const FNUZ: bool>(
+    src: *const u8,
+    n: usize,
+    scale: u32,
+    dst: *mut u8,
+) {
+    if n < min_len(128) {
         // SAFETY: forwarded contract; as in `build`.
         unsafe { scaled::dequantize_exact::<V512, F, D>(src, n, scale, dst) };
         return;
     }
-    // SAFETY: 129 codes; the slot's scale; the features are this function's.
-    let w = unsafe { build::<F, D>(&WIDE_CODES, scale) };
-    // SAFETY: words 0..128 of the 160 (four loads of 32), 64-byte aligned; the features
+    // Magnitudes 0..128, then 0x80 for its own word.
+    let codes: &[u8] = if FNUZ {
+        &ALL_CODES[..129]
+    } else {
+        &ALL_CODES[..128]
+    };
+    // SAFETY: 128 or 129 codes; the slot's scale; the features are this function's.
+    let w = unsafe { build::<F, D>(codes, scale) };
+    // SAFETY: words 0..128 of the 256 (four loads of 32), 64-byte aligned; the features
     // are this function's.
     let t = unsafe {
         let p = w.0.as_ptr();
@@ -218,7 +258,7 @@ unsafe fn scaled_fnuz<F: Format, D: Out>(src: *const u8, n: usize, scale: u32, d
             _mm512_load_si512(p.add(96).cast()),
         ]
     };
-    let l = Fnuz {
+    let l = Signed::<FNUZ> {
         t,
         nan: _mm512_set1_epi16(w.0[128] as i16),
     };
@@ -226,11 +266,12 @@ unsafe fn scaled_fnuz<F: Format, D: Out>(src: *const u8, n: usize, scale: u32, d
     unsafe { run(&l, src, n, dst) }
 }
 
-/// The `dequantize_scaled` slot of an fp6 (`N == 2`: codes `0..64`) or fp4 (`N == 1`:
-/// [`FP4_CODES`]) format into `D`.
+/// The `dequantize_scaled` slot of an fp4 (`N == 1`: [`FP4_CODES`]), fp6 (`N == 2`: codes
+/// `0..64`) or unsigned eight-bit (`N == 8`: every code) format into `D`.
 ///
 /// # Safety
-/// As [`scaled_fnuz`]; `N` is 2 for a six-bit format, 1 for a four-bit one.
+/// As [`scaled_signed`]; `N` is 1 for a four-bit format, 2 for a six-bit one, 8 for an
+/// unsigned eight-bit one.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 unsafe fn scaled_whole<F: Format, D: Out, const N: usize>(
     src: *const u8,
@@ -238,7 +279,7 @@ unsafe fn scaled_whole<F: Format, D: Out, const N: usize>(
     scale: u32,
     dst: *mut u8,
 ) {
-    if n < MIN_LEN_WHOLE {
+    if n < min_len(32 * N) {
         // SAFETY: forwarded contract; as in `build`.
         unsafe { scaled::dequantize_exact::<V512, F, D>(src, n, scale, dst) };
         return;
@@ -246,13 +287,13 @@ unsafe fn scaled_whole<F: Format, D: Out, const N: usize>(
     let codes: &[u8] = if N == 1 {
         &FP4_CODES
     } else {
-        &WIDE_CODES[..64]
+        &ALL_CODES[..32 * N]
     };
-    // SAFETY: 32 or 64 codes; the slot's scale; the features are this function's.
+    // SAFETY: 32, 64 or 256 codes; the slot's scale; the features are this function's.
     let w = unsafe { build::<F, D>(codes, scale) };
     let mut t = [_mm512_setzero_si512(); N];
     for (k, v) in t.iter_mut().enumerate() {
-        // SAFETY: words 32k..32k + 32 of the 160 (k < N <= 2), 64-byte aligned; the
+        // SAFETY: words 32k..32k + 32 of the 256 (k < N <= 8), 64-byte aligned; the
         // features are this function's.
         *v = unsafe { _mm512_load_si512(w.0.as_ptr().add(32 * k).cast()) };
     }
@@ -260,22 +301,31 @@ unsafe fn scaled_whole<F: Format, D: Out, const N: usize>(
     unsafe { run(&Whole::<N> { t }, src, n, dst) }
 }
 
-/// Sets the BF16 and F16 `dequantize_scaled` slots of the fnuz, fp6 and fp4 formats of an
-/// AVX-512 table to the kernels above. Measured in docs/performance.md, "`dequantize_scaled`
-/// of every format".
+/// Sets the BF16 and F16 `dequantize_scaled` slots of every scaled format but F8E4M3 and
+/// F8E5M2 in an AVX-512 table to the kernels above. Measured in docs/performance.md,
+/// "`dequantize_scaled` of every format".
 pub(crate) const fn set(t: &mut BlockKernels) {
-    use crate::{F4E2M1, F6E2M3, F6E3M2, F8E4M3FNUZ, F8E5M2FNUZ};
+    use crate::{F4E2M1, F6E2M3, F6E3M2, F8E3M4, F8E4M3B11FNUZ, F8E4M3FNUZ, F8E4M3IEEE};
+    use crate::{F8E5M2FNUZ, F8E5M3FNU};
     let (b, h) = (DestKind::Bf16 as usize, DestKind::F16 as usize);
     // The slots' order is `ScaledCode::FUSED`: F8E4M3FNUZ 2, F8E5M2FNUZ 3, F6E2M3 4,
-    // F6E3M2 5, F4E2M1 6.
-    t.dequantize_scaled[2][b] = Some(scaled_fnuz::<F8E4M3FNUZ, Brain>);
-    t.dequantize_scaled[2][h] = Some(scaled_fnuz::<F8E4M3FNUZ, Half>);
-    t.dequantize_scaled[3][b] = Some(scaled_fnuz::<F8E5M2FNUZ, Brain>);
-    t.dequantize_scaled[3][h] = Some(scaled_fnuz::<F8E5M2FNUZ, Half>);
+    // F6E3M2 5, F4E2M1 6, F8E3M4 7, F8E4M3IEEE 8, F8E4M3B11FNUZ 9, F8E5M3FNU 10.
+    t.dequantize_scaled[2][b] = Some(scaled_signed::<F8E4M3FNUZ, Brain, true>);
+    t.dequantize_scaled[2][h] = Some(scaled_signed::<F8E4M3FNUZ, Half, true>);
+    t.dequantize_scaled[3][b] = Some(scaled_signed::<F8E5M2FNUZ, Brain, true>);
+    t.dequantize_scaled[3][h] = Some(scaled_signed::<F8E5M2FNUZ, Half, true>);
     t.dequantize_scaled[4][b] = Some(scaled_whole::<F6E2M3, Brain, 2>);
     t.dequantize_scaled[4][h] = Some(scaled_whole::<F6E2M3, Half, 2>);
     t.dequantize_scaled[5][b] = Some(scaled_whole::<F6E3M2, Brain, 2>);
     t.dequantize_scaled[5][h] = Some(scaled_whole::<F6E3M2, Half, 2>);
     t.dequantize_scaled[6][b] = Some(scaled_whole::<F4E2M1, Brain, 1>);
     t.dequantize_scaled[6][h] = Some(scaled_whole::<F4E2M1, Half, 1>);
+    t.dequantize_scaled[7][b] = Some(scaled_signed::<F8E3M4, Brain, false>);
+    t.dequantize_scaled[7][h] = Some(scaled_signed::<F8E3M4, Half, false>);
+    t.dequantize_scaled[8][b] = Some(scaled_signed::<F8E4M3IEEE, Brain, false>);
+    t.dequantize_scaled[8][h] = Some(scaled_signed::<F8E4M3IEEE, Half, false>);
+    t.dequantize_scaled[9][b] = Some(scaled_signed::<F8E4M3B11FNUZ, Brain, true>);
+    t.dequantize_scaled[9][h] = Some(scaled_signed::<F8E4M3B11FNUZ, Half, true>);
+    t.dequantize_scaled[10][b] = Some(scaled_whole::<F8E5M3FNU, Brain, 8>);
+    t.dequantize_scaled[10][h] = Some(scaled_whole::<F8E5M3FNU, Half, 8>);
 }

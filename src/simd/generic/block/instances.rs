@@ -145,6 +145,12 @@ macro_rules! block_instances {
                             Some(narrow_scaled::<$s, F6E2M3>),
                             Some(narrow_scaled::<$s, F6E3M2>),
                             Some(narrow_scaled::<$s, F4E2M1>),
+                            Some(narrow_scaled::<$s, crate::F8E3M4>),
+                            Some(narrow_scaled::<$s, crate::F8E4M3IEEE>),
+                            Some(narrow_scaled::<$s, crate::F8E4M3B11FNUZ>),
+                            // Unsigned: a negative product too small for a code is NaN, not
+                            // zero, which the fused narrowing does not state; the f64 route.
+                            None,
                         ]
                     };
                 }
@@ -166,6 +172,10 @@ macro_rules! block_instances {
                     dequant_row!(F6E2M3),
                     dequant_row!(F6E3M2),
                     dequant_row!(F4E2M1),
+                    dequant_row!(crate::F8E3M4),
+                    dequant_row!(crate::F8E4M3IEEE),
+                    dequant_row!(crate::F8E4M3B11FNUZ),
+                    dequant_row!(crate::F8E5M3FNU),
                 ];
                 t.dequantize_scaled = d;
             }
