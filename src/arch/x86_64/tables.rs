@@ -66,6 +66,7 @@ const fn avx512_table() -> Kernels {
     let mut t = avx512_base();
     t.tag(Isa::Avx512);
     generic::avx512::fill(&mut t);
+    generic::avx512::fill_newer(&mut t);
     avx512::set(&mut t);
     avx512_e8m0::set(&mut t);
     t

@@ -757,6 +757,37 @@ pub(crate) const fn fill(t: &mut Kernels) {
     t.set_round_trip::<BF16>(k::<F32, RoundTripBf16>);
 }
 
+/// Sets the generic 512-bit kernels of the formats registered after [`fill`]'s selection
+/// (F8E3M4, F8E4M3IEEE, F8E4M3B11FNUZ, F8E5M3FNU; the AVX-512 tiers ran the generic 256-bit
+/// kernels of the `Avx2` table for them) where they measured at least as fast on the Intel
+/// VM (`throughput --size 1024 --backend avx512-fp16` and `avx512-bf16`, one binary with
+/// and one without them, alternating, two runs each; docs/performance.md, "The four newest
+/// formats at 512 bits"): f64 → X (2.0–2.4×), X → f32 (1.3–1.7×), X → f64 (1.3–1.8×), X → F16
+/// (1.0–1.15×; F8E5M3FNU 2.5–3.3×), F16 and BF16 → X (1.0–1.2×), the round trips
+/// (1.4–1.9×), and f32 → F8E5M3FNU (1.3–1.4×). The others keep the 256-bit kernels: X → BF16
+/// (0.53–0.62: the generic BF16 rounding at 512 bits, as for the fnuz and fp6 formats in
+/// [`fill`]) and f32 → the three signed formats (0.92–0.97 in three of four runs).
+pub(crate) const fn fill_newer(t: &mut Kernels) {
+    use crate::simd::generic::kernels::F64Code;
+    use crate::{F8E3M4, F8E4M3B11FNUZ, F8E4M3IEEE, F8E5M3FNU, F16};
+    macro_rules! newer {
+        ($f:ty) => {
+            t.set_all_policies::<f64, $f>(k::<F64Code<$f>, Code<$f>>);
+            t.set_all_policies::<$f, f32>(k::<Code<$f>, F32>);
+            t.set_all_policies::<$f, f64>(k::<Code<$f>, F64>);
+            t.set_direct::<$f, F16>(k::<Code<$f>, Half>);
+            t.set_round_trip::<$f>(k::<F32, RoundTrip<$f>>);
+            t.set_direct::<F16, $f>(k::<Half, Code<$f>>);
+            t.set_direct::<crate::BF16, $f>(k::<Brain, Code<$f>>);
+        };
+    }
+    newer!(F8E3M4);
+    newer!(F8E4M3IEEE);
+    newer!(F8E4M3B11FNUZ);
+    newer!(F8E5M3FNU);
+    t.set_all_policies::<f32, F8E5M3FNU>(k::<F32, Code<F8E5M3FNU>>);
+}
+
 /// The generic MX block kernels (`simd/generic/block/mx.rs`) compiled for AVX-512.
 struct Blocks;
 
