@@ -1,8 +1,8 @@
 //! The `Avx512Vbmi` backend: the `Avx512` kernels, except that F8E4M3 widens to f32 and f64,
 //! F8E5M2 to f64, the one-byte formats whose every value BF16 and F16 hold exactly
-//! (F8E4M3, both fnuz formats, both fp6 formats, F4E2M1) convert to BF16 and F16 in one
-//! pass, F8E5M2 converts to BF16 the same way, and the fnuz formats (E4M3B11FNUZ too) and
-//! fp6 widen to f32 ([`to32`]), through
+//! (F8E4M3, the three fnuz formats, both fp6 formats, F4E2M1, F8E3M4, F8E4M3IEEE) convert to
+//! BF16 and F16 in one pass, F8E5M2 converts to BF16 the same way, and the fnuz formats,
+//! fp6, F8E3M4 and F8E4M3IEEE widen to f32 ([`to32`]), through
 //! byte table lookups (`VPERMI2B`/`VPERMT2B`, AVX512_VBMI: Ice Lake, Sapphire
 //! Rapids, Zen 4 and later).
 //!
@@ -140,12 +140,13 @@ const fn tables(fmt: u8, wide64: bool) -> Tables {
     t
 }
 
-/// f32 bits of the magnitude code `m` (sign clear, not a NaN code) of format `F`, a format
-/// without infinities: `codec::ieee_widen_f32` restated (it is not a `const fn`: its NaN
-/// rules are trait methods); `tests/narrow_pairs.rs` checks every code of every pair that
-/// uses it against the independent oracle.
+/// f32 bits of the magnitude code `m` (sign clear, not a NaN code) of format `F`, a finite
+/// value (for a format with infinities, `m`'s exponent field is not all ones):
+/// `codec::ieee_widen_f32` restated (it is not a `const fn`: its NaN rules are trait
+/// methods); `tests/narrow_pairs.rs` checks every code of every pair that uses it against
+/// the independent oracle.
 const fn wide_mag<F: Format>(m: u32) -> u32 {
-    assert!(!F::HAS_INF);
+    assert!(!F::HAS_INF || m >> F::MAN_BITS != (1 << F::EXP_BITS) - 1);
     let exp = m >> F::MAN_BITS;
     let man = m & ((1 << F::MAN_BITS) - 1);
     if exp == 0 && man == 0 {
@@ -257,6 +258,55 @@ static E3M2_F16: Tables16 = tables16_of::<crate::F6E3M2>(Mode::Whole, true);
 static E2M1_BF16: Tables16 = tables16_of::<crate::F4E2M1>(Mode::Whole, false);
 static E2M1_F16: Tables16 = tables16_of::<crate::F4E2M1>(Mode::Whole, true);
 static E4M3B11FNUZ_BF16: Tables16 = tables16_of::<crate::F8E4M3B11FNUZ>(Mode::Fnuz, false);
+static E4M3B11FNUZ_F16: Tables16 = tables16_of::<crate::F8E4M3B11FNUZ>(Mode::Fnuz, true);
+
+/// The tables of an IEEE-like signed one-byte format with infinities and NaNs (F8E3M4,
+/// F8E4M3IEEE) → BF16 (`!f16`) or F16: finite magnitudes as in [`tables16_of`], the
+/// infinity as the destination's infinity or, under `Overflow::Saturate` (`sat`), its MAX
+/// (the f32 → BF16/F16 narrowing saturates an infinity so), and every NaN magnitude as the
+/// quiet NaN (these formats widen a NaN to the quiet NaN of its sign, payload dropped:
+/// `nan_to_f32` of `src/format/f8e3m4.rs` and `f8e4m3ieee.rs`). Every finite value of both
+/// formats is exact in BF16 and F16 ([`word16`] fails the build otherwise).
+const fn tables16_ieee<F: Format>(f16: bool, sat: bool) -> Tables16 {
+    assert!(F::HAS_INF && F::SIGNED && F::BITS == 8);
+    let mut t = Tables {
+        lo: [0; 128],
+        hi: [0; 128],
+    };
+    let top = (1 << F::EXP_BITS) - 1;
+    let mut m = 0;
+    while m < 128 {
+        let v = if (m as u32) >> F::MAN_BITS != top {
+            word16(wide_mag::<F>(m as u32), f16)
+        } else if m as u32 & ((1 << F::MAN_BITS) - 1) != 0 {
+            word16(0x7FC0_0000, f16)
+        } else if sat {
+            // The destination's MAX.
+            if f16 { 0x7BFF } else { 0x7F7F }
+        } else if f16 {
+            0x7C00
+        } else {
+            0x7F80
+        };
+        t.lo[m] = v as u8;
+        t.hi[m] = (v >> 8) as u8;
+        m += 1;
+    }
+    Tables16 {
+        t,
+        mode: Mode::Signed,
+        nan: 0,
+    }
+}
+
+static E3M4_BF16: Tables16 = tables16_ieee::<crate::F8E3M4>(false, false);
+static E3M4_F16: Tables16 = tables16_ieee::<crate::F8E3M4>(true, false);
+static E3M4_BF16_SAT: Tables16 = tables16_ieee::<crate::F8E3M4>(false, true);
+static E3M4_F16_SAT: Tables16 = tables16_ieee::<crate::F8E3M4>(true, true);
+static E4M3IEEE_BF16: Tables16 = tables16_ieee::<crate::F8E4M3IEEE>(false, false);
+static E4M3IEEE_F16: Tables16 = tables16_ieee::<crate::F8E4M3IEEE>(true, false);
+static E4M3IEEE_BF16_SAT: Tables16 = tables16_ieee::<crate::F8E4M3IEEE>(false, true);
+static E4M3IEEE_F16_SAT: Tables16 = tables16_ieee::<crate::F8E4M3IEEE>(true, true);
 /// F8E5M2 → BF16: the top halves of the f32 widening's bits ([`tables`]), which are the BF16
 /// words, since every E5M2 value is exact in BF16 and BF16 is the top half of f32. E5M2's
 /// infinity and NaN payloads, which [`wide_mag`] does not state, come from [`wide_bits`]: a
@@ -281,8 +331,10 @@ static E5M2_BF16_SAT: Tables16 = {
     }
 };
 
-/// The tables of pair number `K` of [`set`]'s list (even: → BF16, odd: → F16; 12 serves
-/// only [`to32`], 13 and 14 are F8E5M2 → BF16 without and with `Saturate`).
+/// The tables of pair number `K` of [`set`]'s list (even: → BF16, odd: → F16, but: 12 and 15
+/// are F8E4M3B11FNUZ → BF16 and → F16, 13 and 14 F8E5M2 → BF16 without and with `Saturate`;
+/// 16..20 F8E3M4 → BF16, → F16, then the two under `Saturate`; 20..24 the same for
+/// F8E4M3IEEE).
 pub(super) const fn pair16(k: u8) -> &'static Tables16 {
     match k {
         0 => &E4M3_BF16,
@@ -299,6 +351,15 @@ pub(super) const fn pair16(k: u8) -> &'static Tables16 {
         12 => &E4M3B11FNUZ_BF16,
         13 => &E5M2_BF16,
         14 => &E5M2_BF16_SAT,
+        15 => &E4M3B11FNUZ_F16,
+        16 => &E3M4_BF16,
+        17 => &E3M4_F16,
+        18 => &E3M4_BF16_SAT,
+        19 => &E3M4_F16_SAT,
+        20 => &E4M3IEEE_BF16,
+        21 => &E4M3IEEE_F16,
+        22 => &E4M3IEEE_BF16_SAT,
+        23 => &E4M3IEEE_F16_SAT,
         _ => &E2M1_F16,
     }
 }
@@ -653,18 +714,24 @@ unsafe fn entry_to16<const K: u8>(src: *const u8, dst: *mut u8, len: usize, _o: 
     unsafe { to16::<K>(src, dst, len) }
 }
 
-/// Table entry: F8E5M2 → BF16, one pass ([`to16`]), under the overflow policy: the only
-/// pair of [`pair16`] whose source has an infinity.
+/// Table entry: a pair whose source has an infinity (F8E5M2 → BF16, F8E3M4 and F8E4M3IEEE →
+/// BF16 and F16), one pass ([`to16`]), under the overflow policy: pair `K` of [`pair16`]
+/// keeps the infinity, pair `SAT` makes it the destination's MAX.
 ///
 /// # Safety
 /// As for [`entry_widen_fp8`].
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
-unsafe fn entry_e5m2_bf16(src: *const u8, dst: *mut u8, len: usize, o: Policy) {
+unsafe fn entry_to16_inf<const K: u8, const SAT: u8>(
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+    o: Policy,
+) {
     // SAFETY: forwarded contract; the features are present (see `entry_widen_fp8`).
     unsafe {
         match o.overflow {
-            crate::Overflow::Saturate => to16::<14>(src, dst, len),
-            crate::Overflow::NonSaturating => to16::<13>(src, dst, len),
+            crate::Overflow::Saturate => to16::<SAT>(src, dst, len),
+            crate::Overflow::NonSaturating => to16::<K>(src, dst, len),
         }
     }
 }
@@ -708,7 +775,16 @@ pub(super) const fn set(t: &mut Kernels) {
     t.set_direct::<F6E3M2, F16>(entry_to16::<9>);
     t.set_direct::<F4E2M1, BF16>(entry_to16::<10>);
     t.set_direct::<F4E2M1, F16>(entry_to16::<11>);
-    t.set_direct::<crate::F8E5M2, BF16>(entry_e5m2_bf16);
+    t.set_direct::<crate::F8E5M2, BF16>(entry_to16_inf::<13, 14>);
+    // The newest formats exact in BF16 and F16 (F8E5M3FNU, unsigned with 256 codes, has no
+    // table here).
+    use crate::{F8E3M4, F8E4M3B11FNUZ, F8E4M3IEEE};
+    t.set_direct::<F8E4M3B11FNUZ, BF16>(entry_to16::<12>);
+    t.set_direct::<F8E4M3B11FNUZ, F16>(entry_to16::<15>);
+    t.set_direct::<F8E3M4, BF16>(entry_to16_inf::<16, 18>);
+    t.set_direct::<F8E3M4, F16>(entry_to16_inf::<17, 19>);
+    t.set_direct::<F8E4M3IEEE, BF16>(entry_to16_inf::<20, 22>);
+    t.set_direct::<F8E4M3IEEE, F16>(entry_to16_inf::<21, 23>);
     // The same BF16 tables widen to f32 (`to32`). F4E2M1 → f32 keeps the AVX2 `VPSHUFB`
     // table kernel, which this one only matched (docs/performance.md).
     t.set::<F8E4M3FNUZ, f32>(entry_to32::<2>);
@@ -716,4 +792,8 @@ pub(super) const fn set(t: &mut Kernels) {
     t.set::<F6E2M3, f32>(entry_to32::<6>);
     t.set::<F6E3M2, f32>(entry_to32::<8>);
     t.set::<crate::F8E4M3B11FNUZ, f32>(entry_to32::<12>);
+    // The non-saturating BF16 tables of F8E3M4 and F8E4M3IEEE hold the top halves of the f32
+    // widening: the exact values, ±Inf, and the quiet NaN of the code's sign.
+    t.set::<F8E3M4, f32>(entry_to32::<16>);
+    t.set::<F8E4M3IEEE, f32>(entry_to32::<20>);
 }
