@@ -31,6 +31,7 @@ pub use crate::simd::generic::block::{
 };
 #[cfg(target_arch = "x86_64")]
 pub use crate::simd::x86_64::{
+    avx512::internal_tests::div_recip_is_the_division,
     avx512_fp8::internal_tests::magnitudes_are_the_widening,
     internal_tests::rounds_to_nearest_matches_mxcsr,
 };

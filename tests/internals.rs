@@ -100,6 +100,11 @@ mod simd {
         }
 
         #[test]
+        fn avx512_div_recip_is_the_division() {
+            crate::internal::div_recip_is_the_division();
+        }
+
+        #[test]
         fn rounds_to_nearest_matches_mxcsr() {
             crate::internal::rounds_to_nearest_matches_mxcsr();
         }

@@ -669,6 +669,20 @@ pub(crate) trait Vector: Copy {
     unsafe fn mul_rne(self, b: Self) -> Self;
     /// Lane-wise f32 quotient `self / b`, rounded as [`mul_rne`](Self::mul_rne) says.
     unsafe fn div_rne(self, b: Self) -> Self;
+    /// [`div_rne`](Self::div_rne) by a splat `b` whose reciprocal `y = RN(1/b)` the caller
+    /// also passes (made with `div_rne`, so it is rounded to nearest whatever the FP
+    /// environment), for lanes whose quotient is below `2^100` in magnitude and `b` positive
+    /// with `b` and `y` in `[2^-60, 2^60]`. Wherever `|self / b| >= 2^-20` the result is the
+    /// IEEE quotient rounded to nearest even; elsewhere it is some value below `2^-19` in
+    /// magnitude with `self`'s sign. By default this is the division itself; a vector with
+    /// a fused multiply-add may instead correct the product `self · y` (Markstein's
+    /// correction, which `avx512.rs` argues).
+    #[inline(always)]
+    unsafe fn div_recip_rne(self, b: Self, y: Self) -> Self {
+        let _ = y;
+        // SAFETY: the caller's guarantee.
+        unsafe { self.div_rne(b) }
+    }
 
     /// Loads `n` bytes, zero-extended to lanes.
     unsafe fn load_u8(p: *const u8, n: usize) -> Self;

@@ -443,6 +443,39 @@ impl Vector for V512 {
         }
     }
 
+    /// Markstein's correction, twice. `y = RN(1/b)` has a relative error below `2^-24` (half
+    /// an ulp of `1/b` is at most `2^-24 · 1/b`). `q0 = RN(x · y)` is within 1.5 ulps of
+    /// `x / b`; the first correction `q1 = RN(q0 + RN(x − b·q0) · y)` leaves the error
+    /// `(x/b − q0)(b·y − 1)` (below `2^-22` ulp) plus its own rounding, so `q1` is within
+    /// one ulp. Markstein's theorem (a reciprocal with relative error below `2^-p` and a
+    /// quotient within one ulp: Markstein 1990; Cornea, Harrison, Tang, *Scientific
+    /// Computing on Itanium-based Systems*, 2002) then makes the residual `x − b·q1` exact
+    /// and `q2 = RN(q1 + (x − b·q1) · y)` the correctly rounded quotient. Each step is one
+    /// `{rn-sae}` product or fused multiply-add, so MXCSR.RC plays no part. The theorem
+    /// needs no underflow: for `|x / b| >= 2^-20` and `b >= 2^-60`, `x` and every non-zero
+    /// residual are multiples of `2^(e_b + e_q − 46) >= 2^-126`, normal, so DAZ and FTZ
+    /// leave them alone. Below that the steps stay within a few ulps of a value under
+    /// `2^-20` (or give zero), under `2^-19`. The sign: `b > 0`, so the quotient has `x`'s;
+    /// the corrections can turn `−0` into `+0`, so the sign bit is taken from `x`.
+    #[inline(always)]
+    unsafe fn div_recip_rne(self, b: Self, y: Self) -> Self {
+        // SAFETY: the caller has the features (`Vector`'s contract); register operands only.
+        unsafe {
+            let x = _mm512_castsi512_ps(self.0);
+            let (b, y) = (_mm512_castsi512_ps(b.0), _mm512_castsi512_ps(y.0));
+            let q0 = _mm512_mul_round_ps::<RNE>(x, y);
+            let r0 = _mm512_fnmadd_round_ps::<RNE>(q0, b, x);
+            let q1 = _mm512_fmadd_round_ps::<RNE>(r0, y, q0);
+            let r1 = _mm512_fnmadd_round_ps::<RNE>(q1, b, x);
+            let q2 = _mm512_castps_si512(_mm512_fmadd_round_ps::<RNE>(r1, y, q1));
+            // x's sign bit on q2's magnitude (ternary logic "C ? B : A").
+            V512(_mm512_ternarylogic_epi32::<0xD8>(
+                q2,
+                self.0,
+                _mm512_set1_epi32(i32::MIN),
+            ))
+        }
+    }
     #[inline(always)]
     unsafe fn load_u8(p: *const u8, n: usize) -> Self {
         // SAFETY: the caller has the features and vouches for the `n` elements at `p`; see `splat`.
@@ -932,3 +965,112 @@ crate::simd::generic::block::instances::block_instances!(
     crate::simd::generic::block::run::Unguarded,
     Fp8x64
 );
+
+#[cfg(feature = "__internal-tests")]
+pub(crate) mod internal_tests {
+    use super::V512;
+    use crate::simd::Vector;
+
+    /// 16 quotients `x[i] / b` by `V512::div_recip_rne`, under MXCSR `csr`.
+    ///
+    /// # Safety
+    /// The CPU has the `Avx512` tier's features.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+    unsafe fn quotients(x: &[u32; 16], b: u32, csr: u32) -> [u32; 16] {
+        let mut out = [0u32; 16];
+        // SAFETY: 16 lanes read from and written to 16-element arrays; the features are
+        // this function's; `csr` is a valid MXCSR value, restored before returning.
+        unsafe {
+            let saved = super::super::mxcsr();
+            super::super::load_mxcsr(csr);
+            let bv = V512::splat(b);
+            let y = V512::splat(0x3F80_0000).div_rne(bv);
+            let q = V512::load_u32(x.as_ptr().cast(), 16).div_recip_rne(bv, y);
+            super::super::load_mxcsr(saved);
+            q.store_u32(out.as_mut_ptr().cast(), 16);
+        }
+        out
+    }
+
+    /// `div_recip_rne` against the IEEE division of the CPU (`x / b` in Rust, under the
+    /// default MXCSR): every significand of `x` (one exponent) for 120 divisors (their
+    /// significands all ones, all zeros, near both, and random; exponents across the
+    /// method's range), then random pairs of every exponent, with the sign of zero and the
+    /// bound below `2^-20`; each batch also under round-toward-zero with FTZ and DAZ.
+    pub fn div_recip_is_the_division() {
+        if !crate::arch::x86_64::avx512_available() {
+            return;
+        }
+        let mut rng = 0x5EED_D1F1_u64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let hostile = 0x1F80 | 0x6000 | 0x8000 | 0x0040;
+        let check = |x: &[u32; 16], b: u32, csr: u32| {
+            // SAFETY: the features were checked above.
+            let got = unsafe { quotients(x, b, csr) };
+            for (&xi, &g) in x.iter().zip(&got) {
+                let want = (f32::from_bits(xi) / f32::from_bits(b)).to_bits();
+                let big = f32::from_bits(want).abs() >= f32::from_bits(0x3580_0000); // 2^-20
+                let ok = if big {
+                    g == want
+                } else {
+                    g >> 31 == xi >> 31 && g & 0x7FFF_FFFF < 0x3600_0000 // 2^-19
+                };
+                assert!(
+                    ok,
+                    "{xi:#010x} / {b:#010x}: got {g:#010x}, want {want:#010x}"
+                );
+            }
+        };
+        let mut divisors = std::vec![
+            0x3FFF_FFFF,
+            0x3F80_0000,
+            0x3F80_0001,
+            0x3FFF_FFFE,
+            0x3FC0_0000
+        ];
+        for _ in 0..115 {
+            let r = next() as u32;
+            let m = match r % 4 {
+                0 => 0x007F_FF00 | (r >> 8) & 0xFF,
+                1 => (r >> 8) & 0xFF,
+                _ => r >> 9,
+            };
+            divisors.push(m | (127 - 59 + (r >> 2) % 119) << 23);
+        }
+        for &b in &divisors {
+            let e = (next() % 40) as u32 + 107;
+            for base in (0..1u32 << 23).step_by(16) {
+                let x: [u32; 16] = core::array::from_fn(|i| (e << 23) | (base + i as u32));
+                check(&x, b, 0x1F80);
+            }
+            // Random x of magnitude below 2^40 (so |x / b| < 2^100), under hostile MXCSR.
+            let x: [u32; 16] = core::array::from_fn(|_| {
+                let v = next() as u32;
+                (v & 0x807F_FFFF) | ((v >> 8) % 168) << 23
+            });
+            check(&x, b, hostile);
+        }
+        for _ in 0..200_000 {
+            let r = next();
+            // Exponents that keep |x / b| below 2^100 (and x finite).
+            let b = (r as u32 & 0x007F_FFFF) | (127 - 60 + (r >> 23) as u32 % 121) << 23;
+            let x: [u32; 16] = core::array::from_fn(|i| {
+                let v = next() as u32;
+                // Every exponent up to 2^40 (so |x / b| < 2^100), zeros and denormals too.
+                let e = (v >> 8) % 168;
+                match i {
+                    0 => v & 0x8000_0000,
+                    1 => v & 0x8000_00FF,
+                    _ => (v & 0x807F_FFFF) | e << 23,
+                }
+            });
+            check(&x, b, 0x1F80);
+            check(&x, b, hostile);
+        }
+    }
+}

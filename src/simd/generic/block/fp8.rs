@@ -137,9 +137,26 @@ unsafe fn tile_amax<V: Vector, S: Src>(p: *const u8, n: usize, acc: V) -> V {
     }
 }
 
-/// `x / s` for a tile without NaN (module docs): a finite scale means a finite amax.
-struct Divide<V>(V);
+/// `x / s` for a tile without NaN (module docs): a finite scale means a finite amax. With
+/// `y = RN(1/s)` ([`Vector::div_recip_rne`], for `s` in `[2^-60, 2^60]`): the IEEE quotient
+/// wherever it is at least `2^-20`, and below `2^-19` with `x`'s sign elsewhere, which is
+/// far under half the smallest E4M3 subnormal (`2^-10`), so the code is the specification's
+/// ±0 either way. (`|x / s| <= 448` at most, below the method's `2^100`.)
+struct Divide<V> {
+    s: V,
+    y: V,
+}
 impl<V: Vector> Lanes<V> for Divide<V> {
+    #[inline(always)]
+    unsafe fn apply(&self, x: V) -> V {
+        // SAFETY: the caller's guarantee.
+        unsafe { x.div_recip_rne(self.s, self.y) }
+    }
+}
+
+/// `x / s` by the division itself, for the scales outside [`Divide`]'s range.
+struct DivideOnly<V>(V);
+impl<V: Vector> Lanes<V> for DivideOnly<V> {
     #[inline(always)]
     unsafe fn apply(&self, x: V) -> V {
         // SAFETY: the caller's guarantee.
@@ -325,8 +342,13 @@ pub(crate) unsafe fn quantize_band<V: Vector, S: Src, P: Put4<V>>(
                 let q = codes.add(r * cols + c0);
                 if pow2 {
                     narrow_row::<V, S, _, P>(&Multiply2(inv), &ctx, p, q, w);
+                } else if (67 << 23..=187 << 23).contains(&s) {
+                    // `s` in [2^-60, 2^60], so `1/s` is too.
+                    let sv = V::splat(s);
+                    let y = V::splat(0x3F80_0000).div_rne(sv);
+                    narrow_row::<V, S, _, P>(&Divide { s: sv, y }, &ctx, p, q, w);
                 } else if s < 0x7F80_0000 {
-                    narrow_row::<V, S, _, P>(&Divide(V::splat(s)), &ctx, p, q, w);
+                    narrow_row::<V, S, _, P>(&DivideOnly(V::splat(s)), &ctx, p, q, w);
                 } else {
                     // An infinite or NaN scale: the specification, value by value.
                     let mut i = 0;
