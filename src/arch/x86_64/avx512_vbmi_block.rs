@@ -24,10 +24,13 @@
 //! block, included) are rewritten after the loop by the specification's block function.
 //!
 //! The `Mlx` profile of E4M3 computes `RN(decode(c) · RN(2^k))`, which in that scale range is
-//! the same exact product; only its NaN differs, `0x7FC0` for both signs (`mlx_fp8_nan`).
-//! The kernel clears the sign of code `0xFF` before the lookup: `c & ((c + 1) | 0x7F)`
-//! keeps every code but `0xFF`, which becomes `0x7F` (`0xFF + 1` wraps to 0, so its bit 7
-//! is cleared; every other code's `c + 1` keeps its bit 7 or `c` has none).
+//! the same exact product; only its NaN differs (`mlx_fp8_nan`). Into BF16 that is `0x7FC0`
+//! for both signs: the kernel clears the sign of code `0xFF` before the lookup, `c & ((c +
+//! 1) | 0x7F)` keeping every code but `0xFF`, which becomes `0x7F` (`0xFF + 1` wraps to 0,
+//! so its bit 7 is cleared; every other code's `c + 1` keeps its bit 7 or `c` has none).
+//! Into f32 it is `0x7FF00000` with the code's sign: the table's NaN word `0x7FC0 | sign`
+//! with `0x0030` ORed in, for the lanes whose magnitude is `0x7F` (no finite word is
+//! touched: the adder is masked to finite codes and only NaN codes have that magnitude).
 //!
 //! # Cost
 //!
@@ -126,7 +129,7 @@ fn finite_nonzero<E: ByTable>(c: __m512i) -> __mmask64 {
 /// vector, 32..64 (adder `a1`) in the second.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
-fn scaled64<E: ByTable, const MLX: bool>(
+fn scaled64<E: ByTable, const MLX: bool, const F32: bool>(
     t: Lut,
     p: &Tables16,
     ord: __m512i,
@@ -135,7 +138,7 @@ fn scaled64<E: ByTable, const MLX: bool>(
     a1: __m512i,
 ) -> (__m512i, __m512i) {
     let fin = finite_nonzero::<E>(c);
-    let looked = if MLX {
+    let looked = if MLX && !F32 {
         // c & ((c + 1) | 0x7F): code 0xFF loses its sign (module docs); ternary-logic table
         // A & (B | C).
         _mm512_ternarylogic_epi32::<0xE0>(
@@ -147,10 +150,24 @@ fn scaled64<E: ByTable, const MLX: bool>(
         c
     };
     let (w0, w1) = vbmi::words16(t, p, ord, looked);
-    (
+    let (w0, w1) = (
         _mm512_mask_add_epi16(w0, fin as __mmask32, w0, a0),
         _mm512_mask_add_epi16(w1, (fin >> 32) as __mmask32, w1, a1),
-    )
+    );
+    if MLX && F32 {
+        // MLX's f32 NaN (module docs): 0x7FC0 | sign → 0x7FF0 | sign.
+        let nan = _mm512_cmpeq_epi8_mask(
+            _mm512_and_si512(c, _mm512_set1_epi8(0x7F)),
+            _mm512_set1_epi8(0x7F),
+        );
+        let more = _mm512_set1_epi16(0x0030);
+        (
+            _mm512_mask_mov_epi16(w0, nan as __mmask32, _mm512_or_si512(w0, more)),
+            _mm512_mask_mov_epi16(w1, (nan >> 32) as __mmask32, _mm512_or_si512(w1, more)),
+        )
+    } else {
+        (w0, w1)
+    }
 }
 
 /// The adder of block `j` of the current chunk, broadcast from memory.
@@ -221,7 +238,8 @@ unsafe fn dequant<E: ByTable, const MLX: bool, const F32: bool>(
             // i..i + 64 are inside the caller's ranges.
             unsafe {
                 let c = _mm512_loadu_si512(codes.add(i).cast());
-                let (w0, w1) = scaled64::<E, MLX>(t, p, ord, c, adder(&add, j), adder(&add, j + 1));
+                let (w0, w1) =
+                    scaled64::<E, MLX, F32>(t, p, ord, c, adder(&add, j), adder(&add, j + 1));
                 put32::<F32>(w0, dst, i);
                 put32::<F32>(w1, dst, i + 32);
             }
@@ -233,7 +251,7 @@ unsafe fn dequant<E: ByTable, const MLX: bool, const F32: bool>(
             // are not read), and values i..i + 32 are inside `dst`.
             unsafe {
                 let c = _mm512_maskz_loadu_epi8(u32::MAX as __mmask64, codes.add(i).cast());
-                let (w0, _) = scaled64::<E, MLX>(t, p, ord, c, adder(&add, j), adder(&add, j));
+                let (w0, _) = scaled64::<E, MLX, F32>(t, p, ord, c, adder(&add, j), adder(&add, j));
                 put32::<F32>(w0, dst, i);
             }
         }
@@ -244,7 +262,8 @@ unsafe fn dequant<E: ByTable, const MLX: bool, const F32: bool>(
         // for BF16, which `e4m3_spec_blocks` needs).
         unsafe {
             match (MLX, F32) {
-                (true, _) => mlx::e4m3_spec_blocks(codes, scales, blocks, dst),
+                (true, false) => mlx::e4m3_spec_blocks::<BF16>(codes, scales, blocks, dst),
+                (true, true) => mlx::e4m3_spec_blocks::<f32>(codes, scales, blocks, dst),
                 (false, false) => {
                     mx::dequant_spec_blocks::<E, BF16, true>(codes, scales, blocks, dst)
                 }
@@ -257,8 +276,8 @@ unsafe fn dequant<E: ByTable, const MLX: bool, const F32: bool>(
 }
 
 /// Sets the BF16 slots of MX `Ocp`/`Ceil` dequantization of the one-byte elements (and the
-/// f32 ones of the fp8 elements), and the BF16 slot of the `Mlx` profile's E4M3, to
-/// [`dequant`] (`MLX` with `F32` is never instantiated).
+/// f32 ones of the fp8 elements), and the BF16 and f32 slots of the `Mlx` profile's E4M3, to
+/// [`dequant`].
 pub(crate) const fn set(t: &mut BlockKernels) {
     const fn one<E: ByTable>(t: &mut BlockKernels, f32: bool) {
         let (e, b, f) = (
@@ -280,6 +299,5 @@ pub(crate) const fn set(t: &mut BlockKernels) {
     one::<F6E2M3>(t, false);
     one::<F6E3M2>(t, false);
     t.mlx_dequant[MLX_E4M3][DestKind::Bf16 as usize] = Some(dequant::<F8E4M3, true, false>);
-    // (Not the `Mlx` E4M3 → f32 slot: MLX's f32 NaN is `0x7FF00000` with the code's sign,
-    // which no BF16 word widens to.)
+    t.mlx_dequant[MLX_E4M3][DestKind::F32 as usize] = Some(dequant::<F8E4M3, true, true>);
 }

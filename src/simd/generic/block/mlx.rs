@@ -285,14 +285,14 @@ unsafe fn e2m1_spec_blocks<D: BlockDest, const VARIANT: usize>(
 }
 
 /// The E4M3 blocks of [`e4m3_bf16_words`] whose scale byte is outside `10..=246`, each by
-/// the specification's `mlx_dequantize_block` (out of its loop, so that the loop calls no
-/// function).
+/// the specification's `mlx_dequantize_block` into `D` (out of its loop, so that the loop
+/// calls no function).
 ///
 /// # Safety
-/// As for [`dequantize`] into BF16.
+/// As for [`dequantize`] into `D`.
 #[cold]
 #[inline(never)]
-pub(crate) unsafe fn e4m3_spec_blocks(
+pub(crate) unsafe fn e4m3_spec_blocks<D: BlockDest>(
     codes: *const u8,
     scales: *const u8,
     blocks: usize,
@@ -305,7 +305,7 @@ pub(crate) unsafe fn e4m3_spec_blocks(
             let s = *scales.add(b);
             if !(10..=246).contains(&s) {
                 let cs = &*codes.add(b * BLOCK).cast::<[u8; BLOCK]>();
-                mlx_dequantize_block::<BF16>(MxElement::E4M3, cs, s, out_slice(dst, b));
+                mlx_dequantize_block::<D>(MxElement::E4M3, cs, s, out_slice(dst, b));
             }
         }
     }
@@ -363,7 +363,7 @@ unsafe fn e4m3_bf16_words<V: Vector>(
             }
         }
         if skipped {
-            e4m3_spec_blocks(codes, scales, blocks, dst);
+            e4m3_spec_blocks::<BF16>(codes, scales, blocks, dst);
         }
     }
 }
