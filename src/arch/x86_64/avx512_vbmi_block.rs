@@ -25,9 +25,10 @@
 //!
 //! The `Mlx` profile of E4M3 computes `RN(decode(c) · RN(2^k))`, which in that scale range is
 //! the same exact product; only its NaN differs (`mlx_fp8_nan`). Into BF16 that is `0x7FC0`
-//! for both signs: the kernel clears the sign of code `0xFF` before the lookup, `c & ((c +
-//! 1) | 0x7F)` keeping every code but `0xFF`, which becomes `0x7F` (`0xFF + 1` wraps to 0,
-//! so its bit 7 is cleared; every other code's `c + 1` keeps its bit 7 or `c` has none).
+//! for both signs: the kernel clears the sign of code `0xFF` before the lookup, with
+//! `c & ((c + 1) | 0x7F)` keeping every code but `0xFF`, which becomes `0x7F` (`0xFF + 1`
+//! wraps to 0, so its bit 7 is cleared; every other code's `c + 1` keeps its bit 7 or `c`
+//! has none).
 //! Into f32 it is `0x7FF00000` with the code's sign: the table's NaN word `0x7FC0 | sign`
 //! with `0x0030` ORed in, for the lanes whose magnitude is `0x7F` (no finite word is
 //! touched: the adder is masked to finite codes and only NaN codes have that magnitude).
