@@ -11,7 +11,8 @@
 //! MXFP4 (`Ggml` planar and `block_mxfp4`, `Mlx`, `Ocp`) beside
 //! F4E2M1 → BF16 (one code a byte; the f32 lines beside F4E2M1 → f32, the same output
 //! bytes), MXFP8 (`Ocp`, `Mlx`) beside F8E4M3 → BF16, and MXFP6 (E2M3, `Ocp`) beside F6E2M3
-//! → BF16; every MX line also to f32, beside its element's widening to f32. Each line prints the median time per call of both contenders as el/ns and the
+//! → BF16; every MX line also to f32 and every MX and NVFP4 line to F16, beside its element's
+//! widening to f32 or F16. Each line prints the median time per call of both contenders as el/ns and the
 //! ratio of the medians (kernel ÷ yardstick rate), then the same of the fastest batch of
 //! each (on a machine shared with other work, the batches least disturbed by it); FILTER
 //! keeps the lines whose name contains it.
@@ -27,7 +28,7 @@ use std::hint::black_box;
 mod ab;
 use ab::{measure2, weights};
 use vcvt::block::{Mx, MxElement, MxLayout, MxProfile, NvLayout, NvProfile, Nvfp4, Shape};
-use vcvt::{BF16, F4E2M1, F6E2M3, F8E4M3, Options};
+use vcvt::{BF16, F4E2M1, F6E2M3, F8E4M3, F16, Options};
 
 /// The plain widening a block format is timed beside.
 #[derive(Clone, Copy)]
@@ -41,15 +42,30 @@ enum Yard {
     Fp8F32,
     /// F6E2M3 → f32.
     Fp6F32,
+    /// F4E2M1 → F16, beside the F16 destinations.
+    Fp4F16,
+    /// F8E4M3 → F16.
+    Fp8F16,
+    /// F6E2M3 → F16.
+    Fp6F16,
 }
 
 impl Yard {
     /// The same element's widening to f32, for the f32 lines.
     fn to_f32(self) -> Yard {
         match self {
-            Yard::Fp8 | Yard::Fp8F32 => Yard::Fp8F32,
-            Yard::Fp6 | Yard::Fp6F32 => Yard::Fp6F32,
-            Yard::Fp4 | Yard::Fp4F32 => Yard::Fp4F32,
+            Yard::Fp8 | Yard::Fp8F32 | Yard::Fp8F16 => Yard::Fp8F32,
+            Yard::Fp6 | Yard::Fp6F32 | Yard::Fp6F16 => Yard::Fp6F32,
+            Yard::Fp4 | Yard::Fp4F32 | Yard::Fp4F16 => Yard::Fp4F32,
+        }
+    }
+
+    /// The same element's widening to F16, for the F16 lines.
+    fn to_f16(self) -> Yard {
+        match self {
+            Yard::Fp8 | Yard::Fp8F32 | Yard::Fp8F16 => Yard::Fp8F16,
+            Yard::Fp6 | Yard::Fp6F32 | Yard::Fp6F16 => Yard::Fp6F16,
+            Yard::Fp4 | Yard::Fp4F32 | Yard::Fp4F16 => Yard::Fp4F16,
         }
     }
 }
@@ -71,6 +87,7 @@ fn main() {
     let off = ab::dst_offset();
     let mut yard_out = ab::Placed::<BF16>::new(n, off);
     let mut yard_out32 = ab::Placed::<f32>::new(n, off);
+    let mut yard_out_h = ab::Placed::<F16>::new(n, off);
     let mut line = |name: &str, f: &mut dyn FnMut(), yard: Yard| {
         if !name.contains(filter.as_str()) {
             return;
@@ -98,6 +115,18 @@ fn main() {
                 vcvt::convert_slice_on(b, black_box(&fp6), black_box(yard_out32.slice()), o)
                     .unwrap()
             }),
+            Yard::Fp4F16 => measure2(batches, f, &mut || {
+                vcvt::convert_slice_on(b, black_box(&fp4), black_box(yard_out_h.slice()), o)
+                    .unwrap()
+            }),
+            Yard::Fp8F16 => measure2(batches, f, &mut || {
+                vcvt::convert_slice_on(b, black_box(&fp8), black_box(yard_out_h.slice()), o)
+                    .unwrap()
+            }),
+            Yard::Fp6F16 => measure2(batches, f, &mut || {
+                vcvt::convert_slice_on(b, black_box(&fp6), black_box(yard_out_h.slice()), o)
+                    .unwrap()
+            }),
         };
         let yard = match yard {
             Yard::Fp8 => "F8E4M3 -> BF16",
@@ -106,6 +135,9 @@ fn main() {
             Yard::Fp4F32 => "F4E2M1 -> f32 ",
             Yard::Fp8F32 => "F8E4M3 -> f32 ",
             Yard::Fp6F32 => "F6E2M3 -> f32 ",
+            Yard::Fp4F16 => "F4E2M1 -> F16 ",
+            Yard::Fp8F16 => "F8E4M3 -> F16 ",
+            Yard::Fp6F16 => "F6E2M3 -> F16 ",
         };
         println!(
             "{name:24} {:6.3} el/ns   {yard} {:6.3} el/ns   ratio {:5.3}   best batches {:6.3} {:6.3} ratio {:5.3}",
@@ -119,6 +151,7 @@ fn main() {
     };
     let mut out16 = ab::Placed::<BF16>::new(n, off);
     let mut out32 = ab::Placed::<f32>::new(n, off);
+    let mut out_h = ab::Placed::<F16>::new(n, off);
     for (name, nv) in [
         ("nvfp4_modelopt", Nvfp4::new()),
         ("nvfp4_mlx", Nvfp4::new().profile(NvProfile::Mlx)),
@@ -139,6 +172,14 @@ fn main() {
                     .unwrap();
             },
             Yard::Fp4,
+        );
+        line(
+            &format!("{name}_f16"),
+            &mut || {
+                nv.dequantize(black_box(&d), &s, t, shape, black_box(out_h.slice()))
+                    .unwrap();
+            },
+            Yard::Fp4F16,
         );
         if name == "nvfp4_ggml_block" {
             line(
@@ -190,6 +231,14 @@ fn main() {
                     .unwrap();
             },
             yard.to_f32(),
+        );
+        line(
+            &format!("{name}_f16"),
+            &mut || {
+                mx.dequantize(black_box(&d), &s, shape, black_box(out_h.slice()))
+                    .unwrap();
+            },
+            yard.to_f16(),
         );
     }
 }

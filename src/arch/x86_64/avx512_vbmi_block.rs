@@ -2,7 +2,7 @@
 //! the AVX512_VBMI tiers, by the byte tables of the plain widening (`avx512_vbmi.rs`) plus
 //! one integer add per block; MXFP8 also to f32, each word widened into the top half of its
 //! f32 (the same value: every word made here is exact, an infinity or a NaN that the
-//! specification widens alike).
+//! specification widens alike); and all of them to F16, that f32 rounded by `VCVTPS2PH`.
 //!
 //! # Why it is exact
 //!
@@ -32,6 +32,14 @@
 //! Into f32 it is `0x7FF00000` with the code's sign: the table's NaN word `0x7FC0 | sign`
 //! with `0x0030` ORed in, for the lanes whose magnitude is `0x7F` (no finite word is
 //! touched: the adder is masked to finite codes and only NaN codes have that magnitude).
+//! Into F16 it is `0x7D00` with the code's sign, which `put32` makes from the converted
+//! `0x7E00 | sign` by an XOR on those lanes; and MLX rounds the scale to F16 before the
+//! product, which is `2^k` itself only for `k` in `-24..=15`, so this kernel serves the
+//! scale bytes `103..=142` there (the exact product rounded once to F16, as MLX's f32
+//! product of the code and that scale then is), the specification the others.
+//!
+//! Into F16 every other profile is the exact product rounded once to F16: the word made
+//! above, widened to its f32 (exact) and narrowed by `VCVTPS2PH`.
 //!
 //! # Cost
 //!
@@ -51,10 +59,15 @@ use crate::arch::Isa;
 use crate::block::spec::DestKind;
 use crate::block::spec::kernels::{BlockKernels, MLX_E4M3};
 use crate::simd::generic::block::{mlx, mx};
-use crate::{BF16, F6E2M3, F6E3M2, F8E4M3, F8E5M2};
+use crate::{BF16, F6E2M3, F6E3M2, F8E4M3, F8E5M2, F16};
 
 /// Codes a block.
 const BLOCK: usize = 32;
+
+/// The destinations of [`dequant`] (its `TO` parameter).
+const TO_BF16: u8 = 0;
+const TO_F32: u8 = 1;
+const TO_F16: u8 = 2;
 
 /// An element's byte table (`avx512_vbmi::pair16` number) and the mask rule of the module
 /// docs: the magnitude bits and the count of finite non-zero magnitudes.
@@ -90,20 +103,20 @@ impl ByTable for F6E3M2 {
 struct Adders([u32; 16]);
 
 /// Fills `out` for the `n` blocks (`1 ≤ n ≤ 16`) whose scale bytes start at `scales`;
-/// returns whether all `n` lie in `E::LO..=E::HI`.
+/// returns whether all `n` lie in `lo..=hi`.
 ///
 /// # Safety
 /// `scales` readable for `n` bytes; the CPU has the `Avx512Vbmi` tier's features.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
-unsafe fn adders<E: ByTable>(scales: *const u8, n: usize, out: &mut Adders) -> bool {
+unsafe fn adders(scales: *const u8, n: usize, lo: u8, hi: u8, out: &mut Adders) -> bool {
     let k = ((1u32 << n) - 1) as __mmask16;
     // SAFETY: the mask enables bytes 0..n only, which the caller's guarantee covers;
     // masked-off bytes are not read.
     let s = _mm512_cvtepu8_epi32(unsafe { _mm_maskz_loadu_epi8(k, scales.cast()) });
-    // Unsigned s − LO ≤ HI − LO exactly when LO ≤ s ≤ HI.
-    let off = _mm512_sub_epi32(s, _mm512_set1_epi32(E::LO as i32));
-    let ok = _mm512_mask_cmple_epu32_mask(k, off, _mm512_set1_epi32((E::HI - E::LO) as i32));
+    // Unsigned s − lo ≤ hi − lo exactly when lo ≤ s ≤ hi.
+    let off = _mm512_sub_epi32(s, _mm512_set1_epi32(lo as i32));
+    let ok = _mm512_mask_cmple_epu32_mask(k, off, _mm512_set1_epi32((hi - lo) as i32));
     // (s << 7) − (127 << 7) = k << 7; its low 16 bits, then copied into the high half:
     // ternary-logic table (A & B) | C with A = a, B = 0xFFFF, C = a << 16.
     let a = _mm512_sub_epi32(_mm512_slli_epi32::<7>(s), _mm512_set1_epi32(127 << 7));
@@ -130,7 +143,7 @@ fn finite_nonzero<E: ByTable>(c: __m512i) -> __mmask64 {
 /// vector, 32..64 (adder `a1`) in the second.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
-fn scaled64<E: ByTable, const MLX: bool, const F32: bool>(
+fn scaled64<E: ByTable, const MLX: bool, const TO: u8>(
     t: Lut,
     p: &Tables16,
     ord: __m512i,
@@ -139,7 +152,7 @@ fn scaled64<E: ByTable, const MLX: bool, const F32: bool>(
     a1: __m512i,
 ) -> (__m512i, __m512i) {
     let fin = finite_nonzero::<E>(c);
-    let looked = if MLX && !F32 {
+    let looked = if MLX && TO == TO_BF16 {
         // c & ((c + 1) | 0x7F): code 0xFF loses its sign (module docs); ternary-logic table
         // A & (B | C).
         _mm512_ternarylogic_epi32::<0xE0>(
@@ -155,7 +168,7 @@ fn scaled64<E: ByTable, const MLX: bool, const F32: bool>(
         _mm512_mask_add_epi16(w0, fin as __mmask32, w0, a0),
         _mm512_mask_add_epi16(w1, (fin >> 32) as __mmask32, w1, a1),
     );
-    if MLX && F32 {
+    if MLX && TO == TO_F32 {
         // MLX's f32 NaN (module docs): 0x7FC0 | sign → 0x7FF0 | sign.
         let nan = _mm512_cmpeq_epi8_mask(
             _mm512_and_si512(c, _mm512_set1_epi8(0x7F)),
@@ -179,32 +192,63 @@ fn adder(a: &Adders, j: usize) -> __m512i {
     _mm512_set1_epi32(a.0[j] as i32)
 }
 
-/// Stores the 32 BF16 words of `w` as values `i..i + 32` of a BF16 destination, or with
-/// `F32` of an f32 one (each word in the top half of its f32: the same value, as every
-/// word the kernel makes is an exact value, infinity or NaN; two words of the same NaN
-/// code widen alike in the specification, the quiet NaN with the code's sign).
+/// Stores the 32 BF16 words of `w` as values `i..i + 32` of a BF16 destination, of an
+/// f32 one (`TO_F32`: each word in the top half of its f32, the same value, as every word
+/// the kernel makes is an exact value, infinity or NaN; two words of the same NaN code widen
+/// alike in the specification, the quiet NaN with the code's sign), or of an F16 one
+/// (`TO_F16`: that f32 rounded once to F16 by `VCVTPS2PH`, nearest even in its immediate;
+/// the f32 is a normal number, zero, infinity or NaN, so DAZ has nothing to act on, and
+/// `VCVTPS2PH` does not flush its results; a NaN keeps its sign and quiet bit, as the
+/// specification's F16 narrowing does). `mlx_nan` marks the lanes of MLX's F16 NaN,
+/// `0x7D00` with the sign, made from the converted `0x7E00` by an XOR.
 ///
 /// # Safety
-/// `dst` writable for values `i..i + 32`; the CPU has AVX-512 F/BW.
+/// `dst` writable for values `i..i + 32`; the CPU has AVX-512 F/BW and F16C.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
-unsafe fn put32<const F32: bool>(w: __m512i, dst: *mut u8, i: usize) {
-    // SAFETY: the caller's guarantee: 64 bytes at byte 2i (BF16) or 128 at byte 4i (f32).
+unsafe fn put32<const TO: u8>(w: __m512i, mlx_nan: __mmask32, dst: *mut u8, i: usize) {
+    // SAFETY: the caller's guarantee: 64 bytes at byte 2i (BF16, F16) or 128 at byte 4i
+    // (f32).
     unsafe {
-        if F32 {
-            let lo = _mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(w)));
-            let hi =
-                _mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64::<1>(w)));
+        if TO == TO_BF16 {
+            _mm512_storeu_si512(dst.add(2 * i).cast(), w);
+            return;
+        }
+        let lo = _mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(w)));
+        let hi = _mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64::<1>(w)));
+        if TO == TO_F32 {
             _mm512_storeu_si512(dst.add(4 * i).cast(), lo);
             _mm512_storeu_si512(dst.add(4 * i + 64).cast(), hi);
         } else {
-            _mm512_storeu_si512(dst.add(2 * i).cast(), w);
+            const R: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+            let h = _mm512_inserti64x4::<1>(
+                _mm512_castsi256_si512(_mm512_cvtps_ph::<R>(_mm512_castsi512_ps(lo))),
+                _mm512_cvtps_ph::<R>(_mm512_castsi512_ps(hi)),
+            );
+            let h =
+                _mm512_mask_mov_epi16(h, mlx_nan, _mm512_xor_si512(h, _mm512_set1_epi16(0x0300)));
+            _mm512_storeu_si512(dst.add(2 * i).cast(), h);
         }
     }
 }
 
-/// MX dequantization of `blocks` whole blocks of element `E` into BF16, or with `F32` into
-/// f32 (module docs); `MLX` selects the `Mlx` profile's E4M3 NaN. The blocks whose scale
+/// The lanes of MLX's F16 NaN among 64 codes (module docs), for [`put32`]: the codes whose
+/// magnitude is `0x7F`, or none unless `MLX` into F16.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
+fn mlx_nan<const MLX: bool, const TO: u8>(c: __m512i) -> __mmask64 {
+    if MLX && TO == TO_F16 {
+        _mm512_cmpeq_epi8_mask(
+            _mm512_and_si512(c, _mm512_set1_epi8(0x7F)),
+            _mm512_set1_epi8(0x7F),
+        )
+    } else {
+        0
+    }
+}
+
+/// MX dequantization of `blocks` whole blocks of element `E` into BF16, f32 or F16 (`TO`;
+/// module docs); `MLX` selects the `Mlx` profile's E4M3 NaN. The blocks whose scale
 /// byte is outside `E::LO..=E::HI` are written by the loop with wrong values, then rewritten
 /// by the specification after it.
 ///
@@ -212,7 +256,7 @@ unsafe fn put32<const F32: bool>(w: __m512i, dst: *mut u8, i: usize) {
 /// The `MxDequantFn` contract (`MxProfileDequantFn` when `MLX`); the CPU has the
 /// `Avx512Vbmi` tier's features.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")]
-unsafe fn dequant<E: ByTable, const MLX: bool, const F32: bool>(
+unsafe fn dequant<E: ByTable, const MLX: bool, const TO: u8>(
     codes: *const u8,
     scales: *const u8,
     blocks: usize,
@@ -223,6 +267,13 @@ unsafe fn dequant<E: ByTable, const MLX: bool, const F32: bool>(
     // SAFETY: a 64-byte load of a static 64-byte array.
     let ord = unsafe { _mm512_loadu_si512(vbmi::ORDER_16.0.as_ptr().cast()) };
     let end = codes.wrapping_add(blocks * BLOCK);
+    // MLX into F16 rounds the scale to F16 first (`mlx_dequantize_block`), which keeps it
+    // `2^k` only for `k` in `-24..=15` (module docs).
+    let (lo, hi) = if MLX && TO == TO_F16 {
+        (127 - 24, 127 + 15)
+    } else {
+        (E::LO, E::HI)
+    };
     let mut add = Adders([0; 16]);
     let mut all_in = true;
     let mut b = 0;
@@ -230,7 +281,7 @@ unsafe fn dequant<E: ByTable, const MLX: bool, const F32: bool>(
         let n = (blocks - b).min(16);
         // SAFETY: scale bytes b..b + n, inside the caller's `blocks`; the features are this
         // function's.
-        all_in &= unsafe { adders::<E>(scales.add(b), n, &mut add) };
+        all_in &= unsafe { adders(scales.add(b), n, lo, hi, &mut add) };
         let mut j = 0;
         while n - j >= 2 {
             let i = (b + j) * BLOCK;
@@ -240,9 +291,10 @@ unsafe fn dequant<E: ByTable, const MLX: bool, const F32: bool>(
             unsafe {
                 let c = _mm512_loadu_si512(codes.add(i).cast());
                 let (w0, w1) =
-                    scaled64::<E, MLX, F32>(t, p, ord, c, adder(&add, j), adder(&add, j + 1));
-                put32::<F32>(w0, dst, i);
-                put32::<F32>(w1, dst, i + 32);
+                    scaled64::<E, MLX, TO>(t, p, ord, c, adder(&add, j), adder(&add, j + 1));
+                let nan = mlx_nan::<MLX, TO>(c);
+                put32::<TO>(w0, nan as __mmask32, dst, i);
+                put32::<TO>(w1, (nan >> 32) as __mmask32, dst, i + 32);
             }
             j += 2;
         }
@@ -252,8 +304,8 @@ unsafe fn dequant<E: ByTable, const MLX: bool, const F32: bool>(
             // are not read), and values i..i + 32 are inside `dst`.
             unsafe {
                 let c = _mm512_maskz_loadu_epi8(u32::MAX as __mmask64, codes.add(i).cast());
-                let (w0, _) = scaled64::<E, MLX, F32>(t, p, ord, c, adder(&add, j), adder(&add, j));
-                put32::<F32>(w0, dst, i);
+                let (w0, _) = scaled64::<E, MLX, TO>(t, p, ord, c, adder(&add, j), adder(&add, j));
+                put32::<TO>(w0, mlx_nan::<MLX, TO>(c) as __mmask32, dst, i);
             }
         }
         b += n;
@@ -262,15 +314,21 @@ unsafe fn dequant<E: ByTable, const MLX: bool, const F32: bool>(
         // SAFETY: the caller's guarantee, forwarded (the Mlx slot's destination is aligned
         // for BF16, which `e4m3_spec_blocks` needs).
         unsafe {
-            match (MLX, F32) {
-                (true, false) => mlx::e4m3_spec_blocks::<BF16>(codes, scales, blocks, dst),
-                (true, true) => mlx::e4m3_spec_blocks::<f32>(codes, scales, blocks, dst),
-                (false, false) => {
+            match (MLX, TO) {
+                (true, TO_BF16) => {
+                    mlx::e4m3_spec_blocks::<BF16>(codes, scales, blocks, (lo, hi), dst)
+                }
+                (true, TO_F32) => {
+                    mlx::e4m3_spec_blocks::<f32>(codes, scales, blocks, (lo, hi), dst)
+                }
+                (true, _) => mlx::e4m3_spec_blocks::<F16>(codes, scales, blocks, (lo, hi), dst),
+                (false, TO_BF16) => {
                     mx::dequant_spec_blocks::<E, BF16, true>(codes, scales, blocks, dst)
                 }
-                (false, true) => {
+                (false, TO_F32) => {
                     mx::dequant_spec_blocks::<E, f32, true>(codes, scales, blocks, dst)
                 }
+                (false, _) => mx::dequant_spec_blocks::<E, F16, true>(codes, scales, blocks, dst),
             }
         }
     }
@@ -281,15 +339,18 @@ unsafe fn dequant<E: ByTable, const MLX: bool, const F32: bool>(
 /// [`dequant`].
 pub(crate) const fn set(t: &mut BlockKernels) {
     const fn one<E: ByTable>(t: &mut BlockKernels, f32: bool) {
-        let (e, b, f) = (
+        let (e, b, f, h) = (
             E::ELEMENT.index(),
             DestKind::Bf16 as usize,
             DestKind::F32 as usize,
+            DestKind::F16 as usize,
         );
-        t.mx_dequant[e][b] = Some(dequant::<E, false, false>);
+        t.mx_dequant[e][b] = Some(dequant::<E, false, TO_BF16>);
         t.mx_dequant_isa[e][b] = Isa::Avx512;
+        t.mx_dequant[e][h] = Some(dequant::<E, false, TO_F16>);
+        t.mx_dequant_isa[e][h] = Isa::Avx512;
         if f32 {
-            t.mx_dequant[e][f] = Some(dequant::<E, false, true>);
+            t.mx_dequant[e][f] = Some(dequant::<E, false, TO_F32>);
             t.mx_dequant_isa[e][f] = Isa::Avx512;
         }
     }
@@ -299,6 +360,7 @@ pub(crate) const fn set(t: &mut BlockKernels) {
     one::<F8E5M2>(t, true);
     one::<F6E2M3>(t, false);
     one::<F6E3M2>(t, false);
-    t.mlx_dequant[MLX_E4M3][DestKind::Bf16 as usize] = Some(dequant::<F8E4M3, true, false>);
-    t.mlx_dequant[MLX_E4M3][DestKind::F32 as usize] = Some(dequant::<F8E4M3, true, true>);
+    t.mlx_dequant[MLX_E4M3][DestKind::Bf16 as usize] = Some(dequant::<F8E4M3, true, TO_BF16>);
+    t.mlx_dequant[MLX_E4M3][DestKind::F32 as usize] = Some(dequant::<F8E4M3, true, TO_F32>);
+    t.mlx_dequant[MLX_E4M3][DestKind::F16 as usize] = Some(dequant::<F8E4M3, true, TO_F16>);
 }

@@ -284,7 +284,7 @@ unsafe fn e2m1_spec_blocks<D: BlockDest, const VARIANT: usize>(
     }
 }
 
-/// The E4M3 blocks of [`e4m3_bf16_words`] whose scale byte is outside `10..=246`, each by
+/// The E4M3 blocks of [`e4m3_bf16_words`] whose scale byte is outside `lo..=hi`, each by
 /// the specification's `mlx_dequantize_block` into `D` (out of its loop, so that the loop
 /// calls no function).
 ///
@@ -296,6 +296,7 @@ pub(crate) unsafe fn e4m3_spec_blocks<D: BlockDest>(
     codes: *const u8,
     scales: *const u8,
     blocks: usize,
+    (lo, hi): (u8, u8),
     dst: *mut u8,
 ) {
     for b in 0..blocks {
@@ -303,7 +304,7 @@ pub(crate) unsafe fn e4m3_spec_blocks<D: BlockDest>(
         // caller's ranges.
         unsafe {
             let s = *scales.add(b);
-            if !(10..=246).contains(&s) {
+            if !(lo..=hi).contains(&s) {
                 let cs = &*codes.add(b * BLOCK).cast::<[u8; BLOCK]>();
                 mlx_dequantize_block::<D>(MxElement::E4M3, cs, s, out_slice(dst, b));
             }
@@ -363,7 +364,7 @@ unsafe fn e4m3_bf16_words<V: Vector>(
             }
         }
         if skipped {
-            e4m3_spec_blocks::<BF16>(codes, scales, blocks, dst);
+            e4m3_spec_blocks::<BF16>(codes, scales, blocks, (10, 246), dst);
         }
     }
 }
