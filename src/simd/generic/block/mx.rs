@@ -223,6 +223,11 @@ pub(crate) unsafe fn dequant<V: Vector, E: Element, D: Dest>(
         };
         [t0, t1]
     };
+    // E2M1 into F16 where a 16-entry lookup is one permutation: the 16 values (code 8 as
+    // `−0`), scaled per block, looked up and rounded to F16 by the store.
+    let fp4_f16 = E::PACKED && D::KIND == DestKind::F16 && V::FAST_LOOKUP16;
+    // SAFETY: the CPU has `V`'s features (the caller's guarantee).
+    let fp4_table = unsafe { super::ggml::E2m1Table::<V>::new(true) };
     for b in 0..blocks {
         // SAFETY: b < blocks, so scale b, code bytes b · BYTES.. + BYTES and values
         // 32b..32b + 32 are inside the caller's ranges; every vector below covers LANES of
@@ -231,7 +236,18 @@ pub(crate) unsafe fn dequant<V: Vector, E: Element, D: Dest>(
             let s = scales.add(b).read();
             let c = codes.add(b * E::BYTES);
             let d = dst.add(b * BLOCK * D::SIZE);
-            if E::PACKED
+            if fp4_f16 && (E::LO..=E::HI).contains(&s) {
+                // Each entry is the code's exact value times 2^(s − 127), a normal f32 in
+                // `LO..=HI` (`E2m1Table::scaled`), rounded once to F16 by `D::put`: the
+                // same lanes as `widen_pow2` below gives.
+                let t = fp4_table.scaled(s);
+                let mut i = 0;
+                while i < BLOCK {
+                    let code = V::load_nibbles(c.add(i / 2), V::LANES);
+                    D::put(V::lookup16(&t, code), d.add(i * D::SIZE));
+                    i += V::LANES;
+                }
+            } else if E::PACKED
                 && V::FP4_PLANES
                 && D::KIND != DestKind::F16
                 && (E::LO..=E::HI).contains(&s)
