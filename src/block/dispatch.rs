@@ -15,9 +15,13 @@ pub(crate) fn table(backend: Backend) -> &'static BlockKernels {
         #[cfg(target_arch = "x86_64")]
         Backend::Avx512 => &crate::arch::x86_64::block_tables::AVX512,
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx512Vbmi | Backend::Avx512Bf16 | Backend::Avx512Fp16 => {
+        Backend::Avx512Vbmi | Backend::Avx512Bf16 => {
             &crate::arch::x86_64::block_tables::AVX512_VBMI
         }
+        #[cfg(all(target_arch = "x86_64", vcvt_avx512fp16))]
+        Backend::Avx512Fp16 => &crate::arch::x86_64::block_tables::AVX512_FP16,
+        #[cfg(all(target_arch = "x86_64", not(vcvt_avx512fp16)))]
+        Backend::Avx512Fp16 => &crate::arch::x86_64::block_tables::AVX512_VBMI,
         #[cfg(target_arch = "aarch64")]
         Backend::Neon | Backend::NeonBf16 => &crate::arch::aarch64::block_tables::NEON,
         #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]

@@ -73,26 +73,33 @@ const TO_F16: u8 = 2;
 /// docs: the magnitude bits and the count of finite non-zero magnitudes.
 trait ByTable: mx::Element {
     const TABLE: u8;
+    /// The element's F16 byte table (`avx512_vbmi::pair16`), or 0 for E5M2, whose F16 word
+    /// is the code shifted left by 8.
+    const F16_TABLE: u8;
     const MAG: u8;
     const LIMIT: u8;
 }
 impl ByTable for F8E4M3 {
     const TABLE: u8 = 0;
+    const F16_TABLE: u8 = 1;
     const MAG: u8 = 0x7F;
     const LIMIT: u8 = 0x7E;
 }
 impl ByTable for F8E5M2 {
     const TABLE: u8 = 13;
+    const F16_TABLE: u8 = 0;
     const MAG: u8 = 0x7F;
     const LIMIT: u8 = 0x7B;
 }
 impl ByTable for F6E2M3 {
     const TABLE: u8 = 6;
+    const F16_TABLE: u8 = 7;
     const MAG: u8 = 0x1F;
     const LIMIT: u8 = 0x1F;
 }
 impl ByTable for F6E3M2 {
     const TABLE: u8 = 8;
+    const F16_TABLE: u8 = 9;
     const MAG: u8 = 0x1F;
     const LIMIT: u8 = 0x1F;
 }
@@ -363,4 +370,190 @@ pub(crate) const fn set(t: &mut BlockKernels) {
     t.mlx_dequant[MLX_E4M3][DestKind::Bf16 as usize] = Some(dequant::<F8E4M3, true, TO_BF16>);
     t.mlx_dequant[MLX_E4M3][DestKind::F32 as usize] = Some(dequant::<F8E4M3, true, TO_F32>);
     t.mlx_dequant[MLX_E4M3][DestKind::F16 as usize] = Some(dequant::<F8E4M3, true, TO_F16>);
+}
+
+/// MX dequantization of the one-byte elements to F16 on the `avx512-fp16` tier: each code's
+/// F16 word (every value of these elements is exact in F16: the byte tables' F16 words, or
+/// for E5M2 the code shifted into the high byte) multiplied by the block's `2^k` with
+/// `VMULPH {rn-sae}`: one IEEE product of two exact F16 values rounded once to F16, which is
+/// the specification's exact product rounded once, wherever `2^k` is itself an F16 value,
+/// `k` in `-24..=15`, scale bytes `103..=142` (MLX, which rounds its scale to F16 first,
+/// gets the same product there). A zero, infinity or NaN times `2^k` is itself (a NaN
+/// quieted, as the specification's F16 narrowing of the widened NaN quiets it); MLX's NaN
+/// (`0x7D00` with the sign) is made from `0x7E00 | sign` by an XOR on its lanes. FP16
+/// arithmetic ignores MXCSR's DAZ and FTZ, and `{rn-sae}` its rounding mode. Other scale
+/// bytes run the specification after the loop.
+#[cfg(vcvt_avx512fp16)]
+pub(crate) mod fp16 {
+    use core::arch::x86_64::*;
+
+    use super::{BLOCK, ByTable, vbmi};
+    use crate::arch::Isa;
+    use crate::block::spec::DestKind;
+    use crate::block::spec::kernels::{BlockKernels, MLX_E4M3};
+    use crate::simd::generic::block::{mlx, mx};
+    use crate::{F6E2M3, F6E3M2, F8E4M3, F8E5M2, F16};
+
+    /// The scale bytes whose `2^(s − 127)` is an F16 value.
+    const LO: u8 = 127 - 24;
+    const HI: u8 = 127 + 15;
+
+    /// The F16 multiplier `2^(s − 127)` of scale byte `s` in `LO..=HI`, in both halves of a
+    /// dword: the normal `(k + 15) << 10` for `k >= -14`, else the subnormal
+    /// `1 << (k + 24)`.
+    #[inline(always)]
+    fn multiplier(s: u8) -> u32 {
+        let k = s as i32 - 127;
+        let h = if k >= -14 {
+            ((k + 15) as u32) << 10
+        } else {
+            1u32 << (k + 24)
+        };
+        h * 0x0001_0001
+    }
+
+    /// The F16 words of 64 codes of `E` in element order (elements 0..32, then 32..64).
+    #[inline]
+    #[target_feature(
+        enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512fp16,avx2,fma,f16c"
+    )]
+    fn words<E: ByTable>(
+        t: vbmi::Lut,
+        p: &vbmi::Tables16,
+        ord: __m512i,
+        c: __m512i,
+    ) -> (__m512i, __m512i) {
+        if E::F16_TABLE == 0 {
+            // E5M2: the F16 word is the code in the high byte.
+            let lo = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(c));
+            let hi = _mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64::<1>(c));
+            (_mm512_slli_epi16::<8>(lo), _mm512_slli_epi16::<8>(hi))
+        } else {
+            vbmi::words16(t, p, ord, c)
+        }
+    }
+
+    /// `w · m` in F16 (`m`: two F16 words), rounded to nearest even whatever MXCSR says;
+    /// with `MLX`, the lanes of `nan` take MLX's NaN.
+    #[inline]
+    #[target_feature(
+        enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512fp16,avx2,fma,f16c"
+    )]
+    fn scaled<const MLX: bool>(w: __m512i, m: u32, nan: __mmask32) -> __m512i {
+        const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+        let p = _mm512_castph_si512(_mm512_mul_round_ph::<RNE>(
+            _mm512_castsi512_ph(w),
+            _mm512_castsi512_ph(_mm512_set1_epi32(m as i32)),
+        ));
+        if MLX {
+            _mm512_mask_mov_epi16(p, nan, _mm512_xor_si512(p, _mm512_set1_epi16(0x0300)))
+        } else {
+            p
+        }
+    }
+
+    /// The lanes of MLX's NaN (magnitude `0x7F`) among 64 codes, or none unless `MLX`.
+    #[inline]
+    #[target_feature(
+        enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512fp16,avx2,fma,f16c"
+    )]
+    fn nan_of<const MLX: bool>(c: __m512i) -> __mmask64 {
+        if MLX {
+            _mm512_cmpeq_epi8_mask(
+                _mm512_and_si512(c, _mm512_set1_epi8(0x7F)),
+                _mm512_set1_epi8(0x7F),
+            )
+        } else {
+            0
+        }
+    }
+
+    /// MX dequantization of `blocks` whole blocks of `E` into F16 (`MLX`: the `Mlx`
+    /// profile's E4M3); see the module docs.
+    ///
+    /// # Safety
+    /// The `MxDequantFn` contract (`MxProfileDequantFn` when `MLX`) into F16; the CPU has
+    /// the `Avx512Fp16` tier's features.
+    #[target_feature(
+        enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512fp16,avx2,fma,f16c"
+    )]
+    unsafe fn dequant<E: ByTable, const MLX: bool>(
+        codes: *const u8,
+        scales: *const u8,
+        blocks: usize,
+        dst: *mut u8,
+    ) {
+        let p = vbmi::pair16(E::F16_TABLE);
+        let t = vbmi::load_tables(&p.t);
+        // SAFETY: a 64-byte load of a static 64-byte array.
+        let ord = unsafe { _mm512_loadu_si512(vbmi::ORDER_16.0.as_ptr().cast()) };
+        let mut skipped = false;
+        let mut b = 0;
+        while b < blocks {
+            // SAFETY: scale bytes b and (when present) b + 1 are inside the caller's
+            // `blocks`.
+            let (s0, s1) = unsafe {
+                (
+                    *scales.add(b),
+                    if b + 1 < blocks {
+                        *scales.add(b + 1)
+                    } else {
+                        LO
+                    },
+                )
+            };
+            let i = b * BLOCK;
+            if b + 1 < blocks {
+                // SAFETY: blocks b and b + 1: codes i..i + 64 and values i..i + 64 (128
+                // bytes) are inside the caller's ranges; the features are this function's.
+                unsafe {
+                    let c = _mm512_loadu_si512(codes.add(i).cast());
+                    let (w0, w1) = words::<E>(t, p, ord, c);
+                    let nan = nan_of::<MLX>(c);
+                    let h0 = scaled::<MLX>(w0, multiplier(s0), nan as __mmask32);
+                    let h1 = scaled::<MLX>(w1, multiplier(s1), (nan >> 32) as __mmask32);
+                    _mm512_storeu_si512(dst.add(2 * i).cast(), h0);
+                    _mm512_storeu_si512(dst.add(2 * i + 64).cast(), h1);
+                }
+                skipped |= !(LO..=HI).contains(&s0) || !(LO..=HI).contains(&s1);
+                b += 2;
+            } else {
+                // SAFETY: block b: the mask enables codes i..i + 32 only (the rest are not
+                // read), and values i..i + 32 are inside `dst`.
+                unsafe {
+                    let c = _mm512_maskz_loadu_epi8(u32::MAX as __mmask64, codes.add(i).cast());
+                    let (w0, _) = words::<E>(t, p, ord, c);
+                    let h0 = scaled::<MLX>(w0, multiplier(s0), nan_of::<MLX>(c) as __mmask32);
+                    _mm512_storeu_si512(dst.add(2 * i).cast(), h0);
+                }
+                skipped |= !(LO..=HI).contains(&s0);
+                b += 1;
+            }
+        }
+        if skipped {
+            // SAFETY: the caller's guarantee, forwarded.
+            unsafe {
+                if MLX {
+                    mlx::e4m3_spec_blocks::<F16>(codes, scales, blocks, (LO, HI), dst)
+                } else {
+                    mx::dequant_spec_blocks_in::<E, F16>(codes, scales, blocks, (LO, HI), dst)
+                }
+            }
+        }
+    }
+
+    /// Sets the F16 slots of MX dequantization of the one-byte elements (all profiles of
+    /// the MX kernels, and the `Mlx` profile's E4M3) to [`dequant`].
+    pub(crate) const fn set(t: &mut BlockKernels) {
+        const fn one<E: ByTable>(t: &mut BlockKernels) {
+            let (e, h) = (E::ELEMENT.index(), DestKind::F16 as usize);
+            t.mx_dequant[e][h] = Some(dequant::<E, false>);
+            t.mx_dequant_isa[e][h] = Isa::Avx512;
+        }
+        one::<F8E4M3>(t);
+        one::<F8E5M2>(t);
+        one::<F6E2M3>(t);
+        one::<F6E3M2>(t);
+        t.mlx_dequant[MLX_E4M3][DestKind::F16 as usize] = Some(dequant::<F8E4M3, true>);
+    }
 }

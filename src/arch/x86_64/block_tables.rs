@@ -48,10 +48,23 @@ const fn avx512_vbmi_table() -> BlockKernels {
     t
 }
 
+/// The `Avx512Fp16` tier: the AVX512_VBMI tiers' table, with MX dequantization of the
+/// one-byte elements to F16 by `VMULPH` (`avx512_vbmi_block.rs`, module `fp16`).
+#[cfg(vcvt_avx512fp16)]
+const fn avx512_fp16_table() -> BlockKernels {
+    let mut t = avx512_vbmi_table();
+    avx512_vbmi_block::fp16::set(&mut t);
+    t
+}
+
 /// The `Avx2` backend's block kernels.
 pub(crate) static AVX2: BlockKernels = avx2_table();
 /// The block kernels of the `Avx512` backend.
 pub(crate) static AVX512: BlockKernels = avx512_table();
-/// The block kernels of the backends with AVX512_VBMI (`Avx512Vbmi`, `Avx512Bf16`,
-/// `Avx512Fp16`).
+/// The block kernels of the backends with AVX512_VBMI (`Avx512Vbmi`, `Avx512Bf16`, and
+/// `Avx512Fp16` below the F16 slots of [`AVX512_FP16`]).
 pub(crate) static AVX512_VBMI: BlockKernels = avx512_vbmi_table();
+/// The block kernels of the `Avx512Fp16` backend (without a compiler that has AVX512_FP16,
+/// that backend is never available and uses [`AVX512_VBMI`]).
+#[cfg(vcvt_avx512fp16)]
+pub(crate) static AVX512_FP16: BlockKernels = avx512_fp16_table();

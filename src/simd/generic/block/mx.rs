@@ -194,6 +194,33 @@ pub(crate) unsafe fn dequant_spec_blocks<E: Element, D: Dest, const NAN: bool>(
     }
 }
 
+/// The blocks of a row whose scale byte lies outside `lo..=hi` (a SIMD loop's own window),
+/// each through [`dequant_spec`].
+///
+/// # Safety
+/// As for [`dequant`].
+#[cold]
+#[inline(never)]
+#[cfg_attr(not(vcvt_avx512fp16), allow(dead_code))]
+pub(crate) unsafe fn dequant_spec_blocks_in<E: Element, D: Dest>(
+    codes: *const u8,
+    scales: *const u8,
+    blocks: usize,
+    (lo, hi): (u8, u8),
+    dst: *mut u8,
+) {
+    for b in 0..blocks {
+        // SAFETY: b < blocks: scale b, the block's code bytes and values are inside the
+        // caller's ranges.
+        unsafe {
+            let s = scales.add(b).read();
+            if !(lo..=hi).contains(&s) {
+                dequant_spec::<E, D>(codes.add(b * E::BYTES), s, dst.add(b * BLOCK * D::SIZE));
+            }
+        }
+    }
+}
+
 /// MX dequantization of `blocks` whole blocks (the `MxDequantFn` body). The loop calls no
 /// function (so that a call of a few blocks pays no register saves): the blocks whose scale
 /// needs the specification are skipped, then written by [`dequant_spec_blocks`] after it.
