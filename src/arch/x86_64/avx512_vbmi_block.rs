@@ -385,6 +385,10 @@ pub(crate) const fn set(t: &mut BlockKernels) {
 /// bytes run the specification after the loop.
 #[cfg(vcvt_avx512fp16)]
 pub(crate) mod fp16 {
+    // The AVX512_FP16 intrinsics are stable since Rust 1.94; the build script compiles this
+    // module only with such a compiler (as `avx512_fp16.rs`).
+    #![allow(clippy::incompatible_msrv)]
+
     use core::arch::x86_64::*;
 
     use super::{BLOCK, ByTable, vbmi};
