@@ -331,12 +331,14 @@ unsafe fn dequant<E: ByTable, const MLX: bool, const TO: u8>(
                 }
                 (true, _) => mlx::e4m3_spec_blocks::<F16>(codes, scales, blocks, (lo, hi), dst),
                 (false, TO_BF16) => {
-                    mx::dequant_spec_blocks::<E, BF16, true>(codes, scales, blocks, dst)
+                    mx::dequant_spec_blocks::<E, BF16, true>(codes, scales, blocks, (lo, hi), dst)
                 }
                 (false, TO_F32) => {
-                    mx::dequant_spec_blocks::<E, f32, true>(codes, scales, blocks, dst)
+                    mx::dequant_spec_blocks::<E, f32, true>(codes, scales, blocks, (lo, hi), dst)
                 }
-                (false, _) => mx::dequant_spec_blocks::<E, F16, true>(codes, scales, blocks, dst),
+                (false, _) => {
+                    mx::dequant_spec_blocks::<E, F16, true>(codes, scales, blocks, (lo, hi), dst)
+                }
             }
         }
     }
@@ -405,11 +407,14 @@ pub(crate) mod fp16 {
 
     /// The F16 multiplier `2^(s − 127)` of scale byte `s` in `LO..=HI`, in both halves of a
     /// dword: the normal `(k + 15) << 10` for `k >= -14`, else the subnormal
-    /// `1 << (k + 24)`.
+    /// `1 << (k + 24)`. Other scale bytes give 0 (their blocks are written again by the
+    /// specification).
     #[inline(always)]
     fn multiplier(s: u8) -> u32 {
         let k = s as i32 - 127;
-        let h = if k >= -14 {
+        let h = if !(LO..=HI).contains(&s) {
+            0
+        } else if k >= -14 {
             ((k + 15) as u32) << 10
         } else {
             1u32 << (k + 24)
@@ -541,7 +546,7 @@ pub(crate) mod fp16 {
                 if MLX {
                     mlx::e4m3_spec_blocks::<F16>(codes, scales, blocks, (LO, HI), dst)
                 } else {
-                    mx::dequant_spec_blocks_in::<E, F16>(codes, scales, blocks, (LO, HI), dst)
+                    mx::dequant_spec_blocks::<E, F16, true>(codes, scales, blocks, (LO, HI), dst)
                 }
             }
         }
