@@ -30,6 +30,7 @@
 use core::arch::x86_64::*;
 
 use super::avx512::V512;
+use super::avx512_scaled::{self, Signed};
 use crate::arch::Isa;
 use crate::block::spec::DestKind;
 use crate::block::spec::kernels::BlockKernels;
@@ -164,21 +165,8 @@ unsafe fn table_of<const TO: u8>(mag: &Aligned64<[u32; 128]>, s: f32) -> [__m512
     })
 }
 
-/// The results of 32 codes (one per word of `c`, zero-extended) from table `t`.
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-fn lookup(t: &[__m512i; 4], c: __m512i) -> __m512i {
-    // VPERMT2W reads the index's low 6 bits (bit 5 picks the second table), so each pair
-    // covers 64 magnitudes; bit 6 picks the pair and bit 7 is the sign.
-    let lo = _mm512_permutex2var_epi16(t[0], c, t[1]);
-    let hi = _mm512_permutex2var_epi16(t[2], c, t[3]);
-    let upper = _mm512_test_epi16_mask(c, _mm512_set1_epi16(0x40));
-    let r = _mm512_mask_blend_epi16(upper, lo, hi);
-    // r ^ ((c << 8) & 0x8000): the code's sign flips the result's (ternary logic A ^ (B & C)).
-    _mm512_ternarylogic_epi32::<0x78>(r, _mm512_slli_epi16::<8>(c), _mm512_set1_epi16(i16::MIN))
-}
-
-/// One tile's run of a row, `len >= 1` codes, by table `t`.
+/// One tile's run of a row, `len >= 1` codes, by table `t`: the magnitude lookup and sign
+/// XOR of `avx512_scaled.rs` (its `Signed` tables without the fnuz NaN).
 ///
 /// # Safety
 /// `codes` readable for `len` bytes, `dst` writable for `len` two-byte values; the CPU has
@@ -186,25 +174,12 @@ fn lookup(t: &[__m512i; 4], c: __m512i) -> __m512i {
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 unsafe fn run(t: &[__m512i; 4], codes: *const u8, len: usize, dst: *mut u8) {
-    let mut i = 0;
-    while len - i >= 32 {
-        // SAFETY: codes i..i + 32 and values i..i + 32 (64 bytes) are inside the run.
-        unsafe {
-            let c = _mm512_cvtepu8_epi16(_mm256_loadu_si256(codes.add(i).cast()));
-            _mm512_storeu_si512(dst.add(2 * i).cast(), lookup(t, c));
-        }
-        i += 32;
-    }
-    let n = len - i;
-    if n > 0 {
-        let k: __mmask32 = (1u32 << n) - 1;
-        // SAFETY: the masks enable codes and values i..i + n only (n < 32), inside the run;
-        // masked-off lanes are not accessed.
-        unsafe {
-            let c = _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(k, codes.add(i).cast()));
-            _mm512_mask_storeu_epi16(dst.add(2 * i).cast(), k, lookup(t, c));
-        }
-    }
+    let l = Signed::<false> {
+        t: *t,
+        nan: _mm512_setzero_si512(),
+    };
+    // SAFETY: forwarded contract.
+    unsafe { avx512_scaled::run(&l, codes, len, dst) }
 }
 
 /// Whether a tile of scale `s` (f32 bits), `w` codes wide in each of `rows` rows, takes the

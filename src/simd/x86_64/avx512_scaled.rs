@@ -90,7 +90,7 @@ static FP4_CODES: [u8; 32] = {
 struct Words([u16; 256]);
 
 /// How a table turns 32 codes (zero-extended to words) into their 32 results.
-trait Lookup {
+pub(super) trait Lookup {
     /// The results of the 32 codes of `c`.
     ///
     /// # Safety
@@ -100,9 +100,9 @@ trait Lookup {
 
 /// 128 magnitudes in four registers and the sign at bit 7; with `FNUZ`, code `0x80` takes
 /// its own word `nan`.
-struct Signed<const FNUZ: bool> {
-    t: [__m512i; 4],
-    nan: __m512i,
+pub(super) struct Signed<const FNUZ: bool> {
+    pub(super) t: [__m512i; 4],
+    pub(super) nan: __m512i,
 }
 
 impl<const FNUZ: bool> Lookup for Signed<FNUZ> {
@@ -175,7 +175,7 @@ impl<const N: usize> Lookup for Whole<N> {
 /// AVX-512 F/BW/VL/DQ.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-unsafe fn run<L: Lookup>(l: &L, src: *const u8, len: usize, dst: *mut u8) {
+pub(super) unsafe fn run<L: Lookup>(l: &L, src: *const u8, len: usize, dst: *mut u8) {
     let mut i = 0;
     while len - i >= 32 {
         // SAFETY: codes i..i + 32 and values i..i + 32 (64 bytes) lie below `len`; the

@@ -169,40 +169,14 @@ unsafe fn dequant_spec<E: Element, D: Dest>(c: *const u8, s: u8, d: *mut u8) {
 }
 
 /// The blocks of a row whose scale byte a SIMD loop leaves to the specification (outside
-/// `LO..=HI`; `0xFF` too when `NAN`, which [`dequant`]'s loop writes itself), each through
-/// [`dequant_spec`].
+/// its window `lo..=hi`, `E::LO..=E::HI` for most; `0xFF` too when `NAN`, which
+/// [`dequant`]'s loop writes itself), each through [`dequant_spec`].
 ///
 /// # Safety
 /// As for [`dequant`].
 #[cold]
 #[inline(never)]
 pub(crate) unsafe fn dequant_spec_blocks<E: Element, D: Dest, const NAN: bool>(
-    codes: *const u8,
-    scales: *const u8,
-    blocks: usize,
-    dst: *mut u8,
-) {
-    for b in 0..blocks {
-        // SAFETY: b < blocks: scale b, the block's code bytes and values are inside the
-        // caller's ranges.
-        unsafe {
-            let s = scales.add(b).read();
-            if !(E::LO..=E::HI).contains(&s) && (NAN || s != 0xFF) {
-                dequant_spec::<E, D>(codes.add(b * E::BYTES), s, dst.add(b * BLOCK * D::SIZE));
-            }
-        }
-    }
-}
-
-/// The blocks of a row whose scale byte lies outside `lo..=hi` (a SIMD loop's own window),
-/// each through [`dequant_spec`].
-///
-/// # Safety
-/// As for [`dequant`].
-#[cold]
-#[inline(never)]
-#[cfg_attr(not(vcvt_avx512fp16), allow(dead_code))]
-pub(crate) unsafe fn dequant_spec_blocks_in<E: Element, D: Dest>(
     codes: *const u8,
     scales: *const u8,
     blocks: usize,
@@ -214,7 +188,7 @@ pub(crate) unsafe fn dequant_spec_blocks_in<E: Element, D: Dest>(
         // caller's ranges.
         unsafe {
             let s = scales.add(b).read();
-            if !(lo..=hi).contains(&s) {
+            if !(lo..=hi).contains(&s) && (NAN || s != 0xFF) {
                 dequant_spec::<E, D>(codes.add(b * E::BYTES), s, dst.add(b * BLOCK * D::SIZE));
             }
         }
@@ -327,7 +301,7 @@ pub(crate) unsafe fn dequant<V: Vector, E: Element, D: Dest>(
     }
     if skipped {
         // SAFETY: the same ranges, forwarded.
-        unsafe { dequant_spec_blocks::<E, D, false>(codes, scales, blocks, dst) };
+        unsafe { dequant_spec_blocks::<E, D, false>(codes, scales, blocks, (E::LO, E::HI), dst) };
     }
 }
 
