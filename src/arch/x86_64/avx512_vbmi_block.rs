@@ -73,34 +73,26 @@ const TO_F16: u8 = 2;
 /// docs: the magnitude bits and the count of finite non-zero magnitudes.
 trait ByTable: mx::Element {
     const TABLE: u8;
-    /// The element's F16 byte table (`avx512_vbmi::pair16`), or 0 for E5M2, whose F16 word
-    /// is the code shifted left by 8 (read by the `fp16` module only).
-    #[cfg_attr(not(vcvt_avx512fp16), allow(dead_code))]
-    const F16_TABLE: u8;
     const MAG: u8;
     const LIMIT: u8;
 }
 impl ByTable for F8E4M3 {
     const TABLE: u8 = 0;
-    const F16_TABLE: u8 = 1;
     const MAG: u8 = 0x7F;
     const LIMIT: u8 = 0x7E;
 }
 impl ByTable for F8E5M2 {
     const TABLE: u8 = 13;
-    const F16_TABLE: u8 = 0;
     const MAG: u8 = 0x7F;
     const LIMIT: u8 = 0x7B;
 }
 impl ByTable for F6E2M3 {
     const TABLE: u8 = 6;
-    const F16_TABLE: u8 = 7;
     const MAG: u8 = 0x1F;
     const LIMIT: u8 = 0x1F;
 }
 impl ByTable for F6E3M2 {
     const TABLE: u8 = 8;
-    const F16_TABLE: u8 = 9;
     const MAG: u8 = 0x1F;
     const LIMIT: u8 = 0x1F;
 }
@@ -401,6 +393,16 @@ pub(crate) mod fp16 {
     use crate::simd::generic::block::{mlx, mx};
     use crate::{F6E2M3, F6E3M2, F8E4M3, F8E5M2, F16};
 
+    /// The F16 byte table (`avx512_vbmi::pair16`) of the element whose BF16 table is
+    /// `table`: the next pair number (E4M3, E2M3, E3M2), or 0 for E5M2 (13), whose F16 word
+    /// is the code shifted left by 8.
+    const fn f16_table(table: u8) -> u8 {
+        match table {
+            0 | 6 | 8 => table + 1,
+            _ => 0,
+        }
+    }
+
     /// The scale bytes whose `2^(s − 127)` is an F16 value.
     const LO: u8 = 127 - 24;
     const HI: u8 = 127 + 15;
@@ -433,7 +435,7 @@ pub(crate) mod fp16 {
         ord: __m512i,
         c: __m512i,
     ) -> (__m512i, __m512i) {
-        if E::F16_TABLE == 0 {
+        if f16_table(E::TABLE) == 0 {
             // E5M2: the F16 word is the code in the high byte.
             let lo = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(c));
             let hi = _mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64::<1>(c));
@@ -493,7 +495,7 @@ pub(crate) mod fp16 {
         blocks: usize,
         dst: *mut u8,
     ) {
-        let p = vbmi::pair16(E::F16_TABLE);
+        let p = vbmi::pair16(f16_table(E::TABLE));
         let t = vbmi::load_tables(&p.t);
         // SAFETY: a 64-byte load of a static 64-byte array.
         let ord = unsafe { _mm512_loadu_si512(vbmi::ORDER_16.0.as_ptr().cast()) };
