@@ -53,8 +53,8 @@ use crate::simd::generic::kernels::{Brain, Half};
 /// `0x80`); shorter calls run the generic kernel, which costs less than the table's build.
 /// On the Intel VM (`dequantize_scaled` into BF16, per call, one binary with and one
 /// without the tables): F8E4M3FNUZ about even at 128 codes (26 and 24 ns), fp6 and fp4
-/// already faster at 64 (12 against 14 ns, 9 against 14); the 256-entry table builds as many
-/// codes as a 256-code call converts.
+/// already faster at 64 (12 against 14 ns, 9 against 14). The 256-entry table (F8E5M3FNU)
+/// was not timed at short lengths: it starts at 512 codes, twice the 256 its build converts.
 const fn min_len(words: usize) -> usize {
     match words {
         0..=64 => 64,
