@@ -25,8 +25,9 @@
 //!   quantization beside f32 → F4E2M1 / F8E4M3, and dequantization to BF16 beside
 //!   F4E2M1 / F8E4M3 → BF16, at 8 rows × 4096 values (issue 28's size), every backend; also
 //!   MXFP4 → f32 and E5M2, E2M3, E3M2 → BF16 (the `avx2` block table's override list).
-//! * `scaled_formats/32768`: `dequantize_scaled` (scale 0.5) of every scaled format to BF16
-//!   beside that format's widening to BF16, on the active backend and `avx2`.
+//! * `scaled_formats/32768`: `dequantize_scaled` of every scaled format to BF16 under scale
+//!   0.5 (the fused path) and 0.1 (`_any_`: the per-call table) beside that format's
+//!   widening to BF16, on the active backend and `avx2`.
 //! * `nvfp4_to_bf16/32768`: NVFP4 dequantization to BF16 (`ModelOpt`, `Mlx`, `Ggml`; `Ggml`
 //!   also to f32, what ggml's C writes) beside F4E2M1 → BF16.
 //!
@@ -631,6 +632,13 @@ where
     g.bench_function(format!("dequantize_scaled_{name}-{b}"), |bench| {
         bench.iter(|| {
             vcvt::block::dequantize_scaled_on(b, black_box(&codes), 0.5, black_box(&mut out))
+        })
+    });
+    // 0.1 has 24 significant bits: no format's products are exact f32, so the per-call
+    // table serves it.
+    g.bench_function(format!("dequantize_scaled_any_{name}-{b}"), |bench| {
+        bench.iter(|| {
+            vcvt::block::dequantize_scaled_on(b, black_box(&codes), 0.1, black_box(&mut out))
         })
     });
 }

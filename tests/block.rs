@@ -721,6 +721,128 @@ fn empty_shapes_with_rows_and_a_stride() {
     }
 }
 
+fn is_nan32(x: u32) -> bool {
+    x & 0x7FFF_FFFF > 0x7F80_0000
+}
+
+/// The scaled building blocks' rule for f32 bit patterns `x · s`, as an f64 (the exact
+/// product): a NaN operand propagates (`x` first), quieted, and `0 · ∞` is `+NaN`.
+fn product(x: u32, s: u32) -> f64 {
+    let quiet = |v: u32| (f32::from_bits(v | 0x0040_0000)) as f64;
+    if is_nan32(x) {
+        quiet(x)
+    } else if is_nan32(s) {
+        quiet(s)
+    } else {
+        let p = f32::from_bits(x) as f64 * f32::from_bits(s) as f64;
+        if p.is_nan() {
+            f64::NAN.copysign(1.0)
+        } else {
+            p
+        }
+    }
+}
+
+/// [`product`] rounded to f32 bits: a NaN keeps its sign and payload, quieted.
+fn product_f32(x: u32, s: u32) -> u32 {
+    let p = product(x, s);
+    if p.is_nan() {
+        let q = if is_nan32(x) {
+            x
+        } else if is_nan32(s) {
+            s
+        } else {
+            0x7FC0_0000
+        };
+        q | 0x0040_0000
+    } else {
+        expect_dest(p, 0)
+    }
+}
+
+/// `dequantize_scaled` of calls long enough for the per-call table (every byte three times
+/// and a tail, shuffled; the bytes above a four- or six-bit format's width set too) under
+/// scales the fused path does not serve (full significands, signs, subnormal, huge and
+/// special scales) and some it does, for every format and destination on every backend,
+/// each value against the rule: the oracle's code value times the scale, exactly, rounded
+/// once by the oracle.
+#[test]
+fn dequantize_scaled_any_scale_against_the_rule() {
+    fn check<C: vcvt::block::ScaledCode + bytemuck::Pod>(def: FormatDef, rng: &mut Rng) {
+        let o = Oracle::new(def);
+        let mut bytes: Vec<u8> = (0..3 * 256 + 41).map(|i| i as u8).collect();
+        for i in (1..bytes.len()).rev() {
+            bytes.swap(i, (rng.next() % (i as u64 + 1)) as usize);
+        }
+        let mut scales: Vec<u32> = vec![
+            0x3DCC_CCCD, // 0.1
+            0xBDCC_CCCD,
+            0x3F80_0001,
+            0x3B80_0000, // 2^-8: exact, the fused path where there is one
+            0x0000_0001,
+            0x0012_3457,
+            0x8000_0003,
+            0x7F7F_FFFF,
+            0x7E12_3457,
+            0x0000_0000,
+            0x8000_0000,
+            0x7F80_0000,
+            0xFF80_0000,
+            0x7FC0_0000,
+            0xFFA0_0001,
+        ];
+        scales.extend((0..12).map(|_| rng.next() as u32));
+        for n in [bytes.len(), 300, 70] {
+            let codes: &[C] = bytemuck::cast_slice(&bytes[..n]);
+            for b in backends() {
+                for &s in &scales {
+                    let scale = f32::from_bits(s);
+                    let mut f = vec![0f32; n];
+                    let mut h = vec![F16::ZERO; n];
+                    let mut bf = vec![BF16::ZERO; n];
+                    vcvt::block::dequantize_scaled_on(b, codes, scale, &mut f).unwrap();
+                    vcvt::block::dequantize_scaled_on(b, codes, scale, &mut bf).unwrap();
+                    vcvt::block::dequantize_scaled_on(b, codes, scale, &mut h).unwrap();
+                    for (i, &c) in bytes[..n].iter().enumerate() {
+                        let cv = o.widen_f32(u32::from(c));
+                        let p = product(cv, s);
+                        let what = || format!("{} {c:#x} · {s:#x} on {b}, n {n}", def.name);
+                        assert_eq!(f[i].to_bits(), product_f32(cv, s), "f32 {}", what());
+                        assert_eq!(
+                            u32::from(bf[i].to_bits()),
+                            expect_dest(p, 1),
+                            "BF16 {}",
+                            what()
+                        );
+                        assert_eq!(
+                            u32::from(h[i].to_bits()),
+                            expect_dest(p, 2),
+                            "F16 {}",
+                            what()
+                        );
+                    }
+                }
+            }
+        }
+    }
+    use common::{
+        E3M4_DEF, E4M3B11FNUZ_DEF, E4M3FNUZ_DEF, E4M3IEEE_DEF, E5M2FNUZ_DEF, E5M3FNU_DEF, E8M0_DEF,
+    };
+    let mut rng = Rng(0x7AB1_E5CA);
+    check::<vcvt::F8E4M3>(E4M3_DEF, &mut rng);
+    check::<vcvt::F8E5M2>(E5M2_DEF, &mut rng);
+    check::<vcvt::F8E4M3FNUZ>(E4M3FNUZ_DEF, &mut rng);
+    check::<vcvt::F8E5M2FNUZ>(E5M2FNUZ_DEF, &mut rng);
+    check::<vcvt::F6E2M3>(E2M3_DEF, &mut rng);
+    check::<vcvt::F6E3M2>(E3M2_DEF, &mut rng);
+    check::<vcvt::F4E2M1>(E2M1_DEF, &mut rng);
+    check::<vcvt::F8E3M4>(E3M4_DEF, &mut rng);
+    check::<vcvt::F8E4M3IEEE>(E4M3IEEE_DEF, &mut rng);
+    check::<vcvt::F8E4M3B11FNUZ>(E4M3B11FNUZ_DEF, &mut rng);
+    check::<vcvt::F8E5M3FNU>(E5M3FNU_DEF, &mut rng);
+    check::<vcvt::F8E8M0>(E8M0_DEF, &mut rng);
+}
+
 /// The NaN results of the scaled building blocks are the same on every CPU: a NaN value
 /// propagates (the value's before the scale's), quieted, and `0 · ∞` is `+NaN`; then the
 /// destination's NaN rule applies (checked with the oracle). Also every special value
@@ -742,23 +864,6 @@ fn building_blocks_nan_and_specials() {
         0x7F80_0001,
         0xFFA0_1000,
     ];
-    let is_nan = |x: u32| x & 0x7FFF_FFFF > 0x7F80_0000;
-    // The rule, stated for f32 bit patterns; the result as an f64 (exact product).
-    let product = |x: u32, s: u32| -> f64 {
-        let quiet = |v: u32| (f32::from_bits(v | 0x0040_0000)) as f64;
-        if is_nan(x) {
-            quiet(x)
-        } else if is_nan(s) {
-            quiet(s)
-        } else {
-            let p = f32::from_bits(x) as f64 * f32::from_bits(s) as f64;
-            if p.is_nan() {
-                f64::NAN.copysign(1.0)
-            } else {
-                p
-            }
-        }
-    };
     for backend in backends() {
         for &x in &specials {
             for &s in &specials {
@@ -787,20 +892,7 @@ fn building_blocks_nan_and_specials() {
                 vcvt::block::dequantize_scaled_on(backend, &[c], f32::from_bits(x), &mut h)
                     .unwrap();
                 let what = format!("{backend:?} code {code:#x} · {x:#x}");
-                // f32: a NaN keeps its sign and payload (already quiet).
-                let want_f = if p.is_nan() {
-                    let q = if is_nan(cv) {
-                        cv
-                    } else if is_nan(x) {
-                        x
-                    } else {
-                        0x7FC0_0000
-                    };
-                    q | 0x0040_0000
-                } else {
-                    expect_dest(p, 0)
-                };
-                assert_eq!(f[0].to_bits(), want_f, "f32 {what}");
+                assert_eq!(f[0].to_bits(), product_f32(cv, x), "f32 {what}");
                 assert_eq!(b[0].to_bits() as u32, expect_dest(p, 1), "BF16 {what}");
                 assert_eq!(h[0].to_bits() as u32, expect_dest(p, 2), "F16 {what}");
             }

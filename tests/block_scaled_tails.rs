@@ -1,8 +1,10 @@
-//! `dequantize_scaled` into BF16 and F16 at every length from 0 to 170 on every SIMD
-//! backend against the Scalar backend (the specification's exact f64 route), bit for bit,
-//! with canaries around the destination: the word kernel takes 2 · LANES codes a vector,
-//! two vectors an iteration, then one partial vector, and the AVX-512 table kernels start
-//! at 64 or 128 codes and take 32 a step, so the lengths cross every one of their edges.
+//! `dequantize_scaled` into BF16 and F16 at every length from 0 to 170 and from 250 to 290
+//! on every SIMD backend against the Scalar backend (the specification's exact f64 route),
+//! bit for bit, with canaries around the destination: the word kernel takes 2 · LANES codes
+//! a vector, two vectors an iteration, then one partial vector, the AVX-512 table kernels
+//! start at 64 or 128 codes and take 32 a step, and the per-call table of the scales the
+//! fused path does not serve starts at 64 codes (fp4, fp6) or 256 (eight-bit formats), so
+//! the lengths cross every one of their edges.
 //! The scales are exact for the fused path (power-of-two and few-bit scales, one whose
 //! products need BF16's rounding, scales at the ends of the range) or not (negative, many
 //! bits: the other routes), under the default MXCSR and a hostile one.
@@ -65,7 +67,7 @@ fn check_to<C: ScaledCode + Copy, D: Bits>(
     rng: &mut Rng,
     dest: &str,
 ) {
-    for n in 0..=170 {
+    for n in (0..=170).chain(250..=290) {
         // Every code in turn from a random start, so that each length sees many codes.
         let start = rng.u32();
         let codes: Vec<C> = (0..n)

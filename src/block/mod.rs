@@ -364,6 +364,15 @@ pub trait ScaledCode: private::Sealed + Copy + Send + Sync + 'static {
     /// `widen_bits` of each code, on `backend` (available).
     #[doc(hidden)]
     fn widen_f32s(backend: Backend, src: &[Self], dst: &mut [f32]);
+    /// The format's code mask (`0x0F`, `0x3F` or `0xFF`): the codec reads no bit above it.
+    #[doc(hidden)]
+    const CODE_MASK: u8;
+    /// The element whose stored byte is `b`.
+    #[doc(hidden)]
+    fn from_byte(b: u8) -> Self;
+    /// The element's stored byte.
+    #[doc(hidden)]
+    fn byte(self) -> u8;
 }
 
 macro_rules! scaled_code {
@@ -394,6 +403,15 @@ macro_rules! scaled_code {
             fn widen_f32s(backend: Backend, src: &[Self], dst: &mut [f32]) {
                 // Cannot fail, as above.
                 let _ = crate::convert_slice_on(backend, src, dst, Options::new());
+            }
+            const CODE_MASK: u8 = <crate::$t as Format>::CODE_MASK as u8;
+            #[inline(always)]
+            fn from_byte(b: u8) -> Self {
+                <Self as Code>::from_code(b as u32)
+            }
+            #[inline(always)]
+            fn byte(self) -> u8 {
+                <Self as Code>::code(self) as u8
             }
         }
     )*};

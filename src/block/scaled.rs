@@ -185,8 +185,11 @@ fn narrow_scaled_with<S: BlockSource, D: ScaledCode>(
 ///
 /// When every product of a code and `scale` is an exact normal f32 (a power-of-two scale in
 /// the format's range, or any scale with few enough significant bits), the backend's block
-/// kernel computes it in f32 in one pass; otherwise the codes are widened and the exact f64
-/// products narrowed by the backend's kernels, in chunks.
+/// kernel computes it in f32 in one pass. Otherwise (any other scale, and every scale of
+/// [`F8E8M0`](crate::F8E8M0)) the codes are widened and the exact f64 products narrowed by
+/// the backend's kernels: for a call of at least as many values as the format has codes
+/// (and at least 64), once for each code of the format, into a table that the call then
+/// reads each value from; for a shorter call, value by value in chunks.
 ///
 /// ```
 /// use vcvt::{BF16, F8E4M3};
@@ -251,6 +254,80 @@ fn dequantize_scaled_with<S: ScaledCode, D: BlockDest>(
         return Ok(());
     }
     let s = wide_fast(sb);
+    let codes = usize::from(S::CODE_MASK) + 1;
+    if src.len() >= codes.max(TABLE_MIN) {
+        by_table(backend, k, src, s, dst);
+    } else {
+        two_step(backend, k, src, s, dst);
+    }
+    Ok(())
+}
+
+/// The shortest call that `dequantize_scaled` runs through a table when the fused slot does
+/// not serve it, the format's number of codes if that is more. Building the table costs
+/// the two-step route on every code of the format (plus a few fixed costs), so the table
+/// gains from about as many codes as it has: on the Intel VM, `avx512-fp16`, both routes
+/// about even at 256 codes for an eight-bit format and 48 to 64 for F4E2M1 (the table
+/// ahead by 1.3–1.4× at 384 and 128). docs/performance.md, "`dequantize_scaled` with any
+/// scale".
+const TABLE_MIN: usize = 64;
+
+/// `dequantize_scaled` by a table: the two-step route converts every code of the format
+/// once under the call's scale, which gives each code's result (one scale per call), and
+/// the backend's lookup kernel (else a loop) reads each code's result from it. The table's
+/// entries are the two-step route's own results, so the bits are the same.
+fn by_table<S: ScaledCode, D: BlockDest>(
+    backend: Backend,
+    k: &BlockKernels,
+    src: &[S],
+    s: f64,
+    dst: &mut [D],
+) {
+    let mask = S::CODE_MASK;
+    let codes = usize::from(mask) + 1;
+    let mut all = [S::from_byte(0); 256];
+    for (i, c) in all.iter_mut().enumerate().take(codes) {
+        *c = S::from_byte(i as u8);
+    }
+    let mut table = [D::from_raw(0); 256];
+    two_step(backend, k, &all[..codes], s, &mut table[..codes]);
+    // The codec reads no bit above the format's width (`CODE_MASK`), so a byte with such
+    // bits set converts as the same byte with them clear.
+    let mut have = codes;
+    while have < 256 {
+        table.copy_within(..have, have);
+        have *= 2;
+    }
+    match k.lookup[D::KIND as usize] {
+        // SAFETY: `table` holds 256 values of `D` (`D::KIND` indexes the slot's type); `src`
+        // holds `src.len()` one-byte codes and `dst` as many values (checked by the caller);
+        // `k` comes from `check_backend`, which returns a table only if its backend runs on
+        // this CPU.
+        Some(f) => unsafe {
+            f(
+                table.as_ptr().cast(),
+                src.as_ptr().cast(),
+                src.len(),
+                dst.as_mut_ptr().cast(),
+            )
+        },
+        None => {
+            for (d, &c) in dst.iter_mut().zip(src) {
+                *d = table[usize::from(S::byte(c))];
+            }
+        }
+    }
+}
+
+/// `dequantize_scaled` in two steps, in chunks: the codes widened to f32 by the backend's
+/// kernels, the exact f64 products, narrowed once by the backend's f64 kernels.
+fn two_step<S: ScaledCode, D: BlockDest>(
+    backend: Backend,
+    k: &BlockKernels,
+    src: &[S],
+    s: f64,
+    dst: &mut [D],
+) {
     let mut wide = [0f32; CHUNK];
     let mut bits = [0u32; CHUNK];
     let mut buf = [0f64; CHUNK];
@@ -263,5 +340,4 @@ fn dequantize_scaled_with<S: ScaledCode, D: BlockDest>(
         products_with(k, &bits[..n], s, &mut buf[..n]);
         D::from_f64s(backend, &buf[..n], d);
     }
-    Ok(())
 }

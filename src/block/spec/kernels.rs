@@ -143,6 +143,16 @@ pub(crate) type Fp8QuantFn = unsafe fn(
 /// this CPU.
 pub(crate) type ScaledFn = unsafe fn(src: *const u8, n: usize, scale: u32, dst: *mut u8);
 
+/// A table lookup of `n` one-byte codes: `dst[i] = table[src[i]]`, where `table` holds 256
+/// values of the slot's destination type (f32, BF16 or F16 as `DestKind` indexes it). The
+/// building block `dequantize_scaled` builds the table per call (`src/block/scaled.rs`).
+///
+/// # Safety
+/// `table` readable for 256 values, `src` readable for `n` bytes and `dst` writable for `n`
+/// values of the slot's type (no alignment required), and the table's backend must run on
+/// this CPU.
+pub(crate) type LookupFn = unsafe fn(table: *const u8, src: *const u8, n: usize, dst: *mut u8);
+
 /// Formats of the fused scaled slots, in the order of `ScaledCode::FUSED` (F8E4M3, F8E5M2,
 /// F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F8E3M4, F8E4M3IEEE, F8E4M3B11FNUZ,
 /// F8E5M3FNU; E8M0 has none: its smallest value is code 0, which `exact_scale` does not
@@ -238,6 +248,8 @@ pub(crate) struct BlockKernels {
     pub(crate) narrow_scaled: [[Option<ScaledFn>; SCALED_FORMATS]; 3],
     /// `dequantize_scaled` with an exact scale: `[format][destination]`.
     pub(crate) dequantize_scaled: [[Option<ScaledFn>; 3]; SCALED_FORMATS],
+    /// `dequantize_scaled`'s per-call table lookup, `[destination]`.
+    pub(crate) lookup: [Option<LookupFn>; 3],
     /// NVFP4 dequantization, `[profile][layout][destination]` (indices of `NvProfile`,
     /// `NvLayout` and `DestKind`).
     pub(crate) nv_dequant: [[[Option<NvFn>; 3]; 2]; 3],
@@ -260,6 +272,7 @@ impl BlockKernels {
             fp8_quant: [None; 3],
             narrow_scaled: [[None; SCALED_FORMATS]; 3],
             dequantize_scaled: [[None; 3]; SCALED_FORMATS],
+            lookup: [None; 3],
             ggml_quant: [[None; 3]; 2],
             ggml_dequant: [[None; 3]; 2],
             mlx_quant: [[None; 3]; 3],

@@ -1,6 +1,7 @@
 //! `dequantize_scaled` into BF16 and F16 on the AVX-512 tiers by a per-call table, for the
 //! one-byte formats other than F8E4M3 and F8E5M2 (which have tables of their own in
-//! `avx512_fp8.rs`): the fnuz formats, fp6, fp4, F8E3M4, F8E4M3IEEE and F8E5M3FNU.
+//! `avx512_fp8.rs`): the fnuz formats, fp6, fp4, F8E3M4, F8E4M3IEEE and F8E5M3FNU; and the
+//! lookups of the table that serves every other scale.
 //!
 //! **The table is the generic kernel's output.** A call has one scale, so each code's result
 //! is fixed. The generic 512-bit kernel (`scaled::dequantize_exact`, the one these slots ran
@@ -34,6 +35,12 @@
 //!
 //! **When.** Building the table costs the generic kernel on 32 to 256 codes plus a few loads,
 //! so shorter calls ([`min_len`]) run the generic kernel directly.
+//!
+//! **Any scale** (`lookup16`, `lookup32`). For the scales that no fused slot serves, and for
+//! E8M0, the building block itself makes a table of 256 results per call, by the
+//! specification's two-step route (`src/block/scaled.rs`). These slots only look codes up
+//! in it: the two-byte destinations with the cheapest of the lookups above that the table's
+//! shape allows (read off the table, so the choice cannot be wrong), f32 by `VPGATHERDD`.
 //! `tests/block_generic.rs` (every code in one call under scales at the edges of the slot's
 //! condition, every MXCSR setting), `tests/block_backends.rs` (lengths up to 1000) and
 //! `tests/block_scaled_tails.rs` (every length up to 170, canaries) compare every backend
@@ -301,9 +308,113 @@ unsafe fn scaled_whole<F: Format, D: Out, const N: usize>(
     unsafe { run(&Whole::<N> { t }, src, n, dst) }
 }
 
+/// The `lookup` slot of the two-byte destinations: the 256 words of `table` in eight
+/// registers, looked up by the cheapest of the lookups above that the table's shape allows,
+/// which the kernel reads off the table itself (so the choice cannot be wrong):
+/// - repeating every 32 words (a four-bit format, whose table the caller repeats): one
+///   `VPERMW`, [`Whole<1>`], which reads 5 index bits;
+/// - repeating every 64 words (a six-bit format): one `VPERMT2W`, [`Whole<2>`];
+/// - each word of codes `0x81..0x100` the word of its magnitude with the sign bit flipped
+///   (a signed eight-bit format: rounding is symmetric, see the module docs): [`Signed`],
+///   with code `0x80`'s own word;
+/// - otherwise (E8M0, F8E5M3FNU): [`Whole<8>`].
+///
+/// # Safety
+/// The `LookupFn` contract; the table holding this is chosen only when the `Avx512` tier's
+/// features were found.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn lookup16(table: *const u8, src: *const u8, n: usize, dst: *mut u8) {
+    let mut t = [_mm512_setzero_si512(); 8];
+    for (k, v) in t.iter_mut().enumerate() {
+        // SAFETY: bytes 64k..64k + 64 of the table's 512 (k < 8); the features are this
+        // function's.
+        *v = unsafe { _mm512_loadu_si512(table.add(64 * k).cast()) };
+    }
+    let same = |a: __m512i, b: __m512i| _mm512_cmpneq_epi16_mask(a, b) == 0;
+    let signed = (0..4).all(|k| {
+        let flipped = _mm512_xor_si512(t[k], _mm512_set1_epi16(i16::MIN));
+        // Word 0 of register 4 is code 0x80, which has a word of its own.
+        let free: __mmask32 = if k == 0 { !1 } else { !0 };
+        _mm512_mask_cmpneq_epi16_mask(free, t[k + 4], flipped) == 0
+    });
+    if (1..8).all(|k| same(t[k], t[0])) {
+        // SAFETY: the slot's contract gives `n` codes and `n` values; the table repeats
+        // every 32 words, so word `c & 31` is word `c`.
+        unsafe { run(&Whole::<1> { t: [t[0]] }, src, n, dst) }
+    } else if (2..8).all(|k| same(t[k], t[k % 2])) {
+        // SAFETY: as above; the table repeats every 64 words.
+        unsafe { run(&Whole::<2> { t: [t[0], t[1]] }, src, n, dst) }
+    } else if signed {
+        let l = Signed::<true> {
+            t: [t[0], t[1], t[2], t[3]],
+            // SAFETY: word 128 of the table's 256 (2-byte aligned or not: unaligned read).
+            nan: _mm512_set1_epi16(unsafe { table.cast::<i16>().add(128).read_unaligned() }),
+        };
+        // SAFETY: as above; the upper 128 words are the lower ones with the sign flipped,
+        // but word 128, which `l` holds.
+        unsafe { run(&l, src, n, dst) }
+    } else {
+        // SAFETY: as above; all 256 words in the eight registers.
+        unsafe { run(&Whole::<8> { t }, src, n, dst) }
+    }
+}
+
+/// The `lookup` slot of f32: 16 codes a step, each gathered from the 256 values of `table`
+/// (`VPGATHERDD`, indices 0..256 scaled by 4), the last `n % 16` by masked accesses.
+///
+/// # Safety
+/// As [`lookup16`].
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn lookup32(table: *const u8, src: *const u8, n: usize, dst: *mut u8) {
+    let mut i = 0;
+    while n - i >= 16 {
+        // SAFETY: codes i..i + 16 and values i..i + 16 (64 bytes) lie below `n`; each index
+        // is a byte (below 256), so every gathered value lies in the table's 1 KiB; the
+        // features are this function's.
+        unsafe {
+            let c = _mm512_cvtepu8_epi32(_mm_loadu_si128(src.add(i).cast()));
+            let v = _mm512_i32gather_epi32::<4>(c, table.cast());
+            _mm512_storeu_si512(dst.add(4 * i).cast(), v);
+        }
+        i += 16;
+    }
+    let r = n - i;
+    if r > 0 {
+        let k: __mmask16 = (1u16 << r) - 1;
+        // SAFETY: the masks enable codes and values i..i + r only (r < 16), below `n`; the
+        // masked-off lanes are neither read, gathered nor written; the enabled indices are
+        // bytes, as above.
+        unsafe {
+            let c = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(k, src.add(i).cast()));
+            let v = _mm512_mask_i32gather_epi32::<4>(_mm512_setzero_si512(), k, c, table.cast());
+            _mm512_mask_storeu_epi32(dst.add(4 * i).cast(), k, v);
+        }
+    }
+}
+
+/// The scaled building blocks' products, the portable loop compiled for AVX-512 (LLVM
+/// vectorises it eight f64 lanes wide with `VCVTUDQ2PD` and mask registers).
+///
+/// # Safety
+/// `bits` readable and `out` writable for `n` aligned values; the CPU has AVX-512 F/DQ.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn products(bits: *const u32, n: usize, s: f64, out: *mut f64) {
+    // SAFETY: the caller's contract: `n` aligned values each, not overlapping (`out` is a
+    // distinct buffer).
+    let (b, o) = unsafe {
+        (
+            core::slice::from_raw_parts(bits, n),
+            core::slice::from_raw_parts_mut(out, n),
+        )
+    };
+    crate::block::spec::products(b, s, o);
+}
+
 /// Sets the BF16 and F16 `dequantize_scaled` slots of every scaled format but F8E4M3 and
-/// F8E5M2 in an AVX-512 table to the kernels above. Measured in docs/performance.md,
-/// "`dequantize_scaled` of every format".
+/// F8E5M2 in an AVX-512 table to the kernels above, and its `lookup` and `products` slots.
+/// Measured in docs/performance.md, "`dequantize_scaled` of every format" and
+/// "`dequantize_scaled` with any scale" (the products at 512 bits build that table 1.7×
+/// faster than `Avx2`'s: 256 codes to BF16 in 220 ns instead of 370).
 pub(crate) const fn set(t: &mut BlockKernels) {
     use crate::{F4E2M1, F6E2M3, F6E3M2, F8E3M4, F8E4M3B11FNUZ, F8E4M3FNUZ, F8E4M3IEEE};
     use crate::{F8E5M2FNUZ, F8E5M3FNU};
@@ -328,4 +439,8 @@ pub(crate) const fn set(t: &mut BlockKernels) {
     t.dequantize_scaled[9][h] = Some(scaled_signed::<F8E4M3B11FNUZ, Half, true>);
     t.dequantize_scaled[10][b] = Some(scaled_whole::<F8E5M3FNU, Brain, 8>);
     t.dequantize_scaled[10][h] = Some(scaled_whole::<F8E5M3FNU, Half, 8>);
+    t.products = Some(products);
+    t.lookup[b] = Some(lookup16);
+    t.lookup[h] = Some(lookup16);
+    t.lookup[DestKind::F32 as usize] = Some(lookup32);
 }
