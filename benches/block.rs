@@ -28,6 +28,8 @@
 //! * `scaled_formats/32768`: `dequantize_scaled` of every scaled format to BF16 under scale
 //!   0.5 (the fused path) and 0.1 (`_any_`: the per-call table) beside that format's
 //!   widening to BF16, on the active backend and `avx2`.
+//! * `scaled_short`: `dequantize_scaled` to BF16 under scale 0.1 of short F8E4M3 and F4E2M1
+//!   calls, around the per-call table's threshold.
 //! * `nvfp4_to_bf16/32768`: NVFP4 dequantization to BF16 (`ModelOpt`, `Mlx`, `Ggml`; `Ggml`
 //!   also to f32, what ggml's C writes) beside F4E2M1 → BF16.
 //!
@@ -643,6 +645,34 @@ where
     });
 }
 
+/// `dequantize_scaled` to BF16 under scale 0.1 (no fused slot) of short calls on the active
+/// backend, at the lengths around the per-call table's threshold: F8E4M3 at 255 values (the
+/// two-step route) and 256 (the table), F4E2M1 at 63 and 64, and some on either side. The
+/// per-call time on either side of a threshold shows whether the routes are about even
+/// there.
+fn bench_scaled_short(c: &mut Criterion) {
+    let w = weights(512, 11);
+    let mut e4m3 = vec![F8E4M3::ZERO; 512];
+    let mut e2m1 = vec![F4E2M1::ZERO; 512];
+    vcvt::convert_slice(&w, &mut e4m3);
+    vcvt::convert_slice(&w, &mut e2m1);
+    let mut out = vec![BF16::ZERO; 512];
+    let mut g = c.benchmark_group("scaled_short");
+    for n in [128, 192, 255, 256, 320, 384, 512] {
+        g.throughput(Throughput::Elements(n as u64));
+        g.bench_function(format!("e4m3/{n}"), |bench| {
+            bench.iter(|| vcvt::block::dequantize_scaled(black_box(&e4m3[..n]), 0.1, &mut out[..n]))
+        });
+    }
+    for n in [32, 48, 63, 64, 96, 128] {
+        g.throughput(Throughput::Elements(n as u64));
+        g.bench_function(format!("e2m1/{n}"), |bench| {
+            bench.iter(|| vcvt::block::dequantize_scaled(black_box(&e2m1[..n]), 0.1, &mut out[..n]))
+        });
+    }
+    g.finish();
+}
+
 /// `dequantize_scaled` of every scaled format beside its widening to BF16, 32 Ki values.
 fn bench_scaled_formats(c: &mut Criterion) {
     let n = 1 << 15;
@@ -771,6 +801,7 @@ fn bench_nvfp4(c: &mut Criterion) {
 fn benches(c: &mut Criterion) {
     bench_fp8_scaled_8x4096(c);
     bench_scaled_formats(c);
+    bench_scaled_short(c);
     for n in sizes() {
         bench_mxfp4(c, n);
         bench_fp8_block(c, n);
