@@ -3,7 +3,7 @@
 //! sets, on top, the block kernels of the width-generic layer at its own width
 //! (`simd/x86_64/*::fill_block`) where they measured faster.
 
-use super::{avx2_block, avx512_vbmi_block};
+use super::{avx2_block, avx512_block, avx512_vbmi_block};
 use crate::arch::Isa;
 use crate::block::spec::kernels::BlockKernels;
 use crate::simd::x86_64 as generic;
@@ -24,7 +24,8 @@ const fn avx2_table() -> BlockKernels {
 /// The AVX-512 tiers: `Avx2`'s, with the generic 512-bit block kernels on top, then their
 /// override list: block FP8 dequantization to BF16/F16 by a table per tile
 /// (`simd/x86_64/avx512_fp8.rs`, which also serves `dequantize_scaled` of E4M3 and E5M2;
-/// `avx512_scaled.rs` serves it for the fnuz, fp6 and fp4 formats),
+/// `avx512_scaled.rs` serves it for the fnuz, fp6 and fp4 formats), MXFP4 `Ggml` planar to
+/// F16 by a table per block (`avx512_block.rs`),
 /// and to f32 `Avx2`'s hand-written kernel (measured as fast or faster than the generic one
 /// at 512 bits: `simd/x86_64/avx512.rs`'s `fill_block`). (The generic 512-bit block FP8
 /// quantization finishes its codes with the element kernel's narrowing: `avx512.rs`'s
@@ -35,6 +36,7 @@ const fn avx512_table() -> BlockKernels {
     generic::avx512_fp8::set(&mut t);
     generic::avx512_scaled::set(&mut t);
     avx2_block::set_fp8_dequant_f32(&mut t);
+    avx512_block::set(&mut t);
     t
 }
 

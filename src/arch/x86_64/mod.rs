@@ -10,6 +10,7 @@ mod avx2_direct;
 mod avx2_small;
 pub(crate) mod avx512;
 pub(crate) mod avx512_bf16;
+mod avx512_block;
 mod avx512_e8m0;
 #[cfg(vcvt_avx512fp16)]
 pub(crate) mod avx512_fp16;

@@ -677,7 +677,7 @@ pub(crate) unsafe fn dequantize<V: Vector, D: BlockDest, const GGML: bool>(
 /// As for [`dequantize`].
 #[cold]
 #[inline(never)]
-unsafe fn dequantize_spec_blocks<D: BlockDest, const GGML: bool>(
+pub(crate) unsafe fn dequantize_spec_blocks<D: BlockDest, const GGML: bool>(
     codes: *const u8,
     scales: *const u8,
     blocks: usize,

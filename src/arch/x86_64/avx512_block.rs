@@ -1,0 +1,110 @@
+//! MXFP4 dequantization to F16 under the `Ggml` profile, planar layout, on the AVX-512 tiers:
+//! one F16 table of 16 words per block and one `VPERMW` per 32 values, over the generic
+//! kernel that rounds every value by `VCVTPS2PH`.
+//!
+//! # Why it is exact
+//!
+//! gguf's value of code `c` in a block with scale byte `s` is `kvalues[c] · 2^(s − 128)`,
+//! which is `E2M1(c) · 2^(s − 127)` (code 8 is `+0`), rounded once to F16 by the
+//! specification (`ggml_dequantize_block`). For `s` in `2..=252` the generic kernel forms
+//! those 16 products as exact normal f32 values (the E2M1 values with `s − 127` added to
+//! the exponent field of the non-zero ones, `ggml::E2m1Table`) and rounds each value of the
+//! block with `VCVTPS2PH`. A block has one scale, so its 32 values take only 16 results: this
+//! kernel rounds the 16 products once per block (the same `VCVTPS2PH`, to nearest even from
+//! its immediate, so MXCSR's rounding mode does not matter, as for the generic kernel) and
+//! looks each code up in them. Other scale bytes are rewritten after the loop by the
+//! specification, as the generic kernel does.
+//!
+//! # Codes as word indices
+//!
+//! A planar block stores code `2j` in the low nibble of byte `j` and code `2j + 1` in its
+//! high nibble. `VPMOVZXBD` puts byte `j` in dword `j`; `(d | d << 12) & 0x000F_000F` leaves
+//! its low nibble in the dword's low word and its high nibble in the high word, that is word
+//! `2j` and word `2j + 1`: the 32 codes in order, each below 16, as `VPERMW` indices into the
+//! 16 words of the block's table (the index's other bits are zero, so the table's upper
+//! words are never read).
+//!
+//! # Cost
+//!
+//! Per 32 values: one `VPMOVZXBD`, a shift and a ternary-logic step for the indices, one
+//! masked add and one `VCVTPS2PH` for the table, one `VPERMW` and one store, against two
+//! lookups, two nibble expansions and two `VCVTPS2PH` in the generic kernel. Measured in
+//! docs/performance.md, "MXFP4 `Ggml` to F16 by a table per block".
+
+use core::arch::x86_64::*;
+
+use crate::F16;
+use crate::block::spec::DestKind;
+use crate::block::spec::kernels::BlockKernels;
+use crate::simd::generic::block::ggml::dequantize_spec_blocks;
+
+/// The E2M1 values as f32 bits in code order, code 8 `+0` (gguf's `kvalues[8]`).
+static E2M1_GGML: [u32; 16] = [
+    0,
+    0x3F00_0000,
+    0x3F80_0000,
+    0x3FC0_0000,
+    0x4000_0000,
+    0x4040_0000,
+    0x4080_0000,
+    0x40C0_0000,
+    0,
+    0xBF00_0000,
+    0xBF80_0000,
+    0xBFC0_0000,
+    0xC000_0000,
+    0xC040_0000,
+    0xC080_0000,
+    0xC0C0_0000,
+];
+
+/// The `Ggml` dequantization of `blocks` planar MXFP4 blocks into F16 (a
+/// `MxProfileDequantFn`).
+///
+/// # Safety
+/// As for `MxProfileDequantFn` (planar layout: `codes` readable for `16 · blocks` bytes,
+/// `scales` for `blocks`, `dst` writable for `32 · blocks` F16 values); the table holding
+/// this is chosen only when the `Avx512` tier's features were found.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+unsafe fn ggml_planar_f16(codes: *const u8, scales: *const u8, blocks: usize, dst: *mut u8) {
+    // SAFETY: 16 u32 values of a static; the features are this function's.
+    let base = unsafe { _mm512_loadu_si512(E2M1_GGML.as_ptr().cast()) };
+    // The non-zero entries, whose exponent field takes the scale.
+    let nonzero = _mm512_test_epi32_mask(base, base);
+    let nibbles = _mm512_set1_epi32(0x000F_000F);
+    let mut other = false;
+    for b in 0..blocks {
+        // SAFETY: b < blocks: scale byte b, code bytes 16b..16b + 16 and values
+        // 32b..32b + 32 (64 bytes) lie inside the caller's ranges; the features are this
+        // function's.
+        unsafe {
+            let s = *scales.add(b);
+            if !(2..=252).contains(&s) {
+                other = true;
+                continue;
+            }
+            // E2M1 · 2^(s − 127): exact normal f32 for these s (module docs), then rounded
+            // once to F16, to nearest even by the immediate.
+            let k = _mm512_set1_epi32((i32::from(s) - 127) << 23);
+            let t = _mm512_mask_add_epi32(base, nonzero, base, k);
+            let words = _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(
+                _mm512_castsi512_ps(t),
+            );
+            let table = _mm512_zextsi256_si512(words);
+            let d = _mm512_cvtepu8_epi32(_mm_loadu_si128(codes.add(16 * b).cast()));
+            // (d | d << 12) & 0x000F000F (ternary logic (A | B) & C).
+            let idx = _mm512_ternarylogic_epi32::<0xA8>(d, _mm512_slli_epi32::<12>(d), nibbles);
+            _mm512_storeu_si512(dst.add(64 * b).cast(), _mm512_permutexvar_epi16(idx, table));
+        }
+    }
+    if other {
+        // SAFETY: forwarded contract; that function rewrites only the blocks whose scale
+        // byte is outside 2..=252, each inside the caller's ranges.
+        unsafe { dequantize_spec_blocks::<F16, false>(codes, scales, blocks, dst) };
+    }
+}
+
+/// Sets the `Ggml` planar F16 dequantization slot of an AVX-512 table to the kernel above.
+pub(crate) const fn set(t: &mut BlockKernels) {
+    t.ggml_dequant[0][DestKind::F16 as usize] = Some(ggml_planar_f16);
+}
