@@ -1,19 +1,22 @@
-//! MXFP4 dequantization to F16 under the `Ggml` profile, planar layout, on the AVX-512 tiers:
-//! one F16 table of 16 words per block and one `VPERMW` per 32 values, over the generic
-//! kernel that rounds every value by `VCVTPS2PH`.
+//! MXFP4 dequantization to F16 under the `Ggml` and `Mlx` profiles, planar layout, on the
+//! AVX-512 tiers: one F16 table of 16 words per block and one `VPERMW` per 32 values, over
+//! the generic kernels that round every value by `VCVTPS2PH`.
 //!
 //! # Why it is exact
 //!
 //! gguf's value of code `c` in a block with scale byte `s` is `kvalues[c] · 2^(s − 128)`,
 //! which is `E2M1(c) · 2^(s − 127)` (code 8 is `+0`), rounded once to F16 by the
-//! specification (`ggml_dequantize_block`). For `s` in `2..=252` the generic kernel forms
-//! those 16 products as exact normal f32 values (the E2M1 values with `s − 127` added to
-//! the exponent field of the non-zero ones, `ggml::E2m1Table`) and rounds each value of the
-//! block with `VCVTPS2PH`. A block has one scale, so its 32 values take only 16 results: this
-//! kernel rounds the 16 products once per block (the same `VCVTPS2PH`, to nearest even from
-//! its immediate, so MXCSR's rounding mode does not matter, as for the generic kernel) and
+//! specification (`ggml_dequantize_block`). MLX rounds the scale `2^(s − 127)` to F16 first,
+//! then the f32 product `E2M1(c) · scale` to F16 (`mlx_dequantize_block`; code 8 is `−0`);
+//! for `s` in `103..=142` the scale is an F16 value, so that is the exact product rounded
+//! once as well. For those scale bytes (`2..=252` for gguf) the generic kernels form the 16
+//! products as exact normal f32 values (the E2M1 values with `s − 127` added to the exponent
+//! field of the non-zero ones, `ggml::E2m1Table`) and round each value of the block with
+//! `VCVTPS2PH`. A block has one scale, so its 32 values take only 16 results: this kernel
+//! rounds the 16 products once per block (the same `VCVTPS2PH`, to nearest even from its
+//! immediate, so MXCSR's rounding mode does not matter, as for the generic kernels) and
 //! looks each code up in them. Other scale bytes are rewritten after the loop by the
-//! specification, as the generic kernel does.
+//! specification, as the generic kernels do.
 //!
 //! # Codes as word indices
 //!
@@ -29,16 +32,19 @@
 //! Per 32 values: one `VPMOVZXBD`, a shift and a ternary-logic step for the indices, one
 //! masked add and one `VCVTPS2PH` for the table, one `VPERMW` and one store, against two
 //! lookups, two nibble expansions and two `VCVTPS2PH` in the generic kernel. Measured in
-//! docs/performance.md, "MXFP4 `Ggml` to F16 by a table per block".
+//! docs/performance.md, "MXFP4 `Ggml` and `Mlx` to F16 by a table per block".
 
 use core::arch::x86_64::*;
 
 use crate::F16;
 use crate::block::spec::DestKind;
 use crate::block::spec::kernels::BlockKernels;
+use crate::block::spec::kernels::MLX_E2M1;
 use crate::simd::generic::block::ggml::dequantize_spec_blocks;
+use crate::simd::generic::block::mlx::e2m1_spec_blocks;
 
-/// The E2M1 values as f32 bits in code order, code 8 `+0` (gguf's `kvalues[8]`).
+/// The E2M1 values as f32 bits in code order, code 8 `+0` (gguf's `kvalues[8]`; MLX's is
+/// `−0`, set by the kernel).
 static E2M1_GGML: [u32; 16] = [
     0,
     0x3F00_0000,
@@ -58,19 +64,33 @@ static E2M1_GGML: [u32; 16] = [
     0xC0C0_0000,
 ];
 
-/// The `Ggml` dequantization of `blocks` planar MXFP4 blocks into F16 (a
-/// `MxProfileDequantFn`).
+/// The `Ggml` (`MLX == false`) or `Mlx` dequantization of `blocks` planar MXFP4 blocks into
+/// F16 (a `MxProfileDequantFn`).
 ///
 /// # Safety
 /// As for `MxProfileDequantFn` (planar layout: `codes` readable for `16 · blocks` bytes,
 /// `scales` for `blocks`, `dst` writable for `32 · blocks` F16 values); the table holding
 /// this is chosen only when the `Avx512` tier's features were found.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
-unsafe fn ggml_planar_f16(codes: *const u8, scales: *const u8, blocks: usize, dst: *mut u8) {
+unsafe fn fp4_f16<const MLX: bool>(
+    codes: *const u8,
+    scales: *const u8,
+    blocks: usize,
+    dst: *mut u8,
+) {
     // SAFETY: 16 u32 values of a static; the features are this function's.
     let base = unsafe { _mm512_loadu_si512(E2M1_GGML.as_ptr().cast()) };
+    // MLX's code 8 is −0 (E2M1's own value); the add below leaves it alone.
+    let base = if MLX {
+        _mm512_mask_mov_epi32(base, 1 << 8, _mm512_set1_epi32(i32::MIN))
+    } else {
+        base
+    };
+    // The scale bytes served: gguf's every product is an exact normal f32 for `2..=252`;
+    // MLX rounds `2^(s − 127)` to F16 first, which is that power itself for `103..=142`.
+    let (lo, hi) = if MLX { (103, 142) } else { (2, 252) };
     // The non-zero entries, whose exponent field takes the scale.
-    let nonzero = _mm512_test_epi32_mask(base, base);
+    let nonzero = _mm512_test_epi32_mask(base, _mm512_set1_epi32(i32::MAX));
     let nibbles = _mm512_set1_epi32(0x000F_000F);
     let mut other = false;
     for b in 0..blocks {
@@ -79,7 +99,7 @@ unsafe fn ggml_planar_f16(codes: *const u8, scales: *const u8, blocks: usize, ds
         // function's.
         unsafe {
             let s = *scales.add(b);
-            if !(2..=252).contains(&s) {
+            if !(lo..=hi).contains(&s) {
                 other = true;
                 continue;
             }
@@ -100,11 +120,19 @@ unsafe fn ggml_planar_f16(codes: *const u8, scales: *const u8, blocks: usize, ds
     if other {
         // SAFETY: forwarded contract; that function rewrites only the blocks whose scale
         // byte is outside 2..=252, each inside the caller's ranges.
-        unsafe { dequantize_spec_blocks::<F16, false>(codes, scales, blocks, dst) };
+        unsafe {
+            if MLX {
+                e2m1_spec_blocks::<F16, MLX_E2M1>(codes, scales, blocks, (lo, hi), dst)
+            } else {
+                dequantize_spec_blocks::<F16, false>(codes, scales, blocks, dst)
+            }
+        };
     }
 }
 
-/// Sets the `Ggml` planar F16 dequantization slot of an AVX-512 table to the kernel above.
+/// Sets the `Ggml` and `Mlx` planar F16 dequantization slots of an AVX-512 table to the
+/// kernel above. (The ggml `block_mxfp4` layout measured no gain: docs/performance.md.)
 pub(crate) const fn set(t: &mut BlockKernels) {
-    t.ggml_dequant[0][DestKind::F16 as usize] = Some(ggml_planar_f16);
+    t.ggml_dequant[0][DestKind::F16 as usize] = Some(fp4_f16::<false>);
+    t.mlx_dequant[MLX_E2M1][DestKind::F16 as usize] = Some(fp4_f16::<true>);
 }

@@ -256,17 +256,19 @@ pub(crate) unsafe fn quantize<V: Vector, T: BlockSource, const VARIANT: usize>(
 }
 
 /// The E2M1 blocks of [`dequantize`] on the byte-plane path (BF16 or f32) whose scale byte
-/// is outside `2..=252`, each by the specification's `mlx_dequantize_block` (out of the loop
-/// of `ggml::planes_blocks`, so that the loop calls no function).
+/// is outside `lo..=hi` (`2..=252` there), each by the specification's
+/// `mlx_dequantize_block` (out of the loop of `ggml::planes_blocks`, so that the loop calls
+/// no function); also those of the AVX-512 F16 kernel (`arch/x86_64/avx512_block.rs`).
 ///
 /// # Safety
 /// As for [`dequantize`].
 #[cold]
 #[inline(never)]
-unsafe fn e2m1_spec_blocks<D: BlockDest, const VARIANT: usize>(
+pub(crate) unsafe fn e2m1_spec_blocks<D: BlockDest, const VARIANT: usize>(
     codes: *const u8,
     scales: *const u8,
     blocks: usize,
+    (lo, hi): (u8, u8),
     dst: *mut u8,
 ) {
     for b in 0..blocks {
@@ -277,7 +279,7 @@ unsafe fn e2m1_spec_blocks<D: BlockDest, const VARIANT: usize>(
             } else {
                 load_fp4_scalar::<false>(codes, scales, b)
             };
-            if !(2..=252).contains(&s) {
+            if !(lo..=hi).contains(&s) {
                 mlx_dequantize_block::<D>(MxElement::E2M1, &cs, s, out_slice(dst, b));
             }
         }
@@ -406,7 +408,7 @@ pub(crate) unsafe fn dequantize<V: Vector, D: BlockDest, const VARIANT: usize>(
                 super::ggml::planes_blocks::<V, D, false>(codes, scales, blocks, dst, true)
             };
             if skipped {
-                e2m1_spec_blocks::<D, VARIANT>(codes, scales, blocks, dst);
+                e2m1_spec_blocks::<D, VARIANT>(codes, scales, blocks, (2, 252), dst);
             }
         }
         return;
