@@ -300,7 +300,8 @@ fn by_table<S: ScaledCode, D: BlockDest>(
     }
     match k.lookup[D::KIND as usize] {
         // SAFETY: `table` holds 256 values of `D` (`D::KIND` indexes the slot's type); `src`
-        // holds `src.len()` one-byte codes and `dst` as many values (checked by the caller);
+        // holds `src.len()` one-byte codes and `dst` as many values (checked by the caller),
+        // `table` and `dst` aligned (an array and a slice of `D`), `dst` a distinct `&mut`;
         // `k` comes from `check_backend`, which returns a table only if its backend runs on
         // this CPU.
         Some(f) => unsafe {

@@ -128,7 +128,7 @@ use super::avx2::{
     mxcsr_rounds_to_nearest, pack_words, splat, splat16, srl,
 };
 use super::avx2_small::{f32_codes16, lut_f32x32, order_bytes};
-use crate::block::spec::kernels::{AmaxFn, BlockKernels, Fp8DequantFn, ProductsFn};
+use crate::block::spec::kernels::{AmaxFn, BlockKernels, Fp8DequantFn, LookupFn, ProductsFn};
 use crate::block::spec::mx::MxElement;
 use crate::block::spec::{self, mx::MxRule};
 use crate::block::spec::{BlockDest, DestKind};
@@ -1276,6 +1276,60 @@ unsafe fn products_avx2(bits: *const u32, n: usize, s: f64, out: *mut f64) {
     crate::block::spec::products(b, s, o);
 }
 
+/// The `lookup` slot of the two-byte destinations (`dequantize_scaled`'s per-call table,
+/// `src/block/scaled.rs`). A table that repeats every 16 words (a four-bit format's: the
+/// caller repeats it, as the codec reads no bit above a format's width) is two 16-byte
+/// planes, its words' low and high bytes, and 32 codes are two `VPSHUFB` lookups in them
+/// (each code masked to its low 4 bits, the table's period) and two byte unpacks; any
+/// other table, and the last `n % 32` codes, take the plain loop.
+///
+/// # Safety
+/// The `LookupFn` contract; the table holding this is chosen only when AVX2 was found.
+#[target_feature(enable = "avx2")]
+unsafe fn lookup16(table: *const u8, src: *const u8, n: usize, dst: *mut u8) {
+    // SAFETY: the caller's contract: 256 aligned words at `table`, `n` codes at `src`, `n`
+    // aligned words at `dst`, which nothing else accesses during the call.
+    let (t, codes, out) = unsafe {
+        (
+            &*table.cast::<[u16; 256]>(),
+            core::slice::from_raw_parts(src, n),
+            core::slice::from_raw_parts_mut(dst.cast::<u16>(), n),
+        )
+    };
+    let mut i = 0;
+    if t.chunks_exact(16).all(|c| c == &t[..16]) {
+        let lo: [u8; 16] = core::array::from_fn(|k| t[k] as u8);
+        let hi: [u8; 16] = core::array::from_fn(|k| (t[k] >> 8) as u8);
+        // SAFETY: 16-byte loads of the two local planes; the features are this function's.
+        let (lo, hi) = unsafe {
+            let l = _mm_loadu_si128(lo.as_ptr().cast());
+            let h = _mm_loadu_si128(hi.as_ptr().cast());
+            (_mm256_set_m128i(l, l), _mm256_set_m128i(h, h))
+        };
+        let m = _mm256_set1_epi8(0xF);
+        while n - i >= 32 {
+            // SAFETY: codes i..i + 32 and words i..i + 32 (64 bytes) lie below `n`; the
+            // features are this function's.
+            unsafe {
+                let c = _mm256_and_si256(_mm256_loadu_si256(codes.as_ptr().add(i).cast()), m);
+                let l = _mm256_shuffle_epi8(lo, c);
+                let h = _mm256_shuffle_epi8(hi, c);
+                // In each 128-bit lane, the words of its codes 0..8 and 8..16: lane 0 holds
+                // codes 0..16, lane 1 codes 16..32.
+                let a = _mm256_unpacklo_epi8(l, h);
+                let b = _mm256_unpackhi_epi8(l, h);
+                let p = out.as_mut_ptr().add(i).cast::<u8>();
+                _mm256_storeu_si256(p.cast(), _mm256_permute2x128_si256::<0x20>(a, b));
+                _mm256_storeu_si256(p.add(32).cast(), _mm256_permute2x128_si256::<0x31>(a, b));
+            }
+            i += 32;
+        }
+    }
+    for (d, &c) in out[i..].iter_mut().zip(&codes[i..]) {
+        *d = t[usize::from(c)];
+    }
+}
+
 /// Puts the AVX2 block kernels of this file into `t` (also the base of the AVX-512 tiers,
 /// which have AVX2, FMA and F16C), over the generic kernels `t` starts with
 /// (`block_tables.rs`), in the slots where they measured faster; the other slots keep the
@@ -1321,6 +1375,8 @@ pub(crate) const fn set(t: &mut BlockKernels) {
         Some(amax_u16 as AmaxFn),
     ];
     t.products = Some(products_avx2 as ProductsFn);
+    t.lookup[Bf16 as usize] = Some(lookup16 as LookupFn);
+    t.lookup[ToHalf as usize] = Some(lookup16 as LookupFn);
 }
 
 /// Sets the block FP8 dequantization to f32 of this file: the AVX-512 tiers' override of

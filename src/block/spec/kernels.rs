@@ -149,8 +149,8 @@ pub(crate) type ScaledFn = unsafe fn(src: *const u8, n: usize, scale: u32, dst: 
 ///
 /// # Safety
 /// `table` readable for 256 values, `src` readable for `n` bytes and `dst` writable for `n`
-/// values of the slot's type (no alignment required), and the table's backend must run on
-/// this CPU.
+/// values of the slot's type, `table` and `dst` aligned for it, `dst` not overlapping the
+/// others, and the table's backend must run on this CPU.
 pub(crate) type LookupFn = unsafe fn(table: *const u8, src: *const u8, n: usize, dst: *mut u8);
 
 /// Formats of the fused scaled slots, in the order of `ScaledCode::FUSED` (F8E4M3, F8E5M2,
