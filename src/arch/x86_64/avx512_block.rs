@@ -40,29 +40,8 @@ use crate::F16;
 use crate::block::spec::DestKind;
 use crate::block::spec::kernels::BlockKernels;
 use crate::block::spec::kernels::MLX_E2M1;
-use crate::simd::generic::block::ggml::dequantize_spec_blocks;
+use crate::simd::generic::block::ggml::{E2M1_BITS, dequantize_spec_blocks};
 use crate::simd::generic::block::mlx::e2m1_spec_blocks;
-
-/// The E2M1 values as f32 bits in code order, code 8 `+0` (gguf's `kvalues[8]`; MLX's is
-/// `−0`, set by the kernel).
-static E2M1_GGML: [u32; 16] = [
-    0,
-    0x3F00_0000,
-    0x3F80_0000,
-    0x3FC0_0000,
-    0x4000_0000,
-    0x4040_0000,
-    0x4080_0000,
-    0x40C0_0000,
-    0,
-    0xBF00_0000,
-    0xBF80_0000,
-    0xBFC0_0000,
-    0xC000_0000,
-    0xC040_0000,
-    0xC080_0000,
-    0xC0C0_0000,
-];
 
 /// The `Ggml` (`MLX == false`) or `Mlx` dequantization of `blocks` planar MXFP4 blocks into
 /// F16 (a `MxProfileDequantFn`).
@@ -78,13 +57,14 @@ unsafe fn fp4_f16<const MLX: bool>(
     blocks: usize,
     dst: *mut u8,
 ) {
-    // SAFETY: 16 u32 values of a static; the features are this function's.
-    let base = unsafe { _mm512_loadu_si512(E2M1_GGML.as_ptr().cast()) };
-    // MLX's code 8 is −0 (E2M1's own value); the add below leaves it alone.
+    // SAFETY: the 16 u32 values of a static; the features are this function's.
+    let base = unsafe { _mm512_loadu_si512(E2M1_BITS.as_ptr().cast()) };
+    // gguf's code 8 is `+0` (its `kvalues[8]`); MLX's is `−0`, E2M1's own value. The add
+    // below leaves either alone.
     let base = if MLX {
-        _mm512_mask_mov_epi32(base, 1 << 8, _mm512_set1_epi32(i32::MIN))
-    } else {
         base
+    } else {
+        _mm512_mask_mov_epi32(base, 1 << 8, _mm512_setzero_si512())
     };
     // The scale bytes served: gguf's every product is an exact normal f32 for `2..=252`;
     // MLX rounds `2^(s − 127)` to F16 first, which is that power itself for `103..=142`.

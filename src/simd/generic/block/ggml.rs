@@ -322,6 +322,26 @@ pub(crate) unsafe fn e2m1_scaled<V: Vector>(c: V, s: u8, signed_zero: bool) -> V
     }
 }
 
+/// The 16 E2M1 values as f32 bits, in code order (code 8 is `−0`).
+pub(crate) static E2M1_BITS: [u32; 16] = [
+    0,
+    0x3F00_0000,
+    0x3F80_0000,
+    0x3FC0_0000,
+    0x4000_0000,
+    0x4040_0000,
+    0x4080_0000,
+    0x40C0_0000,
+    0x8000_0000,
+    0xBF00_0000,
+    0xBF80_0000,
+    0xBFC0_0000,
+    0xC000_0000,
+    0xC040_0000,
+    0xC080_0000,
+    0xC0C0_0000,
+];
+
 /// The 16 E2M1 values (f32 bits, code order; code 8 `−0` or `+0`) as a [`Vector::lookup16`]
 /// table, for the ISAs where that is a permutation: per block, the scale is added to the
 /// exponent of the non-zero entries ([`scaled`](Self::scaled)), the same bits as
@@ -339,31 +359,13 @@ impl<V: Vector> E2m1Table<V> {
     /// The CPU has `V`'s features.
     #[inline(always)]
     pub(crate) unsafe fn new(signed_zero: bool) -> E2m1Table<V> {
-        const E2M1: [u32; 16] = [
-            0,
-            0x3F00_0000,
-            0x3F80_0000,
-            0x3FC0_0000,
-            0x4000_0000,
-            0x4040_0000,
-            0x4080_0000,
-            0x40C0_0000,
-            0x8000_0000,
-            0xBF00_0000,
-            0xBF80_0000,
-            0xBFC0_0000,
-            0xC000_0000,
-            0xC040_0000,
-            0xC080_0000,
-            0xC0C0_0000,
-        ];
         // SAFETY: the caller's guarantee; each load reads LANES of the 16 entries.
         unsafe {
             let zero = V::splat(0);
             let mut base = [zero; 4];
             let mut nonzero = [zero.eq(zero); 4];
             for q in 0..16 / V::LANES {
-                let mut v = V::load_u32(E2M1.as_ptr().add(q * V::LANES).cast(), V::LANES);
+                let mut v = V::load_u32(E2M1_BITS.as_ptr().add(q * V::LANES).cast(), V::LANES);
                 if !signed_zero {
                     v = V::select(v.eq(V::splat(0x8000_0000)), zero, v);
                 }
