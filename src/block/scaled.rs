@@ -2,6 +2,7 @@
 //! `narrow_scaled` / `dequantize_scaled`, on the backend's block kernels where it has them.
 
 use super::dispatch;
+use super::spec::DestKind;
 use super::spec::kernels::BlockKernels;
 use super::spec::{amax_bits, finish_amax, products, wide_fast};
 use super::{BlockDest, BlockSource, ScaledCode, expect_len};
@@ -244,7 +245,13 @@ fn dequantize_scaled_with<S: ScaledCode, D: BlockDest>(
         .dequantize_scaled
         .get(S::FUSED)
         .and_then(|r| r[D::KIND as usize]);
+    let codes = usize::from(S::CODE_MASK) + 1;
+    let table = src.len() >= codes.max(TABLE_MIN);
+    let table_first = table
+        && D::KIND != DestKind::F32
+        && k.table_first.get(S::FUSED).copied().unwrap_or(false);
     if let Some(f) = slot
+        && !table_first
         && S::exact_scale(sb)
     {
         // SAFETY: `src` and `dst` hold `src.len()` values of the slot's types (`S::FUSED`
@@ -254,8 +261,7 @@ fn dequantize_scaled_with<S: ScaledCode, D: BlockDest>(
         return Ok(());
     }
     let s = wide_fast(sb);
-    let codes = usize::from(S::CODE_MASK) + 1;
-    if src.len() >= codes.max(TABLE_MIN) {
+    if table {
         by_table(backend, k, src, s, dst);
     } else {
         two_step(backend, k, src, s, dst);

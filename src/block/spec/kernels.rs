@@ -250,6 +250,10 @@ pub(crate) struct BlockKernels {
     pub(crate) dequantize_scaled: [[Option<ScaledFn>; 3]; SCALED_FORMATS],
     /// `dequantize_scaled`'s per-call table lookup, `[destination]`.
     pub(crate) lookup: [Option<LookupFn>; 3],
+    /// `[format]` (as `dequantize_scaled`): the per-call table measured faster than the
+    /// fused slot for BF16 and F16 on this backend, so a call long enough for the table
+    /// takes it even with an exact scale.
+    pub(crate) table_first: [bool; SCALED_FORMATS],
     /// NVFP4 dequantization, `[profile][layout][destination]` (indices of `NvProfile`,
     /// `NvLayout` and `DestKind`).
     pub(crate) nv_dequant: [[[Option<NvFn>; 3]; 2]; 3],
@@ -273,6 +277,7 @@ impl BlockKernels {
             narrow_scaled: [[None; SCALED_FORMATS]; 3],
             dequantize_scaled: [[None; 3]; SCALED_FORMATS],
             lookup: [None; 3],
+            table_first: [false; SCALED_FORMATS],
             ggml_quant: [[None; 3]; 2],
             ggml_dequant: [[None; 3]; 2],
             mlx_quant: [[None; 3]; 3],
