@@ -247,9 +247,8 @@ fn dequantize_scaled_with<S: ScaledCode, D: BlockDest>(
         .and_then(|r| r[D::KIND as usize]);
     let codes = usize::from(S::CODE_MASK) + 1;
     let table = src.len() >= codes.max(TABLE_MIN);
-    let table_first = table
-        && D::KIND != DestKind::F32
-        && k.table_first.get(S::FUSED).copied().unwrap_or(false);
+    let table_first =
+        table && D::KIND != DestKind::F32 && k.table_first.get(S::FUSED).copied().unwrap_or(false);
     if let Some(f) = slot
         && !table_first
         && S::exact_scale(sb)

@@ -1278,10 +1278,10 @@ unsafe fn products_avx2(bits: *const u32, n: usize, s: f64, out: *mut f64) {
 
 /// The `lookup` slot of the two-byte destinations (`dequantize_scaled`'s per-call table,
 /// `src/block/scaled.rs`). A table that repeats every 16 words (a four-bit format's: the
-/// caller repeats it, as the codec reads no bit above a format's width) is two 16-byte
-/// planes, its words' low and high bytes, and 32 codes are two `VPSHUFB` lookups in them
-/// (each code masked to its low 4 bits, the table's period) and two byte unpacks; any
-/// other table, and the last `n % 32` codes, take the plain loop.
+/// caller repeats it, as the codec reads no bit above a format's width) or every 64 (a
+/// six-bit format's) is held as 16-byte planes, its words' low and high bytes, and 32 codes
+/// are looked up by `VPSHUFB` ([`planes16`]); any other table, and the last `n % 32` codes,
+/// take the plain loop.
 ///
 /// # Safety
 /// The `LookupFn` contract; the table holding this is chosen only when AVX2 was found.
@@ -1298,36 +1298,76 @@ unsafe fn lookup16(table: *const u8, src: *const u8, n: usize, dst: *mut u8) {
     };
     let mut i = 0;
     if t.chunks_exact(16).all(|c| c == &t[..16]) {
-        let lo: [u8; 16] = core::array::from_fn(|k| t[k] as u8);
-        let hi: [u8; 16] = core::array::from_fn(|k| (t[k] >> 8) as u8);
-        // SAFETY: 16-byte loads of the two local planes; the features are this function's.
-        let (lo, hi) = unsafe {
-            let l = _mm_loadu_si128(lo.as_ptr().cast());
-            let h = _mm_loadu_si128(hi.as_ptr().cast());
-            (_mm256_set_m128i(l, l), _mm256_set_m128i(h, h))
-        };
-        let m = _mm256_set1_epi8(0xF);
-        while n - i >= 32 {
-            // SAFETY: codes i..i + 32 and words i..i + 32 (64 bytes) lie below `n`; the
-            // features are this function's.
-            unsafe {
-                let c = _mm256_and_si256(_mm256_loadu_si256(codes.as_ptr().add(i).cast()), m);
-                let l = _mm256_shuffle_epi8(lo, c);
-                let h = _mm256_shuffle_epi8(hi, c);
-                // In each 128-bit lane, the words of its codes 0..8 and 8..16: lane 0 holds
-                // codes 0..16, lane 1 codes 16..32.
-                let a = _mm256_unpacklo_epi8(l, h);
-                let b = _mm256_unpackhi_epi8(l, h);
-                let p = out.as_mut_ptr().add(i).cast::<u8>();
-                _mm256_storeu_si256(p.cast(), _mm256_permute2x128_si256::<0x20>(a, b));
-                _mm256_storeu_si256(p.add(32).cast(), _mm256_permute2x128_si256::<0x31>(a, b));
-            }
-            i += 32;
-        }
+        // SAFETY: AVX2 (this function's feature); the table repeats every 16 words; `out`
+        // and `codes` have `n` entries each.
+        i = unsafe { planes16::<1>(t, codes, out) };
+    } else if t.chunks_exact(64).all(|c| c == &t[..64]) {
+        // SAFETY: as above; the table repeats every 64 words.
+        i = unsafe { planes16::<4>(t, codes, out) };
     }
     for (d, &c) in out[i..].iter_mut().zip(&codes[i..]) {
         *d = t[usize::from(c)];
     }
+}
+
+/// The whole 32-code steps of [`lookup16`] for a table repeating every `16 · G` words
+/// (`G` 1 or 4); returns the number of codes done. Group `g` of 16 words is two planes (its
+/// words' low and high bytes), each one `VPSHUFB` lookup by the code's low 4 bits (the code
+/// masked to the period's bits, so bit 7 is clear and the lookup never zeroes); with four
+/// groups, bits 4 and 5 then pick the group by two rounds of `VPBLENDVB` (which reads bit 7
+/// of each byte: the code shifted left by 3, then by 2, as 16-bit lanes, whose bits crossing
+/// into the next byte land below its bit 7). Two byte unpacks make the words.
+///
+/// # Safety
+/// The CPU has AVX2; `t` repeats every `16 · G` words; `out` is as long as `codes`.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn planes16<const G: usize>(t: &[u16; 256], codes: &[u8], out: &mut [u16]) -> usize {
+    let mut lo = [_mm256_setzero_si256(); 4];
+    let mut hi = [_mm256_setzero_si256(); 4];
+    for g in 0..G {
+        let l: [u8; 16] = core::array::from_fn(|k| t[16 * g + k] as u8);
+        let h: [u8; 16] = core::array::from_fn(|k| (t[16 * g + k] >> 8) as u8);
+        // SAFETY: 16-byte loads of the two local planes; the features are this function's.
+        unsafe {
+            let l = _mm_loadu_si128(l.as_ptr().cast());
+            let h = _mm_loadu_si128(h.as_ptr().cast());
+            lo[g] = _mm256_set_m128i(l, l);
+            hi[g] = _mm256_set_m128i(h, h);
+        }
+    }
+    let m = _mm256_set1_epi8((16 * G - 1) as i8);
+    let n = codes.len().min(out.len());
+    let mut i = 0;
+    while n - i >= 32 {
+        // SAFETY: codes i..i + 32 and words i..i + 32 (64 bytes) lie below `n`; the features
+        // are this function's.
+        unsafe {
+            let c = _mm256_and_si256(_mm256_loadu_si256(codes.as_ptr().add(i).cast()), m);
+            let pick = |p: &[__m256i; 4]| {
+                let v0 = _mm256_shuffle_epi8(p[0], c);
+                if G == 1 {
+                    return v0;
+                }
+                let b4 = _mm256_slli_epi16::<3>(c);
+                let v01 = _mm256_blendv_epi8(v0, _mm256_shuffle_epi8(p[1], c), b4);
+                let v2 = _mm256_shuffle_epi8(p[2], c);
+                let v23 = _mm256_blendv_epi8(v2, _mm256_shuffle_epi8(p[3], c), b4);
+                _mm256_blendv_epi8(v01, v23, _mm256_slli_epi16::<2>(c))
+            };
+            let l = pick(&lo);
+            let h = pick(&hi);
+            // In each 128-bit lane, the words of its codes 0..8 and 8..16: lane 0 holds
+            // codes 0..16, lane 1 codes 16..32.
+            let a = _mm256_unpacklo_epi8(l, h);
+            let b = _mm256_unpackhi_epi8(l, h);
+            let p = out.as_mut_ptr().add(i).cast::<u8>();
+            _mm256_storeu_si256(p.cast(), _mm256_permute2x128_si256::<0x20>(a, b));
+            _mm256_storeu_si256(p.add(32).cast(), _mm256_permute2x128_si256::<0x31>(a, b));
+        }
+        i += 32;
+    }
+    i
 }
 
 /// Puts the AVX2 block kernels of this file into `t` (also the base of the AVX-512 tiers,
