@@ -843,6 +843,66 @@ fn dequantize_scaled_any_scale_against_the_rule() {
     check::<vcvt::F8E8M0>(E8M0_DEF, &mut rng);
 }
 
+/// `narrow_scaled` under scales that are not powers of two, on the inputs where rounding the
+/// product to f32 first would round twice wrongly: for each midpoint `m` between two
+/// neighbouring values of the format and each of 40 random full-significand scales `s`, the
+/// f32 values `x` near `m / s` whose product rounds to exactly `m` in f32 without being `m`
+/// (so the product lies just off the midpoint, on the side the code must follow), both
+/// signs; every backend, each code against the oracle's rounding of the exact product.
+#[test]
+fn narrow_scaled_any_scale_off_midpoints() {
+    fn check<C: vcvt::block::ScaledCode + Copy + Default>(
+        def: FormatDef,
+        bits: fn(C) -> u32,
+        rng: &mut Rng,
+    ) {
+        let o = Oracle::new(def);
+        let mut found = 0;
+        for _ in 0..40 {
+            // A full significand and an exponent in 2^-8 .. 2^8, either sign.
+            let sb = (((rng.next() % 17) as u32 + 119) << 23)
+                | (rng.next() as u32 & 0x007F_FFFF)
+                | 1
+                | ((rng.next() as u32 & 1) << 31);
+            let s = f32::from_bits(sb);
+            let mut xs = Vec::new();
+            for &m in o.mids.iter().filter(|m| m.is_finite() && **m > 0.0) {
+                let near = (m / s.abs() as f64) as f32;
+                for d in -2i32..=2 {
+                    let x = f32::from_bits(near.to_bits().wrapping_add_signed(d));
+                    let v = x as f64 * s.abs() as f64;
+                    if v as f32 as f64 == m && v != m {
+                        xs.extend([x, -x]);
+                    }
+                }
+            }
+            found += xs.len();
+            for b in backends() {
+                let mut q = vec![C::default(); xs.len()];
+                vcvt::block::narrow_scaled_on(b, &xs, s, &mut q).unwrap();
+                for (&x, &c) in xs.iter().zip(&q) {
+                    let v = x as f64 * s as f64;
+                    let want = o.narrow_f64(v.to_bits(), Overflow::Saturate);
+                    assert_eq!(bits(c), want, "{} {x:e} · {s:e} on {b}", def.name);
+                }
+            }
+        }
+        // The search finds such inputs for most midpoints and scales.
+        assert!(
+            found > 400,
+            "{}: only {found} inputs off a midpoint",
+            def.name
+        );
+    }
+    use common::E4M3FNUZ_DEF;
+    let mut rng = Rng(0x0DD_0DD);
+    check::<vcvt::F8E4M3>(E4M3_DEF, |c| c.to_bits().into(), &mut rng);
+    check::<vcvt::F8E5M2>(E5M2_DEF, |c| c.to_bits().into(), &mut rng);
+    check::<vcvt::F8E4M3FNUZ>(E4M3FNUZ_DEF, |c| c.to_bits().into(), &mut rng);
+    check::<vcvt::F6E2M3>(E2M3_DEF, |c| c.to_bits().into(), &mut rng);
+    check::<vcvt::F4E2M1>(E2M1_DEF, |c| c.to_bits().into(), &mut rng);
+}
+
 /// The NaN results of the scaled building blocks are the same on every CPU: a NaN value
 /// propagates (the value's before the scale's), quieted, and `0 · ∞` is `+NaN`; then the
 /// destination's NaN rule applies (checked with the oracle). Also every special value

@@ -102,8 +102,11 @@ fn products_with(k: &BlockKernels, bits: &[u32], s: f64, out: &mut [f64]) {
 /// follow their NaN policy, [`NanPolicy::Preserve`](crate::NanPolicy::Preserve)).
 ///
 /// With a positive power-of-two `scale` the product is formed exactly on the f32 bits and
-/// narrowed in one pass by the backend's block kernel; otherwise the products are formed in
-/// chunks in f64 and narrowed by the backend's f64 kernels.
+/// narrowed in one pass by the backend's block kernel; with another normal scale up to
+/// `2^100` in magnitude, on a backend with a fused multiply-add (AVX2, AVX-512, NEON), the
+/// product is rounded to odd in f32 and narrowed in one pass, which gives the same code;
+/// otherwise the products are formed in chunks in f64 and narrowed by the backend's f64
+/// kernels.
 ///
 /// ```
 /// use vcvt::F4E2M1;
@@ -153,17 +156,20 @@ fn narrow_scaled_with<S: BlockSource, D: ScaledCode>(
     expect_len("dst", src.len(), dst.len())?;
     let k = dispatch::check_backend(Some(backend))?;
     let sb = scale.to_bits();
-    // A positive normal power of two: the fused f32 path, where the backend has one.
-    if sb & 0x807F_FFFF == 0 && (0x0080_0000..0x7F80_0000).contains(&sb) {
+    // A positive normal power of two, or where the backend's slots take them any normal
+    // scale up to 2^100 in magnitude: the fused f32 path, where the backend has one.
+    let pow2 = sb & 0x807F_FFFF == 0 && (0x0080_0000..0x7F80_0000).contains(&sb);
+    let any = k.narrow_any && (0x0080_0000..=0x7180_0000).contains(&(sb & 0x7FFF_FFFF));
+    if pow2 || any {
         let slot = k.narrow_scaled[S::KIND as usize]
             .get(D::FUSED)
             .copied()
             .flatten();
         if let Some(f) = slot {
             // SAFETY: `src` and `dst` hold `src.len()` values of the slot's types (`S::KIND`
-            // and `D::FUSED` index the table); `sb` is a positive normal power of two, the
-            // slot's condition; `check_backend` returned this table only if its backend
-            // runs here.
+            // and `D::FUSED` index the table); `sb` is a positive normal power of two, or a
+            // normal scale up to 2^100 where the table says its slots take one, the slot's
+            // condition; `check_backend` returned this table only if its backend runs here.
             unsafe { f(src.as_ptr().cast(), src.len(), sb, dst.as_mut_ptr().cast()) };
             return Ok(());
         }

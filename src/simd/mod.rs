@@ -139,6 +139,10 @@ pub(crate) trait Vector: Copy {
         // SAFETY: the caller's guarantee.
         unsafe { Self::select(m, Self::splat(!0), self) }
     }
+    /// Whether [`fma_rne`](Self::fma_rne) is one fused operation (one rounding), so that
+    /// `fma_rne(a, b, −RN(a · b))` is the product's exact rounding error where that is a
+    /// normal f32 (the generic `narrow_scaled` of any scale relies on it).
+    const FUSED_FMA: bool = false;
     /// Whether [`lookup16`](Self::lookup16) is a native permutation (the block kernels
     /// then dequantize through per-block tables).
     const FAST_LOOKUP16: bool = false;

@@ -134,7 +134,8 @@ pub(crate) type Fp8QuantFn = unsafe fn(
 /// A fused scaled conversion of `n` values with the f32 scale whose bits are `scale`, for
 /// the scales the building block's caller found exact in f32 (`src/block/scaled.rs`):
 /// `narrow_scaled` (source: f32/BF16/F16 values, destination: codes) takes positive normal
-/// powers of two, `dequantize_scaled` (source: codes, destination: f32/BF16/F16) the scales
+/// powers of two (and, where the table's `narrow_any` is set, any normal scale up to `2^100`
+/// in magnitude), `dequantize_scaled` (source: codes, destination: f32/BF16/F16) the scales
 /// whose every product with a code of the format is an exact normal f32.
 ///
 /// # Safety
@@ -246,6 +247,8 @@ pub(crate) struct BlockKernels {
     pub(crate) fp8_quant: [Option<Fp8QuantFn>; 3],
     /// `narrow_scaled` with a power-of-two scale: `[source][format]`.
     pub(crate) narrow_scaled: [[Option<ScaledFn>; SCALED_FORMATS]; 3],
+    /// Whether the `narrow_scaled` slots also take any normal scale with `|s| <= 2^100`.
+    pub(crate) narrow_any: bool,
     /// `dequantize_scaled` with an exact scale: `[format][destination]`.
     pub(crate) dequantize_scaled: [[Option<ScaledFn>; 3]; SCALED_FORMATS],
     /// `dequantize_scaled`'s per-call table lookup, `[destination]`.
@@ -275,6 +278,7 @@ impl BlockKernels {
             nv_quant: [[[None; 3]; 2]; 3],
             fp8_quant: [None; 3],
             narrow_scaled: [[None; SCALED_FORMATS]; 3],
+            narrow_any: false,
             dequantize_scaled: [[None; 3]; SCALED_FORMATS],
             lookup: [None; 3],
             table_first: [false; SCALED_FORMATS],

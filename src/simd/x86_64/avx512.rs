@@ -101,6 +101,7 @@ unsafe fn to_f16(x: __m512i, sat: bool) -> __m256i {
 }
 
 impl Vector for V512 {
+    const FUSED_FMA: bool = true;
     const LANES: usize = 16;
     type Mask = __mmask16;
 

@@ -88,7 +88,8 @@ macro_rules! block_instances {
                 unsafe { fp8::dequantize_row::<$v, D>(codes, scales, tile_cols, cols, dst) }
             }
 
-            /// `narrow_scaled` with a power-of-two scale.
+            /// `narrow_scaled` with a positive power-of-two scale, or any normal scale up to
+            /// `2^100` in magnitude where the vector's multiply-add is fused.
             ///
             /// # Safety
             /// As for `ScaledFn`.
@@ -100,8 +101,15 @@ macro_rules! block_instances {
                 dst: *mut u8,
             ) {
                 let _env = $guard;
-                // SAFETY: as above.
-                unsafe { scaled::narrow_pow2::<$v, S, F>(src, n, scale, dst) }
+                // SAFETY: as above; the caller passes a scale that is not a positive power
+                // of two only where `narrow_any` is set, that is where `FUSED_FMA` holds.
+                unsafe {
+                    if scale & 0x807F_FFFF == 0 {
+                        scaled::narrow_pow2::<$v, S, F>(src, n, scale, dst)
+                    } else {
+                        scaled::narrow_any::<$v, S, F>(src, n, scale, dst)
+                    }
+                }
             }
 
             /// `dequantize_scaled` with an exact scale.
@@ -155,6 +163,7 @@ macro_rules! block_instances {
                     };
                 }
                 t.narrow_scaled = [narrow_row!(F32), narrow_row!(Brain), narrow_row!(Half)];
+                t.narrow_any = <$v as crate::simd::Vector>::FUSED_FMA;
                 macro_rules! dequant_row {
                     ($f:ty) => {
                         [

@@ -1,6 +1,7 @@
-//! The fused f32 paths of the scaled building blocks (`src/block/scaled.rs`), for the
-//! scales whose products need no rounding in f32; the caller keeps the exact f64 route for
-//! every other scale.
+//! The fused f32 paths of the scaled building blocks (`src/block/scaled.rs`): `narrow_scaled`
+//! with a power of two or, where the vector has a fused multiply-add, any scale in range;
+//! `dequantize_scaled` with the scales whose products need no rounding in f32. The caller
+//! keeps the exact f64 route for every other scale.
 //!
 //! # `narrow_scaled` with a power of two `s = 2^k` ([`narrow_pow2`])
 //!
@@ -21,6 +22,29 @@
 //! format's default policy. ±Inf and NaN pass unchanged (the specification's product of a
 //! NaN `x` is `x` quieted, and the narrowing reads only a NaN's sign). E8M0 is not served
 //! (its smallest value, 2^-127, is below the cut).
+//!
+//! # `narrow_scaled` with any other scale ([`narrow_any`])
+//!
+//! For a normal scale `s` with `|s| <= 2^100` that is not a positive power of two, on a
+//! vector whose `fma_rne` is fused, each lane gets `x · s` **rounded to odd** at f32's
+//! precision: `p = RN(x · s)`, the exact error `e = fma(x, s, −p)`, and where `e ≠ 0` the
+//! truncation of the product (`p`, or one ulp toward zero from `p` when `e`'s sign differs
+//! from `p`'s) with its last bit set. Rounding to odd at 24 bits and then to nearest even at
+//! a format's precision (at most 5 significant bits, fewer in its subnormal range) gives the
+//! nearest-even rounding of the exact product (Boldo and Melquiond, "When double rounding
+//! is odd", 2005): the odd bit keeps every value off the narrow format's midpoints, on the
+//! side where the exact value lies. The overflow bound is such a midpoint too. Then the
+//! generic narrowing rounds that lane, as the specification rounds the exact product once.
+//!
+//! Why the FP environment cannot change it: `e` is exact wherever `|p| >= 2^-70` (it is a
+//! multiple of `ulp(x) · ulp(s)`, at least `2^-117` there, a normal f32, so neither
+//! flush-to-zero nor a rounding can touch it), and `RN` is what `mul_rne`/`fma_rne` give.
+//! Lanes with `|p| < 2^-70` (including a subnormal `x` read as zero under DAZ, and a product
+//! flushed to zero) become a zero of the product's sign, `sign(x) ⊕ sign(s)`: every served
+//! format rounds such a product to that zero, their smallest subnormals being `2^-17` or
+//! larger, and `|x · s| < 2^-126 · 2^100` for a subnormal `x`. `±Inf` and NaN lanes keep
+//! `p` (`±Inf` of the product's sign) and `x`'s NaN. E8M0 and the unsigned F8E5M3FNU are not
+//! served.
 //!
 //! # `dequantize_scaled` with an exact scale ([`dequantize_exact`])
 //!
@@ -101,6 +125,68 @@ pub(crate) unsafe fn narrow_pow2<V: Vector, S: Src, F: Format>(
         let m = Pow2 {
             k: V::splat(k as u32),
             k_sub: V::splat((k - 149) as u32),
+        };
+        let c = Code::<F>::ctx::<V>(p);
+        map::<V, S, Code<F>, _>(&m, &c, src, dst, n);
+    }
+}
+
+/// `x · s` rounded to odd at f32's precision (module docs, "`narrow_scaled` with any
+/// scale"): the lanes that the narrowing then rounds once more, to the exact product's code.
+struct MulOdd<V> {
+    s: V,
+    /// The sign bit of `s`.
+    sign: V,
+}
+
+impl<V: Vector> Lanes<V> for MulOdd<V> {
+    #[inline(always)]
+    unsafe fn apply(&self, x: V) -> V {
+        // SAFETY: the caller's guarantee; no memory is touched.
+        unsafe {
+            let abs = V::splat(0x7FFF_FFFF);
+            let p = x.mul_rne(self.s);
+            // The rounding error x·s − p, exact where |p| >= 2^-70 (fused: one rounding).
+            let e = V::fma_rne(x, self.s, p.xor(V::splat(0x8000_0000)));
+            let pm = p.and(abs);
+            // Inexact: p rounded away from zero when e's sign differs from p's; the odd
+            // rounding is the truncation (one ulp toward zero then) with its last bit set.
+            let inexact = e.and(abs).gt_i32(V::splat(0));
+            let away = e.xor(p).shr(31);
+            let odd = V::select(inexact, pm.sub(away).or(V::splat(1)), pm);
+            let finite = V::splat(0x7F80_0000).gt_i32(pm);
+            let r = V::select(finite, odd.or(p.and(V::splat(0x8000_0000))), p);
+            // Below 2^-70 every served format's code is a zero of the product's sign.
+            let tiny = V::splat(0x1C80_0000).gt_i32(pm);
+            let r = V::select(tiny, x.and(V::splat(0x8000_0000)).xor(self.sign), r);
+            V::select(is_nan(x), x, r)
+        }
+    }
+}
+
+/// `narrow_scaled` of `n` values of `S` with a scale that is not a positive power of two
+/// (bits; normal, `|scale| <= 2^100`) into codes of `F` (module docs), on a vector whose
+/// `fma_rne` is fused.
+///
+/// # Safety
+/// As for `ScaledFn`; `scale` as above; `V::FUSED_FMA`.
+#[inline(always)]
+pub(crate) unsafe fn narrow_any<V: Vector, S: Src, F: Format>(
+    src: *const u8,
+    n: usize,
+    scale: u32,
+    dst: *mut u8,
+) {
+    debug_assert!(V::FUSED_FMA);
+    let p = Policy {
+        overflow: F::DEFAULT_OVERFLOW,
+        nan: NanPolicy::Preserve,
+    };
+    // SAFETY: forwarded contract.
+    unsafe {
+        let m = MulOdd {
+            s: V::splat(scale),
+            sign: V::splat(scale & 0x8000_0000),
         };
         let c = Code::<F>::ctx::<V>(p);
         map::<V, S, Code<F>, _>(&m, &c, src, dst, n);
