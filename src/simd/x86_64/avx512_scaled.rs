@@ -392,8 +392,8 @@ unsafe fn lookup32(table: *const u8, src: *const u8, n: usize, dst: *mut u8) {
     }
 }
 
-/// The scaled building blocks' products, the portable loop compiled for AVX-512 (LLVM
-/// vectorises it eight f64 lanes wide with `VCVTUDQ2PD` and mask registers).
+/// The scaled building blocks' products, the portable loop compiled with AVX-512 enabled,
+/// for LLVM to vectorise at 512 bits (`avx2_block.rs` does the same at 256).
 ///
 /// # Safety
 /// `bits` readable and `out` writable for `n` aligned values; the CPU has AVX-512 F/DQ.
