@@ -98,8 +98,9 @@ unsafe fn fp4_f16<const MLX: bool>(
         }
     }
     if other {
-        // SAFETY: forwarded contract; that function rewrites only the blocks whose scale
-        // byte is outside 2..=252, each inside the caller's ranges.
+        // SAFETY: forwarded contract; those functions rewrite only the blocks whose scale
+        // byte is outside `lo..=hi` (gguf's `2..=252` is the generic kernel's range too),
+        // each inside the caller's ranges.
         unsafe {
             if MLX {
                 e2m1_spec_blocks::<F16, MLX_E2M1>(codes, scales, blocks, (lo, hi), dst)
