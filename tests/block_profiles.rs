@@ -410,9 +410,12 @@ fn check_dequant<D: Bits>(extra_cols: usize, extra_stride: usize) {
         let m = mx.scales_len(shape).unwrap();
         let mut data: Vec<u8> = (0..n).map(|_| rng.u32() as u8).collect();
         if e4m3 {
+            // Every code in each row, rotated by 32 in the odd rows, so that the NaN codes
+            // (0x7F, 0xFF) sit at the end of a 64-code vector in some rows and in its middle
+            // (the first of two blocks) in others.
             for r in 0..rows {
                 for c in 0..256 {
-                    data[r * cols + c] = c as u8;
+                    data[r * cols + c] = (c + 32 * (r % 2)) as u8;
                 }
             }
         }
