@@ -1418,8 +1418,10 @@ pub(crate) const fn set(t: &mut BlockKernels) {
     t.lookup[Bf16 as usize] = Some(lookup16 as LookupFn);
     t.lookup[ToHalf as usize] = Some(lookup16 as LookupFn);
     // F4E2M1 (fused slot 6): two `VPSHUFB` per 32 codes beat the fused kernel, 17–18.5
-    // against 9.8 el/ns to BF16 (docs/performance.md, "`dequantize_scaled` with any scale").
+    // against 9.8 el/ns to BF16; F8E3M4 (slot 7): the table's loop, 4.9–5.1 against 2.2
+    // (docs/performance.md, "`dequantize_scaled` with any scale").
     t.table_first[6] = true;
+    t.table_first[7] = true;
 }
 
 /// Sets the block FP8 dequantization to f32 of this file: the AVX-512 tiers' override of
