@@ -57,7 +57,8 @@ unsafe fn fp4_f16<const MLX: bool>(
     blocks: usize,
     dst: *mut u8,
 ) {
-    // SAFETY: the 16 u32 values of a static; the features are this function's.
+    // SAFETY: the 16 u32 values of a constant (a temporary that outlives the load); the
+    // features are this function's.
     let base = unsafe { _mm512_loadu_si512(E2M1_BITS.as_ptr().cast()) };
     // gguf's code 8 is `+0` (its `kvalues[8]`); MLX's is `−0`, E2M1's own value. The add
     // below leaves either alone.

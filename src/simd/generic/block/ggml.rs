@@ -322,8 +322,9 @@ pub(crate) unsafe fn e2m1_scaled<V: Vector>(c: V, s: u8, signed_zero: bool) -> V
     }
 }
 
-/// The 16 E2M1 values as f32 bits, in code order (code 8 is `−0`).
-pub(crate) static E2M1_BITS: [u32; 16] = [
+/// The 16 E2M1 values as f32 bits, in code order (code 8 is `−0`; codes 0..8 are the
+/// magnitudes, which `nvfp4.rs` reads too).
+pub(crate) const E2M1_BITS: [u32; 16] = [
     0,
     0x3F00_0000,
     0x3F80_0000,

@@ -29,7 +29,7 @@ use crate::block::spec::nvfp4::{
 use crate::block::spec::{BlockDest, BlockSource, DestKind, soft};
 use crate::options::Policy;
 use crate::simd::Vector;
-use crate::simd::generic::block::ggml::{Fp4Consts, fp4_code, fp4_codes4};
+use crate::simd::generic::block::ggml::{E2M1_BITS, Fp4Consts, fp4_code, fp4_codes4};
 use crate::simd::generic::lanes;
 use crate::{F4E2M1, F8E4M3, NanPolicy, Overflow};
 
@@ -368,24 +368,12 @@ unsafe fn multiplier_table<V: Vector, const P: usize>(m: V) -> [u32; 256] {
     table
 }
 
-/// The E2M1 magnitudes of codes 0..=7 as f32 bits.
-const E2M1_MAGS: [u32; 8] = [
-    0,
-    0x3F00_0000,
-    0x3F80_0000,
-    0x3FC0_0000,
-    0x4000_0000,
-    0x4040_0000,
-    0x4080_0000,
-    0x40C0_0000,
-];
-
-/// [`E2M1_MAGS`] twice: the products of one pair of blocks in [`dequantize_pairs`].
+/// The E2M1 magnitudes (codes 0..8 of [`E2M1_BITS`]) twice: the products of one pair of blocks in [`dequantize_pairs`].
 static MAGS2: [u32; 16] = {
     let mut t = [0u32; 16];
     let mut c = 0;
     while c < 16 {
-        t[c] = E2M1_MAGS[c % 8];
+        t[c] = E2M1_BITS[c % 8];
         c += 1;
     }
     t
@@ -853,7 +841,7 @@ static E2M1_F32: [[u32; 16]; 2] = {
     let mut t = [[0u32; 16]; 2];
     let mut c = 0;
     while c < 8 {
-        let v = E2M1_MAGS[c];
+        let v = E2M1_BITS[c];
         t[0][c] = v;
         t[1][c] = v;
         t[0][8 + c] = v | 0x8000_0000;
@@ -1167,7 +1155,7 @@ unsafe fn mlx_codes<V: Vector>(wq: V, big: bool, c: &Consts<V>) -> V {
             let e6 = a.sub_ieee(V::splat(0x40C0_0000));
             let mut w = V::splat(7);
             for k in (0..7).rev() {
-                let e = a.sub_ieee(V::splat(E2M1_MAGS[k]));
+                let e = a.sub_ieee(V::splat(E2M1_BITS[k]));
                 w = V::select(e.eq(e6), V::splat(k as u32), w);
             }
             mag = V::select(a.gt_i32(V::splat(F8 - 1)), w, mag);
