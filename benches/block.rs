@@ -28,6 +28,7 @@
 //! * `scaled_formats/32768`: `dequantize_scaled` of every scaled format to BF16 under scale
 //!   0.5 (the fused path) and 0.1 (`_any_`: the per-call table) beside that format's
 //!   widening to BF16, on the active backend and `avx2`.
+//! * `scaled_formats_f32/32768`: the same into f32 beside each format's widening to f32.
 //! * `scaled_short`: `dequantize_scaled` to BF16 under scale 0.1 of short F8E4M3 and F4E2M1
 //!   calls, around the per-call table's threshold.
 //! * `nvfp4_to_bf16/32768`: NVFP4 dequantization to BF16 (`ModelOpt`, `Mlx`, `Ggml`; `Ggml`
@@ -645,6 +646,49 @@ where
     });
 }
 
+fn scaled_format_f32<F>(g: &mut Group, name: &str, zero: F, w: &[f32], b: Backend)
+where
+    F: vcvt::block::ScaledCode + vcvt::Element + vcvt::ConvertTo<f32>,
+    f32: vcvt::ConvertTo<F>,
+{
+    let mut codes = vec![zero; w.len()];
+    vcvt::convert_slice(w, &mut codes);
+    let mut out = vec![0f32; w.len()];
+    g.bench_function(format!("{name}_to_f32-{b}"), |bench| {
+        bench.iter(|| {
+            vcvt::convert_slice_on(b, black_box(&codes), black_box(&mut out), Options::new())
+        })
+    });
+    for (tag, scale) in [("", 0.5f32), ("any_", 0.1)] {
+        g.bench_function(format!("dequantize_scaled_{tag}{name}-{b}"), |bench| {
+            bench.iter(|| {
+                vcvt::block::dequantize_scaled_on(b, black_box(&codes), scale, black_box(&mut out))
+            })
+        });
+    }
+}
+
+fn bench_scaled_formats_f32(c: &mut Criterion) {
+    let n = 1 << 15;
+    let w = weights(n, 7);
+    let mut g = open(c, "scaled_formats_f32", n);
+    for b in nvfp4_backends() {
+        scaled_format_f32(&mut g, "e4m3", vcvt::F8E4M3::ZERO, &w, b);
+        scaled_format_f32(&mut g, "e5m2", vcvt::F8E5M2::ZERO, &w, b);
+        scaled_format_f32(&mut g, "e4m3fnuz", vcvt::F8E4M3FNUZ::ZERO, &w, b);
+        scaled_format_f32(&mut g, "e5m2fnuz", vcvt::F8E5M2FNUZ::ZERO, &w, b);
+        scaled_format_f32(&mut g, "e2m3", vcvt::F6E2M3::ZERO, &w, b);
+        scaled_format_f32(&mut g, "e3m2", vcvt::F6E3M2::ZERO, &w, b);
+        scaled_format_f32(&mut g, "e2m1", vcvt::F4E2M1::ZERO, &w, b);
+        scaled_format_f32(&mut g, "e8m0", vcvt::F8E8M0::ONE, &w, b);
+        scaled_format_f32(&mut g, "e3m4", vcvt::F8E3M4::ZERO, &w, b);
+        scaled_format_f32(&mut g, "e4m3ieee", vcvt::F8E4M3IEEE::ZERO, &w, b);
+        scaled_format_f32(&mut g, "e4m3b11fnuz", vcvt::F8E4M3B11FNUZ::ZERO, &w, b);
+        scaled_format_f32(&mut g, "e5m3fnu", vcvt::F8E5M3FNU::ZERO, &w, b);
+    }
+    g.finish();
+}
+
 /// `dequantize_scaled` to BF16 under scale 0.1 (no fused slot) of short calls on the active
 /// backend, at the lengths around the per-call table's threshold: F8E4M3 at 255 values (the
 /// two-step route) and 256 (the table), F4E2M1 at 63 and 64, and some on either side. The
@@ -801,6 +845,7 @@ fn bench_nvfp4(c: &mut Criterion) {
 fn benches(c: &mut Criterion) {
     bench_fp8_scaled_8x4096(c);
     bench_scaled_formats(c);
+    bench_scaled_formats_f32(c);
     bench_scaled_short(c);
     for n in sizes() {
         bench_mxfp4(c, n);

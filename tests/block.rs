@@ -760,17 +760,18 @@ fn product_f32(x: u32, s: u32) -> u32 {
     }
 }
 
-/// `dequantize_scaled` of calls long enough for the per-call table (every byte three times
-/// and a tail, shuffled; the bytes above a four- or six-bit format's width set too) under
-/// scales the fused path does not serve (full significands, signs, subnormal, huge and
-/// special scales) and some it does, for every format and destination on every backend,
-/// each value against the rule: the oracle's code value times the scale, exactly, rounded
-/// once by the oracle.
+/// `dequantize_scaled` of calls long enough for the per-call table (every byte eight times
+/// and a tail, shuffled; the bytes above a four- or six-bit format's width set too; the
+/// longest call spans three of the f32 path's widening chunks) under scales the fused path
+/// does not serve (full significands, signs, subnormal, huge and special scales) and some
+/// it does, for every format and destination on every backend, each value against the
+/// rule: the oracle's code value times the scale, exactly, rounded once by the oracle. The
+/// f32 destinations start 0 to 15 values past a 64-byte line.
 #[test]
 fn dequantize_scaled_any_scale_against_the_rule() {
     fn check<C: vcvt::block::ScaledCode + bytemuck::Pod>(def: FormatDef, rng: &mut Rng) {
         let o = Oracle::new(def);
-        let mut bytes: Vec<u8> = (0..3 * 256 + 41).map(|i| i as u8).collect();
+        let mut bytes: Vec<u8> = (0..8 * 256 + 41).map(|i| i as u8).collect();
         for i in (1..bytes.len()).rev() {
             bytes.swap(i, (rng.next() % (i as u64 + 1)) as usize);
         }
@@ -792,15 +793,19 @@ fn dequantize_scaled_any_scale_against_the_rule() {
             0xFFA0_0001,
         ];
         scales.extend((0..12).map(|_| rng.next() as u32));
-        for n in [bytes.len(), 300, 70] {
+        for n in [bytes.len(), 809, 300, 70] {
             let codes: &[C] = bytemuck::cast_slice(&bytes[..n]);
             for b in backends() {
-                for &s in &scales {
+                for (k, &s) in scales.iter().enumerate() {
                     let scale = f32::from_bits(s);
-                    let mut f = vec![0f32; n];
+                    // The destination `k % 16` values past a 64-byte line.
+                    let mut words = vec![0u32; n + 32];
+                    let line = (64 - (words.as_ptr() as usize & 63)) / 4 % 16;
+                    let start = line + k % 16;
+                    let f: &mut [f32] = bytemuck::cast_slice_mut(&mut words[start..start + n]);
                     let mut h = vec![F16::ZERO; n];
                     let mut bf = vec![BF16::ZERO; n];
-                    vcvt::block::dequantize_scaled_on(b, codes, scale, &mut f).unwrap();
+                    vcvt::block::dequantize_scaled_on(b, codes, scale, f).unwrap();
                     vcvt::block::dequantize_scaled_on(b, codes, scale, &mut bf).unwrap();
                     vcvt::block::dequantize_scaled_on(b, codes, scale, &mut h).unwrap();
                     for (i, &c) in bytes[..n].iter().enumerate() {

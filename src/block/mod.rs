@@ -285,6 +285,10 @@ impl BlockDest for f32 {
             *d = f32::from_bits(soft::round(x));
         }
     }
+    #[inline(always)]
+    fn f32s_mut(dst: &mut [f32]) -> Option<&mut [f32]> {
+        Some(dst)
+    }
 }
 
 macro_rules! block_half {
@@ -337,6 +341,10 @@ macro_rules! block_half {
                 // Cannot fail: the caller checked the backend and the lengths.
                 let _ = crate::convert_slice_on(backend, src, dst, o);
             }
+            #[inline(always)]
+            fn f32s_mut(_: &mut [$t]) -> Option<&mut [f32]> {
+                None
+            }
         }
     };
 }
@@ -354,6 +362,10 @@ pub trait ScaledCode: private::Sealed + Copy + Send + Sync + 'static {
     /// Whether `x · scale` is an exact normal f32 for every finite non-zero code `x`.
     #[doc(hidden)]
     fn exact_scale(scale: u32) -> bool;
+    /// Whether `scale` is normal and every finite non-zero code is a normal f32 whose product
+    /// with `scale` is at least 2^-126 in magnitude.
+    #[doc(hidden)]
+    fn f32_scale(scale: u32) -> bool;
     #[doc(hidden)]
     fn narrow_wide(x: f64) -> Self;
     #[doc(hidden)]
@@ -383,6 +395,10 @@ macro_rules! scaled_code {
             #[inline]
             fn exact_scale(scale: u32) -> bool {
                 exact_scale_for::<crate::$t>(scale)
+            }
+            #[inline]
+            fn f32_scale(scale: u32) -> bool {
+                f32_scale_for::<crate::$t>(scale)
             }
             #[inline(always)]
             fn narrow_wide(x: f64) -> Self {
@@ -462,6 +478,27 @@ fn exact_scale_for<F: Format>(scale: u32) -> bool {
     let largest = f64::from(f32::from_bits(codec::widen_f32::<F>(F::MAX)));
     // 2^128 built from its bits (no `powi` without std).
     smallest * s >= f64::from(f32::MIN_POSITIVE) && largest * s < f64::from_bits((1023 + 128) << 52)
+}
+
+/// Whether the f32 `scale` (bits) is normal (either sign) and every finite non-zero value of
+/// `F` is a normal f32 whose product with `|scale|` is at least 2^-126 (computed in f64,
+/// where it is exact): the condition under which FTZ and DAZ cannot change an f32 product
+/// of a widened code and `scale`. The smallest value is code 0 where that is not zero
+/// (E8M0, whose 2^-127 is not a normal f32), else code 1.
+fn f32_scale_for<F: Format>(scale: u32) -> bool {
+    let a = scale & 0x7FFF_FFFF;
+    if !(0x0080_0000..0x7F80_0000).contains(&a) {
+        return false;
+    }
+    let zero = codec::widen_f32::<F>(0) & 0x7FFF_FFFF;
+    let smallest = if zero != 0 {
+        zero
+    } else {
+        codec::widen_f32::<F>(1) & 0x7FFF_FFFF
+    };
+    let s = f64::from(f32::from_bits(a));
+    smallest >= 0x0080_0000
+        && f64::from(f32::from_bits(smallest)) * s >= f64::from(f32::MIN_POSITIVE)
 }
 
 /// Reinterprets an initialised slice as uninitialised, to share one implementation.

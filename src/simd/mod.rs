@@ -143,6 +143,10 @@ pub(crate) trait Vector: Copy {
     /// `fma_rne(a, b, −RN(a · b))` is the product's exact rounding error where that is a
     /// normal f32 (the generic `narrow_scaled` of any scale relies on it).
     const FUSED_FMA: bool = false;
+    /// Whether [`mul_rne`](Self::mul_rne) of a quiet NaN and a non-NaN number returns that
+    /// NaN unchanged, sign and payload (x86-64 SSE/AVX return the NaN operand; AArch64 does
+    /// with FPCR.DN clear, as under `Fpcr0`). WebAssembly leaves NaN bits unspecified.
+    const MUL_KEEPS_QNAN: bool = false;
     /// Whether [`lookup16`](Self::lookup16) is a native permutation (the block kernels
     /// then dequantize through per-block tables).
     const FAST_LOOKUP16: bool = false;

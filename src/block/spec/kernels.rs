@@ -154,6 +154,16 @@ pub(crate) type ScaledFn = unsafe fn(src: *const u8, n: usize, scale: u32, dst: 
 /// others, and the table's backend must run on this CPU.
 pub(crate) type LookupFn = unsafe fn(table: *const u8, src: *const u8, n: usize, dst: *mut u8);
 
+/// `dst[i] = RN(dst[i] · scale)` on `n` f32 values in place, rounded to nearest even
+/// whatever the caller's FP environment, NaN lanes kept as they are: `dequantize_scaled`'s
+/// product pass into f32 after the backend's widening (`src/block/scaled.rs`).
+///
+/// # Safety
+/// `dst` readable and writable for `n` f32 values, 4-byte aligned; `scale` a normal f32 and
+/// every non-NaN value of `dst` zero, infinite, or normal with `|x · scale| >= 2^-126` (so
+/// neither FTZ nor DAZ can change a lane); the table's backend must run on this CPU.
+pub(crate) type ScaleF32Fn = unsafe fn(dst: *mut u8, n: usize, scale: u32);
+
 /// Formats of the fused scaled slots, in the order of `ScaledCode::FUSED` (F8E4M3, F8E5M2,
 /// F8E4M3FNUZ, F8E5M2FNUZ, F6E2M3, F6E3M2, F4E2M1, F8E3M4, F8E4M3IEEE, F8E4M3B11FNUZ,
 /// F8E5M3FNU; E8M0 has none: its smallest value is code 0, which `exact_scale` does not
@@ -249,8 +259,11 @@ pub(crate) struct BlockKernels {
     pub(crate) narrow_scaled: [[Option<ScaledFn>; SCALED_FORMATS]; 3],
     /// Whether the `narrow_scaled` slots also take any normal scale with `|s| <= 2^100`.
     pub(crate) narrow_any: bool,
-    /// `dequantize_scaled` with an exact scale: `[format][destination]`.
+    /// `dequantize_scaled` with an exact scale: `[format][destination]` (BF16 and F16; into
+    /// f32 `scale_f32` serves exact scales too).
     pub(crate) dequantize_scaled: [[Option<ScaledFn>; 3]; SCALED_FORMATS],
+    /// `dequantize_scaled` into f32: the product pass over the widened values.
+    pub(crate) scale_f32: Option<ScaleF32Fn>,
     /// `dequantize_scaled`'s per-call table lookup, `[destination]`.
     pub(crate) lookup: [Option<LookupFn>; 3],
     /// `[format]` (as `dequantize_scaled`): the per-call table measured faster than the
@@ -280,6 +293,7 @@ impl BlockKernels {
             narrow_scaled: [[None; SCALED_FORMATS]; 3],
             narrow_any: false,
             dequantize_scaled: [[None; 3]; SCALED_FORMATS],
+            scale_f32: None,
             lookup: [None; 3],
             table_first: [false; SCALED_FORMATS],
             ggml_quant: [[None; 3]; 2],

@@ -63,6 +63,9 @@ pub trait BlockDest: private::Sealed + Copy + Send + Sync + 'static {
     /// `from_wide` of each value, on `backend` (available).
     #[doc(hidden)]
     fn from_f64s(backend: Backend, src: &[f64], dst: &mut [Self]);
+    /// The slice as f32 values if `Self` is `f32`.
+    #[doc(hidden)]
+    fn f32s_mut(dst: &mut [Self]) -> Option<&mut [f32]>;
 }
 
 /// Which [`BlockDest`] a type is (for the SIMD kernel tables).

@@ -115,6 +115,7 @@ unsafe fn from_f16(h: uint16x4_t) -> uint32x4_t {
 
 impl Vector for V128 {
     const FUSED_FMA: bool = true;
+    const MUL_KEEPS_QNAN: bool = true;
     const LANES: usize = 4;
     type Mask = uint32x4_t;
 

@@ -162,6 +162,7 @@ unsafe fn split_nibbles(b: __m256i, nib: __m256i) -> __m256i {
 
 impl Vector for V256 {
     const FUSED_FMA: bool = true;
+    const MUL_KEEPS_QNAN: bool = true;
     const LANES: usize = 8;
     type Mask = __m256i;
 

@@ -102,6 +102,7 @@ unsafe fn to_f16(x: __m512i, sat: bool) -> __m256i {
 
 impl Vector for V512 {
     const FUSED_FMA: bool = true;
+    const MUL_KEEPS_QNAN: bool = true;
     const LANES: usize = 16;
     type Mask = __mmask16;
 

@@ -128,6 +128,17 @@ macro_rules! block_instances {
                 unsafe { scaled::dequantize_exact::<$v, F, D>(src, n, scale, dst) }
             }
 
+            /// `dequantize_scaled`'s product pass into f32.
+            ///
+            /// # Safety
+            /// As for `ScaleF32Fn`.
+            $(#[$attr])*
+            unsafe fn scale_f32(dst: *mut u8, n: usize, scale: u32) {
+                let _env = $guard;
+                // SAFETY: as above.
+                unsafe { scaled::scale_in_place::<$v>(dst, n, scale) }
+            }
+
             /// Sets every block slot of this layer in `t`: `amax`, block FP8 dequantization
             /// and quantization, and the fused scaled building blocks. (A tier's table puts
             /// its hand-written overrides on top.)
@@ -167,7 +178,10 @@ macro_rules! block_instances {
                 macro_rules! dequant_row {
                     ($f:ty) => {
                         [
-                            Some(dequantize_scaled::<$f, F32>),
+                            // Into f32 `scale_f32` serves every exact scale too (after the
+                            // backend's widening, which measured faster than this layer's
+                            // decoding: docs/performance.md).
+                            None,
                             Some(dequantize_scaled::<$f, Brain>),
                             Some(dequantize_scaled::<$f, Half>),
                         ]
@@ -187,6 +201,7 @@ macro_rules! block_instances {
                     dequant_row!(crate::F8E5M3FNU),
                 ];
                 t.dequantize_scaled = d;
+                t.scale_f32 = Some(scale_f32);
             }
         }
     };

@@ -57,6 +57,20 @@
 //! code's lane keeps its widened NaN (the specification quiets the code's NaN and keeps its
 //! sign and payload; the hardware's NaN bits are not relied on). The destination rounds that
 //! exact value once, as the specification rounds the exact f64 product.
+//!
+//! # `dequantize_scaled` into f32 under any scale ([`scale_in_place`])
+//!
+//! Into f32 the specification's single rounding of the exact product `x · s` is what one
+//! IEEE f32 multiplication of the widened code (exact in f32) by `s` gives, rounded to
+//! nearest even: [`Vector::mul_rne`], whatever MXCSR's rounding field says. The caller
+//! widens the codes with the backend's element kernel and passes only scales for which
+//! FTZ and DAZ cannot matter: `s` normal, and every finite non-zero code normal in f32
+//! with `|x · s| >= 2^-126`, so the rounded product is normal or infinite (an overflow
+//! rounds to `±Inf` as IEEE says, which FTZ does not touch). `±Inf · s` is `±Inf` of the
+//! product's sign and `±0 · s` a zero of it, both exact. A NaN lane keeps the widened NaN,
+//! as the specification does: every format's widened NaN is quiet (the codec sets the quiet
+//! bit), and where [`Vector::MUL_KEEPS_QNAN`] holds the product of a quiet NaN and a number
+//! is that NaN unchanged; elsewhere the lane is selected.
 
 use super::run::{Folded, Identity, Lanes, Out, TO_DEST, is_nan, map};
 use crate::block::spec::{BlockDest, DestKind};
@@ -201,6 +215,55 @@ impl<V: Vector> Lanes<V> for MulExact<V> {
     unsafe fn apply(&self, x: V) -> V {
         // SAFETY: the caller's guarantee; no memory is touched.
         unsafe { V::select(is_nan(x), x, x.mul_exact_f32(self.0)) }
+    }
+}
+
+/// `dequantize_scaled`'s product pass into f32 (module docs): `n` f32 values at `dst`
+/// multiplied in place by `scale` (bits), NaN lanes kept. The values before the first
+/// 64-byte line boundary take partial loads and stores first, so that every full vector
+/// after them is stored within one line (a store that crosses costs about as much as two);
+/// then two vectors per step, and the last `n % LANES` values one partial load and store
+/// that touch exactly them.
+///
+/// # Safety
+/// As for `ScaleF32Fn`; every NaN at `dst` quiet; `V::mul_rne` rounds to nearest (on AVX2,
+/// under the block kernels' MXCSR).
+#[inline(always)]
+pub(crate) unsafe fn scale_in_place<V: Vector>(dst: *mut u8, n: usize, scale: u32) {
+    let l = V::LANES;
+    // SAFETY: every access covers values below `n` (4 bytes each) at `dst`, which the caller
+    // made readable and writable for `n` f32; the CPU has `V`'s features (the caller's
+    // guarantee).
+    unsafe {
+        let s = V::splat(scale);
+        let mul = |x: V| {
+            let p = x.mul_rne(s);
+            if V::MUL_KEEPS_QNAN {
+                p
+            } else {
+                V::select(is_nan(x), x, p)
+            }
+        };
+        let mut i = 0;
+        // `dst` is 4-byte aligned (the caller's guarantee): the values up to the next line.
+        let head = (((64 - (dst as usize & 63)) & 63) / 4).min(n);
+        while i < head {
+            let k = l.min(head - i);
+            mul(V::load_u32(dst.add(4 * i), k)).store_u32(dst.add(4 * i), k);
+            i += k;
+        }
+        while i + 2 * l <= n {
+            let a = V::load_u32(dst.add(4 * i), l);
+            let b = V::load_u32(dst.add(4 * (i + l)), l);
+            mul(a).store_u32(dst.add(4 * i), l);
+            mul(b).store_u32(dst.add(4 * (i + l)), l);
+            i += 2 * l;
+        }
+        while i < n {
+            let k = l.min(n - i);
+            mul(V::load_u32(dst.add(4 * i), k)).store_u32(dst.add(4 * i), k);
+            i += k;
+        }
     }
 }
 
