@@ -702,13 +702,13 @@ fn bench_scaled_short(c: &mut Criterion) {
     vcvt::convert_slice(&w, &mut e2m1);
     let mut out = vec![BF16::ZERO; 512];
     let mut g = c.benchmark_group("scaled_short");
-    for n in [128, 192, 255, 256, 320, 384, 512] {
+    for n in [16, 32, 64, 128, 192, 255, 256, 320, 384, 512] {
         g.throughput(Throughput::Elements(n as u64));
         g.bench_function(format!("e4m3/{n}"), |bench| {
             bench.iter(|| vcvt::block::dequantize_scaled(black_box(&e4m3[..n]), 0.1, &mut out[..n]))
         });
     }
-    for n in [32, 48, 63, 64, 96, 128] {
+    for n in [16, 32, 48, 63, 64, 96, 128] {
         g.throughput(Throughput::Elements(n as u64));
         g.bench_function(format!("e2m1/{n}"), |bench| {
             bench.iter(|| vcvt::block::dequantize_scaled(black_box(&e2m1[..n]), 0.1, &mut out[..n]))

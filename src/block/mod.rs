@@ -366,6 +366,9 @@ pub trait ScaledCode: private::Sealed + Copy + Send + Sync + 'static {
     /// with `scale` is at least 2^-126 in magnitude.
     #[doc(hidden)]
     fn f32_scale(scale: u32) -> bool;
+    /// As `f32_scale` with `2^-96` for `2^-126` (the bound of the products rounded to odd).
+    #[doc(hidden)]
+    fn odd_scale(scale: u32) -> bool;
     #[doc(hidden)]
     fn narrow_wide(x: f64) -> Self;
     #[doc(hidden)]
@@ -398,7 +401,12 @@ macro_rules! scaled_code {
             }
             #[inline]
             fn f32_scale(scale: u32) -> bool {
-                f32_scale_for::<crate::$t>(scale)
+                scale_floor_for::<crate::$t>(scale, f64::from(f32::MIN_POSITIVE))
+            }
+            #[inline]
+            fn odd_scale(scale: u32) -> bool {
+                // 2^-96, from its bits.
+                scale_floor_for::<crate::$t>(scale, f64::from_bits((1023 - 96) << 52))
             }
             #[inline(always)]
             fn narrow_wide(x: f64) -> Self {
@@ -481,11 +489,12 @@ fn exact_scale_for<F: Format>(scale: u32) -> bool {
 }
 
 /// Whether the f32 `scale` (bits) is normal (either sign) and every finite non-zero value of
-/// `F` is a normal f32 whose product with `|scale|` is at least 2^-126 (computed in f64,
-/// where it is exact): the condition under which FTZ and DAZ cannot change an f32 product
-/// of a widened code and `scale`. The smallest value is code 0 where that is not zero
-/// (E8M0, whose 2^-127 is not a normal f32), else code 1.
-fn f32_scale_for<F: Format>(scale: u32) -> bool {
+/// `F` is a normal f32 whose product with `|scale|` is at least `floor` (computed in f64,
+/// where it is exact): with `floor` 2^-126, the condition under which FTZ and DAZ cannot
+/// change an f32 product of a widened code and `scale`; with 2^-96, nor its exact error. The
+/// smallest value is code 0 where that is not zero (E8M0, whose 2^-127 is not a normal
+/// f32), else code 1.
+fn scale_floor_for<F: Format>(scale: u32, floor: f64) -> bool {
     let a = scale & 0x7FFF_FFFF;
     if !(0x0080_0000..0x7F80_0000).contains(&a) {
         return false;
@@ -497,8 +506,7 @@ fn f32_scale_for<F: Format>(scale: u32) -> bool {
         codec::widen_f32::<F>(1) & 0x7FFF_FFFF
     };
     let s = f64::from(f32::from_bits(a));
-    smallest >= 0x0080_0000
-        && f64::from(f32::from_bits(smallest)) * s >= f64::from(f32::MIN_POSITIVE)
+    smallest >= 0x0080_0000 && f64::from(f32::from_bits(smallest)) * s >= floor
 }
 
 /// Reinterprets an initialised slice as uninitialised, to share one implementation.

@@ -197,10 +197,14 @@ fn narrow_scaled_with<S: BlockSource, D: ScaledCode>(
 /// one rounded once. Into BF16 and F16, when every product of a code and `scale` is an
 /// exact normal f32 (a power-of-two scale in the format's range, or any scale with few
 /// enough significant bits), the backend's block kernel computes it in f32 in one pass.
-/// Otherwise (any other scale or format) the codes are widened and the exact f64 products narrowed by
-/// the backend's kernels: for a call of at least as many values as the format has codes
-/// (and at least 64), once for each code of the format, into a table that the call then
-/// reads each value from; for a shorter call, value by value in chunks.
+/// Under other scales, on backends with a fused multiply-add and for calls shorter than four
+/// times the format's number of codes, the codes are widened by the backend's SIMD kernel
+/// and each product is rounded to odd in f32, then once to the destination (which gives the
+/// exact product's rounding). Otherwise (and for F8E8M0) the codes are widened and the
+/// exact f64 products narrowed by the backend's kernels: for a call of at least as many
+/// values as the format has codes (and at least 64), once for each code of the format, into
+/// a table that the call then reads each value from; for a shorter call, value by value in
+/// chunks.
 ///
 /// ```
 /// use vcvt::{BF16, F8E4M3};
@@ -274,14 +278,36 @@ fn dequantize_scaled_with<S: ScaledCode, D: BlockDest>(
     let table = src.len() >= codes.max(TABLE_MIN);
     let table_first =
         table && D::KIND != DestKind::F32 && k.table_first.get(S::FUSED).copied().unwrap_or(false);
+    let exact = slot.is_some() && S::exact_scale(sb);
     if let Some(f) = slot
+        && exact
         && !table_first
-        && S::exact_scale(sb)
     {
         // SAFETY: `src` and `dst` hold `src.len()` values of the slot's types (`S::FUSED`
         // and `D::KIND` index the table); `exact_scale` is the slot's condition;
         // `check_backend` returned this table only if its backend runs here.
         unsafe { f(src.as_ptr().cast(), src.len(), sb, dst.as_mut_ptr().cast()) };
+        return Ok(());
+    }
+    // Into BF16/F16 under any other scale where the backend rounds products to odd, up to
+    // the length where the table gains: its widening, then the products rounded to odd and
+    // once more to `D`.
+    if !exact
+        && src.len() < (ODD_CODES * codes).max(ODD_MIN)
+        && let Some(f) = k.dequantize_odd[D::KIND as usize]
+        && S::odd_scale(sb)
+    {
+        let mut wide = [0f32; CHUNK];
+        for (d, c) in dst.chunks_mut(CHUNK).zip(src.chunks(CHUNK)) {
+            let n = c.len();
+            S::widen_f32s(backend, c, &mut wide[..n]);
+            // SAFETY: `wide` holds the `n` widened codes and `d` has room for `n` values of
+            // `D` (`D::KIND` indexes the slot's type); `odd_scale` is the slot's condition
+            // on `sb` and the widened values, whose NaNs have their low 16 bits zero (at
+            // most 4 payload bits, at the top); `check_backend` returned this table only if
+            // its backend runs here.
+            unsafe { f(wide.as_ptr().cast(), n, sb, d.as_mut_ptr().cast()) };
+        }
         return Ok(());
     }
     let s = wide_fast(sb);
@@ -297,6 +323,18 @@ fn dequantize_scaled_with<S: ScaledCode, D: BlockDest>(
 /// pass reads what the widening just wrote from L1d. (On the Intel VM, `avx512-fp16`, 1024
 /// measured a little faster than 4096: `cargo bench --bench block -- scaled_formats_f32`.)
 const WIDEN_CHUNK: usize = 1024;
+
+/// Where the backend rounds products to odd, `dequantize_scaled` into BF16/F16 takes that
+/// route for calls shorter than `ODD_CODES` times the format's number of codes (and than
+/// `ODD_MIN`), the table from there on. On the Intel VM, `avx512-fp16`, the odd route ran
+/// at about 5 el/ns for every format on long calls and the table at 12–14.5 once built, its
+/// build costing about 250 ns for an eight-bit format and 100 ns for F4E2M1, so the two
+/// meet near 2000 and 500 values; on `avx2` the odd route ran at 1.6–2.1 el/ns against the
+/// table's 4.2–23, which moves the meeting points down (docs/performance.md,
+/// "`dequantize_scaled` into BF16 and F16 by the products rounded to odd").
+const ODD_CODES: usize = 4;
+/// See [`ODD_CODES`].
+const ODD_MIN: usize = 256;
 
 /// The shortest call that `dequantize_scaled` runs through a table when the fused slot does
 /// not serve it, the format's number of codes if that is more. Building the table costs

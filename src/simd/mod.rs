@@ -675,6 +675,36 @@ pub(crate) trait Vector: Copy {
     /// (the callers argue why they cannot change their results), and the bits of a NaN
     /// result are unspecified (WebAssembly), so callers select NaN lanes themselves.
     unsafe fn mul_rne(self, b: Self) -> Self;
+    /// Lane-wise f32 product `self · s` **rounded to odd** at f32's precision (the
+    /// truncation of the exact product, with its last bit set where that is inexact), for a
+    /// vector whose [`fma_rne`](Self::fma_rne) is fused, in lanes where the product's exact
+    /// error `x · s − p` is a normal f32 or zero (the callers argue which lanes those are;
+    /// elsewhere FTZ and DAZ may make the result any value within an ulp, with the right
+    /// sign). A product beyond f32's range gives `±Inf` or `±MAX` (both round on to the
+    /// same code of every narrower format); `±Inf · s` is `±Inf`; a quiet NaN lane keeps
+    /// its NaN where [`MUL_KEEPS_QNAN`](Self::MUL_KEEPS_QNAN) holds (its bits are
+    /// unspecified elsewhere). The default: `p = RN(x · s)`, its exact error from one fused
+    /// multiply-add, and from the two the truncation (`p`, or one ulp toward zero where the
+    /// error's sign differs from `p`'s) with its last bit set where the error is not zero.
+    #[inline(always)]
+    unsafe fn mul_odd(self, s: Self) -> Self {
+        // SAFETY: the caller's guarantee; no memory is touched.
+        unsafe {
+            let abs = Self::splat(0x7FFF_FFFF);
+            let p = self.mul_rne(s);
+            // The rounding error x·s − p (fused: one rounding, exact in the lanes above).
+            let e = Self::fma_rne(self, s, p.xor(Self::splat(0x8000_0000)));
+            let pm = p.and(abs);
+            // Inexact: p rounded away from zero when e's sign differs from p's; the odd
+            // rounding is the truncation (one ulp toward zero then) with its last bit set.
+            let inexact = e.and(abs).gt_i32(Self::splat(0));
+            let away = e.xor(p).shr(31);
+            let odd = Self::select(inexact, pm.sub(away).or(Self::splat(1)), pm);
+            // ±Inf and NaN lanes keep p.
+            let finite = Self::splat(0x7F80_0000).gt_i32(pm);
+            Self::select(finite, odd.or(p.and(Self::splat(0x8000_0000))), p)
+        }
+    }
     /// Lane-wise f32 quotient `self / b`, rounded as [`mul_rne`](Self::mul_rne) says.
     unsafe fn div_rne(self, b: Self) -> Self;
     /// [`div_rne`](Self::div_rne) by a splat `b` whose reciprocal `y = RN(1/b)` the caller

@@ -262,6 +262,11 @@ pub(crate) struct BlockKernels {
     /// `dequantize_scaled` with an exact scale: `[format][destination]` (BF16 and F16; into
     /// f32 `scale_f32` serves exact scales too).
     pub(crate) dequantize_scaled: [[Option<ScaledFn>; 3]; SCALED_FORMATS],
+    /// `dequantize_scaled` into BF16/F16 (`[destination]`, f32 `None`) from the codes widened
+    /// to f32 by the backend: a `ScaledFn` whose source is those f32 values, for the scales
+    /// of `ScaledCode::odd_scale` (the products rounded to odd, then once to the
+    /// destination).
+    pub(crate) dequantize_odd: [Option<ScaledFn>; 3],
     /// `dequantize_scaled` into f32: the product pass over the widened values.
     pub(crate) scale_f32: Option<ScaleF32Fn>,
     /// `dequantize_scaled`'s per-call table lookup, `[destination]`.
@@ -293,6 +298,7 @@ impl BlockKernels {
             narrow_scaled: [[None; SCALED_FORMATS]; 3],
             narrow_any: false,
             dequantize_scaled: [[None; 3]; SCALED_FORMATS],
+            dequantize_odd: [None; 3],
             scale_f32: None,
             lookup: [None; 3],
             table_first: [false; SCALED_FORMATS],

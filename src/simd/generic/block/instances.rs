@@ -128,6 +128,24 @@ macro_rules! block_instances {
                 unsafe { scaled::dequantize_exact::<$v, F, D>(src, n, scale, dst) }
             }
 
+            /// `dequantize_scaled` into BF16/F16 from widened f32 values, rounding the
+            /// products to odd.
+            ///
+            /// # Safety
+            /// As for `ScaledFn` with an f32 source, under `ScaledCode::odd_scale`; only
+            /// filled where `FUSED_FMA` holds.
+            $(#[$attr])*
+            unsafe fn dequantize_odd<D: run::Out>(
+                src: *const u8,
+                n: usize,
+                scale: u32,
+                dst: *mut u8,
+            ) {
+                let _env = $guard;
+                // SAFETY: as above.
+                unsafe { scaled::dequantize_odd::<$v, D>(src, n, scale, dst) }
+            }
+
             /// `dequantize_scaled`'s product pass into f32.
             ///
             /// # Safety
@@ -202,6 +220,9 @@ macro_rules! block_instances {
                 ];
                 t.dequantize_scaled = d;
                 t.scale_f32 = Some(scale_f32);
+                if <$v as crate::simd::Vector>::FUSED_FMA {
+                    t.dequantize_odd = [None, Some(dequantize_odd::<Brain>), Some(dequantize_odd::<Half>)];
+                }
             }
         }
     };

@@ -27,9 +27,10 @@
 //!
 //! For a normal scale `s` with `|s| <= 2^100` that is not a positive power of two, on a
 //! vector whose `fma_rne` is fused, each lane gets `x · s` **rounded to odd** at f32's
-//! precision: `p = RN(x · s)`, the exact error `e = fma(x, s, −p)`, and where `e ≠ 0` the
-//! truncation of the product (`p`, or one ulp toward zero from `p` when `e`'s sign differs
-//! from `p`'s) with its last bit set. Rounding to odd at 24 bits and then to nearest even at
+//! precision ([`Vector::mul_odd`]): by default `p = RN(x · s)`, the exact error
+//! `e = fma(x, s, −p)`, and where `e ≠ 0` the truncation of the product (`p`, or one ulp
+//! toward zero from `p` when `e`'s sign differs from `p`'s) with its last bit set; AVX-512
+//! truncates the product directly (`{rz-sae}`) and tests the error of that. Rounding to odd at 24 bits and then to nearest even at
 //! a format's precision (at most 5 significant bits, fewer in its subnormal range) gives the
 //! nearest-even rounding of the exact product (Boldo and Melquiond, "When double rounding
 //! is odd", 2005): the odd bit keeps every value off the narrow format's midpoints, on the
@@ -38,8 +39,9 @@
 //!
 //! Why the FP environment cannot change it: `e` is exact wherever `|p| >= 2^-70` (it is a
 //! multiple of `ulp(x) · ulp(s)`, at least `2^-117` there, a normal f32, so neither
-//! flush-to-zero nor a rounding can touch it), and `RN` is what `mul_rne`/`fma_rne` give.
-//! Lanes with `|p| < 2^-70` (including a subnormal `x` read as zero under DAZ, and a product
+//! flush-to-zero nor a rounding can touch it), and the roundings are those the instructions
+//! carry (`{rn-sae}`, `{rz-sae}`) or, on AVX2, the block kernels' MXCSR. Lanes with
+//! `|p| < 2^-70` (including a subnormal `x` read as zero under DAZ, and a product
 //! flushed to zero) become a zero of the product's sign, `sign(x) ⊕ sign(s)`: every served
 //! format rounds such a product to that zero, their smallest subnormals being `2^-17` or
 //! larger, and `|x · s| < 2^-126 · 2^100` for a subnormal `x`. `±Inf` and NaN lanes keep
@@ -57,6 +59,22 @@
 //! code's lane keeps its widened NaN (the specification quiets the code's NaN and keeps its
 //! sign and payload; the hardware's NaN bits are not relied on). The destination rounds that
 //! exact value once, as the specification rounds the exact f64 product.
+//!
+//! # `dequantize_scaled` into BF16 or F16 under any scale ([`dequantize_odd`])
+//!
+//! For a call too short for the per-call table, on a vector with a fused multiply-add: the
+//! caller widens the codes to f32 with the backend's element kernel, and each lane gets the
+//! product rounded to odd at f32's precision ([`Vector::mul_odd`], as for `narrow_any`, without
+//! its zeroing of tiny lanes), which BF16 (8 significant bits) and F16 (11) then round once to the
+//! nearest-even rounding of the exact product: both keep at least two bits fewer than f32,
+//! in their subnormal ranges too, and the overflow bounds are midpoints like any other
+//! (Boldo and Melquiond, as above). The caller passes only normal scales under which every
+//! non-zero code's product is at least `2^-96`: a widened code has at most 5 significant
+//! bits, so `x · s`, `p` and the error `e` are multiples of `2^(e_x + e_s − 27)`, and
+//! `|x · s| >= 2^-96` makes `e_x + e_s >= −98`, so a non-zero `e` is at least `2^-125`:
+//! normal, exact, untouched by FTZ. The widened codes are normal or zero, so DAZ reads them
+//! as they are. Overflowing products are `±Inf` (from `p`), which both destinations keep,
+//! and a NaN lane keeps the widened NaN, whose low 16 bits are zero (`Out::Finite`).
 //!
 //! # `dequantize_scaled` into f32 under any scale ([`scale_in_place`])
 //!
@@ -77,7 +95,7 @@ use crate::block::spec::{BlockDest, DestKind};
 use crate::codec::Format;
 use crate::options::{NanPolicy, Policy};
 use crate::simd::Vector;
-use crate::simd::generic::kernels::{Code, Dst, Src};
+use crate::simd::generic::kernels::{Code, Dst, F32, Src};
 use crate::simd::generic::lanes;
 use crate::simd::generic::words;
 
@@ -158,20 +176,10 @@ impl<V: Vector> Lanes<V> for MulOdd<V> {
     unsafe fn apply(&self, x: V) -> V {
         // SAFETY: the caller's guarantee; no memory is touched.
         unsafe {
-            let abs = V::splat(0x7FFF_FFFF);
-            let p = x.mul_rne(self.s);
-            // The rounding error x·s − p, exact where |p| >= 2^-70 (fused: one rounding).
-            let e = V::fma_rne(x, self.s, p.xor(V::splat(0x8000_0000)));
-            let pm = p.and(abs);
-            // Inexact: p rounded away from zero when e's sign differs from p's; the odd
-            // rounding is the truncation (one ulp toward zero then) with its last bit set.
-            let inexact = e.and(abs).gt_i32(V::splat(0));
-            let away = e.xor(p).shr(31);
-            let odd = V::select(inexact, pm.sub(away).or(V::splat(1)), pm);
-            let finite = V::splat(0x7F80_0000).gt_i32(pm);
-            let r = V::select(finite, odd.or(p.and(V::splat(0x8000_0000))), p);
-            // Below 2^-70 every served format's code is a zero of the product's sign.
-            let tiny = V::splat(0x1C80_0000).gt_i32(pm);
+            // Exact (odd) where |x · s| >= 2^-70: the error is then a normal f32 (module docs).
+            let r = x.mul_odd(self.s);
+            // Below 2^-70 every format `narrow_any` serves has a zero of the product's sign.
+            let tiny = V::splat(0x1C80_0000).gt_i32(r.and(V::splat(0x7FFF_FFFF)));
             let r = V::select(tiny, x.and(V::splat(0x8000_0000)).xor(self.sign), r);
             V::select(is_nan(x), x, r)
         }
@@ -215,6 +223,50 @@ impl<V: Vector> Lanes<V> for MulExact<V> {
     unsafe fn apply(&self, x: V) -> V {
         // SAFETY: the caller's guarantee; no memory is touched.
         unsafe { V::select(is_nan(x), x, x.mul_exact_f32(self.0)) }
+    }
+}
+
+/// `x · s` rounded to odd in every lane (module docs, "into BF16 or F16"), NaN lanes kept.
+struct MulOddAll<V>(V);
+
+impl<V: Vector> Lanes<V> for MulOddAll<V> {
+    #[inline(always)]
+    unsafe fn apply(&self, x: V) -> V {
+        // SAFETY: the caller's guarantee; no memory is touched.
+        unsafe {
+            let r = x.mul_odd(self.0);
+            // The widened NaNs are quiet: kept by the product itself where the vector says so.
+            if V::MUL_KEEPS_QNAN {
+                r
+            } else {
+                V::select(is_nan(x), x, r)
+            }
+        }
+    }
+}
+
+/// `dequantize_scaled` into BF16 or F16 (`D`) from `n` codes already widened to f32 at `src`
+/// (module docs, "into BF16 or F16 under any scale"): each product rounded to odd, then
+/// rounded once to `D`.
+///
+/// # Safety
+/// As for `ScaledFn` with an f32 source; `scale` normal and every non-zero finite value at
+/// `src` normal with `|x · scale| >= 2^-96`; every NaN at `src` with its low 16 bits zero;
+/// `V::FUSED_FMA`; `V::mul_rne` and `V::fma_rne` round to nearest (on AVX2, under the
+/// block kernels' MXCSR).
+#[inline(always)]
+pub(crate) unsafe fn dequantize_odd<V: Vector, D: Out>(
+    src: *const u8,
+    n: usize,
+    scale: u32,
+    dst: *mut u8,
+) {
+    debug_assert!(V::FUSED_FMA);
+    // SAFETY: forwarded contract.
+    unsafe {
+        let c = <D::Finite as Dst>::ctx::<V>(TO_DEST);
+        let m = MulOddAll(V::splat(scale));
+        map::<V, F32, D::Finite, _>(&m, &c, src, dst, n);
     }
 }
 
