@@ -30,8 +30,8 @@
 //! precision ([`Vector::mul_odd`]): by default `p = RN(x · s)`, the exact error
 //! `e = fma(x, s, −p)`, and where `e ≠ 0` the truncation of the product (`p`, or one ulp
 //! toward zero from `p` when `e`'s sign differs from `p`'s) with its last bit set; AVX-512
-//! truncates the product directly (`{rz-sae}`) and tests the error of that. Rounding to odd at 24 bits and then to nearest even at
-//! a format's precision (at most 5 significant bits, fewer in its subnormal range) gives the
+//! truncates the product directly (`{rz-sae}`) and tests the error of that. Rounding to
+//! odd at 24 bits and then to nearest even at a format's precision (at most 5 significant bits, fewer in its subnormal range) gives the
 //! nearest-even rounding of the exact product (Boldo and Melquiond, "When double rounding
 //! is odd", 2005): the odd bit keeps every value off the narrow format's midpoints, on the
 //! side where the exact value lies. The overflow bound is such a midpoint too. Then the
