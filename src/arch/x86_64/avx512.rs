@@ -263,6 +263,14 @@ fn fp8_from_f32<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 fn fp8_mag_from_f32<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
+    fp8_mag::<FMT, SAT, true>(x)
+}
+
+/// [`fp8_mag_from_f32`], with the NaN lanes' code (`NAN`) or for lanes known not to be NaN
+/// (`!NAN`: one compare and the write mask fewer).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+fn fp8_mag<const FMT: u8, const SAT: bool, const NAN: bool>(x: __m512i) -> __m512i {
     // The clamp is MAX with `Saturate`, else the overflow code's value (E4M3 480 = 0x7F,
     // its NaN; E5M2 2^16 = 0x7C, Inf; the fnuz formats 256 and 2^16 = 0x80, their NaN).
     let c = match (FMT, SAT) {
@@ -295,6 +303,9 @@ fn fp8_mag_from_f32<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
     // 256 * (low half) + weight * (high half) puts (D + q + exponent term) mod 256, which
     // is the code, in bits 8..15. NaN lanes (not ordered; DAZ cannot make a NaN) take the
     // NaN code instead, through the write mask.
+    if !NAN {
+        return _mm512_madd_epi16(_mm512_castps_si512(s), _mm512_set1_epi32(c.weights));
+    }
     let num = _mm512_cmp_ps_mask::<_CMP_ORD_Q>(xf, xf);
     _mm512_mask_madd_epi16(
         _mm512_set1_epi32(nan_code << 8),
@@ -308,10 +319,25 @@ fn fp8_mag_from_f32<const FMT: u8, const SAT: bool>(x: __m512i) -> __m512i {
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 pub(crate) fn fp8x64_from_f32<const FMT: u8, const SAT: bool>(x: [__m512i; 4]) -> __m512i {
+    fp8x64_of::<FMT, SAT, true>(x)
+}
+
+/// [`fp8x64_from_f32`] of 64 f32 none of which is NaN (the block FP8 quotients of a tile
+/// without NaN or infinity).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+pub(crate) fn fp8x64_from_f32_no_nan<const FMT: u8, const SAT: bool>(x: [__m512i; 4]) -> __m512i {
+    fp8x64_of::<FMT, SAT, false>(x)
+}
+
+/// [`fp8x64_from_f32`], NaN lanes handled where `NAN`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
+fn fp8x64_of<const FMT: u8, const SAT: bool, const NAN: bool>(x: [__m512i; 4]) -> __m512i {
     // Vector j moves the code bytes (byte 1 of each 32-bit lane) of every 128-bit lane into
     // 32-bit lane j of that 128-bit lane and zeroes the rest (shuffle index 0x80).
     let gather = |v: __m512i, j: usize| _mm512_shuffle_epi8(v, shuffle_index(j));
-    let g = x.map(|v| fp8_mag_from_f32::<FMT, SAT>(v));
+    let g = x.map(|v| fp8_mag::<FMT, SAT, NAN>(v));
     let g0 = gather(g[0], 0);
     let g1 = gather(g[1], 1);
     let g2 = gather(g[2], 2);
