@@ -474,8 +474,15 @@ impl Vector for V512 {
     /// needs no underflow: for `|x / b| >= 2^-20` and `b >= 2^-60`, `x` and every non-zero
     /// residual are multiples of `2^(e_b + e_q − 46) >= 2^-126`, normal, so DAZ and FTZ
     /// leave them alone. Below that the steps stay within a few ulps of a value under
-    /// `2^-20` (or give zero), under `2^-19`. The sign: `b > 0`, so the quotient has `x`'s;
-    /// the corrections can turn `−0` into `+0`, so the sign bit is taken from `x`.
+    /// `2^-20` (or give zero), under `2^-19`. The sign: `b > 0`, so the quotient has `x`'s.
+    /// The residual is taken as `r = q·b − x` and the step as `q − r·y` (the same values as
+    /// `x − q·b` and `q + (x − q·b)·y`, negation being exact), so that a zero keeps `x`'s
+    /// sign with no fix: for `x = ±0`, `q0 = ±0`, `r = (±0) − (±0) = +0` and `q − r·y` is
+    /// `(±0) + (−0)`, `±0` again; where `x · y` underflows or is flushed, `q0` is a zero of
+    /// `x`'s sign and `q0 − r·y = q0 + x·y` has `x`'s sign whether it rounds to a zero or
+    /// not; elsewhere the exact value `q − r·y` is not zero. (`internals.rs`,
+    /// `avx512_div_recip_is_the_division`, checks the sign of every small quotient, zeros
+    /// included, under FTZ and DAZ too.)
     #[inline(always)]
     unsafe fn div_recip_rne(self, b: Self, y: Self) -> Self {
         // SAFETY: the caller has the features (`Vector`'s contract); register operands only.
@@ -483,16 +490,10 @@ impl Vector for V512 {
             let x = _mm512_castsi512_ps(self.0);
             let (b, y) = (_mm512_castsi512_ps(b.0), _mm512_castsi512_ps(y.0));
             let q0 = _mm512_mul_round_ps::<RNE>(x, y);
-            let r0 = _mm512_fnmadd_round_ps::<RNE>(q0, b, x);
-            let q1 = _mm512_fmadd_round_ps::<RNE>(r0, y, q0);
-            let r1 = _mm512_fnmadd_round_ps::<RNE>(q1, b, x);
-            let q2 = _mm512_castps_si512(_mm512_fmadd_round_ps::<RNE>(r1, y, q1));
-            // x's sign bit on q2's magnitude (ternary logic "C ? B : A").
-            V512(_mm512_ternarylogic_epi32::<0xD8>(
-                q2,
-                self.0,
-                _mm512_set1_epi32(i32::MIN),
-            ))
+            let r0 = _mm512_fmsub_round_ps::<RNE>(q0, b, x);
+            let q1 = _mm512_fnmadd_round_ps::<RNE>(r0, y, q0);
+            let r1 = _mm512_fmsub_round_ps::<RNE>(q1, b, x);
+            V512(_mm512_castps_si512(_mm512_fnmadd_round_ps::<RNE>(r1, y, q1)))
         }
     }
     #[inline(always)]
