@@ -493,7 +493,9 @@ impl Vector for V512 {
             let r0 = _mm512_fmsub_round_ps::<RNE>(q0, b, x);
             let q1 = _mm512_fnmadd_round_ps::<RNE>(r0, y, q0);
             let r1 = _mm512_fmsub_round_ps::<RNE>(q1, b, x);
-            V512(_mm512_castps_si512(_mm512_fnmadd_round_ps::<RNE>(r1, y, q1)))
+            V512(_mm512_castps_si512(_mm512_fnmadd_round_ps::<RNE>(
+                r1, y, q1,
+            )))
         }
     }
     #[inline(always)]
