@@ -749,7 +749,11 @@ unsafe fn mx_quant<E: mx::Element, const CEIL: bool>(
 ) {
     let _fpcr = Fpcr0::new();
     // SAFETY: as for `mx_dequant`.
-    unsafe { mx::quant::<V128, E, CEIL>(src, blocks, codes, scales) }
+    unsafe {
+        mx::quant::<V128, E, CEIL, crate::simd::generic::block::fp8::Layer>(
+            src, blocks, codes, scales,
+        )
+    }
 }
 
 impl mx::Inst for Blocks {

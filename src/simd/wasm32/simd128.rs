@@ -704,7 +704,11 @@ impl mx::Inst for Blocks {
         scales: *mut u8,
     ) {
         // SAFETY: as for `dequant`.
-        unsafe { mx::quant::<V128, E, CEIL>(src, blocks, codes, scales) }
+        unsafe {
+            mx::quant::<V128, E, CEIL, crate::simd::generic::block::fp8::Layer>(
+                src, blocks, codes, scales,
+            )
+        }
     }
 }
 

@@ -1084,7 +1084,9 @@ unsafe fn mx_quant<E: mx::Element, const CEIL: bool>(
         if switch {
             super::load_mxcsr(saved & !0x6000);
         }
-        mx::quant::<V256, E, CEIL>(src, blocks, codes, scales);
+        mx::quant::<V256, E, CEIL, crate::simd::generic::block::fp8::Layer>(
+            src, blocks, codes, scales,
+        );
         if switch {
             super::load_mxcsr(saved);
         }

@@ -900,7 +900,7 @@ unsafe fn mx_quant<E: mx::Element, const CEIL: bool>(
 ) {
     // SAFETY: forwarded contract; the features are enabled on this function, and the
     // multiply-add carries its rounding (`{rn-sae}`), so MXCSR plays no part.
-    unsafe { mx::quant::<V512, E, CEIL>(src, blocks, codes, scales) }
+    unsafe { mx::quant::<V512, E, CEIL, Fp8x64>(src, blocks, codes, scales) }
 }
 
 impl mx::Inst for Blocks {
@@ -966,6 +966,7 @@ crate::simd::generic::block::instantiate_profiles!(
 pub(crate) struct Fp8x64;
 
 impl fp8::Put4<V512> for Fp8x64 {
+    const FAST: bool = true;
     #[inline(always)]
     unsafe fn put4(_: &lanes::Narrow<V512>, x: [V512; 4], q: *mut u8) {
         // SAFETY: the caller's guarantee: the CPU has V512's features (those the element

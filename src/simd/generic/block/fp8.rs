@@ -235,6 +235,9 @@ impl<V: Vector> Lanes<V> for Multiply2<V> {
 
 /// How [`quantize_band`] finishes the E4M3 codes of four whole vectors of quotients.
 pub(crate) trait Put4<V: Vector> {
+    /// Whether [`put4`](Self::put4) is an ISA's own narrowing, faster than the generic one:
+    /// the MX quantization of E4M3 then scales two blocks' values and narrows them by it.
+    const FAST: bool = false;
     /// Stores the E4M3 codes (nearest even, saturating) of the `4 · LANES` finite f32 values
     /// of `x` at `q`, in order, exactly as the narrowing under `c` (the specification's
     /// policy) gives them, whatever the FP environment.

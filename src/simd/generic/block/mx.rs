@@ -58,6 +58,7 @@
 use core::mem::MaybeUninit;
 use core::ptr;
 
+use super::fp8::Put4;
 use crate::arch::Isa;
 use crate::block::spec::kernels::{BlockKernels, MxDequantFn, MxQuantFn};
 use crate::block::spec::mx::{self as spec, BLOCK, MxElement, MxRule};
@@ -346,14 +347,20 @@ const CHUNK: usize = 32;
 /// `LANES` blocks come from one transposing reduction ([`Vector::reduce_max_each`]), and
 /// where the vector has the byte methods and a block is whole groups of four vectors, each
 /// group is narrowed and finished in bytes at once ([`lanes::narrow4`], with the block's
-/// scaled constants) and stored with one store.
+/// scaled constants) and stored with one store. Where `P` has a faster narrowing of its own
+/// (`Put4::FAST`: the AVX-512 element kernel's), E4M3 blocks go two at a time: each value
+/// times `2^(127 − s)` (exact where the product is normal; below `2^-126`, and for a
+/// subnormal value read as zero under DAZ, the product and the exact value are both under
+/// `2^-10` for the scale bytes `Q_LO..=Q_HI`, so both round to the zero of the value's
+/// sign), then `P::put4` of the four vectors (the values are finite: a block with a NaN
+/// or infinity has scale byte 0xFF).
 ///
 /// # Safety
 /// The `MxQuantFn` contract for element `E`; the CPU has `V`'s features, and the float
 /// environment is the one [`Vector::fma_rne`] needs (AVX2: MXCSR.RC = nearest; NEON:
 /// FPCR = 0).
 #[inline(always)]
-pub(crate) unsafe fn quant<V: Vector, E: Element, const CEIL: bool>(
+pub(crate) unsafe fn quant<V: Vector, E: Element, const CEIL: bool, P: Put4<V>>(
     src: *const u8,
     blocks: usize,
     codes: *mut u8,
@@ -364,6 +371,8 @@ pub(crate) unsafe fn quant<V: Vector, E: Element, const CEIL: bool>(
     let base = unsafe { Narrow::<V>::new::<E>(spec::SAT) };
     // Whether a block is whole groups of four vectors that `narrow4` finishes in bytes.
     let four = V::BYTES4 && base.bytes_ok && BLOCK.is_multiple_of(4 * V::LANES);
+    // E4M3 blocks two at a time (two vectors each) by `P`'s own narrowing, where it has one.
+    let pairs = P::FAST && E::ELEMENT as u8 == MxElement::E4M3 as u8 && 2 * V::LANES == BLOCK;
     let mut sbuf = [0u8; CHUNK];
     let mut start = 0;
     while start < blocks {
@@ -383,7 +392,34 @@ pub(crate) unsafe fn quant<V: Vector, E: Element, const CEIL: bool>(
             }
             g0 += nb;
         }
-        for (j, &s) in sbuf[..n].iter().enumerate() {
+        let q_range = E::Q_LO..=E::Q_HI;
+        let mut j = 0;
+        while j < n {
+            let s = sbuf[j];
+            if pairs && j + 1 < n && q_range.contains(&s) && q_range.contains(&sbuf[j + 1]) {
+                // SAFETY: blocks b and b + 1 (< blocks): their 256 bytes of values, their 64
+                // code bytes (one block's 32 after the other's) and two scale bytes are
+                // inside the caller's ranges; two vectors of 16 values a block.
+                unsafe {
+                    let b = start + j;
+                    let p = src.add(b * 4 * BLOCK);
+                    scales.add(b).write(s);
+                    scales.add(b + 1).write(sbuf[j + 1]);
+                    // 2^(127 − s), a normal f32 for the scale bytes Q_LO..=Q_HI.
+                    let m0 = V::splat((254 - u32::from(s)) << 23);
+                    let m1 = V::splat((254 - u32::from(sbuf[j + 1])) << 23);
+                    let l = V::LANES;
+                    let x = [
+                        V::load_u32(p, l).mul_rne(m0),
+                        V::load_u32(p.add(4 * l), l).mul_rne(m0),
+                        V::load_u32(p.add(8 * l), l).mul_rne(m1),
+                        V::load_u32(p.add(12 * l), l).mul_rne(m1),
+                    ];
+                    P::put4(&base, x, codes.add(b * E::BYTES));
+                }
+                j += 2;
+                continue;
+            }
             // SAFETY: block b = start + j < blocks: values 32b..32b + 32 (128 bytes), code
             // bytes b · BYTES.. + BYTES and scale b are inside the caller's ranges; the
             // vectors cover LANES values and LANES (or LANES / 2 packed) code bytes each.
@@ -436,6 +472,7 @@ pub(crate) unsafe fn quant<V: Vector, E: Element, const CEIL: bool>(
                     quant_spec::<E>(rule, p, c, sp);
                 }
             }
+            j += 1;
         }
         start += n;
     }
