@@ -956,9 +956,9 @@ crate::simd::generic::block::instantiate_profiles!(
     ()
 );
 
-/// The block FP8 quantization's last step on this vector ([`fp8::Put4`]): the f32 → F8E4M3
-/// element kernel's narrowing of 64 values (`fp8x64_from_f32` of `arch/x86_64/avx512.rs`,
-/// saturating), the same codes as the generic narrowing (both proven equal to the codec under
+/// The block FP8 quantization's last step on this vector ([`fp8::Put4`], also the MX E4M3
+/// quantization's): the f32 → F8E4M3 element kernel's narrowing of 64 values
+/// (`fp8x64_from_f32_no_nan` of `arch/x86_64/avx512.rs`, saturating), the same codes as the generic narrowing (both proven equal to the codec under
 /// every MXCSR setting by the element tests), where the generic 512-bit narrowing has no
 /// byte gather and stores each vector with `VPMOVDB`. On the Intel VM (`block_quant
 /// fp8block` on `avx512-fp16`) `Ue8m0` went from 0.43 to 0.52 of f32 → F8E4M3
